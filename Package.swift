@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The targets follow the pipeline of DESIGN.md §1; a later stage imports an
+// earlier one, never the reverse, and the reactive core imports none of them.
+let package = Package(
+    name: "moon",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "moon", targets: ["moon"]),
+        // The reactive core is usable on its own, without YAML or the CLI.
+        .library(name: "MoonCommand", targets: ["MoonCommand"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonProcess", "MoonRun", "MoonReport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "MoonCommand"),
+        .target(name: "MoonDocument", dependencies: ["CYaml"]),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
+        .target(name: "MoonProcess"),
+        .target(name: "MoonRun", dependencies: ["MoonGraph", "MoonCommand", "MoonProcess"]),
+        .target(name: "MoonReport", dependencies: ["MoonRun"]),
+        .executableTarget(name: "moon", dependencies: [
+            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
+        .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
+        .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
+        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
+        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,1 @@
+// The MoonCommand stage. See DESIGN.md §1.

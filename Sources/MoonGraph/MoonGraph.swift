@@ -1,0 +1,1 @@
+// The MoonGraph stage. See DESIGN.md §1.

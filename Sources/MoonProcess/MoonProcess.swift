@@ -1,0 +1,1 @@
+// The MoonProcess stage. See DESIGN.md §1.

@@ -1,0 +1,1 @@
+// The MoonReport stage. See DESIGN.md §1.

@@ -1,0 +1,1 @@
+// The MoonRun stage. See DESIGN.md §1.
