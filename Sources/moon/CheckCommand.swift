@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import MoonGraph
+
+/// `moon check FILE...`: validates each file and prints every problem.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate graph files and print every error with its location.",
+        discussion: "Exits with 0 when every file is valid, 2 otherwise.")
+
+    @Argument(help: "Graph files (default: moon.yaml or moon.yml in the current directory).")
+    var files: [String] = []
+
+    @Flag(name: .shortAndLong, help: "Print nothing for valid files.")
+    var quiet = false
+
+    func run() throws {
+        let paths = files.isEmpty ? [try GraphFileLocator.defaultFile()] : files
+        var invalid = 0
+        for path in paths {
+            do {
+                let file = try GraphFile.load(path)
+                if !quiet {
+                    let n = file.graph.nodes.count
+                    print("\(path): ok (\(n) node\(n == 1 ? "" : "s"))")
+                }
+            } catch let error as CLIError {
+                FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+                invalid += 1
+            } catch {
+                invalid += 1
+            }
+        }
+        if invalid > 0 { throw MoonExit.invalid }
+    }
+}

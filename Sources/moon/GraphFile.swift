@@ -1,0 +1,61 @@
+import Foundation
+import MoonDocument
+import MoonGraph
+
+/// Reads and validates a graph file for every subcommand, printing its
+/// diagnostics compiler-style on stderr. One place decides that an invalid
+/// file ends moon with exit code 2.
+struct GraphFile {
+    let source: SourceFile
+    let graph: Graph
+
+    /// Loads `path`; prints warnings; throws `MoonExit.invalid` after printing
+    /// every error.
+    static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
+        let source = try read(path)
+        let result = GraphLoader.load(source, overrides: overrides)
+        print(result.diagnostics, source: source, color: color)
+        guard !result.hasErrors, let graph = result.graph else { throw MoonExit.invalid }
+        return GraphFile(source: source, graph: graph)
+    }
+
+    static func read(_ path: String) throws -> SourceFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+                throw CLIError(isDirectory.boolValue ? "\(path) is a directory, not a graph file" : "cannot read \(path): permission denied")
+            }
+            throw CLIError("no such file: \(path)")
+        }
+        return SourceFile(path: path, bytes: [UInt8](data))
+    }
+
+    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool) {
+        guard !diagnostics.isEmpty else { return }
+        let text = DiagnosticRenderer.render(diagnostics, source: source, color: color)
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// What moon knows of its terminal: colour decisions in one place.
+enum Terminal {
+    static var noColorEnvironment: Bool {
+        if let value = ProcessInfo.processInfo.environment["NO_COLOR"], !value.isEmpty { return true }
+        return false
+    }
+
+    static var forceColorEnvironment: Bool {
+        let env = ProcessInfo.processInfo.environment
+        for key in ["FORCE_COLOR", "CLICOLOR_FORCE"] {
+            if let value = env[key], !value.isEmpty, value != "0" { return true }
+        }
+        return false
+    }
+
+    /// Colour for diagnostics on stderr: only on a terminal, never with NO_COLOR.
+    static var stderrColor: Bool {
+        if noColorEnvironment { return false }
+        if forceColorEnvironment { return true }
+        return isatty(2) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+}

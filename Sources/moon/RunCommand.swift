@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import MoonGraph
+import MoonReport
+import MoonRun
+
+/// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a graph, or only the given nodes and what they need.",
+        discussion: """
+        FILE defaults to moon.yaml or moon.yml in the current directory; the first \
+        argument is taken as FILE when it ends in .yaml/.yml or names an existing file.
+
+        Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
+        command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+        """)
+
+    enum OutputMode: String, ExpressibleByArgument, CaseIterable {
+        case auto, tty, plain, json
+    }
+
+    enum ColorMode: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
+    @Argument(help: ArgumentHelp("The graph file, then the nodes to run (default: all).", valueName: "FILE] [NODE"))
+    var arguments: [String] = []
+
+    @Option(name: .shortAndLong, help: "Run at most N nodes at once, across all queues.")
+    var jobs: Int?
+
+    @Flag(name: .shortAndLong, help: "After a failure, keep running whatever does not depend on it.")
+    var keepGoing = false
+
+    @Flag(name: [.customShort("n"), .long], help: "Print the plan in the order it would start; start nothing.")
+    var dryRun = false
+
+    @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")
+    var output: OutputMode = .auto
+
+    @Flag(help: "Events as JSON Lines on stdout (same as --output json).")
+    var json = false
+
+    @Option(help: "Colour: auto, always or never (NO_COLOR also turns it off).")
+    var color: ColorMode = .auto
+
+    @Option(help: ArgumentHelp("A limit for the whole run, e.g. 10m.", valueName: "duration"))
+    var timeout: String?
+
+    @Option(help: ArgumentHelp("How long a cancelled node has between SIGTERM and SIGKILL.", valueName: "duration"))
+    var grace: String = "5s"
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
+    var assignments: [String] = []
+
+    @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
+    var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Also show each command as it starts.")
+    var verbose = false
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+        _ = try parsedDuration(grace, option: "--grace")
+        if let timeout { _ = try parsedDuration(timeout, option: "--timeout") }
+        _ = try overrides()
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+    }
+
+    func parsedDuration(_ text: String, option: String) throws -> Duration {
+        do {
+            return try DurationParser.parse(text)
+        } catch {
+            throw ValidationError("\(option): '\(text)' is not a duration (use 250ms, 2s, 1m30s, 1h or a number of seconds)")
+        }
+    }
+
+    func overrides() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
+                throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
+            }
+            result[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
+        }
+        return result
+    }
+
+    func run() throws {
+        let (path, targets) = try GraphFileLocator.split(arguments)
+        let file = try GraphFile.load(path, overrides: try overrides())
+        let plan: Plan
+        do {
+            plan = try Plan.make(graph: file.graph, targets: targets)
+        } catch {
+            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
+            throw MoonExit.invalid
+        }
+        if dryRun {
+            print(GraphRenderer.dryRun(file.graph, plan: plan), terminator: "")
+            return
+        }
+        var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
+        if let timeout { options.timeout = try parsedDuration(timeout, option: "--timeout") }
+        let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity)
+        throw MoonExit(code: session.run())
+    }
+
+    var verbosity: PlainReporter.Verbosity {
+        quiet ? .quiet : verbose ? .verbose : .normal
+    }
+
+    func reporterKind() -> RunSession.ReporterKind {
+        if json { return .json }
+        switch output {
+        case .json: return .json
+        case .plain, .tty, .auto: return .plain
+        }
+    }
+}
