@@ -23,6 +23,11 @@ struct DocumentBuilder {
         var start: SourceLocation
         /// Items of a sequence, or keys and values alternating for a mapping.
         var children: [YAMLNode] = []
+        /// A mapping's keys so far, each with its first occurrence. Checked as
+        /// each key arrives, so duplicates are reported even when a syntax
+        /// error later stops the mapping from ever ending.
+        var firstKey: [KeyIdentity: YAMLNode] = [:]
+        var hasMerge = false
     }
 
     private var stack: [Frame] = []
@@ -88,7 +93,7 @@ struct DocumentBuilder {
                 pairs.append(YAMLNode.Pair(key: frame.children[i], value: frame.children[i + 1]))
                 i += 2
             }
-            node = YAMLNode(kind: .mapping(resolveMapping(pairs)), span: whole)
+            node = YAMLNode(kind: .mapping(frame.hasMerge ? merge(pairs, explicitKeys: frame.firstKey) : pairs), span: whole)
         } else {
             node = YAMLNode(kind: .sequence(frame.children), span: whole)
         }
@@ -99,30 +104,27 @@ struct DocumentBuilder {
 
     // MARK: Mappings
 
-    /// Reports duplicate keys and applies merge keys (`<<`), Docker Compose
-    /// style: keys written in the mapping win over merged ones, and an
-    /// earlier merged mapping wins over a later one. Merged pairs take the
-    /// place of their `<<` entry, so file order still reads naturally.
-    private mutating func resolveMapping(_ pairs: [YAMLNode.Pair]) -> [YAMLNode.Pair] {
-        var firstKey: [KeyIdentity: YAMLNode] = [:]
-        firstKey.reserveCapacity(pairs.count)
-        var hasMerge = false
-        for pair in pairs {
-            let isMerge = Self.isMergeKey(pair.key)
-            hasMerge = hasMerge || isMerge
-            let identity = KeyIdentity(pair.key)
-            if let first = firstKey[identity] {
-                let name = isMerge ? "merge key '<<'" : "key \(Self.describeKey(pair.key))"
-                diagnostics.append(.error(
-                    "duplicate \(name) in this mapping", at: pair.key.span,
-                    notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)"]))
-            } else {
-                firstKey[identity] = pair.key
-            }
+    /// Records a mapping key; returns the error if the mapping already has it.
+    private static func addKey(_ key: YAMLNode, to frame: inout Frame) -> Diagnostic? {
+        let isMerge = isMergeKey(key)
+        frame.hasMerge = frame.hasMerge || isMerge
+        let identity = KeyIdentity(key)
+        guard let first = frame.firstKey[identity] else {
+            frame.firstKey[identity] = key
+            return nil
         }
-        guard hasMerge else { return pairs }
+        let name = isMerge ? "merge key '<<'" : "key \(describeKey(key))"
+        return .error(
+            "duplicate \(name) in this mapping", at: key.span,
+            notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)"])
+    }
 
-        var taken = Set(firstKey.keys)
+    /// Applies merge keys (`<<`), Docker Compose style: keys written in the
+    /// mapping win over merged ones, and an earlier merged mapping wins over
+    /// a later one. Merged pairs take the place of their `<<` entry, so file
+    /// order still reads naturally.
+    private mutating func merge(_ pairs: [YAMLNode.Pair], explicitKeys: [KeyIdentity: YAMLNode]) -> [YAMLNode.Pair] {
+        var taken = Set(explicitKeys.keys)
         var result: [YAMLNode.Pair] = []
         result.reserveCapacity(pairs.count)
         for pair in pairs {
@@ -185,7 +187,11 @@ struct DocumentBuilder {
         if stack.isEmpty {
             root = node
         } else {
-            stack[stack.count - 1].children.append(node)
+            let top = stack.count - 1
+            if stack[top].isMapping && stack[top].children.count % 2 == 0 {
+                if let duplicate = Self.addKey(node, to: &stack[top]) { diagnostics.append(duplicate) }
+            }
+            stack[top].children.append(node)
         }
     }
 
