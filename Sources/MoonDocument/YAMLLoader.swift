@@ -152,10 +152,17 @@ public enum YAMLLoader {
             let location = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.problem_mark.index))
             var message = problem
             if let context = cString(parser.context) {
-                let where_ = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.context_mark.index))
-                message += " (\(context) at line \(where_.line), column \(where_.column))"
+                let contextLocation = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.context_mark.index))
+                message += contextLocation == location
+                    ? " (\(context))"
+                    : " (\(context) at line \(contextLocation.line), column \(contextLocation.column))"
             }
-            return .error(message, at: SourceSpan(file: source.path, start: location, end: location))
+            var notes: [String] = []
+            // libyaml's message for a tab says nothing about tabs; it is the usual cause.
+            if location.offset < source.bytes.count, source.bytes[location.offset] == UInt8(ascii: "\t") {
+                notes.append("help: YAML does not allow tabs for indentation; indent with spaces")
+            }
+            return .error(message, at: SourceSpan(file: source.path, start: location, end: location), notes: notes)
         }
     }
 

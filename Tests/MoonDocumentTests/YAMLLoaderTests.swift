@@ -235,6 +235,13 @@ import Testing
         #expect(error.map { lc($0.span!.start) } == "4:2")
     }
 
+    @Test func tabIndentationGetsAHint() {
+        let found = problems("a:\n\tb: 1\n")
+        #expect(found.count == 1)
+        #expect(found.first?.notes == ["help: YAML does not allow tabs for indentation; indent with spaces"])
+        #expect(found.first?.message.hasSuffix("(while scanning for the next token)") == true)
+    }
+
     @Test func syntaxErrorColumnsCountCharacters() {
         let found = problems("ééé: [a, b\n")
         #expect(found.count == 1)
