@@ -21,9 +21,20 @@ struct DocumentBuilder {
         var isMapping: Bool
         var anchor: String?
         var start: SourceLocation
-        /// Items of a sequence, or keys and values alternating for a mapping.
-        var children: [YAMLNode] = []
+        /// A sequence's items.
+        var items: [YAMLNode] = []
+        /// A mapping's pairs so far, and the key waiting for its value.
+        var pairs: [YAMLNode.Pair] = []
+        var pendingKey: YAMLNode?
+        /// A large mapping's keys, each with its first occurrence. Small
+        /// mappings (most of them) are searched linearly instead, which is
+        /// cheaper than building a dictionary for three keys.
+        var firstKey: [KeyIdentity: YAMLNode]?
+        var hasMerge = false
     }
+
+    /// Mappings up to this many keys check duplicates by a linear search.
+    private static let linearKeyLimit = 16
 
     private var stack: [Frame] = []
     /// Anchored nodes by name; a later anchor with the same name replaces the earlier one.
@@ -81,16 +92,10 @@ struct DocumentBuilder {
         let whole = span(frame.start, end)
         let node: YAMLNode
         if frame.isMapping {
-            var pairs: [YAMLNode.Pair] = []
-            pairs.reserveCapacity(frame.children.count / 2)
-            var i = 0
-            while i + 1 < frame.children.count {
-                pairs.append(YAMLNode.Pair(key: frame.children[i], value: frame.children[i + 1]))
-                i += 2
-            }
-            node = YAMLNode(kind: .mapping(resolveMapping(pairs)), span: whole)
+            // libyaml always gives a key its value; a lone key could only follow an error.
+            node = YAMLNode(kind: .mapping(frame.hasMerge ? merge(frame.pairs) : frame.pairs), span: whole)
         } else {
-            node = YAMLNode(kind: .sequence(frame.children), span: whole)
+            node = YAMLNode(kind: .sequence(frame.items), span: whole)
         }
         if let anchor = frame.anchor { anchors[anchor] = node }
         attach(node)
@@ -99,30 +104,53 @@ struct DocumentBuilder {
 
     // MARK: Mappings
 
-    /// Reports duplicate keys and applies merge keys (`<<`), Docker Compose
-    /// style: keys written in the mapping win over merged ones, and an
-    /// earlier merged mapping wins over a later one. Merged pairs take the
-    /// place of their `<<` entry, so file order still reads naturally.
-    private mutating func resolveMapping(_ pairs: [YAMLNode.Pair]) -> [YAMLNode.Pair] {
-        var firstKey: [KeyIdentity: YAMLNode] = [:]
-        firstKey.reserveCapacity(pairs.count)
-        var hasMerge = false
-        for pair in pairs {
-            let isMerge = Self.isMergeKey(pair.key)
-            hasMerge = hasMerge || isMerge
-            let identity = KeyIdentity(pair.key)
-            if let first = firstKey[identity] {
-                let name = isMerge ? "merge key '<<'" : "key \(Self.describeKey(pair.key))"
-                diagnostics.append(.error(
-                    "duplicate \(name) in this mapping", at: pair.key.span,
-                    notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)"]))
-            } else {
-                firstKey[identity] = pair.key
+    /// Records a mapping key; returns the error if the mapping already has it.
+    /// Checked as each key arrives, so duplicates are reported even when a
+    /// syntax error later stops the mapping from ever ending.
+    private static func addKey(_ key: YAMLNode, to frame: inout Frame) -> Diagnostic? {
+        let isMerge = isMergeKey(key)
+        frame.hasMerge = frame.hasMerge || isMerge
+        frame.pendingKey = key
+        var first: YAMLNode?
+        if frame.firstKey == nil, frame.pairs.count < linearKeyLimit {
+            first = frame.pairs.first { sameKey($0.key, key) }?.key
+        } else {
+            var table = frame.firstKey ?? [:]
+            frame.firstKey = nil  // keep the dictionary uniquely referenced while it changes
+            if table.isEmpty {
+                table.reserveCapacity(frame.pairs.count * 2)
+                for pair in frame.pairs where table[KeyIdentity(pair.key)] == nil {
+                    table[KeyIdentity(pair.key)] = pair.key
+                }
             }
+            let identity = KeyIdentity(key)
+            first = table[identity]
+            if first == nil { table[identity] = key }
+            frame.firstKey = table
         }
-        guard hasMerge else { return pairs }
+        guard let first else { return nil }
+        let name = isMerge ? "merge key '<<'" : "key \(describeKey(key))"
+        return .error(
+            "duplicate \(name) in this mapping", at: key.span,
+            notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)"])
+    }
 
-        var taken = Set(firstKey.keys)
+    /// Whether two keys are the same key; the common case (two scalars) needs no hashing.
+    private static func sameKey(_ a: YAMLNode, _ b: YAMLNode) -> Bool {
+        switch (a.kind, b.kind) {
+        case (.scalar(let x, _, _), .scalar(let y, _, _)): return x == y
+        case (.scalar, _), (_, .scalar): return false
+        default: return KeyIdentity(a) == KeyIdentity(b)
+        }
+    }
+
+    /// Applies merge keys (`<<`), Docker Compose style: keys written in the
+    /// mapping win over merged ones, and an earlier merged mapping wins over
+    /// a later one. Merged pairs take the place of their `<<` entry, so file
+    /// order still reads naturally.
+    private mutating func merge(_ pairs: [YAMLNode.Pair]) -> [YAMLNode.Pair] {
+        var taken = Set<KeyIdentity>()
+        for pair in pairs where !Self.isMergeKey(pair.key) { taken.insert(KeyIdentity(pair.key)) }
         var result: [YAMLNode.Pair] = []
         result.reserveCapacity(pairs.count)
         for pair in pairs {
@@ -185,7 +213,15 @@ struct DocumentBuilder {
         if stack.isEmpty {
             root = node
         } else {
-            stack[stack.count - 1].children.append(node)
+            let top = stack.count - 1
+            if !stack[top].isMapping {
+                stack[top].items.append(node)
+            } else if let key = stack[top].pendingKey {
+                stack[top].pairs.append(YAMLNode.Pair(key: key, value: node))
+                stack[top].pendingKey = nil
+            } else if let duplicate = Self.addKey(node, to: &stack[top]) {
+                diagnostics.append(duplicate)
+            }
         }
     }
 
@@ -206,20 +242,22 @@ struct DocumentBuilder {
 /// later stage reads keys as strings (`1` and `"1"` would name the same node).
 /// Collection keys compare by structure when small; a large one (possibly an
 /// expanded alias bomb) compares by identity so that hashing stays cheap.
-struct KeyIdentity: Hashable {
-    private let text: String
+enum KeyIdentity: Hashable {
+    case scalar(String)
+    case structure(String)
+    case object(ObjectIdentifier)
 
     init(_ node: YAMLNode) {
         switch node.kind {
         case .scalar(let value, _, _):
-            text = "s" + value
+            self = .scalar(value)
         case .sequence, .mapping:
             if node.nodeCount <= 64 {
-                var out = "c"
+                var out = ""
                 KeyIdentity.canonical(node, into: &out)
-                text = out
+                self = .structure(out)
             } else {
-                text = "o\(UInt(bitPattern: ObjectIdentifier(node)))"
+                self = .object(ObjectIdentifier(node))
             }
         }
     }

@@ -14,6 +14,8 @@
 struct SourceIndex: Sendable {
     /// Byte offset where each line starts; `lineStarts[0]` is after any BOM.
     private(set) var lineStarts: [Int] = []
+    /// Continuation bytes before each line start (so a column is a subtraction).
+    private var lineExtraBytes: [Int] = []
     /// Byte offsets of characters that take more than one byte, ascending.
     private var wideOffsets: [Int] = []
     /// Number of extra (continuation) bytes before and including `wideOffsets[k]`'s character.
@@ -34,16 +36,21 @@ struct SourceIndex: Sendable {
             if n >= 3, buf[0] == 0xEF, buf[1] == 0xBB, buf[2] == 0xBF { i = 3 }
             bomLength = i
             lineStarts.reserveCapacity(n / 32 + 1)
-            lineStarts.append(i)
             var extra = 0
+            lineStarts.append(i)
+            lineExtraBytes.append(0)
             while i < n {
                 let b = buf[i]
                 if b < 0x80 {
                     if b == 0x0A {
                         lineStarts.append(i + 1)
+                        lineExtraBytes.append(extra)
                     } else if b == 0x0D {
                         // A CR ends a line unless a LF follows, which then ends it.
-                        if i + 1 >= n || buf[i + 1] != 0x0A { lineStarts.append(i + 1) }
+                        if i + 1 >= n || buf[i + 1] != 0x0A {
+                            lineStarts.append(i + 1)
+                            lineExtraBytes.append(extra)
+                        }
                     } else if b == 0, firstNUL == nil {
                         firstNUL = i
                     }
@@ -102,16 +109,27 @@ struct SourceIndex: Sendable {
     /// The byte offset of the character with index `index` (libyaml's `mark.index`).
     func byteOffset(ofCharacter index: Int) -> Int {
         let index = max(index, 0)
-        // Find how many wide characters start before the target character:
-        // wide character k has character index wideOffsets[k] - bom - extraBefore(k).
+        return min(bomLength + index + extraBefore(wideCount(beforeCharacter: index)), byteCount)
+    }
+
+    /// Character index (libyaml's count) of wide character number `k`.
+    private func characterIndex(ofWide k: Int) -> Int {
+        wideOffsets[k] - bomLength - extraBefore(k)
+    }
+
+    /// Continuation bytes of the first `k` wide characters.
+    private func extraBefore(_ k: Int) -> Int {
+        k > 0 ? extraBytesThrough[k - 1] : 0
+    }
+
+    /// How many wide characters come before character index `index`.
+    private func wideCount(beforeCharacter index: Int) -> Int {
         var lo = 0, hi = wideOffsets.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            let extraBefore = mid > 0 ? extraBytesThrough[mid - 1] : 0
-            if wideOffsets[mid] - bomLength - extraBefore < index { lo = mid + 1 } else { hi = mid }
+            if characterIndex(ofWide: mid) < index { lo = mid + 1 } else { hi = mid }
         }
-        let extra = lo > 0 ? extraBytesThrough[lo - 1] : 0
-        return min(bomLength + index + extra, byteCount)
+        return lo
     }
 
     /// 1-based line number containing byte offset `offset`.
@@ -125,13 +143,60 @@ struct SourceIndex: Sendable {
         let offset = min(max(offset, 0), byteCount)
         let line = self.line(ofByte: offset)
         let start = lineStarts[line - 1]
-        let column = characterIndex(ofByte: offset) - characterIndex(ofByte: start) + 1
+        let column = characterIndex(ofByte: offset) - (start - bomLength - lineExtraBytes[line - 1]) + 1
         return SourceLocation(line: line, column: max(column, 1), offset: offset)
     }
 
     /// The location of the character with libyaml index `index`.
     func location(ofCharacter index: Int) -> SourceLocation {
-        location(ofByte: byteOffset(ofCharacter: index))
+        var cursor = Cursor(self)
+        return cursor.location(ofCharacter: index)
+    }
+
+    /// Converts libyaml marks to locations, remembering where the last one
+    /// was. Marks arrive almost in order, so each conversion moves the cursor
+    /// a step or two instead of binary-searching the whole file; a far jump
+    /// falls back to a binary search.
+    struct Cursor {
+        private let index: SourceIndex
+        /// Wide characters before the last character converted.
+        private var wide = 0
+        /// 0-based line of the last location.
+        private var line = 0
+
+        init(_ index: SourceIndex) { self.index = index }
+
+        mutating func location(ofCharacter character: Int) -> SourceLocation {
+            let character = max(character, 0)
+            let wideOffsets = index.wideOffsets
+            var steps = 0
+            while wide < wideOffsets.count, index.characterIndex(ofWide: wide) < character, steps < 16 {
+                wide += 1
+                steps += 1
+            }
+            while wide > 0, index.characterIndex(ofWide: wide - 1) >= character, steps < 16 {
+                wide -= 1
+                steps += 1
+            }
+            if steps == 16 { wide = index.wideCount(beforeCharacter: character) }
+            let extra = index.extraBefore(wide)
+            let offset = min(index.bomLength + character + extra, index.byteCount)
+
+            let starts = index.lineStarts
+            steps = 0
+            while line + 1 < starts.count, starts[line + 1] <= offset, steps < 16 {
+                line += 1
+                steps += 1
+            }
+            while line > 0, starts[line] > offset, steps < 16 {
+                line -= 1
+                steps += 1
+            }
+            if steps == 16 { line = index.line(ofByte: offset) - 1 }
+            // Counted from the (clamped) offset, so a mark past the end stays on the last line.
+            let column = (offset - starts[line]) - (extra - index.lineExtraBytes[line]) + 1
+            return SourceLocation(line: line + 1, column: max(column, 1), offset: offset)
+        }
     }
 
     /// Byte range of line `number` without its line break, or nil past the end.

@@ -45,14 +45,17 @@ public enum YAMLLoader {
             yaml_parser_set_input_string(&parser, base, buffer.count)
 
             var event = yaml_event_t()
+            var cursor = SourceIndex.Cursor(source.index)
             reading: while true {
                 guard yaml_parser_parse(&parser, &event) == 1 else {
                     diagnostics.append(syntaxError(parser, source))
                     break
                 }
                 defer { yaml_event_delete(&event) }
-                let start = source.index.location(ofCharacter: Int(truncatingIfNeeded: event.start_mark.index))
-                let end = source.index.location(ofCharacter: Int(truncatingIfNeeded: event.end_mark.index))
+                // Converted only where used: a large file has hundreds of thousands of marks.
+                func at(_ mark: yaml_mark_t) -> SourceLocation {
+                    cursor.location(ofCharacter: Int(truncatingIfNeeded: mark.index))
+                }
                 let proceed: Bool
                 switch event.type {
                 case YAML_STREAM_START_EVENT, YAML_DOCUMENT_END_EVENT:
@@ -62,7 +65,7 @@ public enum YAMLLoader {
                     if documents > 1 {
                         diagnostics.append(.error(
                             "a graph file holds one YAML document; found a second one here",
-                            at: SourceSpan(file: source.path, start: start, end: end)))
+                            at: SourceSpan(file: source.path, start: at(event.start_mark), end: at(event.end_mark))))
                         proceed = false
                     } else {
                         proceed = true
@@ -70,22 +73,22 @@ public enum YAMLLoader {
                 case YAML_STREAM_END_EVENT:
                     proceed = false
                 case YAML_ALIAS_EVENT:
-                    proceed = builder.alias(cString(event.data.alias.anchor) ?? "", start: start, end: end)
+                    proceed = builder.alias(cString(event.data.alias.anchor) ?? "", start: at(event.start_mark), end: at(event.end_mark))
                 case YAML_SCALAR_EVENT:
                     let data = event.data.scalar
                     let text = data.value.map {
                         String(decoding: UnsafeBufferPointer(start: $0, count: Int(truncatingIfNeeded: data.length)), as: UTF8.self)
                     } ?? ""
                     proceed = builder.scalar(text, style: scalarStyle(data.style), tag: cString(data.tag),
-                                             anchor: cString(data.anchor), start: start, end: end)
+                                             anchor: cString(data.anchor), start: at(event.start_mark), end: at(event.end_mark))
                 case YAML_SEQUENCE_START_EVENT:
                     proceed = builder.startCollection(mapping: false, anchor: cString(event.data.sequence_start.anchor),
-                                                      start: start, end: end)
+                                                      start: at(event.start_mark), end: at(event.end_mark))
                 case YAML_MAPPING_START_EVENT:
                     proceed = builder.startCollection(mapping: true, anchor: cString(event.data.mapping_start.anchor),
-                                                      start: start, end: end)
+                                                      start: at(event.start_mark), end: at(event.end_mark))
                 case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
-                    proceed = builder.endCollection(end: end)
+                    proceed = builder.endCollection(end: at(event.end_mark))
                 default:
                     proceed = false
                 }
@@ -149,10 +152,17 @@ public enum YAMLLoader {
             let location = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.problem_mark.index))
             var message = problem
             if let context = cString(parser.context) {
-                let where_ = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.context_mark.index))
-                message += " (\(context) at line \(where_.line), column \(where_.column))"
+                let contextLocation = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.context_mark.index))
+                message += contextLocation == location
+                    ? " (\(context))"
+                    : " (\(context) at line \(contextLocation.line), column \(contextLocation.column))"
             }
-            return .error(message, at: SourceSpan(file: source.path, start: location, end: location))
+            var notes: [String] = []
+            // libyaml's message for a tab says nothing about tabs; it is the usual cause.
+            if location.offset < source.bytes.count, source.bytes[location.offset] == UInt8(ascii: "\t") {
+                notes.append("help: YAML does not allow tabs for indentation; indent with spaces")
+            }
+            return .error(message, at: SourceSpan(file: source.path, start: location, end: location), notes: notes)
         }
     }
 

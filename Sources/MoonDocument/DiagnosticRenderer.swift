@@ -1,0 +1,167 @@
+/// Renders diagnostics compiler-style, quoting the source line with a caret
+/// under the span:
+///
+/// ```
+/// graph.yaml:12:13: error: node 'deploy' needs unknown node 'biuld' (did you mean 'build'?)
+///    12 |     needs: [biuld]
+///       |             ^~~~~
+///       = help: ...
+/// ```
+///
+/// Notes follow the excerpt as `= note: ...` lines. A note that does not
+/// start with `note:` or `help:` gets `note: ` in front, so every note line
+/// reads the same way. Text taken from the file (the quoted line and any
+/// names in the message) has its control characters replaced, so a hostile
+/// file cannot move the cursor or change colours, and with `color: false`
+/// the output holds no escape sequence at all.
+public struct DiagnosticRenderer: Sendable {
+    /// Adds ANSI bold and colour (red errors, yellow warnings) when true.
+    public var color: Bool
+
+    public init(color: Bool = false) {
+        self.color = color
+    }
+
+    /// One diagnostic, ending with a line break. `source` supplies the quoted
+    /// line; without it, or when the span is in another file, only the header
+    /// and notes are printed.
+    public func render(_ diagnostic: Diagnostic, source: SourceFile?) -> String {
+        var out = ""
+        let severity = diagnostic.severity.rawValue + ":"
+        let message = Self.sanitize(diagnostic.message)
+        var gutterWidth = 5
+        if let span = diagnostic.span {
+            out += style(bold, "\(span.file):\(span.start.line):\(span.start.column):") + " "
+            out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
+            if let source, source.path == span.file, let line = source.line(span.start.line) {
+                gutterWidth = max(gutterWidth, String(span.start.line).count)
+                out += excerpt(line: line, span: span, gutterWidth: gutterWidth, severity: diagnostic.severity)
+            }
+        } else {
+            let path = source?.path ?? ""
+            out += (path.isEmpty ? "" : style(bold, path + ":") + " ")
+            out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
+        }
+        for note in diagnostic.notes {
+            out += String(repeating: " ", count: gutterWidth + 1) + "= " + renderNote(note) + "\n"
+        }
+        return out
+    }
+
+    /// Every diagnostic in source order (those without a position first),
+    /// keeping the given order among equal positions.
+    public func render(_ diagnostics: [Diagnostic], source: SourceFile?) -> String {
+        Self.sorted(diagnostics).map { render($0, source: source) }.joined()
+    }
+
+    /// "2 errors in graph.yaml", "1 error and 1 warning in graph.yaml",
+    /// or "no problems in graph.yaml". Notes are not counted.
+    public static func summary(of diagnostics: [Diagnostic], path: String) -> String {
+        let errors = diagnostics.filter { $0.severity == .error }.count
+        let warnings = diagnostics.filter { $0.severity == .warning }.count
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        var parts: [String] = []
+        if errors > 0 { parts.append(plural(errors, "error")) }
+        if warnings > 0 { parts.append(plural(warnings, "warning")) }
+        return (parts.isEmpty ? "no problems" : parts.joined(separator: " and ")) + " in \(path)"
+    }
+
+    /// Source order: no span first, then by file, line and column; stable.
+    public static func sorted(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            switch (a.element.span, b.element.span) {
+            case (nil, nil): return a.offset < b.offset
+            case (nil, .some): return true
+            case (.some, nil): return false
+            case (.some(let x), .some(let y)):
+                if x.file != y.file { return x.file < y.file }
+                if x.start != y.start { return x.start < y.start }
+                return a.offset < b.offset
+            }
+        }.map(\.element)
+    }
+
+    // MARK: Pieces
+
+    private func excerpt(line: String, span: SourceSpan, gutterWidth: Int, severity: Diagnostic.Severity) -> String {
+        let scalars = Array(Self.sanitize(line).unicodeScalars)
+        let number = String(span.start.line)
+        var out = String(repeating: " ", count: gutterWidth - number.count) + number + " | "
+        out += String(String.UnicodeScalarView(scalars)) + "\n"
+
+        // Everything before the caret mirrors the line's tabs and wide characters,
+        // so the caret lands under the right character whatever the tab width.
+        let startIndex = min(max(span.start.column - 1, 0), scalars.count)
+        var lead = ""
+        for scalar in scalars[..<startIndex] {
+            lead += scalar == "\t" ? "\t" : (Self.isWide(scalar) ? "  " : " ")
+        }
+        let endIndex: Int
+        if span.end.line == span.start.line {
+            endIndex = min(max(span.end.column - 1, startIndex), scalars.count)
+        } else if span.end.line > span.start.line {
+            endIndex = scalars.count  // the rest of this line
+        } else {
+            endIndex = startIndex
+        }
+        var width = 0
+        for scalar in scalars[startIndex..<endIndex] { width += Self.isWide(scalar) ? 2 : 1 }
+        let marker = "^" + String(repeating: "~", count: max(width - 1, 0))
+        out += String(repeating: " ", count: gutterWidth + 1) + "| " + lead + style(severityColor(severity), marker) + "\n"
+        return out
+    }
+
+    private func renderNote(_ note: String) -> String {
+        let text = Self.sanitize(note)
+        for prefix in ["note:", "help:"] where text.hasPrefix(prefix) {
+            return style(bold, prefix) + text.dropFirst(prefix.count)
+        }
+        return style(bold, "note:") + " " + text
+    }
+
+    private let bold = "\u{1B}[1m"
+    private let reset = "\u{1B}[0m"
+
+    private func severityColor(_ severity: Diagnostic.Severity) -> String {
+        switch severity {
+        case .error: return "\u{1B}[1;31m"
+        case .warning: return "\u{1B}[1;33m"
+        case .note: return "\u{1B}[1;36m"
+        }
+    }
+
+    private func style(_ code: String, _ text: String) -> String {
+        color ? code + text + reset : text
+    }
+
+    /// Replaces control characters (except tab) and bidirectional overrides
+    /// one for one, so columns still line up.
+    static func sanitize(_ text: String) -> String {
+        var needed = false
+        for scalar in text.unicodeScalars where isUnsafe(scalar) { needed = true; break }
+        guard needed else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            out.append(isUnsafe(scalar) ? "\u{FFFD}" : scalar)
+        }
+        return String(out)
+    }
+
+    private static func isUnsafe(_ s: Unicode.Scalar) -> Bool {
+        let v = s.value
+        return (v < 0x20 && v != 0x09) || (v >= 0x7F && v <= 0x9F)
+            || (v >= 0x202A && v <= 0x202E) || (v >= 0x2066 && v <= 0x2069)
+    }
+
+    /// East Asian wide and emoji ranges, which terminals draw two cells wide.
+    static func isWide(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+             0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+}
