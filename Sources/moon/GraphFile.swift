@@ -32,7 +32,9 @@ struct GraphFile {
 
     static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool) {
         guard !diagnostics.isEmpty else { return }
-        let text = DiagnosticRenderer.render(diagnostics, source: source, color: color)
+        var text = DiagnosticRenderer(color: color).render(diagnostics, source: source)
+        if !text.hasSuffix("\n") { text += "\n" }
+        text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
         FileHandle.standardError.write(Data(text.utf8))
     }
 }
