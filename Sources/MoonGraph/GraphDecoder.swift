@@ -247,7 +247,7 @@ struct GraphDecoder {
 
         // run / uses / with
         let run = keys["run"], uses = keys["uses"], with = keys["with"]
-        if let run, let uses {
+        if run != nil, let uses {
             error("node '\(name)' has both 'run' and 'uses'; keep only one", at: uses.key.span)
         } else if let run {
             if let action = decodeRun(run) { node.action = action }
