@@ -177,7 +177,7 @@ public enum GraphRenderer {
             ("env", .object(node.env.entries.map { ($0.name, .string($0.value)) })),
         ]
         if let slurm = graph.slurmOptions(for: node) { members.append(("slurm", slurmJSON(slurm))) }
-        members += [("level", .int(plan.level[v])), ("priority", .double(plan.priority[v]))]
+        members += [("level", .int(plan.level[v])), ("priority", .int(plan.priority[v]))]
         return .object(members)
     }
 
@@ -208,6 +208,9 @@ public enum GraphRenderer {
     /// dry run: graph demo, 3 nodes in 2 levels
     ///   1. fetch    level 0  net      curl -fsS "$URL"
     /// ```
+    public static func dryRun(_ graph: Graph, plan: Plan) -> String { dryRun(plan) }
+
+    /// The dry-run listing of `plan` (whose `graph` is the graph listed).
     public static func dryRun(_ plan: Plan) -> String {
         let graph = plan.graph
         var out = "dry run: graph \(graph.name), \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))"
@@ -269,6 +272,6 @@ extension Plan {
     /// A plan that selects nothing (only for graphs that could not be planned).
     static func empty(_ graph: Graph) -> Plan {
         Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
-             priority: [Double](repeating: 0, count: graph.nodes.count), startOrder: [])
+             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
     }
 }

@@ -5,6 +5,9 @@ public enum GraphSchema {
     /// The schema, pretty-printed with two-space indentation and a final newline.
     public static var text: String { document.pretty() + "\n" }
 
+    /// The same as `text`.
+    public static func json() -> String { text }
+
     static let nodeNamePattern = "^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"
     static let envNamePattern = "^[A-Za-z_][A-Za-z0-9_]*$"
     static let varNamePattern = "^[A-Za-z_][A-Za-z0-9_-]*$"

@@ -13,18 +13,19 @@ public struct Plan: Sendable {
     /// Per node index: its level, or -1 when not selected.
     public let level: [Int]
     /// Per node index: the weight of the heaviest path from the node to the end
-    /// of the selected graph, the node included (1 per node unless weighted);
+    /// of the selected graph, the node included (1 per node unless weighted,
+    /// so by default the number of nodes on the longest remaining path);
     /// 0 when not selected. Among ready nodes, the highest starts first.
-    public let priority: [Double]
+    public let priority: [Int]
     /// The order a run with unlimited jobs starts the nodes: level by level,
     /// higher priority first, ties in file order.
     public let startOrder: [Int]
 
     /// Plans `targets` (all nodes when empty). `weights`, indexed like
-    /// `graph.nodes`, replace the default weight of 1 (e.g. recorded durations);
-    /// missing or negative entries count as 1.
+    /// `graph.nodes`, replace the default weight of 1 (e.g. recorded durations
+    /// in milliseconds); missing or negative entries count as 1.
     /// Throws one diagnostic (no span) per unknown target, with a suggestion.
-    public static func make(graph: Graph, targets: [String] = [], weights: [Double]? = nil) throws(Diagnostics) -> Plan {
+    public static func make(graph: Graph, targets: [String] = [], weights: [Int]? = nil) throws(Diagnostics) -> Plan {
         let n = graph.nodes.count
         var isSelected = [Bool](repeating: targets.isEmpty, count: n)
         if !targets.isEmpty {
@@ -79,13 +80,15 @@ public struct Plan: Sendable {
             level[v] = l
             levelCount = max(levelCount, l + 1)
         }
-        var priority = [Double](repeating: 0, count: n)
+        var priority = [Int](repeating: 0, count: n)
         for v in order.reversed() {
-            var rest = 0.0
+            var rest = 0
             for d in dependents[v] { rest = max(rest, priority[d]) }
-            var weight = 1.0
-            if let weights, v < weights.count, weights[v] >= 0, weights[v].isFinite { weight = weights[v] }
-            priority[v] = weight + rest
+            var weight = 1
+            if let weights, v < weights.count, weights[v] >= 0 { weight = weights[v] }
+            // Saturating, so absurd weights cannot trap.
+            let (sum, overflow) = weight.addingReportingOverflow(rest)
+            priority[v] = overflow ? Int.max : sum
         }
         var levels = [[Int]](repeating: [], count: levelCount)
         for v in selected { levels[level[v]].append(v) }

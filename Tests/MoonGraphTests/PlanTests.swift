@@ -73,7 +73,7 @@ import Testing
         let plan = try Plan.make(graph: g, targets: ["n\(n - 1)"])
         #expect(plan.selected.count == n)
         #expect(plan.levels.count == n)
-        #expect(plan.priority[0] == Double(n))
+        #expect(plan.priority[0] == n)
         #expect(plan.startOrder.first == 0 && plan.startOrder.last == n - 1)
         #expect(plan.criticalPath.count == n)
     }
