@@ -27,10 +27,33 @@ public final class YAMLNode: @unchecked Sendable {
 
     public let kind: Kind
     public let span: SourceSpan
+    /// How many nodes this tree holds when every alias is expanded (this node
+    /// included). Aliases share one node object, so a tree can be small in
+    /// memory and huge to walk; the loader bounds this number, and it is kept
+    /// here so each anchored node's size is computed once. Saturates at `Int.max`.
+    public let nodeCount: Int
 
     public init(kind: Kind, span: SourceSpan) {
         self.kind = kind
         self.span = span
+        var count = 1
+        switch kind {
+        case .scalar:
+            break
+        case .sequence(let items):
+            for item in items { count = YAMLNode.saturatingAdd(count, item.nodeCount) }
+        case .mapping(let pairs):
+            for pair in pairs {
+                count = YAMLNode.saturatingAdd(count, pair.key.nodeCount)
+                count = YAMLNode.saturatingAdd(count, pair.value.nodeCount)
+            }
+        }
+        self.nodeCount = count
+    }
+
+    static func saturatingAdd(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : sum
     }
 
     /// The text of a scalar, or nil for a collection.

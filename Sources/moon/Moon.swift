@@ -1,10 +1,58 @@
 import ArgumentParser
+import Foundation
 
+/// The `moon` command: subcommands for running, checking and showing graphs.
+/// One place (`main`) turns errors into exit codes (DESIGN.md §4).
 @main
 struct Moon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "moon",
-        abstract: "Run task graphs described in YAML.",
-        version: "0.1.0"
+        abstract: "Run task graphs described in YAML: named queues, retries, timeouts and a real event stream.",
+        discussion: """
+        A graph file (moon.yaml) describes nodes - shell commands or built-in \
+        commands - and their needs. See moon.yaml(5) for the format.
+
+        Exit codes: 0 every node succeeded, 1 a node failed, 2 the graph file \
+        or the command line is invalid, 130 interrupted (143 on SIGTERM).
+        """,
+        version: moonVersion,
+        subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, SchemaCommand.self],
+        defaultSubcommand: nil
     )
+
+    static func main() {
+        let code: Int32
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+            code = 0
+        } catch let exit as MoonExit {
+            code = exit.code
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+            code = 2
+        } catch {
+            let message = fullMessage(for: error)
+            let exitCode = exitCode(for: error)
+            if exitCode == .success {
+                if !message.isEmpty { print(message) }
+                code = 0
+            } else {
+                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                // swift-argument-parser uses EX_USAGE (64) for usage errors;
+                // moon's contract says 2, like most Unix tools.
+                code = exitCode == .validationFailure ? 2 : exitCode.rawValue
+            }
+        }
+        Foundation.exit(code)
+    }
+}
+
+let moonVersion = "0.1.0"
+
+/// Ends the program with a code after the command has printed what it had to say.
+struct MoonExit: Error {
+    var code: Int32
+    static let failure = MoonExit(code: 1)
+    static let invalid = MoonExit(code: 2)
 }

@@ -1,0 +1,79 @@
+# moon — build, test, run. `make run` and `make test` are the two commands a
+# new user needs; everything else is for contributors.
+
+SWIFT      ?= swift
+PREFIX     ?= /usr/local
+BINDIR      = $(PREFIX)/bin
+MANDIR      = $(PREFIX)/share/man
+DEBUG_BIN   = .build/debug/moon
+RELEASE_BIN = .build/release/moon
+
+.PHONY: all deps build release run test tsan install man completions bench clean schema
+
+all: build
+
+# libyaml is moon's YAML parser (a system library found through pkg-config).
+# Install it when missing: with apt-get as root, else print the command and stop.
+deps:
+	@if ! pkg-config --exists yaml-0.1 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing libyaml-dev (moon parses YAML with libyaml)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libyaml-dev pkg-config >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libyaml-dev pkg-config >/dev/null; }; \
+	  else \
+	    echo "moon needs libyaml. Install it with:  sudo apt-get install libyaml-dev pkg-config"; exit 1; \
+	  fi; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# Runs the quickstart graph with a release build.
+run: release
+	$(RELEASE_BIN) run examples/quickstart.yaml
+
+# The whole suite: unit tests of every stage and end-to-end tests of the
+# built binary (which find it in .build/debug).
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+# The reactive core and the runner under the thread sanitizer.
+tsan: deps
+	$(SWIFT) test --scratch-path .build-tsan --sanitize=thread --filter 'MoonCommandTests|MoonProcessTests|MoonRunTests'
+
+# Regenerates schema/moon-graph.schema.json from the code (the test suite checks they agree).
+schema: build
+	$(DEBUG_BIN) schema > schema/moon-graph.schema.json
+
+man: deps
+	$(SWIFT) package plugin generate-manual
+	cp .build/plugins/GenerateManual/outputs/moon/moon.1 man/moon.1
+	echo >> man/moon.1
+
+completions: release
+	mkdir -p .build/completions
+	$(RELEASE_BIN) --generate-completion-script bash > .build/completions/moon.bash
+	$(RELEASE_BIN) --generate-completion-script zsh  > .build/completions/_moon
+	$(RELEASE_BIN) --generate-completion-script fish > .build/completions/moon.fish
+
+install: release completions
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(BINDIR)/moon
+	install -m 644 man/moon.1 $(DESTDIR)$(MANDIR)/man1/moon.1
+	install -m 644 man/moon.yaml.5 $(DESTDIR)$(MANDIR)/man5/moon.yaml.5
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 644 .build/completions/moon.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/moon
+	install -m 644 .build/completions/_moon $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_moon
+	install -m 644 .build/completions/moon.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/moon.fish
+
+# Speed against ninja and make on the same generated graphs (see bench/).
+bench: release
+	@command -v ninja >/dev/null || python3 -m pip install -q ninja
+	python3 bench/bench.py $(RELEASE_BIN)
+
+clean:
+	rm -rf .build .build-tsan

@@ -1,1 +1,0 @@
-// The MoonReport stage. See DESIGN.md §1.

@@ -1,0 +1,109 @@
+import Foundation
+import MoonCommand
+import MoonGraph
+
+/// The built-in commands (`uses:`), run inside moon without a process. Their
+/// parameters are declared once in MoonGraph's `BuiltinCatalog` (validation
+/// and `moon schema` read it); here is only what they do. Each runs on the
+/// runner's scheduler, so `sleep` and `wait-for` are virtual-time testable,
+/// and each is cancellable through the disposable it returns.
+enum Builtin {
+    /// Where a built-in reports: values, then exactly one of complete or fail.
+    struct Result {
+        let next: (String) -> Void
+        let complete: () -> Void
+        let fail: (String) -> Void
+    }
+
+    struct Context {
+        let scheduler: DateScheduler
+        /// The graph file's directory; relative paths are resolved against it.
+        let directory: String
+        /// The values each need sent, in `needs` order.
+        let inputs: NodeInputs
+    }
+
+    /// Starts built-in `name`. The returned disposable cancels it; a cancelled
+    /// built-in reports nothing more (the caller reports the cancellation).
+    static func run(_ name: String, with arguments: [String: BuiltinArgument], context: Context, result: Result) -> Disposable {
+        switch name {
+        case "sleep":
+            let seconds = arguments["duration"].flatMap(duration) ?? 0
+            return context.scheduler.schedule(after: seconds) { result.complete() } ?? ActionDisposable()
+        case "echo":
+            result.next(arguments["message"]?.text ?? "")
+            result.complete()
+        case "fail":
+            var message = arguments["message"]?.text ?? "failed on purpose"
+            if let code = arguments["code"]?.text { message += " (code \(code))" }
+            result.fail(message)
+        case "write-file":
+            writeFile(path: resolve(arguments["path"]?.text ?? "", in: context.directory),
+                      content: arguments["content"]?.text ?? "", result: result)
+        case "exists":
+            let path = resolve(arguments["path"]?.text ?? "", in: context.directory)
+            if FileManager.default.fileExists(atPath: path) {
+                result.complete()
+            } else {
+                result.fail("\(path) does not exist")
+            }
+        case "wait-for":
+            return WaitFor.start(arguments: arguments, context: context, result: result)
+        case "reduce":
+            reduce(op: arguments["op"]?.text ?? "list", inputs: context.inputs, result: result)
+        default:
+            // Validation rejects unknown built-ins; this is for library users.
+            result.fail("unknown built-in '\(name)'")
+        }
+        return ActionDisposable()
+    }
+
+    static func duration(_ argument: BuiltinArgument) -> TimeInterval? {
+        if case .duration(let d) = argument { return d.timeInterval }
+        return Double(argument.text)
+    }
+
+    static func resolve(_ path: String, in directory: String) -> String {
+        path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+    }
+
+    /// Atomic: the content goes to a temporary file in the same directory,
+    /// which is then renamed over the target, so readers never see half a file.
+    static func writeFile(path: String, content: String, result: Result) {
+        let url = URL(fileURLWithPath: path)
+        do {
+            try Data(content.utf8).write(to: url, options: .atomic)
+            result.complete()
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? "\(error.localizedDescription)"
+            result.fail("cannot write \(path): \(reason)")
+        }
+    }
+
+    /// `sum` adds numbers, `concat` joins text, `list` sends every value
+    /// (as a JSON array); all over the values the node's needs sent, in order.
+    static func reduce(op: String, inputs: NodeInputs, result: Result) {
+        let all = inputs.values.flatMap { $0 }
+        switch op {
+        case "sum":
+            var total = 0.0
+            var allIntegers = true
+            for value in all {
+                let trimmed = value.trimmingCharacters(in: .whitespaces)
+                guard let number = Double(trimmed) else {
+                    result.fail("reduce sum: '\(value)' is not a number")
+                    return
+                }
+                if Int(trimmed) == nil { allIntegers = false }
+                total += number
+            }
+            result.next(allIntegers && abs(total) < 9e15 ? String(Int(total)) : String(total))
+        case "concat":
+            result.next(all.joined())
+        default:
+            let data = (try? JSONSerialization.data(withJSONObject: all, options: [.withoutEscapingSlashes])) ?? Data("[]".utf8)
+            result.next(String(decoding: data, as: UTF8.self))
+        }
+        result.complete()
+    }
+}

@@ -1,0 +1,49 @@
+/// Why a node (or one attempt of it) failed. A failed node is data, carried
+/// by an `error` event, not an exception.
+public struct NodeError: Error, Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// The process exited with a non-zero code.
+        case exit
+        /// The process was killed by a signal it did not get from moon.
+        case signal
+        /// The attempt ran longer than its `timeout`.
+        case timeout
+        /// The process could not be started (no such program, missing dir, no fds).
+        case spawn
+        /// A built-in command failed.
+        case builtin
+        /// moon cancelled it: Ctrl-C, fail-fast, or the run's `--timeout`.
+        case canceled
+    }
+
+    public var kind: Kind
+    public var message: String
+    public var exitCode: Int32?
+    public var signal: Int32?
+
+    public init(_ kind: Kind, _ message: String, exitCode: Int32? = nil, signal: Int32? = nil) {
+        self.kind = kind
+        self.message = message
+        self.exitCode = exitCode
+        self.signal = signal
+    }
+
+    /// Short form for a status line: "exit 1", "SIGKILL", "timeout".
+    public var summary: String {
+        switch kind {
+        case .exit: return "exit \(exitCode ?? 1)"
+        case .signal: return signal.map(signalName) ?? "signal"
+        case .timeout: return "timeout"
+        case .spawn: return "could not start"
+        case .builtin: return "failed"
+        case .canceled: return "canceled"
+        }
+    }
+}
+
+/// "SIGTERM" for 15, and so on; "signal N" for the rest.
+public func signalName(_ number: Int32) -> String {
+    let names: [Int32: String] = [1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 8: "SIGFPE",
+                                  9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"]
+    return names[number] ?? "signal \(number)"
+}

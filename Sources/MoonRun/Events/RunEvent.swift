@@ -1,0 +1,91 @@
+import Foundation
+
+/// One thing that happened during a run. The runner emits these and never
+/// prints; reporters (terminal, plain, JSON Lines) only consume them.
+/// Per node the order is causal: `start`, `next`…, then `complete` or `error`
+/// (with `retry` between attempts); `skip` replaces all of them.
+public struct RunEvent: Sendable {
+    /// Wall-clock time of the event, for the `ts` field.
+    public var time: Date
+    public var kind: Kind
+
+    public init(time: Date, kind: Kind) {
+        self.time = time
+        self.kind = kind
+    }
+
+    public enum Kind: Sendable {
+        /// The plan: the selected nodes in file order and each queue's width.
+        case graphStart(graph: String, nodes: [String], queues: [QueueWidth])
+        case start(node: String, queue: String, attempt: Int, command: String)
+        case next(node: String, stream: OutputStream, text: String, continued: Bool)
+        case retry(node: String, attempt: Int, delayMilliseconds: Int, error: NodeError)
+        case complete(node: String, durationMilliseconds: Int, exitCode: Int32?, outputs: [KeyValue])
+        case error(node: String, durationMilliseconds: Int, error: NodeError)
+        case skip(node: String, reason: SkipReason)
+        case graphComplete(ok: Bool, durationMilliseconds: Int, counts: RunCounts, criticalPath: [String])
+    }
+
+    /// The name the JSON stream uses for this kind of event.
+    public var name: String {
+        switch kind {
+        case .graphStart: return "graph-start"
+        case .start: return "start"
+        case .next: return "next"
+        case .retry: return "retry"
+        case .complete: return "complete"
+        case .error: return "error"
+        case .skip: return "skip"
+        case .graphComplete: return "graph-complete"
+        }
+    }
+
+    /// The node an event is about, if any.
+    public var node: String? {
+        switch kind {
+        case .start(let n, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
+             .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _):
+            return n
+        case .graphStart, .graphComplete:
+            return nil
+        }
+    }
+}
+
+public struct QueueWidth: Sendable, Equatable {
+    public var name: String
+    public var concurrency: Int
+    public init(name: String, concurrency: Int) {
+        self.name = name
+        self.concurrency = concurrency
+    }
+}
+
+public struct KeyValue: Sendable, Equatable {
+    public var key: String
+    public var value: String
+    public init(_ key: String, _ value: String) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// Where a `next` line came from: a process stream, or a value a command sent.
+public enum OutputStream: String, Sendable {
+    case stdout, stderr, value
+}
+
+public enum SkipReason: String, Sendable {
+    case upstreamFailed = "upstream-failed"
+    case condition
+    case upToDate = "up-to-date"
+    case canceled
+}
+
+public struct RunCounts: Sendable, Equatable {
+    public var succeeded = 0
+    public var failed = 0
+    public var skipped = 0
+    public var canceled = 0
+    public init() {}
+}

@@ -1,1 +1,0 @@
-// The MoonRun stage. See DESIGN.md §1.

@@ -1,0 +1,38 @@
+/// How the runner starts one attempt of a node. The real implementation
+/// (`CommandLauncher`) runs the node's compiled Command; the runner's tests
+/// use a fake on virtual time. Every callback must arrive on the runner's
+/// scheduler, and every attempt must end with exactly one `finish`, also when
+/// it was cancelled (then with a failure), so that a queue slot is only freed
+/// once the node's processes are gone.
+public protocol NodeLauncher: AnyObject {
+    func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle
+}
+
+/// The values each need of a node sent, in the order of its `needs`.
+public struct NodeInputs: Sendable {
+    public var values: [[String]]
+    public init(values: [[String]]) { self.values = values }
+}
+
+/// Where an attempt reports to.
+public struct AttemptEvents {
+    public let next: (OutputStream, String, Bool) -> Void
+    public let finish: (AttemptResult) -> Void
+
+    public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void) {
+        self.next = next
+        self.finish = finish
+    }
+}
+
+public enum AttemptResult: Sendable {
+    case success(exitCode: Int32?, outputs: [KeyValue])
+    case failure(NodeError)
+}
+
+/// A running attempt. `cancel` asks it to stop: SIGTERM to its process group,
+/// SIGKILL after the grace period (or at once when `immediately`). The attempt
+/// still reports `finish` when it has stopped.
+public protocol AttemptHandle: AnyObject {
+    func cancel(immediately: Bool)
+}

@@ -1,0 +1,66 @@
+import MoonGraph
+
+/// What the runner needs to know of one selected node: plain values taken
+/// from the Graph and the Plan by `RunPlan.init(graph:plan:)`.
+public struct RunNode: Sendable {
+    public var name: String
+    /// Index into `RunPlan.queues`.
+    public var queue: Int
+    /// Indices into `RunPlan.nodes`.
+    public var needs: [Int]
+    public var condition: RunCondition
+    public var continueOnError: Bool
+    public var retry: RetryPolicy
+    public var timeout: Duration?
+    /// Length of the longest path from this node to the end of the graph:
+    /// among ready nodes the highest starts first (critical path).
+    public var priority: Int
+    /// The command as a user reads it, for `-v` and the summary.
+    public var command: String
+
+    public init(name: String, queue: Int, needs: [Int], condition: RunCondition = .success, continueOnError: Bool = false,
+                retry: RetryPolicy = .none, timeout: Duration? = nil, priority: Int = 0, command: String = "") {
+        self.name = name
+        self.queue = queue
+        self.needs = needs
+        self.condition = condition
+        self.continueOnError = continueOnError
+        self.retry = retry
+        self.timeout = timeout
+        self.priority = priority
+        self.command = command
+    }
+}
+
+/// The selected part of a graph, ready to run: nodes in file order (so index
+/// order breaks priority ties by file order) and the width of each queue.
+public struct RunPlan: Sendable {
+    public var graphName: String
+    public var nodes: [RunNode]
+    public var queues: [QueueWidth]
+
+    public init(graphName: String, nodes: [RunNode], queues: [QueueWidth]) {
+        self.graphName = graphName
+        self.nodes = nodes
+        self.queues = queues
+    }
+}
+
+/// How a run behaves as a whole (the `moon run` options).
+public struct RunOptions: Sendable {
+    /// Nodes in flight across all queues (`-j`); nil = only the queues limit.
+    public var jobs: Int?
+    /// `-k`: after a failure, keep running whatever does not depend on it.
+    public var keepGoing = false
+    /// SIGTERM to SIGKILL (`--grace`).
+    public var grace: Duration = .seconds(5)
+    /// The whole run's limit (`--timeout`).
+    public var timeout: Duration?
+
+    public init(jobs: Int? = nil, keepGoing: Bool = false, grace: Duration = .seconds(5), timeout: Duration? = nil) {
+        self.jobs = jobs
+        self.keepGoing = keepGoing
+        self.grace = grace
+        self.timeout = timeout
+    }
+}

@@ -1,0 +1,420 @@
+import Foundation
+import MoonCommand
+
+/// Runs a plan: starts each node when its needs have ended as its `if`
+/// requires, on its queue, highest critical-path priority first, within the
+/// queue widths and `-j`; retries, times out and cancels attempts; and emits
+/// every `RunEvent`. Like ninja's Plan and Builder, it does no I/O itself: it
+/// reaches processes through a `NodeLauncher` and time through a scheduler.
+///
+/// Threading: every method, and every callback into the runner, runs on
+/// `scheduler`, a serial context (a queue scheduler in moon, a TestScheduler
+/// in tests). Events are emitted on it, so reporters see them serially.
+public final class Runner {
+    /// How a node ended, as its dependents and the counts see it.
+    enum Outcome: Equatable {
+        case succeeded
+        /// Failed with `continue-on-error`: dependents treat it as succeeded.
+        case tolerated
+        case failed
+        case canceled
+        case skipped(SkipReason)
+
+        var isSuccess: Bool { self == .succeeded || self == .tolerated }
+    }
+
+    enum NodeState {
+        case waiting
+        case ready
+        case running
+        /// Between a failed attempt and the next; still holds its queue slot.
+        case retrying
+        case done(Outcome)
+    }
+
+    /// Why the run is stopping, if it is.
+    public enum StopReason: Sendable, Equatable {
+        /// A node failed and `-k` was not given (fail-fast).
+        case failure
+        case interrupt(signal: Int32)
+        case timeout
+    }
+
+    /// Why moon itself cancelled an attempt; decides the error's kind.
+    enum CancelReason {
+        case nodeTimeout(Duration)
+        case stop
+    }
+
+    public struct Summary: Sendable {
+        public var ok: Bool
+        public var counts: RunCounts
+        public var stopReason: StopReason?
+        public var criticalPath: [String]
+    }
+
+    private let plan: RunPlan
+    private let options: RunOptions
+    private let launcher: NodeLauncher
+    private let scheduler: DateScheduler
+    private let emit: (RunEvent) -> Void
+
+    private var state: [NodeState]
+    private var remainingNeeds: [Int]
+    private var dependents: [[Int]]
+    private var ready: [ReadyQueue]
+    private var inFlight: [Int]
+    private var totalInFlight = 0
+    private var attempt: [Int]
+    private var firstStart: [Date?]
+    private var finishedAt: [Date?]
+    private var handles: [Int: AttemptHandle] = [:]
+    private var timers: [Int: Disposable] = [:]
+    private var cancelReasons: [Int: CancelReason] = [:]
+    private var values: [[String]]
+    private var doneCount = 0
+    private var counts = RunCounts()
+    /// Failures without `continue-on-error`: any makes the run fail.
+    private var hardFailures = 0
+    private var runStart = Date()
+    private var runTimer: Disposable?
+    private var finished = false
+    public private(set) var stopReason: StopReason?
+    /// Called once, after `graph-complete`.
+    public var onFinish: ((Summary) -> Void)?
+
+    public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
+                emit: @escaping (RunEvent) -> Void) {
+        self.plan = plan
+        self.options = options
+        self.launcher = launcher
+        self.scheduler = scheduler
+        self.emit = emit
+        let n = plan.nodes.count
+        state = Array(repeating: .waiting, count: n)
+        remainingNeeds = plan.nodes.map { $0.needs.count }
+        dependents = Array(repeating: [], count: n)
+        for (index, node) in plan.nodes.enumerated() {
+            for need in node.needs { dependents[need].append(index) }
+        }
+        let priorities = plan.nodes.map(\.priority)
+        ready = plan.queues.map { _ in ReadyQueue(priority: priorities) }
+        inFlight = Array(repeating: 0, count: plan.queues.count)
+        attempt = Array(repeating: 0, count: n)
+        firstStart = Array(repeating: nil, count: n)
+        finishedAt = Array(repeating: nil, count: n)
+        values = Array(repeating: [], count: n)
+    }
+
+    // MARK: - Control (call on the scheduler)
+
+    /// Announces the plan and starts every node without needs.
+    public func start() {
+        runStart = scheduler.now
+        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.map(\.name), queues: plan.queues)))
+        if let timeout = options.timeout {
+            runTimer = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
+                self?.stop(.timeout)
+            }
+        }
+        for index in plan.nodes.indices where remainingNeeds[index] == 0 {
+            decide(index)
+        }
+        pump()
+        finishIfDone()
+    }
+
+    /// Stops the run: cancels running attempts (SIGTERM, then SIGKILL after
+    /// the grace period), and skips everything not yet started. A second
+    /// interrupt kills what is still running at once.
+    public func stop(_ reason: StopReason) {
+        guard !finished else { return }
+        if case .interrupt = stopReason, case .interrupt = reason {
+            for handle in handles.values { handle.cancel(immediately: true) }
+            return
+        }
+        if stopReason == nil || stopReason == .failure { stopReason = reason }
+        cancelAllWork(includingCleanup: reason != .failure)
+    }
+
+    // MARK: - Scheduling
+
+    /// Starts ready nodes while their queue and `-j` have room, best priority first.
+    private func pump() {
+        let jobs = options.jobs ?? Int.max
+        while totalInFlight < jobs {
+            var best: Int?
+            for q in ready.indices where inFlight[q] < plan.queues[q].concurrency {
+                guard let head = ready[q].first else { continue }
+                if let b = best {
+                    let (pb, ph) = (plan.nodes[b].priority, plan.nodes[head].priority)
+                    if ph > pb || (ph == pb && head < b) { best = head }
+                } else {
+                    best = head
+                }
+            }
+            guard let node = best else { return }
+            let q = plan.nodes[node].queue
+            _ = ready[q].pop()
+            inFlight[q] += 1
+            totalInFlight += 1
+            startAttempt(node)
+        }
+    }
+
+    private func startAttempt(_ node: Int) {
+        state[node] = .running
+        attempt[node] += 1
+        let now = scheduler.now
+        if firstStart[node] == nil { firstStart[node] = now }
+        let spec = plan.nodes[node]
+        emit(RunEvent(time: now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
+                                             attempt: attempt[node], command: spec.command)))
+        let thisAttempt = attempt[node]
+        let events = AttemptEvents(
+            next: { [weak self] stream, text, continued in
+                guard let self, self.attempt[node] == thisAttempt else { return }
+                if stream == .value { self.values[node].append(text) }
+                self.emit(RunEvent(time: self.scheduler.now,
+                                   kind: .next(node: spec.name, stream: stream, text: text, continued: continued)))
+            },
+            finish: { [weak self] result in
+                guard let self, self.attempt[node] == thisAttempt else { return }
+                self.attemptFinished(node, result)
+            })
+        let inputs = NodeInputs(values: spec.needs.map { values[$0] })
+        let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
+        // A launcher may finish synchronously (a failed spawn): only keep live handles.
+        if case .running = state[node], attempt[node] == thisAttempt {
+            handles[node] = handle
+            if let timeout = spec.timeout {
+                timers[node] = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
+                    self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
+                }
+            }
+        }
+    }
+
+    private func cancelAttempt(_ node: Int, reason: CancelReason, immediately: Bool = false) {
+        guard case .running = state[node], let handle = handles[node] else { return }
+        if cancelReasons[node] == nil { cancelReasons[node] = reason }
+        handle.cancel(immediately: immediately)
+    }
+
+    private func attemptFinished(_ node: Int, _ result: AttemptResult) {
+        guard case .running = state[node] else { return }
+        handles[node] = nil
+        timers.removeValue(forKey: node)?.dispose()
+        let reason = cancelReasons.removeValue(forKey: node)
+        let now = scheduler.now
+        let spec = plan.nodes[node]
+        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
+        switch result {
+        case .success(let exitCode, let outputs):
+            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
+            nodeDone(node, .succeeded)
+        case .failure(var error):
+            switch reason {
+            case .nodeTimeout(let limit)?:
+                error = NodeError(.timeout, "timed out after \(limit.shortDescription)", exitCode: error.exitCode, signal: error.signal)
+            case .stop?:
+                error = NodeError(.canceled, stopMessage, exitCode: error.exitCode, signal: error.signal)
+            case nil:
+                break
+            }
+            let canRetry = error.kind != .canceled && attempt[node] <= spec.retry.times && stopReason == nil
+            if canRetry {
+                let delay = spec.retry.delay(afterAttempt: attempt[node])
+                emit(RunEvent(time: now, kind: .retry(node: spec.name, attempt: attempt[node],
+                                                     delayMilliseconds: Int(delay.timeInterval * 1000), error: error)))
+                state[node] = .retrying
+                timers[node] = scheduler.schedule(after: delay.timeInterval) { [weak self] in
+                    guard let self else { return }
+                    self.timers[node] = nil
+                    self.startAttempt(node)
+                }
+                return
+            }
+            emit(RunEvent(time: now, kind: .error(node: spec.name, durationMilliseconds: duration, error: error)))
+            if error.kind == .canceled {
+                nodeDone(node, .canceled)
+            } else {
+                nodeDone(node, spec.continueOnError ? .tolerated : .failed)
+            }
+        }
+    }
+
+    private var stopMessage: String {
+        switch stopReason {
+        case .failure?: return "canceled because another node failed"
+        case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
+        case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
+        case nil: return "canceled"
+        }
+    }
+
+    /// A node ended: free its slot, count it, release its dependents.
+    private func nodeDone(_ node: Int, _ outcome: Outcome) {
+        let wasInFlight: Bool
+        switch state[node] {
+        case .running, .retrying: wasInFlight = true
+        default: wasInFlight = false
+        }
+        state[node] = .done(outcome)
+        finishedAt[node] = scheduler.now
+        doneCount += 1
+        if wasInFlight {
+            inFlight[plan.nodes[node].queue] -= 1
+            totalInFlight -= 1
+        }
+        switch outcome {
+        case .succeeded: counts.succeeded += 1
+        case .tolerated: counts.failed += 1
+        case .failed:
+            counts.failed += 1
+            hardFailures += 1
+        case .canceled: counts.canceled += 1
+        case .skipped: counts.skipped += 1
+        }
+        if outcome == .failed, !options.keepGoing, stopReason == nil {
+            stopReason = .failure
+            cancelAllWork(includingCleanup: false)
+        }
+        for dependent in dependents[node] {
+            remainingNeeds[dependent] -= 1
+            if remainingNeeds[dependent] == 0, case .waiting = state[dependent] {
+                decide(dependent)
+            }
+        }
+        pump()
+        finishIfDone()
+    }
+
+    /// All needs of `node` have ended: make it ready, or skip it.
+    private func decide(_ node: Int) {
+        let spec = plan.nodes[node]
+        // After an interrupt or the run's timeout nothing new starts.
+        if let stop = stopReason, stop != .failure {
+            skip(node, .canceled)
+            return
+        }
+        var allSucceeded = true
+        var anyFailed = false
+        var anyCanceled = false
+        for need in spec.needs {
+            guard case .done(let outcome) = state[need] else { continue }
+            switch outcome {
+            case .succeeded, .tolerated: break
+            case .failed, .skipped(.upstreamFailed): anyFailed = true
+            case .canceled, .skipped(.canceled): anyCanceled = true
+            case .skipped: break
+            }
+            if !outcome.isSuccess { allSucceeded = false }
+        }
+        let runs: Bool
+        switch spec.condition {
+        case .success: runs = allSucceeded
+        case .failure: runs = anyFailed || anyCanceled
+        case .always: runs = true
+        }
+        guard runs else {
+            skip(node, anyFailed ? .upstreamFailed : anyCanceled ? .canceled : .condition)
+            return
+        }
+        // After a failure (fail-fast) only clean-up nodes (`if: failure|always`) still run.
+        if stopReason == .failure, spec.condition == .success {
+            skip(node, .canceled)
+            return
+        }
+        state[node] = .ready
+        ready[spec.queue].push(node)
+    }
+
+    private func skip(_ node: Int, _ reason: SkipReason) {
+        emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason)))
+        nodeDone(node, .skipped(reason))
+    }
+
+    /// Cancels running attempts and pending retries, and skips ready nodes
+    /// (all of them, or all but clean-up nodes after a failure).
+    private func cancelAllWork(includingCleanup: Bool) {
+        for node in handles.keys.sorted() {
+            cancelAttempt(node, reason: .stop)
+        }
+        for (node, timer) in timers.sorted(by: { $0.key < $1.key }) {
+            guard case .retrying = state[node] else { continue }
+            timer.dispose()
+            timers[node] = nil
+            let now = scheduler.now
+            let duration = milliseconds(from: firstStart[node] ?? now, to: now)
+            emit(RunEvent(time: now, kind: .error(node: plan.nodes[node].name, durationMilliseconds: duration,
+                                                 error: NodeError(.canceled, stopMessage))))
+            nodeDone(node, .canceled)
+        }
+        for q in ready.indices {
+            for node in ready[q].removeAll().sorted() {
+                let cleanup = plan.nodes[node].condition != .success
+                if cleanup && !includingCleanup {
+                    ready[q].push(node)
+                } else {
+                    skip(node, .canceled)
+                }
+            }
+        }
+    }
+
+    private func finishIfDone() {
+        guard !finished, doneCount == plan.nodes.count else { return }
+        finished = true
+        runTimer?.dispose()
+        let now = scheduler.now
+        let ok = hardFailures == 0 && stopReason == nil
+        let path = criticalPath()
+        emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: milliseconds(from: runStart, to: now),
+                                                     counts: counts, criticalPath: path)))
+        onFinish?(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path))
+    }
+
+    /// The chain that decided the run's length: from the node that finished
+    /// last, back through the need of each that finished last.
+    private func criticalPath() -> [String] {
+        // Only nodes that ran count; skipped ones took no time.
+        func end(_ node: Int) -> Date? { firstStart[node] == nil ? nil : finishedAt[node] }
+        func latest(_ candidates: [Int]) -> Int? {
+            var best: (node: Int, end: Date)?
+            for node in candidates {
+                guard let e = end(node) else { continue }
+                if best == nil || e > best!.end { best = (node, e) }
+            }
+            return best?.node
+        }
+        var path: [String] = []
+        var current = latest(Array(plan.nodes.indices))
+        while let node = current {
+            path.append(plan.nodes[node].name)
+            current = latest(plan.nodes[node].needs)
+        }
+        return path.reversed()
+    }
+
+    private func milliseconds(from start: Date, to end: Date) -> Int {
+        max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for Date arithmetic.
+    public var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    /// "30s", "1.5s", "250ms", "2m" — for messages.
+    public var shortDescription: String {
+        let ms = Int((timeInterval * 1000).rounded())
+        if ms % 60_000 == 0, ms >= 60_000 { return "\(ms / 60_000)m" }
+        if ms % 1000 == 0 { return "\(ms / 1000)s" }
+        if ms < 1000 { return "\(ms)ms" }
+        return "\(Double(ms) / 1000)s"
+    }
+}

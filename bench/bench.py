@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""moon's benchmarks: the same generated graphs run by moon, ninja and make
+in one session, reported as ratios (a ratio below 1.0 means moon is faster).
+
+usage: bench/bench.py path/to/moon [--quick]
+
+Each measurement is the median of several runs, wall time of the whole
+command, and the peak resident memory of the moon process.
+"""
+import os, shutil, statistics, subprocess, sys, tempfile, time
+
+MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/moon")
+QUICK = "--quick" in sys.argv
+REPEAT = 3 if QUICK else 5
+JOBS = 2
+
+
+def measure(argv, cwd, repeat=REPEAT):
+    """Median wall seconds and max RSS (MB) over `repeat` runs; checks the exit code."""
+    times, rss = [], 0
+    for _ in range(repeat):
+        for f in (".ninja_log", ".ninja_deps"):
+            p = os.path.join(cwd, f)
+            if os.path.exists(p):
+                os.remove(p)
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed in {cwd} with {proc.returncode}:\n{err[-2000:]}")
+        times.append(elapsed)
+        rss = max(rss, usage.ru_maxrss / 1024)
+    return statistics.median(times), rss
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class Graph:
+    """A DAG: names in file order, needs per name, and a shell command per node."""
+
+    def __init__(self, name):
+        self.name, self.order, self.needs, self.cmd = name, [], {}, {}
+
+    def add(self, node, cmd, needs=()):
+        self.order.append(node)
+        self.needs[node] = list(needs)
+        self.cmd[node] = cmd
+
+    def moon(self, exec_form=False):
+        lines = ["version: 1", f"name: {self.name}", "nodes:"]
+        for n in self.order:
+            lines.append(f"  {n}:")
+            c = self.cmd[n]
+            if c.startswith("uses:"):
+                lines.append(f"    {c}")
+            elif exec_form:
+                lines.append(f"    run: [{', '.join(c.split())}]")
+            else:
+                lines.append(f"    run: {c}")
+            if self.needs[n]:
+                lines.append(f"    needs: [{', '.join(self.needs[n])}]")
+        return "\n".join(lines) + "\n"
+
+    def ninja(self):
+        lines = ["rule r", "  command = $cmd", ""]
+        for n in self.order:
+            deps = " ".join(self.needs[n])
+            lines.append(f"build {n}: r" + (f" | {deps}" if deps else ""))
+            lines.append(f"  cmd = {self.cmd[n]}")
+        lines.append(f"build all: phony {' '.join(self.order)}")
+        lines.append("default all")
+        return "\n".join(lines) + "\n"
+
+    def make(self):
+        lines = [".PHONY: all " + " ".join(self.order), "all: " + " ".join(self.order)]
+        for n in self.order:
+            lines.append(f"{n}: {' '.join(self.needs[n])}")
+            lines.append(f"\t@{self.cmd[n]}")
+        return "\n".join(lines) + "\n"
+
+
+def independent(n=1000):
+    g = Graph("independent")
+    for i in range(n):
+        g.add(f"n{i}", "true")
+    return g
+
+
+def layers(count=50, width=20):
+    g = Graph("layers")
+    prev = []
+    for l in range(count):
+        cur = [f"l{l}_{i}" for i in range(width)]
+        for c in cur:
+            g.add(c, "true", prev)
+        prev = cur
+    return g
+
+
+def chain(n=300):
+    g = Graph("chain")
+    for i in range(n):
+        g.add(f"c{i}", "true", [f"c{i-1}"] if i else [])
+    return g
+
+
+def seed():
+    # The seed scenario: 3 needs 1 and 2, 0 needs 3 and 4, final needs 0 and 5.
+    g = Graph("seed")
+    s = "sleep 0.2"
+    g.add("one", s); g.add("two", s); g.add("four", s); g.add("five", s)
+    g.add("three", s, ["one", "two"])
+    g.add("zero", s, ["three", "four"])
+    g.add("final", s, ["zero", "five"])
+    return g
+
+
+def row(label, moon_t, other_t=None, other="", rss=None):
+    ratio = f"{moon_t / other_t:5.2f}x {other}" if other_t else ""
+    mem = f"{rss:6.1f} MB" if rss is not None else ""
+    other_s = f"{other_t:7.3f}s" if other_t else "        "
+    print(f"{label:<44} moon {moon_t:7.3f}s  {other_s}  {ratio:<12} {mem}")
+
+
+def main():
+    if not os.path.exists(MOON):
+        raise SystemExit(f"no moon binary at {MOON}; run `make release` first")
+    have_ninja = shutil.which("ninja") is not None
+    work = tempfile.mkdtemp(prefix="moon-bench-")
+    print(f"moon bench: {JOBS} jobs, median of {REPEAT} runs, in {work}")
+    print(f"{'graph':<44} {'moon':>12}  {'other':>8}  {'ratio':<12} peak RSS")
+    try:
+        for g in (independent(), layers(), chain(), seed()):
+            d = os.path.join(work, g.name)
+            os.makedirs(d)
+            write(os.path.join(d, "moon.yaml"), g.moon())
+            write(os.path.join(d, "exec.yaml"), g.moon(exec_form=True))
+            write(os.path.join(d, "build.ninja"), g.ninja())
+            write(os.path.join(d, "Makefile"), g.make())
+            mt, rss = measure([MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "moon.yaml"], d)
+            if have_ninja:
+                nt, _ = measure(["ninja", "-j", str(JOBS), "--quiet"], d)
+                row(f"{g.name} ({len(g.order)} nodes, shell) vs ninja", mt, nt, "ninja", rss)
+            kt, _ = measure(["make", "-s", "-j", str(JOBS)], d)
+            row(f"{g.name} ({len(g.order)} nodes, shell) vs make", mt, kt, "make", rss)
+            et, rss = measure([MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "exec.yaml"], d)
+            row(f"{g.name} ({len(g.order)} nodes, exec) vs make", et, kt, "make", rss)
+
+        # 10,000 built-in nodes: no processes, only moon's own overhead.
+        g = Graph("builtins")
+        for i in range(10000):
+            g.add(f"b{i}", "uses: echo\n    with: { message: hi }", [f"b{i-1}"] if i % 10 else [])
+        d = os.path.join(work, g.name); os.makedirs(d)
+        write(os.path.join(d, "moon.yaml"), g.moon())
+        mt, rss = measure([MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "moon.yaml"], d)
+        row("10,000 built-in nodes", mt, rss=rss)
+
+        # Dry run and check of 10,000 nodes (layers of 100) against ninja -n.
+        g = layers(100, 100)
+        g.name = "dry"
+        d = os.path.join(work, g.name); os.makedirs(d)
+        write(os.path.join(d, "moon.yaml"), g.moon())
+        write(os.path.join(d, "build.ninja"), g.ninja())
+        nt = measure(["ninja", "-n", "-j", str(JOBS)], d)[0] if have_ninja else None
+        mt, rss = measure([MOON, "run", "-n", "moon.yaml"], d)
+        row("dry run, 10,000 nodes vs ninja -n", mt, nt, "ninja", rss)
+        mt, rss = measure([MOON, "check", "moon.yaml"], d)
+        row("check, 10,000 nodes vs ninja -n", mt, nt, "ninja", rss)
+
+        # 100,000 nodes in a chain: dry run (goal: under 5 s).
+        g = chain(100000)
+        d = os.path.join(work, "chain100k"); os.makedirs(d)
+        write(os.path.join(d, "moon.yaml"), g.moon())
+        mt, rss = measure([MOON, "run", "-n", "moon.yaml"], d, repeat=1)
+        row("dry run, 100,000-node chain", mt, rss=rss)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
