@@ -457,12 +457,12 @@ struct GraphDecoder {
         return word(node, choices: Shell.allCases.map(\.rawValue), what: "shell").flatMap(Shell.init(rawValue:))
     }
 
-    private mutating func queueIndex(_ node: YAMLNode, queues: [QueueSpec], owner: String) -> Int? {
+    private mutating func queueIndex(_ node: YAMLNode, queues: [QueueSpec], owner: @autoclosure () -> String) -> Int? {
         if node.isNull { return nil }
         guard let name = string(node, expecting: "a queue name") else { return nil }
         if let index = queues.firstIndex(where: { $0.name == name }) { return index }
         let names = queues.map(\.name)
-        error("\(owner) uses unknown queue '\(name)'\(suggestion(for: name, in: names))", at: node.span,
+        error("\(owner()) uses unknown queue '\(name)'\(suggestion(for: name, in: names))", at: node.span,
               notes: ["queues: " + names.joined(separator: ", ") + "; declare new ones under 'queues:'"])
         return nil
     }
@@ -522,15 +522,15 @@ struct GraphDecoder {
     }
 
     /// A scalar's text. Null is "not set" (nil, no error) unless `allowNull` is false.
-    private mutating func string(_ node: YAMLNode, expecting: String, allowNull: Bool = true) -> String? {
+    private mutating func string(_ node: YAMLNode, expecting: @autoclosure () -> String, allowNull: Bool = true) -> String? {
         if case .scalar(let text, _, _) = node.kind {
             if node.isNull {
-                if !allowNull { error("expected \(expecting), found null", at: node.span) }
+                if !allowNull { error("expected \(expecting()), found null", at: node.span) }
                 return nil
             }
             return text
         }
-        error("expected \(expecting), found \(describe(node))", at: node.span)
+        error("expected \(expecting()), found \(describe(node))", at: node.span)
         return nil
     }
 
@@ -568,9 +568,9 @@ struct GraphDecoder {
 
     // MARK: - Mappings and keys
 
-    private mutating func mapping(_ node: YAMLNode, expecting: String) -> [YAMLNode.Pair]? {
+    private mutating func mapping(_ node: YAMLNode, expecting: @autoclosure () -> String) -> [YAMLNode.Pair]? {
         if let pairs = node.pairs { return pairs }
-        error("expected \(expecting), found \(describe(node))", at: node.span)
+        error("expected \(expecting()), found \(describe(node))", at: node.span)
         return nil
     }
 
@@ -584,7 +584,7 @@ struct GraphDecoder {
     /// The pairs of `pairs` by key, reporting unknown keys (with a suggestion
     /// and the list of valid ones) and duplicates. Null values are kept: each
     /// key decides whether null means "not set".
-    private mutating func checkKeys(_ pairs: [YAMLNode.Pair], allowed: [GraphKeys.Key], context: String,
+    private mutating func checkKeys(_ pairs: [YAMLNode.Pair], allowed: [GraphKeys.Key], context: @autoclosure () -> String,
                                     ignoringPrefix: String? = nil, noun: String = "key") -> [String: YAMLNode.Pair] {
         var result: [String: YAMLNode.Pair] = [:]
         let names = allowed.map(\.name)
@@ -592,12 +592,12 @@ struct GraphDecoder {
             guard let key = keyName(pair.key) else { continue }
             if let ignoringPrefix, key.hasPrefix(ignoringPrefix) { continue }
             guard names.contains(key) else {
-                error("unknown \(noun) '\(key)' \(context)\(suggestion(for: key, in: names))", at: pair.key.span,
+                error("unknown \(noun) '\(key)' \(context())\(suggestion(for: key, in: names))", at: pair.key.span,
                       notes: ["valid \(noun)s: " + names.joined(separator: ", ")])
                 continue
             }
             if result[key] != nil {
-                error("duplicate \(noun) '\(key)' \(context); remove one", at: pair.key.span)
+                error("duplicate \(noun) '\(key)' \(context()); remove one", at: pair.key.span)
                 continue
             }
             result[key] = pair

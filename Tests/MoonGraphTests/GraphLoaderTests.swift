@@ -1,3 +1,4 @@
+import Foundation
 import MoonDocument
 import Testing
 @testable import MoonGraph
@@ -157,4 +158,20 @@ struct GraphLoaderTests {
         ["version": 2, "nodez": [:], "nodes": ["a": "echo"]],
         doc(["a": ["run": "x"]], extra: [("queues", ["q0": ["concurrency": 0], "q1": ["concurrency": .quoted("4")]])]),
     ]
+}
+
+/// The repository's example graphs are valid.
+@Suite(.enabled(if: loaderWorks, "needs the YAML loader"))
+struct ExampleGraphTests {
+    @Test func examplesLoadWithoutDiagnostics() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: root.path))?.filter { $0.hasSuffix(".yaml") }.sorted() ?? []
+        #expect(!files.isEmpty, "no examples found in \(root.path)")
+        for file in files {
+            let text = try String(contentsOfFile: root.appendingPathComponent(file).path, encoding: .utf8)
+            let result = load(text, path: "examples/\(file)")
+            #expect(lines(result) == [], "\(file)")
+        }
+    }
 }
