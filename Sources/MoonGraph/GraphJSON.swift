@@ -1,0 +1,95 @@
+/// A JSON value with ordered object keys, so the renderer and the schema
+/// print deterministically. Internal: other stages have their own writers.
+indirect enum GraphJSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([GraphJSON])
+    case object([(String, GraphJSON)])
+
+    static func == (a: GraphJSON, b: GraphJSON) -> Bool { a.pretty() == b.pretty() }
+    func hash(into hasher: inout Hasher) { hasher.combine(pretty()) }
+
+    static func strings(_ values: [String]) -> GraphJSON { .array(values.map(GraphJSON.string)) }
+
+    /// Two-space indentation; arrays of scalars stay on one line; a final newline is not added.
+    func pretty(indent: Int = 0) -> String {
+        var out = ""
+        write(to: &out, indent: indent)
+        return out
+    }
+
+    private var isScalar: Bool {
+        switch self {
+        case .array, .object: return false
+        default: return true
+        }
+    }
+
+    private func write(to out: inout String, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let n): out += String(n)
+        case .double(let d):
+            if d.isFinite, d == d.rounded(), abs(d) < 1e15 { out += String(Int(d)) } else if d.isFinite { out += String(d) } else { out += "null" }
+        case .string(let s): GraphJSON.quote(s, into: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            if items.allSatisfy(\.isScalar) {
+                out += "["
+                for (i, item) in items.enumerated() {
+                    if i > 0 { out += ", " }
+                    item.write(to: &out, indent: indent)
+                }
+                out += "]"
+                return
+            }
+            let pad = String(repeating: " ", count: indent + 2)
+            out += "[\n"
+            for (i, item) in items.enumerated() {
+                out += pad
+                item.write(to: &out, indent: indent + 2)
+                out += i + 1 < items.count ? ",\n" : "\n"
+            }
+            out += String(repeating: " ", count: indent) + "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            let pad = String(repeating: " ", count: indent + 2)
+            out += "{\n"
+            for (i, (key, value)) in members.enumerated() {
+                out += pad
+                GraphJSON.quote(key, into: &out)
+                out += ": "
+                value.write(to: &out, indent: indent + 2)
+                out += i + 1 < members.count ? ",\n" : "\n"
+            }
+            out += String(repeating: " ", count: indent) + "}"
+        }
+    }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}

@@ -1,0 +1,50 @@
+import MoonDocument
+
+/// The outcome of loading a graph file: the graph when the file is valid, and
+/// every diagnostic found (errors and warnings, in source order) either way.
+public struct GraphLoadResult: Sendable {
+    /// nil when `diagnostics` holds at least one error.
+    public var graph: Graph?
+    public var diagnostics: [Diagnostic]
+
+    public init(graph: Graph?, diagnostics: [Diagnostic]) {
+        self.graph = graph
+        self.diagnostics = diagnostics
+    }
+
+    public var errors: [Diagnostic] { diagnostics.filter { $0.severity == .error } }
+    public var warnings: [Diagnostic] { diagnostics.filter { $0.severity == .warning } }
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// Loads, decodes and validates a graph file (DESIGN.md §2): YAML text ->
+/// `YAMLNode` (MoonDocument) -> `Graph`. No I/O: the caller reads the file.
+public enum GraphLoader {
+    /// Loads `source`. `overrides` (from `--set NAME=VALUE`) replace or add `vars`.
+    public static func load(_ source: SourceFile, overrides: [String: String] = [:],
+                            limits: YAMLLoader.Limits = YAMLLoader.Limits()) -> GraphLoadResult {
+        let root: YAMLNode
+        do {
+            root = try YAMLLoader.load(source, limits: limits)
+        } catch {
+            return GraphLoadResult(graph: nil, diagnostics: error.items)
+        }
+        return decode(root, path: source.path, overrides: overrides)
+    }
+
+    /// Decodes an already loaded document (the file at `path`).
+    public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:]) -> GraphLoadResult {
+        var decoder = GraphDecoder(path: path)
+        let graph = decoder.decode(root, overrides: overrides)
+        return GraphLoadResult(graph: graph, diagnostics: sortedBySource(decoder.diagnostics))
+    }
+
+    /// Stable sort by position; diagnostics without a span come first.
+    static func sortedBySource(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            let ka = a.element.span.map { ($0.start.line, $0.start.column) } ?? (0, 0)
+            let kb = b.element.span.map { ($0.start.line, $0.start.column) } ?? (0, 0)
+            return ka != kb ? ka < kb : a.offset < b.offset
+        }.map(\.element)
+    }
+}

@@ -1,0 +1,277 @@
+/// Renders a graph (or the part of it a plan selected) as text for people,
+/// Graphviz dot, Mermaid, or JSON for tools; and the dry-run listing.
+/// Returns strings, each ending in a newline; no I/O.
+public enum GraphRenderer {
+    public enum Format: String, Sendable, CaseIterable {
+        case text, dot, mermaid, json
+    }
+
+    /// Renders every node of `graph`.
+    public static func render(_ graph: Graph, format: Format) -> String {
+        render(plan(graph), format: format)
+    }
+
+    /// Renders the nodes `plan` selected and the edges between them.
+    public static func render(_ plan: Plan, format: Format) -> String {
+        switch format {
+        case .text: return text(plan)
+        case .dot: return dot(plan)
+        case .mermaid: return mermaid(plan)
+        case .json: return json(plan)
+        }
+    }
+
+    // MARK: - text
+
+    /// Levels, each node with its queue and command:
+    /// ```
+    /// graph demo: 3 nodes in 2 levels
+    /// level 0
+    ///   fetch    [net]      curl -fsS "$URL"
+    /// ```
+    public static func text(_ plan: Plan) -> String {
+        let graph = plan.graph
+        var out = "graph \(graph.name): \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))\n"
+        if let description = graph.description { out += "  \(oneLine(description))\n" }
+        let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
+        let queueWidth = plan.selected.map { graph.queue(of: graph.nodes[$0]).name.count + 2 }.max() ?? 0
+        for (l, level) in plan.levels.enumerated() {
+            out += "level \(l)\n"
+            for v in level {
+                let node = graph.nodes[v]
+                out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
+                out += "  " + node.action.summary + "\n"
+            }
+        }
+        return out
+    }
+
+    // MARK: - dot
+
+    /// A Graphviz digraph: every id quoted, edges from a need to the node needing it.
+    public static func dot(_ plan: Plan) -> String {
+        let graph = plan.graph
+        var out = "digraph \(dotQuote(graph.name)) {\n  node [shape=box];\n"
+        for v in plan.selected {
+            let node = graph.nodes[v]
+            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(node.action.summary))];\n"
+        }
+        for (from, to) in edges(plan) {
+            out += "  \(dotQuote(graph.nodes[from].name)) -> \(dotQuote(graph.nodes[to].name));\n"
+        }
+        return out + "}\n"
+    }
+
+    static func dotQuote(_ text: String) -> String {
+        var out = "\""
+        for c in text {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": break
+            default: out.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    // MARK: - mermaid
+
+    /// A Mermaid flowchart. Ids are the names with anything but letters, digits
+    /// and `_` replaced by `_`, prefixed with `n_` so no id is a Mermaid keyword
+    /// (`end`), and numbered when two names sanitise alike; labels keep the names.
+    public static func mermaid(_ plan: Plan) -> String {
+        let graph = plan.graph
+        var ids = [String](repeating: "", count: graph.nodes.count)
+        var used: Set<String> = []
+        for v in plan.selected {
+            let base = "n_" + String(graph.nodes[v].name.unicodeScalars.map {
+                ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_")) ? Character($0) : "_"
+            })
+            var id = base
+            var k = 2
+            while !used.insert(id).inserted { id = "\(base)_\(k)"; k += 1 }
+            ids[v] = id
+        }
+        var out = "flowchart TD\n"
+        for v in plan.selected {
+            out += "  \(ids[v])[\"\(mermaidLabel(graph.nodes[v].name))\"]\n"
+        }
+        for (from, to) in edges(plan) {
+            out += "  \(ids[from]) --> \(ids[to])\n"
+        }
+        return out
+    }
+
+    static func mermaidLabel(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "\"": out += "#quot;"
+            case "<": out += "#lt;"
+            case ">": out += "#gt;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    // MARK: - json
+
+    /// `{"name", "description", "queues", "nodes", "edges", "levels"}`, keys in a fixed order.
+    public static func json(_ plan: Plan) -> String {
+        let graph = plan.graph
+        let queues: [GraphJSON] = graph.queues.map { queue in
+            var members: [(String, GraphJSON)] = [("name", .string(queue.name))]
+            switch queue.concurrency {
+            case .auto: members.append(("concurrency", .string("auto")))
+            case .fixed(let n): members.append(("concurrency", .int(n)))
+            }
+            members.append(("executor", .string(queue.executor.name)))
+            if let slurm = queue.slurm { members.append(("slurm", slurmJSON(slurm))) }
+            return .object(members)
+        }
+        let nodes: [GraphJSON] = plan.selected.map { v in nodeJSON(graph, v, plan) }
+        let edges: [GraphJSON] = edges(plan).map { .strings([graph.nodes[$0.0].name, graph.nodes[$0.1].name]) }
+        let levels: [GraphJSON] = plan.levels.map { .strings($0.map { graph.nodes[$0].name }) }
+        let root: GraphJSON = .object([
+            ("name", .string(graph.name)),
+            ("description", graph.description.map(GraphJSON.string) ?? .null),
+            ("queues", .array(queues)),
+            ("nodes", .array(nodes)),
+            ("edges", .array(edges)),
+            ("levels", .array(levels)),
+        ])
+        return root.pretty() + "\n"
+    }
+
+    private static func nodeJSON(_ graph: Graph, _ v: Int, _ plan: Plan) -> GraphJSON {
+        let node = graph.nodes[v]
+        var members: [(String, GraphJSON)] = [
+            ("name", .string(node.name)),
+            ("description", node.description.map(GraphJSON.string) ?? .null),
+            ("needs", .strings(node.needs.map { graph.nodes[$0].name })),
+            ("queue", .string(graph.queue(of: node).name)),
+            ("kind", .string(node.action.kind)),
+        ]
+        switch node.action {
+        case .shell(let script): members.append(("command", .string(script)))
+        case .exec(let argv): members.append(("command", .strings(argv)))
+        case .builtin(let name, let with):
+            members.append(("command", .string(name)))
+            members.append(("with", .object(with.keys.sorted().map { ($0, argumentJSON(with[$0]!)) })))
+        }
+        if case .shell = node.action { members.append(("shell", .string(node.shell.rawValue))) }
+        members += [
+            ("if", .string(node.condition.rawValue)),
+            ("continue_on_error", .bool(node.continueOnError)),
+            ("timeout_ms", node.timeout.map { .int(milliseconds($0)) } ?? .null),
+            ("retry", .object([
+                ("times", .int(node.retry.times)),
+                ("delay_ms", .int(milliseconds(node.retry.delay))),
+                ("backoff", .double(node.retry.backoff)),
+                ("max_delay_ms", node.retry.maxDelay.map { .int(milliseconds($0)) } ?? .null),
+            ])),
+            ("dir", node.dir.map(GraphJSON.string) ?? .null),
+            ("env", .object(node.env.entries.map { ($0.name, .string($0.value)) })),
+        ]
+        if let slurm = graph.slurmOptions(for: node) { members.append(("slurm", slurmJSON(slurm))) }
+        members += [("level", .int(plan.level[v])), ("priority", .int(plan.priority[v]))]
+        return .object(members)
+    }
+
+    private static func argumentJSON(_ argument: BuiltinArgument) -> GraphJSON {
+        switch argument {
+        case .integer(let n): return .int(n)
+        case .duration(let d): return .string(DurationParser.format(d))
+        default: return .string(argument.text)
+        }
+    }
+
+    private static func slurmJSON(_ slurm: SlurmOptions) -> GraphJSON {
+        var members: [(String, GraphJSON)] = []
+        if let v = slurm.partition { members.append(("partition", .string(v))) }
+        if let v = slurm.cpusPerTask { members.append(("cpus-per-task", .int(v))) }
+        if let v = slurm.mem { members.append(("mem", .string(v))) }
+        if let v = slurm.time { members.append(("time", .string(v))) }
+        if let v = slurm.account { members.append(("account", .string(v))) }
+        if !slurm.args.isEmpty { members.append(("args", .strings(slurm.args))) }
+        return .object(members)
+    }
+
+    // MARK: - dry run
+
+    /// What `moon run -n` prints: the nodes in start order, each with its
+    /// level, queue (and Slurm resources on a Slurm queue) and command.
+    /// ```
+    /// dry run: graph demo, 3 nodes in 2 levels
+    ///   1. fetch    level 0  net      curl -fsS "$URL"
+    /// ```
+    public static func dryRun(_ graph: Graph, plan: Plan) -> String { dryRun(plan) }
+
+    /// The dry-run listing of `plan` (whose `graph` is the graph listed).
+    public static func dryRun(_ plan: Plan) -> String {
+        let graph = plan.graph
+        var out = "dry run: graph \(graph.name), \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))"
+        if plan.selected.count != graph.nodes.count { out += " (of \(graph.nodes.count))" }
+        out += "\n"
+        let numberWidth = String(plan.startOrder.count).count
+        let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
+        let levelWidth = String(max(0, plan.levels.count - 1)).count
+        let queueWidth = plan.selected.map { graph.queue(of: graph.nodes[$0]).name.count }.max() ?? 0
+        for (i, v) in plan.startOrder.enumerated() {
+            let node = graph.nodes[v]
+            let queue = graph.queue(of: node)
+            out += "  " + pad(String(i + 1), numberWidth, right: true) + ". " + pad(node.name, nameWidth)
+            out += "  level " + pad(String(plan.level[v]), levelWidth) + "  " + pad(queue.name, queueWidth)
+            out += "  " + node.action.summary
+            if let slurm = graph.slurmOptions(for: node) {
+                let summary = slurm.summary
+                out += summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]"
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    // MARK: - Helpers
+
+    static func plan(_ graph: Graph) -> Plan {
+        // A validated graph is acyclic, so planning all of it cannot fail.
+        (try? Plan.make(graph: graph)) ?? Plan.empty(graph)
+    }
+
+    /// (need, dependent) pairs among the selected nodes: by dependent in file order, then needs as written.
+    static func edges(_ plan: Plan) -> [(Int, Int)] {
+        var result: [(Int, Int)] = []
+        for v in plan.selected {
+            for need in plan.graph.nodes[v].needs where plan.isSelected(need) { result.append((need, v)) }
+        }
+        return result
+    }
+
+    private static func milliseconds(_ d: Duration) -> Int {
+        let (s, atto) = d.components
+        return Int(s) * 1000 + Int(atto / 1_000_000_000_000_000)
+    }
+
+    private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    private static func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, width - text.count))
+        return right ? fill + text : text + fill
+    }
+}
+
+extension Plan {
+    /// A plan that selects nothing (only for graphs that could not be planned).
+    static func empty(_ graph: Graph) -> Plan {
+        Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
+             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
+    }
+}

@@ -1,0 +1,240 @@
+/// The JSON Schema (draft 2020-12) of the graph file, generated from the same
+/// key tables the decoder checks (`GraphKeys`) and from `BuiltinCatalog`, so
+/// editors and moon agree. `schema/moon-graph.schema.json` is this text.
+public enum GraphSchema {
+    /// The schema, pretty-printed with two-space indentation and a final newline.
+    public static var text: String { document.pretty() + "\n" }
+
+    /// The same as `text`.
+    public static func json() -> String { text }
+
+    static let nodeNamePattern = "^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"
+    static let envNamePattern = "^[A-Za-z_][A-Za-z0-9_]*$"
+    static let varNamePattern = "^[A-Za-z_][A-Za-z0-9_-]*$"
+    static let durationPattern = "^(?:(?:[0-9]+(?:\\.[0-9]+)?(?:ms|s|m|h))+|[0-9]+(?:\\.[0-9]+)?)$"
+    static let templatePattern = "\\$\\{\\{"
+
+    static var document: GraphJSON {
+        .object([
+            ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
+            ("title", .string("moon graph file")),
+            ("description", .string("A task graph for moon (version 1): nodes, their needs, queues and defaults.")),
+            ("type", .string("object")),
+            ("required", .strings(["version", "nodes"])),
+            ("properties", properties(GraphKeys.top, types: topTypes)),
+            ("patternProperties", .object([("^x-", .object([("description", .string("Ignored by moon; a place for YAML anchors."))]))])),
+            ("additionalProperties", .bool(false)),
+            ("$defs", .object(definitions)),
+        ])
+    }
+
+    // MARK: - Key types
+
+    private static var topTypes: [String: GraphJSON] {
+        [
+            "version": .object([("const", .int(1))]),
+            "name": .object([("type", .string("string"))]),
+            "description": .object([("type", .string("string"))]),
+            "vars": map(keyPattern: varNamePattern, value: ref("scalar")),
+            "env": ref("env"),
+            "queues": map(keyPattern: nodeNamePattern, value: ref("queue")),
+            "defaults": ref("defaults"),
+            "nodes": map(keyPattern: nodeNamePattern, value: ref("node")),
+        ]
+    }
+
+    private static var nodeTypes: [String: GraphJSON] {
+        [
+            "description": .object([("type", .string("string"))]),
+            "needs": .object([("anyOf", .array([
+                ref("nodeName"),
+                .object([("type", .string("array")), ("items", ref("nodeName"))]),
+            ]))]),
+            "run": .object([("anyOf", .array([
+                .object([("type", .string("string")), ("minLength", .int(1))]),
+                .object([("type", .string("array")), ("items", ref("scalar")), ("minItems", .int(1))]),
+            ]))]),
+            "uses": .object([("enum", .strings(BuiltinCatalog.names))]),
+            "with": .object([("type", .string("object"))]),
+            "env": ref("env"),
+            "dir": .object([("type", .string("string"))]),
+            "queue": .object([("type", .string("string"))]),
+            "timeout": ref("timeout"),
+            "retry": ref("retry"),
+            "if": ref("condition"),
+            "continue-on-error": .object([("type", .string("boolean"))]),
+            "shell": ref("shell"),
+            "slurm": ref("slurm"),
+        ]
+    }
+
+    private static var queueTypes: [String: GraphJSON] {
+        [
+            "concurrency": .object([("anyOf", .array([
+                .object([("type", .string("integer")), ("minimum", .int(1))]),
+                .object([("const", .string("auto"))]),
+            ]))]),
+            "executor": .object([("enum", .strings(["local", "slurm"]))]),
+            "slurm": ref("slurm"),
+        ]
+    }
+
+    private static var slurmTypes: [String: GraphJSON] {
+        [
+            "partition": .object([("type", .string("string"))]),
+            "cpus-per-task": .object([("type", .string("integer")), ("minimum", .int(1))]),
+            "mem": .object([("type", .array([.string("string"), .string("integer")])), ("pattern", .string("^[0-9]+[KMGTkmgt]?$"))]),
+            "time": .object([("type", .array([.string("string"), .string("integer")])),
+                             ("pattern", .string("^(?:[0-9]+(?::[0-9]+){0,2}|[0-9]+-[0-9]+(?::[0-9]+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$"))]),
+            "account": .object([("type", .string("string"))]),
+            "args": .object([("anyOf", .array([
+                .object([("type", .string("string"))]),
+                .object([("type", .string("array")), ("items", ref("scalar"))]),
+            ]))]),
+        ]
+    }
+
+    private static var retryTypes: [String: GraphJSON] {
+        [
+            "times": .object([("type", .string("integer")), ("minimum", .int(0))]),
+            "delay": ref("duration"),
+            "backoff": .object([("type", .string("number")), ("minimum", .int(1))]),
+            "max-delay": ref("duration"),
+        ]
+    }
+
+    private static var defaultsTypes: [String: GraphJSON] {
+        [
+            "queue": .object([("type", .string("string"))]),
+            "timeout": ref("timeout"),
+            "retry": ref("retry"),
+            "shell": ref("shell"),
+            "dir": .object([("type", .string("string"))]),
+            "continue-on-error": .object([("type", .string("boolean"))]),
+            "if": ref("condition"),
+        ]
+    }
+
+    // MARK: - Definitions
+
+    private static var definitions: [(String, GraphJSON)] {
+        var defs: [(String, GraphJSON)] = [
+            ("nodeName", .object([("type", .string("string")), ("pattern", .string(nodeNamePattern))])),
+            ("scalar", .object([("type", .strings(["string", "number", "boolean"]))])),
+            ("env", map(keyPattern: envNamePattern, value: ref("scalar"))),
+            ("duration", .object([
+                ("description", .string("A duration: 250ms, 2s, 1.5s, 1m30s, 1h, or a number of seconds.")),
+                ("anyOf", .array([
+                    .object([("type", .string("string")), ("pattern", .string(durationPattern))]),
+                    .object([("type", .string("number")), ("minimum", .int(0))]),
+                ])),
+            ])),
+            ("timeout", .object([("anyOf", .array([ref("duration"), .object([("const", .string("none"))])]))])),
+            ("template", .object([
+                ("description", .string("A value with ${{ … }}, checked after interpolation.")),
+                ("type", .string("string")), ("pattern", .string(templatePattern)),
+            ])),
+            ("condition", .object([("enum", .strings(RunCondition.allCases.map(\.rawValue)))])),
+            ("shell", .object([("enum", .strings(Shell.allCases.map(\.rawValue)))])),
+            ("retry", .object([("anyOf", .array([
+                .object([("type", .string("integer")), ("minimum", .int(0))]),
+                closedObject(GraphKeys.retry, types: retryTypes, required: ["times"]),
+            ]))])),
+            ("slurm", closedObject(GraphKeys.slurm, types: slurmTypes)),
+            ("queue", closedObject(GraphKeys.queue, types: queueTypes)),
+            ("defaults", closedObject(GraphKeys.defaults, types: defaultsTypes)),
+            ("node", nodeDefinition),
+        ]
+        for builtin in BuiltinCatalog.all {
+            defs.append(("with-\(builtin.name)", withDefinition(builtin)))
+        }
+        return defs
+    }
+
+    private static var nodeDefinition: GraphJSON {
+        guard case .object(var members) = closedObject(GraphKeys.node, types: nodeTypes) else { return .null }
+        members.append(("oneOf", .array([
+            .object([("required", .strings(["run"]))]),
+            .object([("required", .strings(["uses"]))]),
+        ])))
+        members.append(("allOf", .array(BuiltinCatalog.all.map { builtin in
+            .object([
+                ("if", .object([
+                    ("properties", .object([("uses", .object([("const", .string(builtin.name))]))])),
+                    ("required", .strings(["uses"])),
+                ])),
+                ("then", .object([("properties", .object([("with", ref("with-\(builtin.name)"))]))])),
+            ])
+        })))
+        return .object(members)
+    }
+
+    private static func withDefinition(_ builtin: BuiltinCatalog.Builtin) -> GraphJSON {
+        var members: [(String, GraphJSON)] = [
+            ("description", .string(builtin.description)),
+            ("type", .string("object")),
+            ("properties", .object(builtin.parameters.map { ($0.name, parameterSchema($0)) })),
+        ]
+        let required = builtin.parameters.filter(\.required).map(\.name)
+        if !required.isEmpty { members.append(("required", .strings(required))) }
+        members.append(("additionalProperties", .bool(false)))
+        for group in builtin.exactlyOneOf {
+            members.append(("oneOf", .array(group.map { .object([("required", .strings([$0]))]) })))
+        }
+        return .object(members)
+    }
+
+    private static func parameterSchema(_ parameter: BuiltinCatalog.Parameter) -> GraphJSON {
+        let description: (String, GraphJSON) = ("description", .string(parameter.description))
+        switch parameter.kind {
+        case .string:
+            return .object([description, ("type", .strings(["string", "number", "boolean"]))])
+        case .path:
+            return .object([description, ("type", .string("string")), ("minLength", .int(1))])
+        case .integer:
+            return .object([description, ("anyOf", .array([.object([("type", .string("integer"))]), ref("template")]))])
+        case .duration:
+            return .object([description, ("anyOf", .array([ref("duration"), ref("template")]))])
+        case .choice(let values):
+            return .object([description, ("anyOf", .array([.object([("enum", .strings(values))]), ref("template")]))])
+        case .hostPort:
+            return .object([description, ("type", .string("string")), ("pattern", .string("^.+:[0-9]+$|\\$\\{\\{"))])
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func ref(_ name: String) -> GraphJSON { .object([("$ref", .string("#/$defs/\(name)"))]) }
+
+    private static func map(keyPattern: String, value: GraphJSON) -> GraphJSON {
+        .object([
+            ("type", .string("object")),
+            ("propertyNames", .object([("pattern", .string(keyPattern))])),
+            ("additionalProperties", value),
+        ])
+    }
+
+    private static func properties(_ keys: [GraphKeys.Key], types: [String: GraphJSON]) -> GraphJSON {
+        .object(keys.map { key in
+            var members: [(String, GraphJSON)] = [("description", .string(key.description))]
+            if case .object(let typeMembers)? = types[key.name] { members += typeMembers }
+            return (key.name, .object(members))
+        })
+    }
+
+    private static func closedObject(_ keys: [GraphKeys.Key], types: [String: GraphJSON], required: [String] = []) -> GraphJSON {
+        var members: [(String, GraphJSON)] = [("type", .string("object")), ("properties", properties(keys, types: types))]
+        if !required.isEmpty { members.append(("required", .strings(required))) }
+        members.append(("additionalProperties", .bool(false)))
+        return .object(members)
+    }
+
+    /// Keys of `GraphKeys` that have no type here (a test keeps this empty).
+    static var untypedKeys: [String] {
+        let tables: [([GraphKeys.Key], [String: GraphJSON])] = [
+            (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
+            (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
+        ]
+        return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
+    }
+}

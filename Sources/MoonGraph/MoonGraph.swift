@@ -1,1 +1,0 @@
-// The MoonGraph stage. See DESIGN.md §1.

@@ -1,0 +1,70 @@
+import MoonDocument
+
+/// One node of a validated graph, with the graph's defaults already applied.
+public struct Node: Sendable {
+    public var name: String
+    /// The span of the node's name (its key under `nodes:`); diagnostics about the node point here.
+    public var nameSpan: SourceSpan
+    public var description: String?
+    /// Indices into `Graph.nodes`, in the order written, without duplicates or self.
+    public var needs: [Int]
+    /// The span of each entry of `needs` (same order).
+    public var needSpans: [SourceSpan]
+    public var action: NodeAction
+    /// The node's own `env:`; `Graph.environment(for:)` layers it over the graph's.
+    public var env: Variables
+    /// `dir:` as written (relative to the graph file's directory); see `Graph.workingDirectory(for:)`.
+    public var dir: String?
+    /// Index into `Graph.queues`.
+    public var queue: Int
+    public var timeout: Duration?
+    public var retry: RetryPolicy
+    public var condition: RunCondition
+    public var continueOnError: Bool
+    public var shell: Shell
+    /// The node's own `slurm:` overrides (empty when none); see `Graph.slurmOptions(for:)`.
+    public var slurm: SlurmOptions
+    /// The span of the node's whole definition.
+    public var span: SourceSpan
+
+    public init(name: String, nameSpan: SourceSpan, description: String? = nil, needs: [Int] = [],
+                needSpans: [SourceSpan] = [], action: NodeAction, env: Variables = Variables(),
+                dir: String? = nil, queue: Int = 0, timeout: Duration? = nil, retry: RetryPolicy = .none,
+                condition: RunCondition = .success, continueOnError: Bool = false, shell: Shell = .sh,
+                slurm: SlurmOptions = SlurmOptions(), span: SourceSpan? = nil) {
+        self.name = name
+        self.nameSpan = nameSpan
+        self.description = description
+        self.needs = needs
+        self.needSpans = needSpans
+        self.action = action
+        self.env = env
+        self.dir = dir
+        self.queue = queue
+        self.timeout = timeout
+        self.retry = retry
+        self.condition = condition
+        self.continueOnError = continueOnError
+        self.shell = shell
+        self.slurm = slurm
+        self.span = span ?? nameSpan
+    }
+
+    /// Whether `name` is a valid node name: `[A-Za-z0-9_][A-Za-z0-9_.+-]*`.
+    public static func isValidName(_ name: String) -> Bool {
+        var first = true
+        for byte in name.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+                break
+            case UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "-"):
+                if first { return false }
+            default:
+                return false
+            }
+            first = false
+        }
+        return !first
+    }
+}

@@ -1,0 +1,122 @@
+import MoonDocument
+
+/// What a run will do: the selected nodes (the targets and everything they
+/// need, transitively), their topological levels, and the order in which
+/// they would start. Computed in linear time (plus sorting within levels), without recursion.
+public struct Plan: Sendable {
+    public let graph: Graph
+    /// Selected node indices, in file order.
+    public let selected: [Int]
+    /// Selected nodes by level: level 0 needs nothing, level k needs something at level k-1.
+    /// Each level is in file order.
+    public let levels: [[Int]]
+    /// Per node index: its level, or -1 when not selected.
+    public let level: [Int]
+    /// Per node index: the weight of the heaviest path from the node to the end
+    /// of the selected graph, the node included (1 per node unless weighted,
+    /// so by default the number of nodes on the longest remaining path);
+    /// 0 when not selected. Among ready nodes, the highest starts first.
+    public let priority: [Int]
+    /// The order a run with unlimited jobs starts the nodes: level by level,
+    /// higher priority first, ties in file order.
+    public let startOrder: [Int]
+
+    /// Plans `targets` (all nodes when empty). `weights`, indexed like
+    /// `graph.nodes`, replace the default weight of 1 (e.g. recorded durations
+    /// in milliseconds); missing or negative entries count as 1.
+    /// Throws one diagnostic (no span) per unknown target, with a suggestion.
+    public static func make(graph: Graph, targets: [String] = [], weights: [Int]? = nil) throws(Diagnostics) -> Plan {
+        let n = graph.nodes.count
+        var isSelected = [Bool](repeating: targets.isEmpty, count: n)
+        if !targets.isEmpty {
+            var problems: [Diagnostic] = []
+            var stack: [Int] = []
+            for target in targets {
+                guard let index = graph.index(of: target) else {
+                    let hint = Suggestion.clause(for: target, in: graph.nodes.lazy.map(\.name))
+                    problems.append(.error("unknown node '\(target)'\(hint)", at: nil))
+                    continue
+                }
+                if !isSelected[index] { isSelected[index] = true; stack.append(index) }
+            }
+            guard problems.isEmpty else { throw Diagnostics(problems) }
+            while let v = stack.popLast() {
+                for need in graph.nodes[v].needs where !isSelected[need] {
+                    isSelected[need] = true
+                    stack.append(need)
+                }
+            }
+        }
+        let selected = (0..<n).filter { isSelected[$0] }
+
+        // Kahn's algorithm over the selection, seeded in file order.
+        var pending = [Int](repeating: 0, count: n)
+        var dependents = [[Int]](repeating: [], count: n)
+        for v in selected {
+            pending[v] = graph.nodes[v].needs.count
+            for need in graph.nodes[v].needs { dependents[need].append(v) }
+        }
+        var order: [Int] = []
+        order.reserveCapacity(selected.count)
+        for v in selected where pending[v] == 0 { order.append(v) }
+        var head = 0
+        while head < order.count {
+            let v = order[head]; head += 1
+            for d in dependents[v] {
+                pending[d] -= 1
+                if pending[d] == 0 { order.append(d) }
+            }
+        }
+        guard order.count == selected.count else {
+            let stuck = selected.filter { pending[$0] > 0 }.map { graph.nodes[$0].name }
+            throw Diagnostics([.error("dependency cycle among: " + stuck.joined(separator: ", "), at: nil)])
+        }
+
+        var level = [Int](repeating: -1, count: n)
+        var levelCount = 0
+        for v in order {
+            var l = 0
+            for need in graph.nodes[v].needs { l = max(l, level[need] + 1) }
+            level[v] = l
+            levelCount = max(levelCount, l + 1)
+        }
+        var priority = [Int](repeating: 0, count: n)
+        for v in order.reversed() {
+            var rest = 0
+            for d in dependents[v] { rest = max(rest, priority[d]) }
+            var weight = 1
+            if let weights, v < weights.count, weights[v] >= 0 { weight = weights[v] }
+            // Saturating, so absurd weights cannot trap.
+            let (sum, overflow) = weight.addingReportingOverflow(rest)
+            priority[v] = overflow ? Int.max : sum
+        }
+        var levels = [[Int]](repeating: [], count: levelCount)
+        for v in selected { levels[level[v]].append(v) }
+        var startOrder: [Int] = []
+        startOrder.reserveCapacity(selected.count)
+        for nodes in levels {
+            startOrder += nodes.sorted { priority[$0] != priority[$1] ? priority[$0] > priority[$1] : $0 < $1 }
+        }
+        return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
+    }
+
+    public func isSelected(_ node: Int) -> Bool { level[node] >= 0 }
+
+    /// The heaviest path through the selection, from a node with no needs to
+    /// the end: the first node of highest priority, then at each step the
+    /// dependent carrying the rest of that priority (ties in file order).
+    public var criticalPath: [Int] {
+        guard let first = levels.first?.max(by: { priority[$0] != priority[$1] ? priority[$0] < priority[$1] : $0 > $1 }) else {
+            return []
+        }
+        var dependents = [[Int]](repeating: [], count: graph.nodes.count)
+        for v in selected { for need in graph.nodes[v].needs { dependents[need].append(v) } }
+        var path = [first]
+        var v = first
+        while let next = dependents[v].max(by: { priority[$0] != priority[$1] ? priority[$0] < priority[$1] : $0 > $1 }) {
+            path.append(next)
+            v = next
+        }
+        return path
+    }
+}

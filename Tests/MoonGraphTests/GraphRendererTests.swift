@@ -1,0 +1,227 @@
+import Testing
+@testable import MoonGraph
+
+@Suite struct GraphRendererTests {
+    static let sample: Graph = graph(doc([
+        "fetch": ["run": "curl -o \"data.json\" $URL", "queue": "net", "description": "Download", "timeout": "30s"],
+        "compile": ["run": ["swift", "build", "-c", "release"], "queue": "hpc", "retry": ["times": 2, "delay": "1s"]],
+        "wait": ["uses": "sleep", "with": ["duration": "2s"]],
+        "package": ["needs": ["fetch", "compile", "wait"], "run": "./package.sh", "env": ["A": "1"]],
+    ], extra: [
+        ("name", "demo"),
+        ("queues", ["net": ["concurrency": 4], "hpc": ["executor": "slurm", "slurm": ["partition": "debug", "mem": "4G"]]]),
+    ]))!
+
+    @Test func text() {
+        #expect(GraphRenderer.render(Self.sample, format: .text) == """
+        graph demo: 4 nodes in 2 levels
+        level 0
+          fetch    [net]      curl -o "data.json" $URL
+          compile  [hpc]      swift build -c release
+          wait     [default]  uses sleep (duration: 2s)
+        level 1
+          package  [default]  ./package.sh
+
+        """)
+    }
+
+    @Test func dot() {
+        #expect(GraphRenderer.render(Self.sample, format: .dot) == #"""
+        digraph "demo" {
+          node [shape=box];
+          "fetch" [tooltip="curl -o \"data.json\" $URL"];
+          "compile" [tooltip="swift build -c release"];
+          "wait" [tooltip="uses sleep (duration: 2s)"];
+          "package" [tooltip="./package.sh"];
+          "fetch" -> "package";
+          "compile" -> "package";
+          "wait" -> "package";
+        }
+
+        """#)
+        #expect(GraphRenderer.dotQuote(#"a"b\c"#) == #""a\"b\\c""#)
+    }
+
+    @Test func mermaid() throws {
+        #expect(GraphRenderer.render(Self.sample, format: .mermaid) == """
+        flowchart TD
+          n_fetch["fetch"]
+          n_compile["compile"]
+          n_wait["wait"]
+          n_package["package"]
+          n_fetch --> n_package
+          n_compile --> n_package
+          n_wait --> n_package
+
+        """)
+        let g = try #require(graph(doc(["end": ["run": "x"], "a.b": ["run": "x"], "a-b": ["run": "x", "needs": ["a.b", "end"]]])))
+        #expect(GraphRenderer.render(g, format: .mermaid) == """
+        flowchart TD
+          n_end["end"]
+          n_a_b["a.b"]
+          n_a_b_2["a-b"]
+          n_a_b --> n_a_b_2
+          n_end --> n_a_b_2
+
+        """)
+    }
+
+    @Test func json() {
+        #expect(GraphRenderer.render(Self.sample, format: .json) == """
+        {
+          "name": "demo",
+          "description": null,
+          "queues": [
+            {
+              "name": "default",
+              "concurrency": "auto",
+              "executor": "local"
+            },
+            {
+              "name": "net",
+              "concurrency": 4,
+              "executor": "local"
+            },
+            {
+              "name": "hpc",
+              "concurrency": "auto",
+              "executor": "slurm",
+              "slurm": {
+                "partition": "debug",
+                "mem": "4G"
+              }
+            }
+          ],
+          "nodes": [
+            {
+              "name": "fetch",
+              "description": "Download",
+              "needs": [],
+              "queue": "net",
+              "kind": "shell",
+              "command": "curl -o \\"data.json\\" $URL",
+              "shell": "sh",
+              "if": "success",
+              "continue_on_error": false,
+              "timeout_ms": 30000,
+              "retry": {
+                "times": 0,
+                "delay_ms": 0,
+                "backoff": 1,
+                "max_delay_ms": null
+              },
+              "dir": null,
+              "env": {},
+              "level": 0,
+              "priority": 2
+            },
+            {
+              "name": "compile",
+              "description": null,
+              "needs": [],
+              "queue": "hpc",
+              "kind": "exec",
+              "command": ["swift", "build", "-c", "release"],
+              "if": "success",
+              "continue_on_error": false,
+              "timeout_ms": null,
+              "retry": {
+                "times": 2,
+                "delay_ms": 1000,
+                "backoff": 1,
+                "max_delay_ms": null
+              },
+              "dir": null,
+              "env": {},
+              "slurm": {
+                "partition": "debug",
+                "mem": "4G"
+              },
+              "level": 0,
+              "priority": 2
+            },
+            {
+              "name": "wait",
+              "description": null,
+              "needs": [],
+              "queue": "default",
+              "kind": "builtin",
+              "command": "sleep",
+              "with": {
+                "duration": "2s"
+              },
+              "if": "success",
+              "continue_on_error": false,
+              "timeout_ms": null,
+              "retry": {
+                "times": 0,
+                "delay_ms": 0,
+                "backoff": 1,
+                "max_delay_ms": null
+              },
+              "dir": null,
+              "env": {},
+              "level": 0,
+              "priority": 2
+            },
+            {
+              "name": "package",
+              "description": null,
+              "needs": ["fetch", "compile", "wait"],
+              "queue": "default",
+              "kind": "shell",
+              "command": "./package.sh",
+              "shell": "sh",
+              "if": "success",
+              "continue_on_error": false,
+              "timeout_ms": null,
+              "retry": {
+                "times": 0,
+                "delay_ms": 0,
+                "backoff": 1,
+                "max_delay_ms": null
+              },
+              "dir": null,
+              "env": {
+                "A": "1"
+              },
+              "level": 1,
+              "priority": 1
+            }
+          ],
+          "edges": [
+            ["fetch", "package"],
+            ["compile", "package"],
+            ["wait", "package"]
+          ],
+          "levels": [
+            ["fetch", "compile", "wait"],
+            ["package"]
+          ]
+        }
+
+        """)
+    }
+
+    @Test func dryRunListsNodesInStartOrder() throws {
+        let plan = try Plan.make(graph: Self.sample, weights: [1, 1, 5, 1])
+        #expect(GraphRenderer.dryRun(plan) == """
+        dry run: graph demo, 4 nodes in 2 levels
+          1. wait     level 0  default  uses sleep (duration: 2s)
+          2. fetch    level 0  net      curl -o "data.json" $URL
+          3. compile  level 0  hpc      swift build -c release  [slurm partition=debug mem=4G]
+          4. package  level 1  default  ./package.sh
+
+        """)
+        let partial = try Plan.make(graph: Self.sample, targets: ["fetch"])
+        #expect(GraphRenderer.dryRun(partial) == """
+        dry run: graph demo, 1 node in 1 level (of 4)
+          1. fetch  level 0  net  curl -o "data.json" $URL
+
+        """)
+    }
+
+    @Test func jsonEscapesControlCharacters() {
+        #expect(GraphJSON.string("a\"b\\c\n\u{01}é").pretty() == #""a\"b\\c\n\u0001é""#)
+    }
+}
