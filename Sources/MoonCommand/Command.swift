@@ -57,16 +57,17 @@ open class Command<Input, Output>: AnyCommand {
     ///
     /// - Parameters:
     ///   - name: for logs and callbacks; defaults to the type's name.
-    ///   - executeQueue: where `run` is called; by default a global
-    ///     concurrent queue.
+    ///   - executeQueue: where `run` is called; by default a serial queue
+    ///     of the command's own (an overcommitting queue: a `run` that
+    ///     blocks does not starve Dispatch's global pool).
     ///   - allowsConcurrentExecution: whether executions may overlap.
     public init(
         name: String? = nil,
-        executeQueue: DispatchQueue = .global(),
+        executeQueue: DispatchQueue? = nil,
         allowsConcurrentExecution: Bool = false
     ) {
         self.explicitName = name
-        self.executeQueue = executeQueue
+        self.executeQueue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
         self.allowsConcurrentExecution = allowsConcurrentExecution
         self.executeBlock = nil
         let count = MutableProperty(0)
@@ -80,12 +81,12 @@ open class Command<Input, Output>: AnyCommand {
     /// that continues after the block returns (or nil).
     public init(
         name: String? = nil,
-        executeQueue: DispatchQueue = .global(),
+        executeQueue: DispatchQueue? = nil,
         allowsConcurrentExecution: Bool = false,
         execute: @escaping (_ input: Input, _ result: CommandResult<Output>) -> Cancelable?
     ) {
         self.explicitName = name
-        self.executeQueue = executeQueue
+        self.executeQueue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
         self.allowsConcurrentExecution = allowsConcurrentExecution
         self.executeBlock = execute
         let count = MutableProperty(0)

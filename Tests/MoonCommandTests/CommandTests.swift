@@ -114,7 +114,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     }
 
     @Test func concurrentExecutionWhenAllowed() {
-        let command = Command<Int, Int>(executeQueue: .global(), allowsConcurrentExecution: true) { input, result in
+        let command = Command<Int, Int>(executeQueue: DispatchQueue(label: "pool", attributes: .concurrent), allowsConcurrentExecution: true) { input, result in
             result.complete(with: input)
             return nil
         }

@@ -22,7 +22,7 @@ import Testing
         var onQueue = true
         let recorder = Recorder<Int>()
         let source = Signal<Int> { observer, _ in
-            DispatchQueue.global().async {
+            DispatchQueue(label: "producer").async {
                 for i in 0..<5_000 { observer.send(next: i) }
                 observer.sendCompleted()
             }

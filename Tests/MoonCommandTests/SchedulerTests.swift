@@ -42,7 +42,10 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         var seen: String?
         var canceledRan = false
-        scheduler.schedule(after: 0.001) { canceledRan = true }?.dispose()
+        // Suspended, so the cancel surely comes before the action is due.
+        queue.suspend()
+        scheduler.schedule { canceledRan = true }?.dispose()
+        queue.resume()
         scheduler.schedule(after: 0.002) {
             seen = DispatchQueue.getSpecific(key: key)
             done.signal()

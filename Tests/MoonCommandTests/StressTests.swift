@@ -17,7 +17,7 @@ import Testing
             let signal = Signal<Int> { observer, _ in send = observer; ready.signal() }
                 .map { $0 + 1 }
                 .merge(with: .never)
-                .deliverOn(QueueScheduler(queue: .global()))
+                .deliverOn(QueueScheduler(queue: DispatchQueue(label: "stress", attributes: .concurrent)))
             var terminated = false
             var inside = false
             let eventLock = NSLock()
