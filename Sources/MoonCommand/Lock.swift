@@ -18,9 +18,9 @@ import Musl
 /// which a Swift stored property does not guarantee.
 public final class Lock {
     #if canImport(Darwin)
-    private let raw: UnsafeMutablePointer<os_unfair_lock>
+    @usableFromInline let raw: UnsafeMutablePointer<os_unfair_lock>
     #else
-    private let raw: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let raw: UnsafeMutablePointer<pthread_mutex_t>
     #endif
 
     /// Creates an unlocked lock.
@@ -46,7 +46,7 @@ public final class Lock {
     }
 
     /// Acquires the lock; pair every call with `defer { unlock() }`.
-    @inline(__always)
+    @inlinable
     public func lock() {
         #if canImport(Darwin)
         os_unfair_lock_lock(raw)
@@ -56,7 +56,7 @@ public final class Lock {
     }
 
     /// Releases the lock.
-    @inline(__always)
+    @inlinable
     public func unlock() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(raw)
@@ -67,7 +67,7 @@ public final class Lock {
 
     /// Runs `body` with the lock held. `body` must not call out (observers,
     /// user closures, schedulers).
-    @inline(__always)
+    @inlinable
     public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock()
         defer { unlock() }

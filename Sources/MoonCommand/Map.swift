@@ -3,6 +3,7 @@ extension Signal {
     ///
     /// Adds no lock and no allocation per event: the upstream is already
     /// serial, so this stage is one closure call.
+    @inlinable
     public func map<U>(_ transform: @escaping (Value) -> U) -> Signal<U> {
         let upstream = startHandler
         return Signal<U>(unchecked: { observer, lifetime in

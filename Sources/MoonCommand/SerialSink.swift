@@ -16,31 +16,35 @@
 /// merge, flatMap...) use ``modify(_:)`` so that the state change and the
 /// enqueueing happen under one lock, which keeps emitted events in the
 /// order the state changed.
+@usableFromInline
 final class SerialSink<Value>: Disposable {
-    private let lock = Lock()
+    @usableFromInline let lock = Lock()
     // Protected by `lock`.
-    private var queue: [Event<Value>] = []
-    private var head = 0
-    private var draining = false
-    private var accepting = true // false after a terminal event or disposal
-    private var disposed = false
+    @usableFromInline var queue: [Event<Value>] = []
+    @usableFromInline var head = 0
+    @usableFromInline var draining = false
+    @usableFromInline var accepting = true // false after a terminal event or disposal
+    @usableFromInline var disposed = false
     // Touched only by the current drainer (exclusivity is handed over
     // through `lock`), or under `lock` when nobody drains.
-    private var observer: Observer<Value>?
-    private var lifetime: Disposable?
+    @usableFromInline var observer: Observer<Value>?
+    @usableFromInline var lifetime: Disposable?
 
     /// - Parameters:
     ///   - observer: the downstream observer.
     ///   - lifetime: disposed after the terminal event has been delivered,
     ///     so upstream resources are released when the signal ends.
+    @inlinable
     init(_ observer: Observer<Value>, lifetime: Disposable?) {
         self.observer = observer
         self.lifetime = lifetime
     }
 
     /// The observer senders use.
+    @inlinable
     var input: Observer<Value> { Observer(self.send) }
 
+    @usableFromInline
     var isDisposed: Bool {
         lock.lock(); defer { lock.unlock() }
         return disposed
@@ -53,6 +57,7 @@ final class SerialSink<Value>: Disposable {
     }
 
     /// Enqueues `event` (if the grammar allows it) and delivers.
+    @inlinable
     func send(_ event: Event<Value>) {
         lock.lock()
         guard accepting else { lock.unlock(); return }
@@ -105,7 +110,8 @@ final class SerialSink<Value>: Disposable {
         drainLoop()
     }
 
-    private func drainLoop() {
+    @inlinable
+    func drainLoop() {
         while true {
             lock.lock()
             if disposed || head == queue.count {
@@ -124,8 +130,8 @@ final class SerialSink<Value>: Disposable {
         }
     }
 
-    @inline(__always)
-    private func deliver(_ event: Event<Value>) {
+    @inlinable
+    func deliver(_ event: Event<Value>) {
         observer?.send(event)
         if event.isTerminal {
             // The terminal event is delivered; release the observer and
@@ -138,13 +144,15 @@ final class SerialSink<Value>: Disposable {
         }
     }
 
-    private func takeObserver() -> (Observer<Value>?, Disposable?) {
+    @usableFromInline
+    func takeObserver() -> (Observer<Value>?, Disposable?) {
         let taken = (observer, lifetime)
         observer = nil
         lifetime = nil
         return taken
     }
 
+    @usableFromInline
     func dispose() {
         let release: (Observer<Value>?, Disposable?)?
         do {

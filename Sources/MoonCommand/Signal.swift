@@ -42,6 +42,7 @@ public struct Signal<Value> {
     /// should register its teardown (cancelling timers, killing processes)
     /// on the `lifetime`, which is disposed when the subscriber disposes or
     /// when the signal terminates.
+    @inlinable
     public init(_ startHandler: @escaping (_ observer: Observer<Value>, _ lifetime: CompositeDisposable) -> Void) {
         self.startHandler = { downstream, lifetime in
             let sink = SerialSink(downstream, lifetime: lifetime)
@@ -70,6 +71,7 @@ public struct Signal<Value> {
     /// Starts the work and delivers its events to `observer`.
     ///
     /// - Returns: a disposable that stops the work and the delivery.
+    @inlinable
     @discardableResult
     public func start(_ observer: Observer<Value>) -> Disposable {
         let lifetime = CompositeDisposable()

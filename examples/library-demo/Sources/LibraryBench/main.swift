@@ -67,3 +67,11 @@ let deliver = best {
     done.wait()
 }
 print(String(format: "deliverOn(serial queue): %.1f M events/s", Double(lines) / deliver / 1e6))
+
+// 5. The lock alone (two pairs per event is the serialisation cost).
+let lock = Lock()
+let pairs = 10_000_000
+let locking = best {
+    for _ in 0..<pairs { lock.lock(); lock.unlock() }
+}
+print(String(format: "Lock lock+unlock: %.1f ns", locking / Double(pairs) * 1e9))
