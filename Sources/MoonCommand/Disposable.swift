@@ -1,0 +1,218 @@
+/// Something that can be torn down: a subscription, a scheduled action,
+/// the work of a command.
+///
+/// `dispose()` is idempotent and thread-safe; only the first call has an
+/// effect. Disposing a subscription means no new event is delivered to its
+/// observer afterwards (an event already being delivered on another thread
+/// may finish).
+public protocol Disposable: AnyObject {
+    /// Whether `dispose()` has been called (or the resource ended by itself).
+    var isDisposed: Bool { get }
+    /// Tears the resource down. Safe to call more than once, from any thread.
+    func dispose()
+}
+
+/// The name the command API uses for a ``Disposable``: what `run` returns
+/// and what `execute` hands back.
+public typealias Cancelable = Disposable
+
+extension Disposable {
+    /// Same as `dispose()`; reads better for commands.
+    public func cancel() { dispose() }
+    /// Same as `isDisposed`.
+    public var isCanceled: Bool { isDisposed }
+}
+
+/// A disposable that runs an action once, on the first `dispose()`.
+///
+/// Without an action it is a plain flag, which is what schedulers use to
+/// cancel a pending action cheaply.
+public final class ActionDisposable: Disposable {
+    private let lock = Lock()
+    private var disposed = false
+    private var action: (() -> Void)?
+
+    /// A disposable that runs `action` when disposed.
+    public init(_ action: (() -> Void)? = nil) {
+        self.action = action
+    }
+
+    public var isDisposed: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return disposed
+    }
+
+    public func dispose() {
+        let action: (() -> Void)?
+        do {
+            lock.lock(); defer { lock.unlock() }
+            if disposed { return }
+            disposed = true
+            action = self.action
+            self.action = nil
+        }
+        // Outside the lock: the action may dispose other things that lead
+        // back here.
+        action?()
+    }
+}
+
+/// A disposable that disposes many others together.
+///
+/// Adding to an already disposed composite disposes the newcomer at once,
+/// so a resource can never escape its owner's teardown. Children are
+/// disposed in the order they were added.
+public final class CompositeDisposable: Disposable {
+    /// Identifies one child so it can be removed again (for long-lived
+    /// composites whose children come and go, such as `flatMap`'s).
+    public struct Token: Hashable, Sendable {
+        fileprivate let id: Int
+    }
+
+    private enum State {
+        case active(next: Int, children: [Int: Disposable])
+        case disposed
+    }
+
+    private let lock = Lock()
+    private var state: State = .active(next: 0, children: [:])
+
+    /// An empty composite.
+    public init() {}
+
+    /// A composite holding `disposables`.
+    public init(_ disposables: [Disposable]) {
+        var children: [Int: Disposable] = [:]
+        for (index, disposable) in disposables.enumerated() { children[index] = disposable }
+        state = .active(next: disposables.count, children: children)
+    }
+
+    public var isDisposed: Bool {
+        lock.lock(); defer { lock.unlock() }
+        if case .disposed = state { return true }
+        return false
+    }
+
+    /// Adds a child; returns a token to remove it, or nil (after disposing
+    /// `disposable`) when this composite is already disposed.
+    @discardableResult
+    public func add(_ disposable: Disposable?) -> Token? {
+        guard let disposable else { return nil }
+        let token: Token? = {
+            lock.lock(); defer { lock.unlock() }
+            guard case .active(let next, var children) = state else { return nil }
+            state = .disposed // drop the dictionary's reference so it is mutated in place
+            children[next] = disposable
+            state = .active(next: next + 1, children: children)
+            return Token(id: next)
+        }()
+        if token == nil { disposable.dispose() }
+        return token
+    }
+
+    /// Adds an action to run when this composite is disposed.
+    @discardableResult
+    public func add(_ action: @escaping () -> Void) -> Token? {
+        add(ActionDisposable(action))
+    }
+
+    /// Removes a child without disposing it.
+    public func remove(_ token: Token) {
+        let removed: Disposable? = {
+            lock.lock(); defer { lock.unlock() }
+            guard case .active(let next, var children) = state else { return nil }
+            state = .disposed
+            let removed = children.removeValue(forKey: token.id)
+            state = .active(next: next, children: children)
+            return removed
+        }()
+        // Released outside the lock: a deinit may run.
+        _ = removed
+    }
+
+    public func dispose() {
+        let children: [Int: Disposable] = {
+            lock.lock(); defer { lock.unlock() }
+            guard case .active(_, let children) = state else { return [:] }
+            state = .disposed
+            return children
+        }()
+        for key in children.keys.sorted() { children[key]!.dispose() }
+    }
+}
+
+/// Holds one disposable at a time; replacing it disposes the previous one.
+///
+/// Used where work is restarted (a retried attempt, the current inner
+/// signal). Once the serial disposable is disposed, whatever is assigned
+/// later is disposed at once.
+public final class SerialDisposable: Disposable {
+    private enum State {
+        case active(Disposable?)
+        case disposed
+    }
+
+    private let lock = Lock()
+    private var state: State = .active(nil)
+
+    /// A serial disposable holding `inner`.
+    public init(_ inner: Disposable? = nil) {
+        state = .active(inner)
+    }
+
+    public var isDisposed: Bool {
+        lock.lock(); defer { lock.unlock() }
+        if case .disposed = state { return true }
+        return false
+    }
+
+    /// The current inner disposable. Setting it disposes the old one.
+    public var inner: Disposable? {
+        get {
+            lock.lock(); defer { lock.unlock() }
+            if case let .active(inner) = state { return inner }
+            return nil
+        }
+        set {
+            let old: Disposable?
+            let disposeNew: Bool
+            do {
+                lock.lock(); defer { lock.unlock() }
+                switch state {
+                case let .active(current):
+                    old = current
+                    disposeNew = false
+                    state = .active(newValue)
+                case .disposed:
+                    old = nil
+                    disposeNew = true
+                }
+            }
+            old?.dispose()
+            if disposeNew { newValue?.dispose() }
+        }
+    }
+
+    public func dispose() {
+        let old: Disposable? = {
+            lock.lock(); defer { lock.unlock() }
+            guard case let .active(current) = state else { return nil }
+            state = .disposed
+            return current
+        }()
+        old?.dispose()
+    }
+}
+
+extension CompositeDisposable {
+    /// A child composite disposed together with this one. When the child is
+    /// disposed first, it removes itself, so long-lived parents do not
+    /// accumulate finished children.
+    func makeChild() -> CompositeDisposable {
+        let child = CompositeDisposable()
+        if let token = add(child) {
+            child.add { [weak self] in self?.remove(token) }
+        }
+        return child
+    }
+}

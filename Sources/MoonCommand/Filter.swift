@@ -1,0 +1,15 @@
+extension Signal {
+    /// Forwards only the values that satisfy `isIncluded`.
+    ///
+    /// Like `map`, a lock-free stage over a serial upstream.
+    @inlinable
+    public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Signal<Value> {
+        let upstream = startHandler
+        return Signal(unchecked: { observer, lifetime in
+            upstream(Observer { event in
+                if case let .next(value) = event, !isIncluded(value) { return }
+                observer.action(event)
+            }, lifetime)
+        })
+    }
+}

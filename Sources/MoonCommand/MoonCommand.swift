@@ -1,1 +1,0 @@
-// The MoonCommand stage. See DESIGN.md §1.

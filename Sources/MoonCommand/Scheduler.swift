@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+
+/// Runs actions somewhere: on a queue, right away, or in virtual time.
+public protocol Scheduler: AnyObject {
+    /// Schedules `action`; returns a disposable that cancels it if it has
+    /// not started yet (nil when it cannot be cancelled).
+    @discardableResult
+    func schedule(_ action: @escaping () -> Void) -> Disposable?
+}
+
+/// A scheduler that knows the time and can run actions later.
+///
+/// Every time-based operator (delay, timeout, retry, throttle) takes one,
+/// so tests pass a ``TestScheduler`` and advance virtual time instead of
+/// sleeping.
+public protocol DateScheduler: Scheduler {
+    /// The scheduler's current time.
+    var now: Date { get }
+
+    /// Schedules `action` to run `interval` seconds from now.
+    @discardableResult
+    func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable?
+}
+
+/// Runs every action at once, on the calling thread.
+public final class ImmediateScheduler: Scheduler {
+    /// A new immediate scheduler.
+    public init() {}
+
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+        action()
+        return nil
+    }
+}
+
+/// Runs actions on a Dispatch queue.
+///
+/// Time is Dispatch's monotonic clock for delays (so a wall-clock change
+/// does not stretch a timeout); `now` reports the wall clock.
+public final class QueueScheduler: DateScheduler {
+    /// The queue actions run on.
+    public let queue: DispatchQueue
+
+    /// A scheduler over an existing queue.
+    public init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    /// A scheduler over a new serial queue.
+    public convenience init(label: String, qos: DispatchQoS = .default) {
+        self.init(queue: DispatchQueue(label: label, qos: qos))
+    }
+
+    /// A scheduler over the main queue.
+    public static let main = QueueScheduler(queue: .main)
+
+    public var now: Date { Date() }
+
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+        let token = ActionDisposable()
+        queue.async {
+            if !token.isDisposed { action() }
+        }
+        return token
+    }
+
+    @discardableResult
+    public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
+        let token = ActionDisposable()
+        let nanoseconds = Int(max(0, min(interval, 1e9)) * 1e9)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            if !token.isDisposed { action() }
+        }
+        return token
+    }
+}

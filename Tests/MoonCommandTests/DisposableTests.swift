@@ -1,0 +1,42 @@
+import MoonCommand
+import Testing
+
+@Suite struct DisposableTests {
+    @Test func actionDisposableRunsOnce() {
+        var runs = 0
+        let disposable = ActionDisposable { runs += 1 }
+        #expect(!disposable.isDisposed)
+        disposable.dispose()
+        disposable.dispose()
+        #expect(runs == 1)
+        #expect(disposable.isDisposed)
+    }
+
+    @Test func compositeDisposesChildrenInOrderAndLateAdditionsAtOnce() {
+        var order: [Int] = []
+        let composite = CompositeDisposable()
+        composite.add { order.append(1) }
+        let removed = composite.add { order.append(99) }
+        composite.add { order.append(2) }
+        composite.remove(removed!)
+        composite.dispose()
+        #expect(order == [1, 2])
+        let late = ActionDisposable { order.append(3) }
+        #expect(composite.add(late) == nil)
+        #expect(late.isDisposed)
+        #expect(order == [1, 2, 3])
+    }
+
+    @Test func serialDisposableDisposesWhatItReplaces() {
+        let serial = SerialDisposable()
+        let first = ActionDisposable(), second = ActionDisposable(), third = ActionDisposable()
+        serial.inner = first
+        serial.inner = second
+        #expect(first.isDisposed)
+        #expect(!second.isDisposed)
+        serial.dispose()
+        #expect(second.isDisposed)
+        serial.inner = third
+        #expect(third.isDisposed)
+    }
+}
