@@ -1,0 +1,74 @@
+import Dispatch
+import Glibc
+
+/// The real `ProcessHandle`, and the launcher's record of one child.
+///
+/// Signals go to the whole group (`kill(-pid, …)`), and only while the
+/// group's leader is not yet reaped. The flags below and the reaping share
+/// the launcher's lock, so a signal is either sent before the reap or not at
+/// all. An unreaped leader (alive or zombie) pins its pid, which is the
+/// pgid, so the group id cannot have been recycled; and at reap time the
+/// launcher SIGKILLs the group first, so nothing of the group outlives the
+/// leader's reap anyway.
+final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
+    let pid: pid_t
+    let program: String
+    let onOutput: @Sendable (OutputLine) -> Void
+    let onExit: @Sendable (Termination) -> Void
+    private unowned let launcher: ProcessLauncher
+
+    // Guarded by `launcher.lock`.
+    var isReaped = false
+    var termSent = false
+    var killSent = false
+
+    // Owned by the I/O thread (handed over through the lock at registration).
+    var pipes: [IOLoop.Pipe] = []
+    var openPipes = 0
+    var termination: Termination?
+    var exitTime: UInt64 = 0
+    var lastDataTime: UInt64 = 0
+    var isCompleted = false
+
+    init(
+        pid: pid_t, program: String, launcher: ProcessLauncher,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExit: @escaping @Sendable (Termination) -> Void
+    ) {
+        self.pid = pid
+        self.program = program
+        self.launcher = launcher
+        self.onOutput = onOutput
+        self.onExit = onExit
+    }
+
+    func terminate(grace: Duration) {
+        let pending: Bool = launcher.lock.withLock {
+            if isReaped || killSent { return false }
+            if !termSent {
+                termSent = true
+                _ = Glibc.kill(-pid, SIGTERM)
+            }
+            return true
+        }
+        guard pending else { return }
+        let (seconds, attoseconds) = grace.components
+        if seconds < 0 || (seconds == 0 && attoseconds <= 0) {
+            kill()
+            return
+        }
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: total))) { [self] in
+            kill()
+        }
+    }
+
+    func kill() {
+        launcher.lock.withLock {
+            guard !isReaped && !killSent else { return }
+            killSent = true
+            _ = Glibc.kill(-pid, SIGKILL)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The MoonProcess stage. See DESIGN.md §1.

@@ -1,0 +1,37 @@
+import Glibc
+
+/// Starts child processes. The runner depends on this protocol only, so its
+/// tests can use a fake; `ProcessLauncher.shared` is the real one.
+///
+/// Callback contract (for every implementation):
+/// - `onOutput` is called once per line (or line part), in the order the
+///   child wrote them per stream; stdout and stderr lines interleave in the
+///   order the launcher read them.
+/// - `onExit` is called exactly once, after the last `onOutput` of that
+///   process, with how the main process ended.
+/// - Callbacks of one process are serial, never concurrent. They run on the
+///   launcher's own thread, which serves every process: hop to your own
+///   queue and return quickly; never block or wait for another process's
+///   events inside them. Calling `launch`, `terminate`, `kill` or `killAll`
+///   from a callback is fine.
+public protocol ProcessLaunching: Sendable {
+    /// Starts `spec` in a new process group. Throws `ProcessLaunchError` if
+    /// it cannot start; then no callback is ever called.
+    func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExit: @escaping @Sendable (Termination) -> Void
+    ) throws -> any ProcessHandle
+}
+
+/// A started child. Every method is idempotent, thread-safe, and a no-op once
+/// the child has been reaped (its group was SIGKILLed at that point anyway).
+public protocol ProcessHandle: AnyObject, Sendable {
+    /// The child's pid, which is also its process group id.
+    var pid: pid_t { get }
+    /// SIGTERM to the child's group now, SIGKILL to the group after `grace`
+    /// unless the child has exited by then. A grace of zero kills at once.
+    func terminate(grace: Duration)
+    /// SIGKILL to the child's group at once.
+    func kill()
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import Testing
+@testable import MoonProcess
+
+/// Scenarios that change the whole process (a lower descriptor limit,
+/// `killAll`, becoming a subreaper) run in a child copy of this test binary,
+/// so they cannot disturb tests running in parallel. In a normal run each
+/// scenario test returns at once; `runInChildProcess` starts the binary
+/// again with `MOON_PROCESS_SCENARIO` set to select one.
+@Suite struct IsolatedScenarioTests {
+    static let variable = "MOON_PROCESS_SCENARIO"
+
+    private static var selected: String? { ProcessInfo.processInfo.environment[variable] }
+
+    @Test(arguments: ["emfile", "killAll", "subreaper"])
+    func runInChildProcess(scenario: String) async throws {
+        guard IsolatedScenarioTests.selected == nil else { return }
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var environment = ProcessSpec.currentEnvironment
+        environment[IsolatedScenarioTests.variable] = scenario
+        let spec = ProcessSpec(
+            executable: binary,
+            arguments: ["--testing-library", "swift-testing", "--filter", "IsolatedScenarioTests/\(scenario)Scenario"],
+            environment: environment)
+        let (recorder, _) = try start(spec)
+        let termination = await recorder.termination(timeout: .seconds(60))
+        let report = (recorder.texts(.stdout) + recorder.texts(.stderr)).filter { $0.contains("✘") || $0.contains("passed") }
+        #expect(termination == .exited(0), "\(report.joined(separator: "\n"))")
+        #expect(report.contains { $0.contains("Test run with 1 test") && $0.contains("passed") })
+    }
+
+    @Test func emfileScenario() async throws {
+        guard IsolatedScenarioTests.selected == "emfile" else { return }
+        var original = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &original)
+        var lowered = original
+        lowered.rlim_cur = 256
+        #expect(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
+        defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &original) }
+
+        // Four threads start children until the descriptors run out.
+        let startedList = LockedList<(Recorder, any ProcessHandle)>()
+        let errorList = LockedList<Error>()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            while true {
+                do {
+                    let child = try start(ProcessSpec(executable: "sleep", arguments: ["100"], environment: testEnvironment))
+                    startedList.append(child)
+                } catch {
+                    errorList.append(error)
+                    return
+                }
+            }
+        }
+        let started = startedList.all
+        let errors = errorList.all
+        #expect(errors.count == 4)
+        #expect(started.count > 10)
+        for error in errors {
+            let launchError = try #require(error as? ProcessLaunchError)
+            #expect(launchError.kind == .outOfResources)
+            #expect(launchError.errno == EMFILE)
+            #expect(launchError.message.hasPrefix("cannot run 'sleep': "))
+            #expect(launchError.message.hasSuffix("Too many open files"))
+        }
+        started.forEach { $0.1.kill() }
+        for (recorder, _) in started {
+            #expect(await recorder.termination() == .signaled(SIGKILL))
+        }
+        // Descriptors are given back: starting works again.
+        #expect(try await run(shell("exit 3")).1 == .exited(3))
+    }
+
+    @Test func killAllScenario() async throws {
+        guard IsolatedScenarioTests.selected == "killAll" else { return }
+        let started = try (0..<3).map { _ in try start(shell("sleep 100")) }
+        launcher.killAll()
+        launcher.killAll()
+        for (recorder, handle) in started {
+            #expect(await recorder.termination() == .signaled(SIGKILL))
+            handle.terminate(grace: .seconds(1))
+        }
+    }
+
+    @Test func subreaperScenario() async throws {
+        guard IsolatedScenarioTests.selected == "subreaper" else { return }
+        try ProcessLauncher.becomeSubreaper()
+        try ProcessLauncher.becomeSubreaper()
+
+        // A background job left in the group is killed, re-parented to us
+        // and reaped: it disappears entirely, not even a zombie remains.
+        let (background, _) = try await run(shell("sleep 100 & echo $!"))
+        let sleeper = try #require(background.lines.first.flatMap { pid_t($0.text) })
+        #expect(await isGone(sleeper))
+
+        // One that left the group (setsid) survives the node's completion,
+        // which comes after the drain window; killAll then kills it as an
+        // orphan of moon, and it is reaped.
+        let (detached, termination) = try await run(shell(detachedSleepScript))
+        #expect(termination == .exited(0))
+        let escaped = try #require(detached.lines.first.flatMap { pid_t($0.text) })
+        #expect(!isDead(escaped))
+        let status = LinuxCalls.readSmallFile("/proc/\(escaped)/status")
+        #expect(status.contains("PPid:\t\(getpid())\n"))
+        launcher.killAll()
+        #expect(await isGone(escaped))
+
+        // Spawning still works after the reaper has slept on ECHILD.
+        #expect(try await run(shell("exit 7")).1 == .exited(7))
+    }
+
+    private func isGone(_ pid: pid_t) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline {
+            if Glibc.kill(pid, 0) != 0 && errno == ESRCH { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+}
