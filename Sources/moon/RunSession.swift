@@ -33,11 +33,12 @@ final class RunSession {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
-        ProcessLauncher.becomeSubreaper()
+        // moon reaps (and can kill) whatever its nodes leave behind.
+        try? ProcessLauncher.becomeSubreaper()
 
         let queue = DispatchQueue(label: "moon.run", qos: .userInitiated)
         let scheduler = QueueScheduler(queue: queue)
-        let processes = ProcessLauncher()
+        let processes = ProcessLauncher.shared
         let cpus = ProcessInfo.processInfo.activeProcessorCount
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
         let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
@@ -52,17 +53,17 @@ final class RunSession {
 
         let done = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
-        runner.onFinish = { result in
+        runner.onFinish = { (result: Runner.Summary) in
             summary = result
             done.signal()
         }
         // `moon run --json | head -1`: the reader is gone, so stop and clean up.
-        sink.onBrokenPipe = { runner.stop(.interrupt(signal: SIGPIPE)) }
+        sink.onBrokenPipe = { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) }
 
         var sources: [DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM, SIGHUP] {
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { runner.stop(.interrupt(signal: number)) }
+            source.setEventHandler { runner.stop(Runner.StopReason.interrupt(signal: number)) }
             source.resume()
             sources.append(source)
         }

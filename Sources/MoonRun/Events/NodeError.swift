@@ -1,3 +1,5 @@
+import MoonProcess
+
 /// Why a node (or one attempt of it) failed. A failed node is data, carried
 /// by an `error` event, not an exception.
 public struct NodeError: Error, Sendable, Equatable {
@@ -32,18 +34,11 @@ public struct NodeError: Error, Sendable, Equatable {
     public var summary: String {
         switch kind {
         case .exit: return "exit \(exitCode ?? 1)"
-        case .signal: return signal.map(signalName) ?? "signal"
+        case .signal: return signal.map(Termination.signalName) ?? "signal"
         case .timeout: return "timeout"
         case .spawn: return "could not start"
         case .builtin: return "failed"
         case .canceled: return "canceled"
         }
     }
-}
-
-/// "SIGTERM" for 15, and so on; "signal N" for the rest.
-public func signalName(_ number: Int32) -> String {
-    let names: [Int32: String] = [1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 8: "SIGFPE",
-                                  9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"]
-    return names[number] ?? "signal \(number)"
 }

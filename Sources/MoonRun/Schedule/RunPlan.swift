@@ -64,3 +64,20 @@ public struct RunOptions: Sendable {
         self.timeout = timeout
     }
 }
+
+extension RunPlan {
+    /// The selected nodes of `plan`, in file order, with their queues' widths
+    /// on a machine with `cpus` processors.
+    public init(graph: Graph, plan: Plan, cpus: Int) {
+        var position = [Int](repeating: -1, count: graph.nodes.count)
+        for (i, index) in plan.selected.enumerated() { position[index] = i }
+        let nodes = plan.selected.map { index -> RunNode in
+            let node = graph.nodes[index]
+            return RunNode(name: node.name, queue: node.queue, needs: node.needs.map { position[$0] }.filter { $0 >= 0 },
+                           condition: node.condition, continueOnError: node.continueOnError, retry: node.retry,
+                           timeout: node.timeout, priority: plan.priority[index], command: node.action.summary)
+        }
+        let queues = graph.queues.map { QueueWidth(name: $0.name, concurrency: $0.concurrency.limit(cpus: cpus)) }
+        self.init(graphName: graph.name, nodes: nodes, queues: queues)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import MoonCommand
+import MoonProcess
 
 /// Runs a plan: starts each node when its needs have ended as its `if`
 /// requires, on its queue, highest critical-path priority first, within the
@@ -247,7 +248,7 @@ public final class Runner {
     private var stopMessage: String {
         switch stopReason {
         case .failure?: return "canceled because another node failed"
-        case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
+        case .interrupt(let signal)?: return "canceled by \(Termination.signalName(signal))"
         case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
         case nil: return "canceled"
         }

@@ -1,0 +1,7 @@
+/// What a node's command sends with `next`: output lines, values, and — just
+/// before it completes — how its process ended.
+public enum NodeOutput: Sendable {
+    case line(OutputStream, String, continued: Bool)
+    case value(String)
+    case exited(code: Int32)
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import MoonGraph
+
+extension GraphRenderer.Format: ExpressibleByArgument {}
+
+/// `moon graph [FILE] [NODE...] --format text|dot|mermaid|json`: the DAG.
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "Print the graph: as text, Graphviz dot, Mermaid or JSON.",
+        discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg")
+
+    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "FILE] [NODE"))
+    var arguments: [String] = []
+
+    @Option(name: .shortAndLong, help: "text, dot, mermaid or json.")
+    var format: GraphRenderer.Format = .text
+
+    func run() throws {
+        let (path, targets) = try GraphFileLocator.split(arguments)
+        let file = try GraphFile.load(path)
+        let plan: Plan
+        do {
+            plan = try Plan.make(graph: file.graph, targets: targets)
+        } catch {
+            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
+            throw MoonExit.invalid
+        }
+        let text = GraphRenderer.render(plan, format: format)
+        print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+    }
+}
