@@ -149,7 +149,7 @@ import Testing
         h.scheduler.advance(by: 1)
         h.runner.stop(.interrupt(signal: 2))
         h.scheduler.advance(by: 10)
-        #expect(h.trace == ["start a#1", "start b#1", "error a canceled", "error b canceled", "skip c canceled"])
+        #expect(h.trace == ["start a#1", "start b#1", "error a canceled", "skip c canceled", "error b canceled"])
         #expect(h.summary?.stopReason == .interrupt(signal: 2))
         #expect(h.summary?.ok == false)
     }

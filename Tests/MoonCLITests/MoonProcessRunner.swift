@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// Runs the built `moon` binary (the end-to-end tests never call moon's
+/// code directly): a graph file written to a fresh directory, the arguments,
+/// and what came back — stdout, stderr and the exit status.
+struct Moon {
+    /// The repository root, from this file's path.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `.build/debug/moon`, or `MOON_BIN` when set (e.g. a release build).
+    static var binary: String {
+        if let bin = ProcessInfo.processInfo.environment["MOON_BIN"] { return bin }
+        return root.appendingPathComponent(".build/debug/moon").path
+    }
+
+    struct Result {
+        var stdout: String
+        var stderr: String
+        var status: Int32
+
+        /// The JSON events on stdout, one object per line.
+        var events: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+
+        func events(_ name: String, node: String? = nil) -> [[String: Any]] {
+            events.filter { $0["event"] as? String == name && (node == nil || $0["node"] as? String == node) }
+        }
+    }
+
+    /// A temporary directory holding `moon.yaml` with `graph` as its text.
+    let directory: URL
+
+    init(graph: String? = nil, file: String = "moon.yaml") throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let graph { try write(file, graph) }
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+    }
+
+    func read(_ name: String) -> String? {
+        (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
+    }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Runs moon to completion (at most `limit` seconds, then it is killed and the test fails).
+    @discardableResult
+    func run(_ arguments: [String], environment: [String: String] = [:], limit: TimeInterval = 60) throws -> Result {
+        let process = try start(arguments, environment: environment)
+        return try process.wait(limit: limit)
+    }
+
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Moon.binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        env["NO_COLOR"] = "1"
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = directory.appendingPathComponent(".stdout-\(UUID().uuidString)")
+        let err = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Running(process: process, out: out, err: err)
+    }
+
+    struct Running {
+        let process: Process
+        let out: URL
+        let err: URL
+
+        var pid: Int32 { process.processIdentifier }
+
+        func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+        func wait(limit: TimeInterval = 60) throws -> Result {
+            let deadline = Date().addingTimeInterval(limit)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                process.terminate()
+                Issue.record("moon did not finish within \(limit)s")
+            }
+            process.waitUntilExit()
+            let stdout = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            let stderr = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+            return Result(stdout: stdout, stderr: stderr, status: process.terminationStatus)
+        }
+    }
+}
+
+/// Waits (polling) until `condition` holds; false after `limit` seconds.
+func eventually(_ limit: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(limit)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// Whether a process with this pid is alive (and not a zombie).
+func isAlive(_ pid: Int32) -> Bool {
+    guard pid > 0, kill(pid, 0) == 0 else { return false }
+    if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+       let close = stat.lastIndex(of: ")") {
+        let state = stat[stat.index(close, offsetBy: 2)]
+        return state != "Z"
+    }
+    return true
+}
