@@ -121,8 +121,15 @@ public enum EventDecoder {
             DecodingError(line: line, message: object[key] == nil ? "missing field '\(prefix)\(key)'" : "field '\(prefix)\(key)' must be \(what)")
         }
 
+        /// JSON true/false. Foundation hands both numbers and booleans back as
+        /// NSNumber (and `is Bool` holds for 0 and 1); booleans have type "c".
+        static func isBool(_ value: Any) -> Bool {
+            if let n = value as? NSNumber { return String(cString: n.objCType) == "c" }
+            return value is Bool
+        }
+
         static func int(_ value: Any) -> Int? {
-            if value is Bool { return nil }
+            if isBool(value) { return nil }
             if let n = value as? Int { return n }
             if let d = value as? Double, d == d.rounded(), abs(d) < 9e15 { return Int(d) }
             return nil
@@ -149,7 +156,7 @@ public enum EventDecoder {
         }
 
         mutating func bool(_ key: String) throws -> Bool {
-            guard let b = object[key] as? Bool, !(object[key] is Int && !(object[key] is Bool)) else { throw fail(key, "true or false") }
+            guard let value = object[key], Self.isBool(value), let b = value as? Bool else { throw fail(key, "true or false") }
             return b
         }
 

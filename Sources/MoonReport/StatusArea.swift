@@ -23,7 +23,7 @@ struct StatusArea {
         let queueWidth = min(12, running.prefix(shown).map { TextWidth.columns($0.queue) }.max() ?? 0)
         for node in running.prefix(shown) {
             var line = StyledLine("  ")
-            line.append(pad(node.node, nameWidth), Style.node(node.node))
+            line.append(pad(StyledLine(node.node).fitted(to: nameWidth).plain, nameWidth), Style.node(node.node))
             line.append("  " + pad(node.queue, queueWidth), .dim)
             line.append("  " + DurationText.elapsed(ms(now, since: node.started)))
             if node.attempt > 1 { line.append(" (attempt \(node.attempt))", .yellow) }

@@ -93,7 +93,7 @@ public final class TTYReporter: Reporter {
         let loud = options.verbosity != .quiet
         switch event.kind {
         case .graphStart(let graph, let nodes, _):
-            prefixWidth = min(24, nodes.map { TextWidth.columns($0) }.max() ?? 0)
+            prefixWidth = min(20, nodes.map { TextWidth.columns($0) }.max() ?? 0)
             if loud { print(EventText.header(graph: graph, nodes: nodes.count)) }
             startTimers()
         case .start(let node, _, let attempt, let command):
