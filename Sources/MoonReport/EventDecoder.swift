@@ -24,9 +24,9 @@ public enum EventDecoder {
     public static func decodeAll(_ text: String) throws -> [Decoded] {
         var out: [Decoded] = []
         var number = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift, so it must be named as a separator.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
-            let line = line.hasSuffix("\r") ? line.dropLast() : line
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             out.append(try decode(String(line), line: number))
         }

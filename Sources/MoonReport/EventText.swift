@@ -50,7 +50,9 @@ enum EventText {
     static func retry(node: String, attempt: Int, delayMilliseconds: Int, error: NodeError) -> StyledLine {
         var line = StyledLine("↻ ", .yellow)
         line.append(node, .bold)
-        line.append(" attempt \(attempt) failed (\(error.summary)); retrying in \(DurationText.milliseconds(delayMilliseconds))")
+        // The message, not the summary: a retry event in the JSON stream
+        // carries only the message, and a replay must read like the run.
+        line.append(" attempt \(attempt) failed (\(error.message)); retrying in \(DurationText.milliseconds(delayMilliseconds))")
         return line
     }
 

@@ -74,7 +74,7 @@ struct StatusArea {
     }
 
     private func ms(_ now: Date, since start: Date) -> Int {
-        max(0, Int((now.timeIntervalSince(start) * 1000).rounded(.down)))
+        max(0, Int((now.timeIntervalSince(start) * 1000).rounded()))
     }
 
     private func pad(_ text: String, _ width: Int) -> String {
