@@ -22,22 +22,25 @@ struct ExpressionChecker {
     func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil) -> [Diagnostic] {
         guard case .scalar(let text, let style, _) = node.kind, Template.containsExpression(text) else { return [] }
         let (template, problems) = Template.parse(text)
-        var found: [(offset: Int, length: Int, message: String, notes: [String])] = problems.map { ($0.offset, $0.length, $0.message, []) }
+        // Every expression is an item, with or without a problem, so the
+        // locator steps over the valid ones on its way to the next problem.
+        var found: [(offset: Int, length: Int, problems: [(String, [String])])] = problems.map { ($0.offset, $0.length, [($0.message, [])]) }
         let expressions = template.expressions
         let contexts = shell.map { ShellTemplate.contexts(of: template, shell: $0) }
+        var any = !problems.isEmpty
         for (k, expression) in expressions.enumerated() {
-            if let (message, notes) = problem(expression.reference, scope: scope) {
-                found.append((expression.offset, expression.length, message, notes))
-            }
-            if let contexts, case .unsafe(let reason) = contexts[k] {
-                found.append((expression.offset, expression.length, reason, []))
-            }
+            var messages: [(String, [String])] = []
+            if let problem = problem(expression.reference, scope: scope) { messages.append(problem) }
+            if let contexts, case .unsafe(let reason) = contexts[k] { messages.append((reason, [])) }
+            any = any || !messages.isEmpty
+            found.append((expression.offset, expression.length, messages))
         }
-        guard !found.isEmpty else { return [] }
+        guard any else { return [] }
         found.sort { $0.offset < $1.offset }
         var locator = Locator(node: node, text: text, style: style, source: source)
-        return found.map { item in
-            Diagnostic(.error, item.message, at: locator.span(offset: item.offset, length: item.length), notes: item.notes)
+        return found.flatMap { item in
+            let span = locator.span(offset: item.offset, length: item.length)
+            return item.problems.map { Diagnostic(.error, $0.0, at: span, notes: $0.1) }
         }
     }
 
