@@ -26,7 +26,17 @@ struct ExpressionChecker {
         // locator steps over the valid ones on its way to the next problem.
         var found: [(offset: Int, length: Int, problems: [(String, [String])])] = problems.map { ($0.offset, $0.length, [($0.message, [])]) }
         let expressions = template.expressions
-        let contexts = shell.map { ShellTemplate.contexts(of: template, shell: $0) }
+        // A malformed expression stays as literal `${{…` text, which would
+        // mislead the shell lexer: lex a copy with each one replaced by `_`
+        // (its valid expressions are the same, in the same order).
+        let contexts = shell.map { shell -> [ShellContext] in
+            guard !problems.isEmpty else { return ShellTemplate.contexts(of: template, shell: shell) }
+            var scalars = Array(text.unicodeScalars)
+            for problem in problems.sorted(by: { $0.offset > $1.offset }) {
+                scalars.replaceSubrange(problem.offset..<min(problem.offset + problem.length, scalars.count), with: ["_"])
+            }
+            return ShellTemplate.contexts(of: Template.parse(String(String.UnicodeScalarView(scalars))).template, shell: shell)
+        }
         var any = !problems.isEmpty
         for (k, expression) in expressions.enumerated() {
             var messages: [(String, [String])] = []
