@@ -23,7 +23,7 @@ struct Moon: ParsableCommand {
     static func main() {
         let code: Int32
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Self.normalized(Array(CommandLine.arguments.dropFirst())))
             try command.run()
             code = 0
         } catch let exit as MoonExit {
@@ -49,6 +49,24 @@ struct Moon: ParsableCommand {
 }
 
 let moonVersion = "0.1.0"
+
+extension Moon {
+    /// `-j8` as make and ninja users type it, for swift-argument-parser's `-j 8`.
+    static func normalized(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var passthrough = false
+        for argument in arguments {
+            if argument == "--" { passthrough = true }
+            if !passthrough, argument.count > 2, argument.hasPrefix("-j"), argument.dropFirst(2).allSatisfy(\.isNumber) {
+                result.append("-j")
+                result.append(String(argument.dropFirst(2)))
+            } else {
+                result.append(argument)
+            }
+        }
+        return result
+    }
+}
 
 /// Ends the program with a code after the command has printed what it had to say.
 struct MoonExit: Error {
