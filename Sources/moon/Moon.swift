@@ -21,6 +21,7 @@ struct Moon: ParsableCommand {
     )
 
     static func main() {
+        ensureStandardDescriptors()
         let code: Int32
         do {
             var command = try parseAsRoot(Self.normalized(Array(CommandLine.arguments.dropFirst())))
@@ -49,6 +50,19 @@ struct Moon: ParsableCommand {
 }
 
 let moonVersion = "0.1.0"
+
+/// If moon was started with stdin, stdout or stderr closed, the next file it
+/// opens would take that number and a child's output could land in it:
+/// hold /dev/null there instead.
+func ensureStandardDescriptors() {
+    for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 {
+        let null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
+        if null >= 0 && null != fd {
+            dup2(null, fd)
+            close(null)
+        }
+    }
+}
 
 extension Moon {
     /// `-j8` as make and ninja users type it, for swift-argument-parser's `-j 8`.
