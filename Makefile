@@ -8,7 +8,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps build release run test tsan install man completions bench clean schema
 
 all: build
 
@@ -25,6 +25,18 @@ deps:
 	  fi; \
 	fi
 
+# What only the tests need: tmux (terminal tests read the screen through it)
+# and Python's jsonschema (the event stream is checked against its schema).
+# Missing ones are installed when possible; tests that still lack them say so.
+test-deps:
+	@if ! command -v tmux >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing tmux (terminal tests)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1; } || true; \
+	fi
+	@python3 -c 'import jsonschema' 2>/dev/null || python3 -m pip install -q jsonschema >/dev/null 2>&1 || \
+	  echo "note: python3 jsonschema is missing; event schema tests will be skipped"
+
 build: deps
 	$(SWIFT) build
 
@@ -37,7 +49,7 @@ run: release
 
 # The whole suite: unit tests of every stage and end-to-end tests of the
 # built binary (which find it in .build/debug).
-test: deps
+test: deps test-deps
 	$(SWIFT) build
 	$(SWIFT) test
 

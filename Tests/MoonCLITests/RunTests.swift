@@ -237,3 +237,38 @@ import Testing
         #expect(none.stderr.contains("no moon.yaml"))
     }
 }
+
+/// Every byte a node writes reaches the events, as lines.
+@Suite struct OutputTests {
+    @Test func aLastLineWithoutNewlineAndInvalidUTF8AreDelivered() throws {
+        let moon = try Moon(graph: #"""
+            version: 1
+            nodes:
+              bytes: { run: "printf 'ok\\n\\377bad\\nlast'" }
+            """#)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0)
+        let lines = result.events("next", node: "bytes").compactMap { $0["text"] as? String }
+        #expect(lines == ["ok", "\u{FFFD}bad", "last"])
+    }
+
+    @Test func linesOfParallelNodesAreNeverTorn() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: "i=0; while [ $i -lt 2000 ]; do echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-$i; i=$((i+1)); done" }
+              b: { run: "i=0; while [ $i -lt 2000 ]; do echo bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-$i; i=$((i+1)); done" }
+            """)
+        let result = try moon.run(["run", "--json", "-j", "2"])
+        #expect(result.status == 0)
+        for node in ["a", "b"] {
+            let texts = result.events("next", node: node).compactMap { $0["text"] as? String }
+            let prefix = String(repeating: node, count: 40) + "-"
+            #expect(texts == (0..<2000).map { prefix + String($0) })
+        }
+        let plain = try moon.run(["run", "-j", "2"])
+        let attributed = plain.stdout.split(separator: "\n").filter { $0.contains(" │ ") }
+        #expect(attributed.count == 4000)
+        #expect(attributed.allSatisfy { $0.hasPrefix("a │ aaaa") || $0.hasPrefix("b │ bbbb") })
+    }
+}
