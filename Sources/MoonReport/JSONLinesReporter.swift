@@ -37,6 +37,7 @@ public final class JSONLinesReporter: Reporter {
             o.field("node", node)
             o.field("queue", queue)
             o.field("attempt", attempt)
+            if let jobID = event.jobID { o.field("job_id", jobID) }
         case .next(let node, let stream, let text, let continued):
             o.field("node", node)
             o.field("stream", stream.rawValue)
