@@ -1,5 +1,8 @@
 #!/bin/bash
 # start-slurm.sh - bring up a single-node Slurm cluster on this host, idempotently.
+# moon's end-to-end Slurm tests (Tests/MoonCLITests/SlurmTests.swift) run against it;
+# `make test-slurm` starts it, runs them and stops it (scripts/slurm/stop-slurm.sh).
+# apt waits up to 5 minutes for a dpkg lock held by another apt-get.
 #
 # Debian 12 (slurm-wlm 22.05.8, munge 0.5.15), run as root, no systemd needed.
 #   * installs slurmctld/slurmd/slurm-client/munge if missing (apt, no recommends)
