@@ -79,8 +79,8 @@ struct SlurmClusterTests {
                 run: [sh, -c, 'echo "exec in $(basename "$PWD")"']
               builtin:
                 queue: cluster
-                uses: echo
-                with: { message: "built-ins stay in moon" }
+                uses: sleep
+                with: { duration: 300ms }
               report:
                 needs: [compute, execform, builtin]
                 run: echo "m=${{ needs.compute.outputs.m }}"
@@ -93,6 +93,13 @@ struct SlurmClusterTests {
         #expect(result.events("start", node: "execform").first?["job_id"] is String)
         #expect(result.events("start", node: "prepare").first?["job_id"] == nil)
         #expect(result.events("start", node: "builtin").first?["job_id"] == nil)
+        // A built-in on a Slurm queue runs in moon and starts at once, not when it ends.
+        let events = result.events.compactMap { $0["event"] as? String }.enumerated()
+        let builtinStart = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "start" }?.offset
+        let builtinEnd = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "complete" }?.offset
+        let prepareEnd = events.first { result.events[$0.offset]["node"] as? String == "prepare" && $0.element == "complete" }?.offset
+        #expect(try #require(builtinStart) < #require(prepareEnd))
+        #expect(try #require(builtinStart) < #require(builtinEnd))
         let lines = result.events("next", node: "compute").compactMap { $0["text"] as? String }
         #expect(lines == ["job=\(jobID) name=moon.\(name).compute dir=\(moon.directory.path)", "to stderr"])
         #expect(result.events("next", node: "execform").first?["text"] as? String == "exec in sub")

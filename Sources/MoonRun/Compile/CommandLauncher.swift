@@ -31,7 +31,12 @@ public final class CommandLauncher: NodeLauncher {
             NodeCommand(node: graph.nodes[index], environment: environment, processes: processes,
                         scheduler: scheduler, executeQueue: spawnQueue, outputDirectory: outputDirectory)
         }
-        onSlurm = plan.selected.map { graph.slurmOptions(for: graph.nodes[$0]) != nil }
+        // Built-ins run in moon even on a Slurm queue: they start at once.
+        onSlurm = plan.selected.map { index in
+            let node = graph.nodes[index]
+            if case .builtin = node.action { return false }
+            return graph.slurmOptions(for: node) != nil
+        }
         self.outputDirectory = outputDirectory
         self.scheduler = scheduler
         self.grace = grace
