@@ -39,6 +39,7 @@ public final class JSONLinesReporter: Reporter {
             o.field("attempt", attempt)
             // The command as a user reads it: `moon replay` shows it with a failure.
             if !command.isEmpty { o.field("command", command) }
+            if let jobID = event.jobID { o.field("job_id", jobID) }
         case .next(let node, let stream, let text, let continued):
             o.field("node", node)
             o.field("stream", stream.rawValue)

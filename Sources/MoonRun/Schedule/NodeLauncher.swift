@@ -6,22 +6,48 @@
 /// once the node's processes are gone.
 public protocol NodeLauncher: AnyObject {
     func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle
+    /// Whether the node's `start` event waits for `AttemptEvents.started`
+    /// (a Slurm node: its job id is known once srun has it). Default: false.
+    func announcesStart(node: Int) -> Bool
 }
 
-/// The values each need of a node sent, in the order of its `needs`.
+extension NodeLauncher {
+    public func announcesStart(node: Int) -> Bool { false }
+}
+
+/// What a node's needs left it, when its attempt starts: the values each
+/// sent (in the order of its `needs`), and by need name, the outputs of each
+/// that succeeded and how each ended (`needs.NODE.outputs.KEY`, `needs.NODE.result`).
 public struct NodeInputs: Sendable {
     public var values: [[String]]
-    public init(values: [[String]]) { self.values = values }
+    /// The need names, in the order of `values`.
+    public var needs: [String]
+    /// need -> its outputs (only needs that succeeded have any).
+    public var outputs: [String: [String: String]]
+    /// need -> `success`, `failure`, `canceled` or `skipped`.
+    public var results: [String: String]
+
+    public init(values: [[String]], needs: [String] = [], outputs: [String: [String: String]] = [:],
+                results: [String: String] = [:]) {
+        self.values = values
+        self.needs = needs
+        self.outputs = outputs
+        self.results = results
+    }
 }
 
 /// Where an attempt reports to.
 public struct AttemptEvents {
     public let next: (OutputStream, String, Bool) -> Void
     public let finish: (AttemptResult) -> Void
+    /// The attempt's Slurm job id, as soon as it is known (see `NodeLauncher.announcesStart`).
+    public let started: (String) -> Void
 
-    public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void) {
+    public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void,
+                started: @escaping (String) -> Void = { _ in }) {
         self.next = next
         self.finish = finish
+        self.started = started
     }
 }
 
