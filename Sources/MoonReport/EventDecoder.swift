@@ -108,7 +108,8 @@ public enum EventDecoder {
         default:
             throw fail("unknown event '\(name)'")
         }
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind))
+        let jobID = name == "start" ? try fields.optionalString("job_id") : nil
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID))
     }
 
     /// Typed access to an object's fields, with errors that name the field.
