@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"], exclude: ["Golden"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph"]),
     ],
     swiftLanguageModes: [.v5]

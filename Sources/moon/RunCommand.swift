@@ -55,6 +55,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
     var assignments: [String] = []
 
+    @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
+    var outputMode: NodeOutputMode = .prefixed
+
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
     var quiet = false
 
@@ -105,6 +108,9 @@ struct RunCommand: ParsableCommand {
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
         if let timeout { options.timeout = try parsedDuration(timeout, option: "--timeout") }
         let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity)
+        session.outputMode = outputMode
+        session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
+                                            environment: ProcessInfo.processInfo.environment, fd: 1).enabled
         throw MoonExit(code: session.run())
     }
 
@@ -116,7 +122,9 @@ struct RunCommand: ParsableCommand {
         if json { return .json }
         switch output {
         case .json: return .json
-        case .plain, .tty, .auto: return .plain
+        case .tty: return .tty
+        case .auto: return isatty(1) == 1 ? .tty : .plain
+        case .plain: return .plain
         }
     }
 }

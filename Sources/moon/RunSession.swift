@@ -10,8 +10,11 @@ import MoonRun
 /// the reporter, and the signals that stop it. Returns the exit code.
 final class RunSession {
     enum ReporterKind {
-        case plain, json
+        case tty, plain, json
     }
+
+    var outputMode: NodeOutputMode = .prefixed
+    var color = false
 
     let graph: Graph
     let plan: Plan
@@ -48,7 +51,10 @@ final class RunSession {
         let reporter: Reporter
         switch reporterKind {
         case .json: reporter = JSONLinesReporter(sink: sink)
-        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity)
+        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
+        case .tty:
+            reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color),
+                                   queue: queue)
         }
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { reporter.report($0) }
 
