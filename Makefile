@@ -8,7 +8,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps build release run test tsan install man completions bench clean schema
 
 all: build
 
@@ -25,6 +25,22 @@ deps:
 	  fi; \
 	fi
 
+# What only the tests need: tmux (terminal tests read the screen through it),
+# Graphviz (`moon graph --format dot` is checked by `dot`), and Python's
+# jsonschema and PyYAML (the schemas are checked by a real validator).
+# Missing ones are installed when possible; tests that still lack them say so.
+test-deps:
+	@missing=""; command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing$$missing (for the tests)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1; } || \
+	  echo "note: could not install$$missing; the tests that need them will say so"; \
+	fi
+	@python3 -c 'import jsonschema, yaml' 2>/dev/null || python3 -m pip install -q jsonschema pyyaml >/dev/null 2>&1 || \
+	  echo "note: python3 jsonschema/pyyaml are missing; schema tests will be skipped"
+
 build: deps
 	$(SWIFT) build
 
@@ -37,7 +53,7 @@ run: release
 
 # The whole suite: unit tests of every stage and end-to-end tests of the
 # built binary (which find it in .build/debug).
-test: deps
+test: deps test-deps
 	$(SWIFT) build
 	$(SWIFT) test
 

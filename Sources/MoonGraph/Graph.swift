@@ -14,6 +14,11 @@ public struct Graph: Sendable {
     public var vars: Variables
     /// The graph-wide `env:`.
     public var env: Variables
+    /// The `dotenv:` files, in order (read by `loadDotenv(reading:)`, not by the decoder).
+    public var dotenv: [DotenvFile] = []
+    /// What the `dotenv:` files set, later files over earlier ones; empty until `loadDotenv` reads them.
+    /// A node's environment is: these, then moon's own environment, then `env`, then the node's `env`.
+    public var dotenvValues = Variables()
     /// Every queue; `queues[0]` is always `default`, the others follow in file order.
     public var queues: [QueueSpec]
     public var defaults: NodeDefaults

@@ -6,13 +6,18 @@ import MoonDocument
 /// dictionaries, and the cycle check is an iterative Tarjan.
 struct GraphDecoder {
     let path: String
+    /// The file's text, when known, so expression errors point inside strings.
+    let source: SourceFile?
     var diagnostics: [Diagnostic] = []
+    /// Checks `${{ … }}`; set up once vars and node names are known.
+    private var expressions = ExpressionChecker(source: nil, vars: [], nodes: [])
     /// Suggestions cost a scan of every candidate; a hostile file with thousands
     /// of unknown names gets the first ones with suggestions and the rest without.
     private var suggestionBudget = 200
 
-    init(path: String) {
+    init(path: String, source: SourceFile? = nil) {
         self.path = path
+        self.source = source
     }
 
     // MARK: - The file
@@ -43,6 +48,12 @@ struct GraphDecoder {
         var vars = keys["vars"].map { variables($0.value, what: "variable", nameRule: .variable) } ?? Variables()
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
         let env = keys["env"].map { variables($0.value, what: "environment variable", nameRule: .environment) } ?? Variables()
+        let dotenv = keys["dotenv"].map { decodeDotenv($0.value) } ?? []
+        expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: Self.nodeNames(keys["nodes"]?.value))
+        if let e = keys["env"] { checkValues(of: e.value, scope: .init(needs: nil, owner: "the graph's env")) }
+        if let d = keys["defaults"]?.value.pairs?.first(where: { $0.key.scalar == "dir" }) {
+            check(d.value, scope: .init(needs: nil, owner: "defaults"))
+        }
         let queues = keys["queues"].map { decodeQueues($0.value) } ?? [QueueSpec(name: QueueSpec.defaultName)]
         let defaults = keys["defaults"].map { decodeDefaults($0.value, queues: queues) } ?? NodeDefaults()
 
@@ -56,8 +67,57 @@ struct GraphDecoder {
         findCycles(nodes)
 
         guard !diagnostics.contains(where: { $0.severity == .error }) else { return nil }
-        return Graph(name: name, description: description, path: path, vars: vars, env: env,
-                     queues: queues, defaults: defaults, nodes: nodes)
+        var graph = Graph(name: name, description: description, path: path, vars: vars, env: env,
+                          queues: queues, defaults: defaults, nodes: nodes)
+        graph.dotenv = dotenv
+        return graph
+    }
+
+    // MARK: - Expressions and dotenv
+
+    /// The names under `nodes:`, for messages about expressions (validation happens later).
+    private static func nodeNames(_ nodes: YAMLNode?) -> [String] {
+        nodes?.pairs?.compactMap(\.key.scalar) ?? []
+    }
+
+    private mutating func check(_ node: YAMLNode, scope: ExpressionChecker.Scope, shell: Shell? = nil) {
+        diagnostics += expressions.check(node, scope: scope, shell: shell)
+    }
+
+    /// Checks the values of a mapping (`env:`, `with:`) or the items of a list (exec-form `run`).
+    private mutating func checkValues(of node: YAMLNode, scope: ExpressionChecker.Scope) {
+        switch node.kind {
+        case .mapping(let pairs): for pair in pairs { check(pair.value, scope: scope) }
+        case .sequence(let items): for item in items { check(item, scope: scope) }
+        case .scalar: break
+        }
+    }
+
+    /// `dotenv: .env`, or a list of paths and `{path, optional}` mappings.
+    private mutating func decodeDotenv(_ node: YAMLNode) -> [DotenvFile] {
+        if node.isNull { return [] }
+        let items: [YAMLNode]
+        switch node.kind {
+        case .scalar, .mapping: items = [node]
+        case .sequence(let list): items = list
+        }
+        var files: [DotenvFile] = []
+        for item in items {
+            if let pairs = item.pairs {
+                let keys = checkKeys(pairs, allowed: GraphKeys.dotenv, context: "in a dotenv entry")
+                guard let p = keys["path"], let path = string(p.value, expecting: "the path of a dotenv file", allowNull: false) else {
+                    if keys["path"] == nil { error("a dotenv entry needs 'path'", at: item.span) }
+                    continue
+                }
+                let optional = keys["optional"].flatMap { bool($0.value, key: "optional") } ?? false
+                if path.isEmpty { error("the path of a dotenv file is empty", at: p.value.span); continue }
+                files.append(DotenvFile(path: path, optional: optional, span: p.value.span))
+            } else if let path = string(item, expecting: "the path of a dotenv file, or {path, optional}", allowNull: false) {
+                if path.isEmpty { error("the path of a dotenv file is empty", at: item.span); continue }
+                files.append(DotenvFile(path: path, optional: false, span: item.span))
+            }
+        }
+        return files
     }
 
     // MARK: - Queues and defaults
@@ -275,6 +335,16 @@ struct GraphDecoder {
                 warning("'shell' only applies to a string 'run'; node '\(name)' does not use a shell", at: s.key.span)
             }
         }
+        // Expressions: read after `shell`, which decides how a script is quoted.
+        let scope = ExpressionChecker.Scope(needs: node.needs.map { names[$0] }, owner: "node '\(name)'")
+        if let run, case .shell = node.action {
+            check(run.value, scope: scope, shell: node.shell)
+        } else if let run {
+            checkValues(of: run.value, scope: scope)
+        }
+        if let e = keys["env"] { checkValues(of: e.value, scope: scope) }
+        if let with { checkValues(of: with.value, scope: scope) }
+        if let d = keys["dir"] { check(d.value, scope: scope) }
         if let s = keys["slurm"], !s.value.isNull, let options = decodeSlurm(s.value) {
             node.slurm = options
             if queues[node.queue].slurm == nil {

@@ -16,6 +16,7 @@ enum GraphKeys {
         Key("description", "What the graph does."),
         Key("vars", "Variables for ${{ vars.NAME }}; `--set NAME=VALUE` overrides them."),
         Key("env", "Environment variables for every node."),
+        Key("dotenv", "Environment files (KEY=VALUE lines) to load, relative to the graph file: a path, or a list of paths and {path, optional}."),
         Key("queues", "Named execution queues; `default` always exists."),
         Key("defaults", "Values applied to every node that does not set its own."),
         Key("nodes", "The nodes: a mapping of name to node."),
@@ -58,6 +59,11 @@ enum GraphKeys {
         Key("delay", "The wait before the first retry (default 0s)."),
         Key("backoff", "Each further wait is this many times longer (≥ 1, default 1)."),
         Key("max-delay", "The longest wait between attempts."),
+    ]
+
+    static let dotenv: [Key] = [
+        Key("path", "The file, relative to the graph file."),
+        Key("optional", "When true, a missing file is skipped instead of an error."),
     ]
 
     static let defaults: [Key] = [

@@ -29,12 +29,14 @@ public enum GraphLoader {
         } catch {
             return GraphLoadResult(graph: nil, diagnostics: error.items)
         }
-        return decode(root, path: source.path, overrides: overrides)
+        return decode(root, path: source.path, overrides: overrides, source: source)
     }
 
-    /// Decodes an already loaded document (the file at `path`).
-    public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:]) -> GraphLoadResult {
-        var decoder = GraphDecoder(path: path)
+    /// Decodes an already loaded document (the file at `path`). With
+    /// `source`, errors inside strings (expressions) point at their column.
+    public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
+                              source: SourceFile? = nil) -> GraphLoadResult {
+        var decoder = GraphDecoder(path: path, source: source)
         let graph = decoder.decode(root, overrides: overrides)
         return GraphLoadResult(graph: graph, diagnostics: sortedBySource(decoder.diagnostics))
     }

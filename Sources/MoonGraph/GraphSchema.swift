@@ -37,6 +37,10 @@ public enum GraphSchema {
             "description": .object([("type", .string("string"))]),
             "vars": map(keyPattern: varNamePattern, value: ref("scalar")),
             "env": ref("env"),
+            "dotenv": .object([("anyOf", .array([
+                ref("dotenvFile"),
+                .object([("type", .string("array")), ("items", ref("dotenvFile"))]),
+            ]))]),
             "queues": map(keyPattern: nodeNamePattern, value: ref("queue")),
             "defaults": ref("defaults"),
             "nodes": map(keyPattern: nodeNamePattern, value: ref("node")),
@@ -103,6 +107,13 @@ public enum GraphSchema {
         ]
     }
 
+    private static var dotenvTypes: [String: GraphJSON] {
+        [
+            "path": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "optional": .object([("type", .string("boolean"))]),
+        ]
+    }
+
     private static var defaultsTypes: [String: GraphJSON] {
         [
             "queue": .object([("type", .string("string"))]),
@@ -134,6 +145,10 @@ public enum GraphSchema {
                 ("description", .string("A value with ${{ … }}, checked after interpolation.")),
                 ("type", .string("string")), ("pattern", .string(templatePattern)),
             ])),
+            ("dotenvFile", .object([("anyOf", .array([
+                .object([("type", .string("string")), ("minLength", .int(1))]),
+                closedObject(GraphKeys.dotenv, types: dotenvTypes, required: ["path"]),
+            ]))])),
             ("condition", .object([("enum", .strings(RunCondition.allCases.map(\.rawValue)))])),
             ("shell", .object([("enum", .strings(Shell.allCases.map(\.rawValue)))])),
             ("retry", .object([("anyOf", .array([
@@ -234,6 +249,7 @@ public enum GraphSchema {
         let tables: [([GraphKeys.Key], [String: GraphJSON])] = [
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
+            (GraphKeys.dotenv, dotenvTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

@@ -164,10 +164,19 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
 
         lock.withLock { spawnsInFlight += 1 }
         var pid: pid_t = 0
-        let status = withCStringArray(argv) { argvPointers in
-            withCStringArray(envp) { envPointers in
-                posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
+        var status: Int32 = 0
+        // ETXTBSY: a script written a moment ago (by a node, or by moon's
+        // `write-file`) can still be open for writing in a child that another
+        // thread is just spawning, until that child execs. It passes within
+        // microseconds, so try again briefly instead of failing the node.
+        for attempt in 0..<50 {
+            status = withCStringArray(argv) { argvPointers in
+                withCStringArray(envp) { envPointers in
+                    posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
+                }
             }
+            guard status == ETXTBSY else { break }
+            usleep(useconds_t(min(attempt + 1, 10) * 1000))
         }
         close(stdoutPipe[1])
         close(stderrPipe[1])

@@ -10,7 +10,7 @@ struct GraphCommand: ParsableCommand {
         abstract: "Print the graph: as text, Graphviz dot, Mermaid or JSON.",
         discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg")
 
-    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "FILE] [NODE"))
+    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "file-or-node"))
     var arguments: [String] = []
 
     @Option(name: .shortAndLong, help: "text, dot, mermaid or json.")

@@ -13,7 +13,12 @@ struct GraphFile {
     /// every error.
     static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
         let source = try read(path)
-        let result = GraphLoader.load(source, overrides: overrides)
+        var result = GraphLoader.load(source, overrides: overrides)
+        if var graph = result.graph {
+            // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
+            result.diagnostics += graph.loadDotenv { FileManager.default.contents(atPath: $0).map { [UInt8]($0) } }
+            result.graph = graph
+        }
         print(result.diagnostics, source: source, color: color)
         guard !result.hasErrors, let graph = result.graph else { throw MoonExit.invalid }
         return GraphFile(source: source, graph: graph)

@@ -21,9 +21,10 @@ struct Moon: ParsableCommand {
     )
 
     static func main() {
+        ensureStandardDescriptors()
         let code: Int32
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Self.normalized(Array(CommandLine.arguments.dropFirst())))
             try command.run()
             code = 0
         } catch let exit as MoonExit {
@@ -49,6 +50,37 @@ struct Moon: ParsableCommand {
 }
 
 let moonVersion = "0.1.0"
+
+/// If moon was started with stdin, stdout or stderr closed, the next file it
+/// opens would take that number and a child's output could land in it:
+/// hold /dev/null there instead.
+func ensureStandardDescriptors() {
+    for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 {
+        let null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
+        if null >= 0 && null != fd {
+            dup2(null, fd)
+            close(null)
+        }
+    }
+}
+
+extension Moon {
+    /// `-j8` as make and ninja users type it, for swift-argument-parser's `-j 8`.
+    static func normalized(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var passthrough = false
+        for argument in arguments {
+            if argument == "--" { passthrough = true }
+            if !passthrough, argument.count > 2, argument.hasPrefix("-j"), argument.dropFirst(2).allSatisfy(\.isNumber) {
+                result.append("-j")
+                result.append(String(argument.dropFirst(2)))
+            } else {
+                result.append(argument)
+            }
+        }
+        return result
+    }
+}
 
 /// Ends the program with a code after the command has printed what it had to say.
 struct MoonExit: Error {

@@ -25,7 +25,7 @@ struct RunCommand: ParsableCommand {
         case auto, always, never
     }
 
-    @Argument(help: ArgumentHelp("The graph file, then the nodes to run (default: all).", valueName: "FILE] [NODE"))
+    @Argument(help: ArgumentHelp("The graph file, then the nodes to run (default: all).", valueName: "file-or-node"))
     var arguments: [String] = []
 
     @Option(name: .shortAndLong, help: "Run at most N nodes at once, across all queues.")

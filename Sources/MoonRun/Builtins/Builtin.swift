@@ -82,8 +82,14 @@ enum Builtin {
 
     /// `sum` adds numbers, `concat` joins text, `list` sends every value
     /// (as a JSON array); all over the values the node's needs sent, in order.
+    /// A need that sent no value but has an output `value` (a shell node that
+    /// wrote `value=…` to `$MOON_OUTPUT`) contributes that.
     static func reduce(op: String, inputs: NodeInputs, result: Result) {
-        let all = inputs.values.flatMap { $0 }
+        let all = inputs.values.enumerated().flatMap { index, values -> [String] in
+            guard values.isEmpty, index < inputs.needs.count,
+                  let value = inputs.outputs[inputs.needs[index]]?["value"] else { return values }
+            return [value]
+        }
         switch op {
         case "sum":
             var total = 0.0

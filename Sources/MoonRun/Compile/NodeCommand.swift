@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import MoonCommand
 import MoonGraph
 import MoonProcess
@@ -19,10 +20,13 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     private let environment: NodeEnvironment
     private let processes: ProcessLaunching
     private let scheduler: DateScheduler
+    /// Where each attempt's `$MOON_OUTPUT` file is made; nil: no outputs.
+    private let outputDirectory: String?
 
     init(node: Node, environment: NodeEnvironment, processes: ProcessLaunching, scheduler: DateScheduler,
-         executeQueue: DispatchQueue) {
+         executeQueue: DispatchQueue, outputDirectory: String? = nil) {
         self.node = node
+        self.outputDirectory = outputDirectory
         self.environment = environment
         self.processes = processes
         self.scheduler = scheduler
@@ -31,18 +35,40 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
 
     override func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
         switch node.action {
-        case .builtin(let name, let arguments):
+        case .builtin(let name, let written):
+            let arguments: [String: BuiltinArgument]
+            do {
+                arguments = try resolve(written, of: name, inputs: input.inputs, attempt: input.attempt)
+            } catch {
+                result.error(NodeError(.builtin, "\(error)"))
+                return nil
+            }
             let context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
+            // A built-in's value is also its output `value` (the last one it sent).
+            var last: String?
             let sink = Builtin.Result(
-                next: { result.next(.value($0)) },
-                complete: { result.complete() },
+                next: { last = $0; result.next(.value($0)) },
+                complete: {
+                    if let last { result.next(.outputs([KeyValue("value", last)])) }
+                    result.complete()
+                },
                 fail: { result.error(NodeError(.builtin, $0)) })
             let work = Builtin.run(name, with: arguments, context: context, result: sink)
             input.control.attach(builtin: work)
             return work
         case .shell, .exec:
-            guard let spec = environment.processSpec(for: node, attempt: input.attempt) else {
-                result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
+            let outputFile = makeOutputFile(attempt: input.attempt)
+            let spec: ProcessSpec
+            do {
+                guard let made = try environment.processSpec(for: node, attempt: input.attempt, inputs: input.inputs,
+                                                             outputFile: outputFile) else {
+                    result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
+                    return nil
+                }
+                spec = made
+            } catch {
+                outputFile.map(Self.remove)
+                result.error(NodeError(.spawn, "\(error)"))
                 return nil
             }
             do {
@@ -50,9 +76,21 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                     let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
                     result.next(.line(stream, line.text, continued: line.continued))
                 }, onExit: { termination in
+                    // Outputs count only from a process that succeeded.
+                    let outputs = termination == .exited(0) ? outputFile.map(OutputFile.read) : nil
+                    outputFile.map(Self.remove)
                     switch termination {
                     case .exited(0):
                         result.next(.exited(code: 0))
+                        switch outputs {
+                        case .failure(let problem)?:
+                            result.error(NodeError(.exit, "exited with code 0, but its $MOON_OUTPUT is malformed: \(problem)", exitCode: 0))
+                            return
+                        case .success(let values)?:
+                            if !values.isEmpty { result.next(.outputs(values)) }
+                        case nil:
+                            break
+                        }
                         result.complete()
                     case .exited(let code):
                         result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
@@ -65,10 +103,49 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                 // torn down: nothing of the node may outlive it.
                 return ActionDisposable { handle.kill() }
             } catch {
+                outputFile.map(Self.remove)
                 result.error(NodeError(.spawn, "\(error)"))
                 return nil
             }
         }
+    }
+
+    /// A fresh, empty `$MOON_OUTPUT` file for this attempt (so `>>` works), or nil without a directory.
+    private func makeOutputFile(attempt: Int) -> String? {
+        guard let outputDirectory else { return nil }
+        let path = outputDirectory + "/" + node.name + "." + String(attempt)
+        return FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) ? path : nil
+    }
+
+    private static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// `with:` values with `${{ … }}` resolved, then checked against the parameter's type.
+    private func resolve(_ written: [String: BuiltinArgument], of name: String, inputs: NodeInputs, attempt: Int) throws -> [String: BuiltinArgument] {
+        guard written.values.contains(where: { if case .template = $0 { return true } else { return false } }) else { return written }
+        let interpolator = try environment.prepare(node, attempt: attempt, inputs: inputs, outputFile: nil).interpolator
+        var arguments = written
+        for (key, argument) in written {
+            guard case .template(let text) = argument else { continue }
+            let value = try interpolator.string(text)
+            guard let parameter = BuiltinCatalog.builtin(named: name)?.parameter(key) else { continue }
+            if parameter.kind == .string {
+                arguments[key] = .string(value)
+                continue
+            }
+            switch BuiltinCatalog.argument(value, for: parameter) {
+            case .success(let typed) where !isTemplate(typed): arguments[key] = typed
+            default:
+                throw Interpolator.Failure(message: "invalid \(key) '\(value)' for built-in '\(name)' (from \(text)); it must be \(parameter.kind.expectation)")
+            }
+        }
+        return arguments
+    }
+
+    private func isTemplate(_ argument: BuiltinArgument) -> Bool {
+        if case .template = argument { return true }
+        return false
     }
 }
 

@@ -4,4 +4,6 @@ public enum NodeOutput: Sendable {
     case line(OutputStream, String, continued: Bool)
     case value(String)
     case exited(code: Int32)
+    /// The node's outputs (`$MOON_OUTPUT`, or a built-in's `value`), sent once, just before it completes.
+    case outputs([KeyValue])
 }

@@ -8,10 +8,25 @@ public protocol NodeLauncher: AnyObject {
     func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle
 }
 
-/// The values each need of a node sent, in the order of its `needs`.
+/// What a node's needs left it, when its attempt starts: the values each
+/// sent (in the order of its `needs`), and by need name, the outputs of each
+/// that succeeded and how each ended (`needs.NODE.outputs.KEY`, `needs.NODE.result`).
 public struct NodeInputs: Sendable {
     public var values: [[String]]
-    public init(values: [[String]]) { self.values = values }
+    /// The need names, in the order of `values`.
+    public var needs: [String]
+    /// need -> its outputs (only needs that succeeded have any).
+    public var outputs: [String: [String: String]]
+    /// need -> `success`, `failure`, `canceled` or `skipped`.
+    public var results: [String: String]
+
+    public init(values: [[String]], needs: [String] = [], outputs: [String: [String: String]] = [:],
+                results: [String: String] = [:]) {
+        self.values = values
+        self.needs = needs
+        self.outputs = outputs
+        self.results = results
+    }
 }
 
 /// Where an attempt reports to.

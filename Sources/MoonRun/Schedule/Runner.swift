@@ -73,6 +73,8 @@ public final class Runner {
     private var timers: [Int: Disposable] = [:]
     private var cancelReasons: [Int: CancelReason] = [:]
     private var values: [[String]]
+    /// The outputs of each node that succeeded, for its dependents' expressions.
+    private var outputs: [[String: String]]
     private var doneCount = 0
     private var counts = RunCounts()
     /// Failures without `continue-on-error`: any makes the run fail.
@@ -105,6 +107,7 @@ public final class Runner {
         firstStart = Array(repeating: nil, count: n)
         finishedAt = Array(repeating: nil, count: n)
         values = Array(repeating: [], count: n)
+        outputs = Array(repeating: [:], count: n)
     }
 
     // MARK: - Control (call on the scheduler)
@@ -172,6 +175,8 @@ public final class Runner {
         emit(RunEvent(time: now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
                                              attempt: attempt[node], command: spec.command)))
         let thisAttempt = attempt[node]
+        // Only the attempt that succeeds counts: values of a failed one are dropped.
+        values[node] = []
         let events = AttemptEvents(
             next: { [weak self] stream, text, continued in
                 guard let self, self.attempt[node] == thisAttempt else { return }
@@ -183,7 +188,7 @@ public final class Runner {
                 guard let self, self.attempt[node] == thisAttempt else { return }
                 self.attemptFinished(node, result)
             })
-        let inputs = NodeInputs(values: spec.needs.map { values[$0] })
+        let inputs = inputs(of: spec)
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
         // A launcher may finish synchronously (a failed spawn): only keep live handles.
         if case .running = state[node], attempt[node] == thisAttempt {
@@ -194,6 +199,23 @@ public final class Runner {
                 }
             }
         }
+    }
+
+    /// What the needs of `spec` left it: values, outputs and results by need name.
+    private func inputs(of spec: RunNode) -> NodeInputs {
+        var inputs = NodeInputs(values: spec.needs.map { values[$0] }, needs: spec.needs.map { plan.nodes[$0].name })
+        for need in spec.needs {
+            let name = plan.nodes[need].name
+            inputs.outputs[name] = outputs[need]
+            guard case .done(let outcome) = state[need] else { continue }
+            switch outcome {
+            case .succeeded: inputs.results[name] = "success"
+            case .tolerated, .failed: inputs.results[name] = "failure"
+            case .canceled: inputs.results[name] = "canceled"
+            case .skipped: inputs.results[name] = "skipped"
+            }
+        }
+        return inputs
     }
 
     private func cancelAttempt(_ node: Int, reason: CancelReason, immediately: Bool = false) {
@@ -212,6 +234,7 @@ public final class Runner {
         let duration = milliseconds(from: firstStart[node] ?? now, to: now)
         switch result {
         case .success(let exitCode, let outputs):
+            for kv in outputs { self.outputs[node][kv.key] = kv.value }
             emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
             nodeDone(node, .succeeded)
         case .failure(var error):

@@ -1,0 +1,158 @@
+/// What one `${{ … }}` refers to. Expressions are paths, not a language:
+/// there are no operators or functions, so a value can never be evaluated,
+/// only looked up and inserted (docs/dataflow.md).
+public enum ExpressionReference: Sendable, Hashable {
+    /// `needs.NODE.outputs.KEY`: an output of a need, written to its `$MOON_OUTPUT`.
+    case output(node: String, key: String)
+    /// `needs.NODE.result`: `success`, `failure`, `canceled` or `skipped`.
+    case result(node: String)
+    /// `vars.NAME`: a top-level var, after `--set`.
+    case variable(String)
+    /// `env.NAME`: an environment variable (see docs/dataflow.md for which).
+    case environment(String)
+
+    /// The need this reference reads, if any.
+    public var node: String? {
+        switch self {
+        case .output(let node, _), .result(let node): return node
+        case .variable, .environment: return nil
+        }
+    }
+}
+
+/// One `${{ … }}` of a template, where it is: `offset` and `length` count
+/// characters (Unicode scalars) of the template text, as source columns do.
+public struct Expression: Sendable, Hashable {
+    public var reference: ExpressionReference
+    /// The whole `${{ … }}` as written.
+    public var raw: String
+    public var offset: Int
+    public var length: Int
+}
+
+/// A string with `${{ … }}` in it, split into literal text and expressions.
+public struct Template: Sendable, Hashable {
+    public enum Part: Sendable, Hashable {
+        case literal(String)
+        case expression(Expression)
+    }
+
+    /// A problem in the text, at a character offset of it.
+    public struct Problem: Error, Sendable, Hashable {
+        public var message: String
+        public var offset: Int
+        public var length: Int
+    }
+
+    public var parts: [Part]
+
+    public var expressions: [Expression] {
+        parts.compactMap { if case .expression(let e) = $0 { return e } else { return nil } }
+    }
+
+    /// Whether `text` holds an expression at all (the cheap test before parsing).
+    public static func containsExpression(_ text: String) -> Bool { text.contains("${{") }
+
+    /// Parses `text`. Every problem is reported; a malformed expression is
+    /// kept as literal text so the rest can still be checked.
+    public static func parse(_ text: String) -> (template: Template, problems: [Problem]) {
+        var parts: [Part] = []
+        var problems: [Problem] = []
+        let scalars = Array(text.unicodeScalars)
+        var literal = String.UnicodeScalarView()
+        var i = 0
+        func flush() {
+            if !literal.isEmpty { parts.append(.literal(String(literal))) }
+            literal = String.UnicodeScalarView()
+        }
+        while i < scalars.count {
+            guard scalars[i] == "$", i + 2 < scalars.count, scalars[i + 1] == "{", scalars[i + 2] == "{" else {
+                literal.append(scalars[i])
+                i += 1
+                continue
+            }
+            // Find the closing `}}`; an expression never spans a line.
+            var j = i + 3
+            var close: Int?
+            while j + 1 < scalars.count {
+                if scalars[j] == "\n" { break }
+                if scalars[j] == "}" && scalars[j + 1] == "}" { close = j; break }
+                j += 1
+            }
+            guard let end = close else {
+                problems.append(Problem(message: "unclosed '${{'; close the expression with '}}' on the same line", offset: i, length: 3))
+                literal.append(contentsOf: scalars[i..<(i + 3)])
+                i += 3
+                continue
+            }
+            let inner = String(String.UnicodeScalarView(scalars[(i + 3)..<end]))
+            let raw = String(String.UnicodeScalarView(scalars[i..<(end + 2)]))
+            let length = end + 2 - i
+            switch reference(inner) {
+            case .success(let ref):
+                flush()
+                parts.append(.expression(Expression(reference: ref, raw: raw, offset: i, length: length)))
+            case .failure(let message):
+                problems.append(Problem(message: message.text, offset: i, length: length))
+                literal.append(contentsOf: scalars[i..<(end + 2)])
+            }
+            i = end + 2
+        }
+        flush()
+        return (Template(parts: parts), problems)
+    }
+
+    public static let contexts = ["needs", "vars", "env"]
+
+    /// `needs.NODE.outputs.KEY`, `needs.NODE.result`, `vars.NAME`, `env.NAME`.
+    /// Node names may contain dots, so a `needs` path is read from its end.
+    static func reference(_ inner: String) -> Result<ExpressionReference, Message> {
+        let path = String(inner.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        if path.isEmpty {
+            return .failure(Message("empty expression; write needs.NODE.outputs.KEY, needs.NODE.result, vars.NAME or env.NAME"))
+        }
+        guard let dot = path.firstIndex(of: ".") else {
+            return .failure(unknownContext(path))
+        }
+        let context = String(path[..<dot])
+        let rest = String(path[path.index(after: dot)...])
+        switch context {
+        case "vars", "env":
+            let isVar = context == "vars"
+            guard GraphDecoder.isIdentifier(rest, allowDash: isVar) else {
+                let what = isVar ? "var" : "environment variable"
+                return .failure(Message("invalid \(what) name '\(rest)' in '\(path)'; write \(context).NAME"))
+            }
+            return .success(isVar ? .variable(rest) : .environment(rest))
+        case "needs":
+            if rest.hasSuffix(".result") {
+                let node = String(rest.dropLast(".result".count))
+                if Node.isValidName(node) { return .success(.result(node: node)) }
+            } else if let range = rest.ranges(of: ".outputs.").last {
+                let node = String(rest[..<range.lowerBound])
+                let key = String(rest[range.upperBound...])
+                if Node.isValidName(node), OutputKey.isValid(key) { return .success(.output(node: node, key: key)) }
+            }
+            return .failure(Message("malformed expression '\(path)'; write needs.NODE.outputs.KEY or needs.NODE.result"))
+        default:
+            return .failure(unknownContext(context))
+        }
+    }
+
+    private static func unknownContext(_ word: String) -> Message {
+        var hint = Suggestion.clause(for: word, in: contexts)
+        if hint.isEmpty, ["steps", "inputs", "github", "matrix", "secrets"].contains(word) { hint = " (moon has no '\(word)')" }
+        return Message("unknown context '\(word)'\(hint) in an expression; use needs, vars or env")
+    }
+
+    public struct Message: Error, Sendable, Hashable {
+        public var text: String
+        init(_ text: String) { self.text = text }
+    }
+}
+
+/// Names of outputs (`KEY` in `KEY=VALUE` lines of `$MOON_OUTPUT`).
+public enum OutputKey {
+    /// `[A-Za-z_][A-Za-z0-9_-]*`, as var names.
+    public static func isValid(_ key: String) -> Bool { GraphDecoder.isIdentifier(key, allowDash: true) }
+}

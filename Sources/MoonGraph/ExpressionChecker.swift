@@ -1,0 +1,128 @@
+import MoonDocument
+
+/// What `moon check` can know of `${{ … }}` before anything runs: the
+/// expression is well formed, the node it reads is a direct need, the var is
+/// declared, and in a shell script it sits where moon can quote it. Each
+/// problem points at the expression inside its string (`file:line:col`).
+struct ExpressionChecker {
+    /// Where expressions are checked: which needs they may read.
+    struct Scope {
+        /// The node's direct needs; nil where `needs` is not available (graph `env`, `defaults`).
+        var needs: [String]?
+        /// "node 'deploy'", "the graph's env" — for messages.
+        var owner: String
+    }
+
+    let source: SourceFile?
+    let vars: Set<String>
+    let nodes: [String]
+
+    /// Diagnostics for one scalar (nothing unless it holds `${{`); `shell`
+    /// is set for a shell-form `run`, whose quoting contexts are checked too.
+    func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil) -> [Diagnostic] {
+        guard case .scalar(let text, let style, _) = node.kind, Template.containsExpression(text) else { return [] }
+        let (template, problems) = Template.parse(text)
+        // Every expression is an item, with or without a problem, so the
+        // locator steps over the valid ones on its way to the next problem.
+        var found: [(offset: Int, length: Int, problems: [(String, [String])])] = problems.map { ($0.offset, $0.length, [($0.message, [])]) }
+        let expressions = template.expressions
+        // A malformed expression stays as literal `${{…` text, which would
+        // mislead the shell lexer: lex a copy with each one replaced by `_`
+        // (its valid expressions are the same, in the same order).
+        let contexts = shell.map { shell -> [ShellContext] in
+            guard !problems.isEmpty else { return ShellTemplate.contexts(of: template, shell: shell) }
+            var scalars = Array(text.unicodeScalars)
+            for problem in problems.sorted(by: { $0.offset > $1.offset }) {
+                scalars.replaceSubrange(problem.offset..<min(problem.offset + problem.length, scalars.count), with: ["_"])
+            }
+            return ShellTemplate.contexts(of: Template.parse(String(String.UnicodeScalarView(scalars))).template, shell: shell)
+        }
+        var any = !problems.isEmpty
+        for (k, expression) in expressions.enumerated() {
+            var messages: [(String, [String])] = []
+            if let problem = problem(expression.reference, scope: scope) { messages.append(problem) }
+            if let contexts, case .unsafe(let reason) = contexts[k] { messages.append((reason, [])) }
+            any = any || !messages.isEmpty
+            found.append((expression.offset, expression.length, messages))
+        }
+        guard any else { return [] }
+        found.sort { $0.offset < $1.offset }
+        var locator = Locator(node: node, text: text, style: style, source: source)
+        return found.flatMap { item in
+            let span = locator.span(offset: item.offset, length: item.length)
+            return item.problems.map { Diagnostic(.error, $0.0, at: span, notes: $0.1) }
+        }
+    }
+
+    private func problem(_ reference: ExpressionReference, scope: Scope) -> (String, [String])? {
+        switch reference {
+        case .output(let name, _), .result(let name):
+            guard let needs = scope.needs else {
+                return ("'needs' is not available in \(scope.owner); only a node's run, env, with and dir can read its needs", [])
+            }
+            if needs.contains(name) { return nil }
+            if nodes.contains(name) {
+                return ("\(scope.owner) reads '\(name)', which is not one of its needs",
+                        ["help: add '\(name)' to its 'needs' (only direct needs can be read)"])
+            }
+            let hint = Suggestion.clause(for: name, in: needs.isEmpty ? nodes : needs)
+            return ("\(scope.owner) reads unknown node '\(name)'\(hint)", [])
+        case .variable(let name):
+            if vars.contains(name) { return nil }
+            return ("undeclared var '\(name)'\(Suggestion.clause(for: name, in: vars.sorted()))",
+                    ["help: declare it under 'vars:', or pass --set \(name)=VALUE"])
+        case .environment:
+            return nil
+        }
+    }
+
+    /// Turns character offsets of a scalar's value into source spans. The
+    /// expression's text is searched for in the file, inside the scalar's
+    /// span, in order; this finds it in plain, quoted and block scalars alike
+    /// (escapes in double quotes aside, where a single-line scalar falls back
+    /// to counting columns and anything else to the scalar's start).
+    struct Locator {
+        let node: YAMLNode
+        let scalars: [Unicode.Scalar]
+        let style: YAMLNode.ScalarStyle
+        let source: SourceFile?
+        var cursor: Int
+
+        init(node: YAMLNode, text: String, style: YAMLNode.ScalarStyle, source: SourceFile?) {
+            self.node = node
+            self.scalars = Array(text.unicodeScalars)
+            self.style = style
+            self.source = source
+            self.cursor = node.span.start.offset
+        }
+
+        mutating func span(offset: Int, length: Int) -> SourceSpan {
+            let span = node.span
+            let lower = min(offset, scalars.count), upper = min(offset + length, scalars.count)
+            let needle = Array(String(String.UnicodeScalarView(scalars[lower..<upper])).utf8)
+            if let source, source.path == span.file, !needle.isEmpty,
+               let at = Self.find(needle, in: source.bytes, from: cursor, to: min(span.end.offset, source.bytes.count)) {
+                cursor = at + needle.count
+                return SourceSpan(file: span.file, start: source.location(ofByte: at), end: source.location(ofByte: at + needle.count))
+            }
+            if span.start.line == span.end.line, !scalars[..<lower].contains("\n") {
+                let quoteWidth = style == .singleQuoted || style == .doubleQuoted ? 1 : 0
+                let start = SourceLocation(line: span.start.line, column: span.start.column + quoteWidth + lower, offset: span.start.offset)
+                var end = start
+                end.column += upper - lower
+                return SourceSpan(file: span.file, start: start, end: end)
+            }
+            return SourceSpan(file: span.file, start: span.start, end: span.start)
+        }
+
+        static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int, to: Int) -> Int? {
+            guard from >= 0, to - from >= needle.count else { return nil }
+            var i = from
+            while i + needle.count <= to {
+                if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+                i += 1
+            }
+            return nil
+        }
+    }
+}

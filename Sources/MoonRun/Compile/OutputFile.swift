@@ -1,0 +1,82 @@
+import Foundation
+import MoonGraph
+
+/// The file a shell or exec node writes its outputs to (`$MOON_OUTPUT`), in
+/// the GitHub Actions format: `KEY=VALUE` lines, and for values of several
+/// lines `KEY<<DELIMITER`, the lines, then `DELIMITER` alone on a line.
+/// Blank lines are ignored; a key set twice keeps the last value.
+enum OutputFile {
+    /// Larger files are an error rather than a memory hazard.
+    static let sizeLimit = 16 << 20
+
+    struct Problem: Error, Equatable, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    static func parse(_ text: String) -> Result<[KeyValue], Problem> {
+        var result: [KeyValue] = []
+        var position: [String: Int] = [:]
+        func set(_ key: String, _ value: String) {
+            if let p = position[key] { result[p].value = value } else {
+                position[key] = result.count
+                result.append(KeyValue(key, value))
+            }
+        }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" { lines.removeLast() }
+        var n = 0
+        while n < lines.count {
+            let line = lines[n]
+            let number = n + 1
+            n += 1
+            if line.isEmpty { continue }
+            let eq = line.firstIndex(of: "=")
+            let heredoc = line.firstRange(of: "<<")
+            if let heredoc, eq == nil || heredoc.lowerBound < eq! {
+                let key = String(line[..<heredoc.lowerBound])
+                let delimiter = line[heredoc.upperBound...]
+                guard OutputKey.isValid(key) else { return .failure(invalidKey(key, line: number)) }
+                guard !delimiter.isEmpty else {
+                    return .failure(Problem(message: "line \(number): '\(key)<<' needs a delimiter, e.g. \(key)<<EOF"))
+                }
+                var body: [Substring] = []
+                var closed = false
+                while n < lines.count {
+                    let inner = lines[n]
+                    n += 1
+                    if inner == delimiter { closed = true; break }
+                    body.append(inner)
+                }
+                guard closed else {
+                    return .failure(Problem(message: "line \(number): no line '\(delimiter)' ends the value of '\(key)'"))
+                }
+                set(key, body.joined(separator: "\n"))
+            } else if let eq {
+                let key = String(line[..<eq])
+                guard OutputKey.isValid(key) else { return .failure(invalidKey(key, line: number)) }
+                set(key, String(line[line.index(after: eq)...]))
+            } else {
+                let shown = line.count > 40 ? line.prefix(40) + "…" : line
+                return .failure(Problem(message: "line \(number): expected KEY=VALUE or KEY<<DELIMITER, found '\(shown)'"))
+            }
+        }
+        return .success(result)
+    }
+
+    private static func invalidKey(_ key: String, line: Int) -> Problem {
+        let shown = key.count > 40 ? key.prefix(40) + "…" : Substring(key)
+        return Problem(message: "line \(line): invalid output name '\(shown)'; names start with a letter or '_' and contain only letters, digits, '_' and '-'")
+    }
+
+    /// Reads and parses the file at `path`; a missing file means no outputs.
+    static func read(_ path: String) -> Result<[KeyValue], Problem> {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return .success([]) }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: sizeLimit + 1)) ?? Data()
+        if data.count > sizeLimit {
+            return .failure(Problem(message: "it is larger than \(sizeLimit >> 20) MiB"))
+        }
+        return parse(String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import Testing
+
+/// `moon run` end to end: the built binary, real graphs, real processes.
+@Suite struct RunTests {
+    @Test func theQuickstartEndsWithTheCombinedValue() throws {
+        let moon = try Moon()
+        let result = try moon.run(["run", "--json", Moon.root.appendingPathComponent("examples/quickstart.yaml").path])
+        #expect(result.status == 0)
+        let final = result.events("next", node: "final")
+        #expect(final.first?["text"] as? String == "5")
+        #expect(final.first?["stream"] as? String == "value")
+        let done = result.events("graph-complete").first
+        #expect(done?["ok"] as? Bool == true)
+        #expect((done?["counts"] as? [String: Int])?["succeeded"] == 7)
+    }
+
+    @Test func jsonStdoutCarriesOnlyEventsInSequence() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: "echo out; echo err >&2" }
+              b: { needs: a, run: [echo, hi] }
+            """)
+        let result = try moon.run(["run", "--json"])
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == result.events.count, "every stdout line is a JSON event")
+        #expect(result.events.map { $0["seq"] as? Int } == Array(1...lines.count).map { $0 })
+        for event in result.events {
+            #expect(event["v"] as? Int == 1)
+            let ts = event["ts"] as? String ?? ""
+            #expect(ts.hasSuffix("Z") && ts.count == 24, "RFC 3339 UTC with milliseconds: \(ts)")
+        }
+        #expect(result.events("next", node: "a").map { $0["stream"] as? String } .sorted { ($0 ?? "") < ($1 ?? "") } == ["stderr", "stdout"])
+        #expect(result.events.first?["event"] as? String == "graph-start")
+        #expect(result.events.last?["event"] as? String == "graph-complete")
+    }
+
+    @Test func aFailedNodeExitsWithOneAndSkipsItsDependents() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              bad: { run: exit 3 }
+              after: { needs: bad, run: echo never }
+            """)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 1)
+        let error = result.events("error", node: "bad").first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "exit")
+        #expect(error?["exit_code"] as? Int == 3)
+        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+    }
+
+    @Test func theExamplesBehaveAsTheirCommentsSay() throws {
+        let moon = try Moon()
+        let examples = Moon.root.appendingPathComponent("examples")
+        let fails = try moon.run(["run", "--json", examples.appendingPathComponent("fails.yaml").path])
+        #expect(fails.status == 1)
+        #expect(fails.events("complete", node: "report").count == 1, "if: always still runs")
+        #expect(fails.events("skip", node: "deploy").count == 1)
+        let queues = try moon.run(["run", "-q", examples.appendingPathComponent("queues.yaml").path])
+        #expect(queues.status == 0)
+    }
+
+    @Test func shellAndExecFormsAndTheEnvironment() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            env: { GREETING: hello, SHARED: file }
+            nodes:
+              shell:
+                run: echo "$GREETING $SHARED $MOON_NODE $MOON_ATTEMPT"
+                env: { SHARED: node }
+              exec:
+                run: [printf, "%s|", "a b", "$GREETING"]
+              where:
+                dir: sub
+                run: pwd; echo "$MOON_GRAPH_DIR"
+              stdin:
+                run: cat; echo "stdin closed"
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        func text(_ node: String) -> [String] { result.events("next", node: node).compactMap { $0["text"] as? String } }
+        #expect(text("shell") == ["hello node shell 1"])
+        #expect(text("exec") == ["a b|$GREETING|"], "exec form: no shell, no expansion")
+        let real = URL(fileURLWithPath: moon.directory.path).resolvingSymlinksInPath().path
+        #expect(text("where").first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path } == real + "/sub")
+        #expect(text("stdin") == ["stdin closed"], "stdin is /dev/null")
+    }
+
+    @Test func bashShellUsesPipefail() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults: { shell: bash }
+            nodes:
+              pipe: { run: "false | cat" }
+            """)
+        #expect(try moon.run(["run", "-q"]).status == 1)
+    }
+
+    @Test func everyBuiltinWorks() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              nap: { uses: sleep, with: { duration: 50ms } }
+              a: { uses: echo, with: { message: "2" } }
+              b: { uses: echo, with: { message: "3" } }
+              sum: { needs: [a, b], uses: reduce, with: { op: sum } }
+              cat: { needs: [a, b], uses: reduce, with: { op: concat } }
+              list: { needs: [a, b], uses: reduce, with: { op: list } }
+              write: { uses: write-file, with: { path: out/hello.txt, content: "hi there" } }
+              check: { needs: write, uses: exists, with: { path: out/hello.txt } }
+              wait: { needs: write, uses: wait-for, with: { path: out/hello.txt, timeout: 2s } }
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("out"), withIntermediateDirectories: true)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stdout)")
+        func value(_ node: String) -> String? { result.events("next", node: node).first?["text"] as? String }
+        #expect(value("sum") == "5")
+        #expect(value("cat") == "23")
+        #expect(value("list") == #"["2","3"]"#)
+        #expect(moon.read("out/hello.txt") == "hi there")
+        #expect(result.events("complete").count == 9)
+    }
+
+    @Test func builtinFailuresAreErrorsOfKindBuiltin() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              boom: { uses: fail, with: { message: "on purpose" } }
+              missing: { uses: exists, with: { path: nope.txt } }
+              never: { uses: wait-for, with: { tcp: "127.0.0.1:1", timeout: 300ms } }
+            """)
+        let result = try moon.run(["run", "--json", "-k"])
+        #expect(result.status == 1)
+        for node in ["boom", "missing", "never"] {
+            let error = result.events("error", node: node).first?["error"] as? [String: Any]
+            #expect(error?["kind"] as? String == "builtin", "\(node)")
+        }
+        let message = (result.events("error", node: "boom").first?["error"] as? [String: Any])?["message"] as? String
+        #expect(message?.contains("on purpose") == true)
+    }
+
+    @Test func aMissingProgramIsASpawnError() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              ghost: { run: [no-such-program-moon] }
+            """)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 1)
+        let error = result.events("error", node: "ghost").first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "spawn")
+        #expect((error?["message"] as? String)?.contains("no-such-program-moon") == true)
+    }
+
+    @Test func selectedTargetsRunWithTheirNeedsOnly() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: "true" }
+              b: { needs: a, run: "true" }
+              c: { run: "true" }
+            """)
+        let result = try moon.run(["run", "--json", "moon.yaml", "b"])
+        #expect(result.status == 0)
+        #expect(Set(result.events("start").compactMap { $0["node"] as? String }) == ["a", "b"])
+        let unknown = try moon.run(["run", "moon.yaml", "bb"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("did you mean 'b'"))
+    }
+
+    @Test func retriesAndTimeoutsFromTheFile() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              flaky:
+                run: 'n=$(cat n 2>/dev/null || echo 0); echo $((n+1)) > n; [ "$n" -ge 2 ]'
+                retry: { times: 3, delay: 10ms, backoff: 2 }
+              hang:
+                run: sleep 30
+                timeout: 200ms
+                continue-on-error: true
+            """)
+        let result = try moon.run(["run", "--json"], limit: 20)
+        #expect(result.status == 0)
+        let retries = result.events("retry", node: "flaky")
+        #expect(retries.map { $0["delay_ms"] as? Int } == [10, 20])
+        #expect(result.events("start", node: "flaky").map { $0["attempt"] as? Int } == [1, 2, 3])
+        let error = result.events("error", node: "hang").first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "timeout")
+    }
+
+    @Test func aQueueOfOneRunsItsNodesOneAtATime() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            queues: { db: { concurrency: 1 } }
+            nodes:
+              a: { queue: db, run: "mkdir lock && sleep 0.1 && rmdir lock" }
+              b: { queue: db, run: "mkdir lock && sleep 0.1 && rmdir lock" }
+              c: { queue: db, run: "mkdir lock && sleep 0.1 && rmdir lock" }
+            """)
+        let result = try moon.run(["run", "--json", "-j", "8"])
+        #expect(result.status == 0, "the three never overlapped")
+    }
+
+    @Test func theRunTimeoutStopsEverything() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              long: { run: sleep 30 }
+            """)
+        let result = try moon.run(["run", "--json", "--timeout", "300ms"], limit: 20)
+        #expect(result.status == 1)
+        let error = result.events("error", node: "long").first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "canceled")
+    }
+
+    @Test func badCommandLinesExitWithTwo() throws {
+        let moon = try Moon(graph: "version: 1\nnodes: { a: { run: 'true' } }\n")
+        #expect(try moon.run(["run", "--jobs", "0"]).status == 2)
+        #expect(try moon.run(["run", "--grace", "soon"]).status == 2)
+        #expect(try moon.run(["run", "--no-such-flag"]).status == 2)
+        #expect(try moon.run(["run", "missing.yaml"]).status == 2)
+        #expect(try moon.run(["run", "--set", "novalue"]).status == 2)
+    }
+
+    @Test func withoutAFileMoonUsesMoonYamlHere() throws {
+        let moon = try Moon(graph: "version: 1\nnodes: { hello: { run: echo hi } }\n")
+        let result = try moon.run(["run"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("hello │ hi"))
+        let empty = try Moon()
+        let none = try empty.run(["run"])
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("no moon.yaml"))
+    }
+}
+
+/// Every byte a node writes reaches the events, as lines.
+@Suite struct OutputTests {
+    @Test func aLastLineWithoutNewlineAndInvalidUTF8AreDelivered() throws {
+        let moon = try Moon(graph: #"""
+            version: 1
+            nodes:
+              bytes: { run: "printf 'ok\\n\\377bad\\nlast'" }
+            """#)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0)
+        let lines = result.events("next", node: "bytes").compactMap { $0["text"] as? String }
+        #expect(lines == ["ok", "\u{FFFD}bad", "last"])
+    }
+
+    @Test func linesOfParallelNodesAreNeverTorn() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: "i=0; while [ $i -lt 2000 ]; do echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-$i; i=$((i+1)); done" }
+              b: { run: "i=0; while [ $i -lt 2000 ]; do echo bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-$i; i=$((i+1)); done" }
+            """)
+        let result = try moon.run(["run", "--json", "-j", "2"])
+        #expect(result.status == 0)
+        for node in ["a", "b"] {
+            let texts = result.events("next", node: node).compactMap { $0["text"] as? String }
+            let prefix = String(repeating: node, count: 40) + "-"
+            #expect(texts == (0..<2000).map { prefix + String($0) })
+        }
+        let plain = try moon.run(["run", "-j", "2"])
+        let attributed = plain.stdout.split(separator: "\n").filter { $0.contains(" │ ") }
+        #expect(attributed.count == 4000)
+        #expect(attributed.allSatisfy { $0.hasPrefix("a │ aaaa") || $0.hasPrefix("b │ bbbb") })
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+@testable import MoonGraph
+
+@Suite struct ExpressionParserTests {
+    func references(_ text: String) -> [ExpressionReference] {
+        Template.parse(text).template.expressions.map(\.reference)
+    }
+
+    @Test func parsesEveryContextWithOrWithoutSpaces() {
+        #expect(references("a ${{ needs.build.outputs.sha }} b ${{needs.build.result}}") == [
+            .output(node: "build", key: "sha"), .result(node: "build"),
+        ])
+        #expect(references("${{vars.channel}}${{ env.HOME }}") == [.variable("channel"), .environment("HOME")])
+        // Node names may contain dots; the path is read from its end.
+        #expect(references("${{ needs.lib.v2.outputs.out-dir }}") == [.output(node: "lib.v2", key: "out-dir")])
+    }
+
+    @Test func keepsLiteralTextAndOffsets() {
+        let (template, problems) = Template.parse("echo ${{ vars.x }}!")
+        #expect(problems.isEmpty)
+        #expect(template.parts.count == 3)
+        let e = template.expressions[0]
+        #expect(e.offset == 5 && e.length == 13 && e.raw == "${{ vars.x }}")
+    }
+
+    @Test func reportsMalformedExpressions() {
+        let cases: [(String, String)] = [
+            ("echo ${{ vars.x", "unclosed '${{'"),
+            ("${{ }}", "empty expression"),
+            ("${{ steps.a.outputs.b }}", "unknown context 'steps' (moon has no 'steps')"),
+            ("${{ var.x }}", "unknown context 'var' (did you mean 'vars'?)"),
+            ("${{ needs.a }}", "malformed expression 'needs.a'"),
+            ("${{ needs.a.outputs }}", "malformed expression"),
+            ("${{ vars.a b }}", "invalid var name 'a b'"),
+            ("${{ env.A-B }}", "invalid environment variable name 'A-B'"),
+        ]
+        for (text, message) in cases {
+            let problems = Template.parse(text).problems
+            #expect(problems.count == 1, "\(text)")
+            #expect(problems.first?.message.contains(message) == true, "\(text): \(problems)")
+        }
+        #expect(Template.parse("a ${{ vars.x").problems.first?.offset == 2)
+    }
+
+    @Test func anExpressionDoesNotSpanLines() {
+        #expect(Template.parse("${{ vars.x\n}}").problems.count == 1)
+    }
+}
+
+@Suite struct ShellTemplateTests {
+    static let hostile = [
+        "it's", "\"double\"", "$(touch PWNED)", "`touch PWNED`", "; touch PWNED", "a\ntouch PWNED\n#",
+        "$HOME ${HOME} \\ \\' '\\''", "*", "-n", "", "'; touch PWNED; '", "\"; touch PWNED; \"", "\\",
+    ]
+
+    func contexts(_ script: String, _ shell: Shell = .sh) -> [ShellContext] {
+        ShellTemplate.contexts(of: Template.parse(script).template, shell: shell)
+    }
+
+    @Test func findsTheQuotingContext() {
+        #expect(contexts("echo ${{ vars.a }}") == [.word])
+        #expect(contexts("echo 'x ${{ vars.a }}'") == [.singleQuoted])
+        #expect(contexts("echo \"x ${{ vars.a }}\"") == [.doubleQuoted])
+        #expect(contexts("echo \"$(echo ${{ vars.a }})\"") == [.word])
+        #expect(contexts("echo \"$(echo \"${{ vars.a }}\")\"") == [.doubleQuoted])
+        #expect(contexts("echo $(( ${{ vars.a }} + 1 ))") == [.arithmetic])
+        #expect(contexts("echo hi # ${{ vars.a }}") == [.comment])
+        #expect(contexts("echo a#${{ vars.a }}") == [.word])
+        #expect(contexts("x=$(case a in a) echo ${{ vars.a }};; esac)\necho \"${{ vars.a }}\"") == [.word, .doubleQuoted])
+        #expect(contexts("cat <<EOF\nplain\nEOF\necho ${{ vars.a }}") == [.word])
+    }
+
+    @Test func refusesContextsThatCannotBeQuoted() {
+        for script in ["echo `${{ vars.a }}`", "cat <<EOF\n${{ vars.a }}\nEOF", "cat <<'EOF'\n${{ vars.a }}\nEOF",
+                       "echo ${X:-${{ vars.a }}}", "echo \\${{ vars.a }}", "echo $${{ vars.a }}",
+                       "echo \"\\${{ vars.a }}\"", "echo 'unclosed ${{ vars.a }}", "echo \"$(echo ${{ vars.a }}\""] {
+            let found = contexts(script)
+            #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
+        }
+        #expect(contexts("echo $'x ${{ vars.a }}'", .bash)[0].isUnsafe)
+    }
+
+    @Test func quotesOneWord() {
+        #expect(ShellTemplate.quote("it's") == "'it'\\''s'")
+        let rendered = try? ShellTemplate.render(Template.parse("echo ${{ vars.a }}").template, shell: .sh) { _ in "$(x)" }
+        #expect(rendered == "echo '$(x)'")
+    }
+
+    @Test func arithmeticTakesOnlyIntegers() throws {
+        let template = Template.parse("echo $(( ${{ vars.a }} + 1 ))").template
+        #expect(try ShellTemplate.render(template, shell: .sh) { _ in "-41" } == "echo $(( -41 + 1 ))")
+        #expect(throws: ShellTemplate.Failure.self) { try ShellTemplate.render(template, shell: .bash) { _ in "a[$(touch x)]" } }
+    }
+
+    /// Every hostile value, in every quotable context, through the real
+    /// shells: printed verbatim, and the marker file never appears.
+    @Test(arguments: [Shell.sh, Shell.bash])
+    func hostileValuesArePrintedNeverRun(shell: Shell) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moon-quote-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scripts: [(String, (String) -> String)] = [
+            ("printf '%s|' ${{ vars.v }}", { "\($0)|" }),
+            ("printf '%s|' x${{ vars.v }}y", { "x\($0)y|" }),
+            ("printf '%s|' \"a ${{ vars.v }} b\"", { "a \($0) b|" }),
+            ("printf '%s|' 'a ${{ vars.v }} b'", { "a \($0) b|" }),
+            ("printf '%s|' \"$(printf '%s' \"${{ vars.v }}\")\"", { "\($0)|" }),
+            ("printf '%s|' \"$(printf '%s' ${{ vars.v }})\"", { "\($0)|" }),
+            ("printf '%s|' ${{ vars.v }} # ${{ vars.v }}", { "\($0)|" }),
+        ]
+        for value in Self.hostile {
+            for (script, expected) in scripts {
+                let rendered = try ShellTemplate.render(Template.parse(script).template, shell: shell) { _ in value }
+                let output = try Self.run(shell.arguments(for: rendered), in: dir)
+                let want = expected(value).replacing("\n", with: "\n")
+                // $(…) drops trailing newlines, as the shell always does.
+                let trimmed = script.contains("$(printf") ? Self.droppingTrailingNewlines(value) : value
+                #expect(output == (script.contains("$(printf") ? expected(trimmed) : want), "\(shell) \(script) with \(value.debugDescription)")
+                #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("PWNED").path), "\(script) ran \(value)")
+            }
+        }
+    }
+
+    static func droppingTrailingNewlines(_ s: String) -> String {
+        var s = s
+        while s.hasSuffix("\n") { s.removeLast() }
+        return s
+    }
+
+    static func run(_ argv: [String], in dir: URL) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = argv
+        process.currentDirectoryURL = dir
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+@Suite(.enabled(if: loaderWorks, "needs the YAML loader"))
+struct ExpressionCheckTests {
+    @Test func everyProblemPointsIntoItsString() {
+        let result = load("""
+            version: 1
+            vars: { channel: beta }
+            env:
+              TOP: ${{ needs.a.result }}
+            nodes:
+              a:
+                run: echo ${{ vars.chanel }} and ${{needs.b.outputs.x}}
+              b:
+                needs: a
+                run: [echo, "${{ needs.a.outputs.x }}", "${{ needs.c.outputs.x }}", "${{ nope.x }}"]
+                env:
+                  X: "${{ vars.channel }} ${{ vars.missing"
+              c:
+                needs: [b]
+                uses: echo
+                with: { message: "${{ needs.zz.result }}" }
+                dir: ${{ needs.a.outputs.dir }}
+              d:
+                run: |
+                  echo ok
+                  echo `${{ vars.channel }}`
+            """)
+        #expect(lines(result) == [
+            "4:8: error: 'needs' is not available in the graph's env; only a node's run, env, with and dir can read its needs",
+            "7:15: error: undeclared var 'chanel' (did you mean 'channel'?)",
+            "7:38: error: node 'a' reads 'b', which is not one of its needs",
+            "10:46: error: node 'b' reads 'c', which is not one of its needs",
+            "10:74: error: unknown context 'nope' in an expression; use needs, vars or env",
+            "12:31: error: unclosed '${{'; close the expression with '}}' on the same line",
+            "16:23: error: node 'c' reads unknown node 'zz'",
+            "17:10: error: node 'c' reads 'a', which is not one of its needs",
+            "21:13: error: an expression inside backticks cannot be quoted safely; use $(…) instead, or pass the value through 'env:' and use \"$NAME\"",
+        ])
+        #expect(result.diagnostics.first { $0.message.contains("chanel") }?.span?.end.column == 33)
+    }
+
+    @Test func setDeclaresAVar() {
+        let text = "version: 1\nnodes:\n  a: { run: 'echo ${{ vars.tag }}' }\n"
+        #expect(load(text).hasErrors)
+        #expect(!load(text, overrides: ["tag": "v1"]).hasErrors)
+    }
+
+    @Test func validReferencesAreQuiet() {
+        let result = load("""
+            version: 1
+            vars: { who: me }
+            dotenv: [.env, { path: .env.local, optional: true }]
+            env: { HOME2: "${{ env.HOME }}" }
+            nodes:
+              a: { run: echo hi }
+              b:
+                needs: a
+                run: echo ${{ needs.a.outputs.x }} "${{ needs.a.result }}" ${{ vars.who }}
+            """)
+        #expect(lines(result) == [])
+        #expect(result.graph?.dotenv == [DotenvFile(path: ".env", optional: false, span: result.graph?.dotenv[0].span),
+                                        DotenvFile(path: ".env.local", optional: true, span: result.graph?.dotenv[1].span)])
+    }
+
+    @Test func builderDocumentsFallBackToColumns() {
+        let result = decode(doc(.map([("a", .map([("run", "echo ${{ vars.nope }}")]))])))
+        #expect(result.errors.count == 1)
+        #expect(result.errors.first?.message.contains("undeclared var 'nope'") == true)
+    }
+}
