@@ -65,7 +65,12 @@ final class RunSession {
             done.signal()
         }
         // `moon run --json | head -1`: the reader is gone, so stop and clean up.
-        sink.onBrokenPipe = { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) }
+        // Asynchronously: the sink notices it inside a write, that is inside
+        // the runner's own emit (say, of a `start` event before the node's
+        // handle is recorded); stopping there would miss that node.
+        sink.onBrokenPipe = { queue.async { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) } }
+        // Also when the nodes are silent and nothing is written to notice it.
+        sink.notifyWhenReaderCloses(on: queue)
 
         var sources: [DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM, SIGHUP] {
