@@ -1,4 +1,5 @@
 import Foundation
+import MoonGraph
 import MoonRun
 
 /// `--json`: one JSON object per line on stdout, written as it happens.
@@ -103,25 +104,11 @@ struct JSONObjectWriter {
 
     static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
 
-    /// A JSON string literal; control characters and non-ASCII-safe escapes per RFC 8259.
+    /// A JSON string literal (the one escaper all of moon's JSON uses).
     static func quote(_ s: String) -> String {
-        var out = "\""
+        var out = ""
         out.reserveCapacity(s.utf8.count + 2)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        JSONString.quote(s, into: &out)
         return out
     }
 }
