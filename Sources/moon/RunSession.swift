@@ -5,6 +5,7 @@ import MoonGraph
 import MoonProcess
 import MoonReport
 import MoonRun
+import MoonState
 
 /// Wires one `moon run`: the runner on its serial queue, real processes,
 /// the reporter, and the signals that stop it. Returns the exit code.
@@ -18,13 +19,19 @@ final class RunSession {
     let options: RunOptions
     let reporterKind: ReporterKind
     let verbosity: PlainReporter.Verbosity
+    /// The up-to-date check and history (nil: run everything, record nothing).
+    let state: IncrementalState?
+    let store: StateStore?
 
-    init(graph: Graph, plan: Plan, options: RunOptions, reporterKind: ReporterKind, verbosity: PlainReporter.Verbosity) {
+    init(graph: Graph, plan: Plan, options: RunOptions, reporterKind: ReporterKind, verbosity: PlainReporter.Verbosity,
+         state: IncrementalState? = nil, store: StateStore? = nil) {
         self.graph = graph
         self.plan = plan
         self.options = options
         self.reporterKind = reporterKind
         self.verbosity = verbosity
+        self.state = state
+        self.store = store
     }
 
     func run() -> Int32 {
@@ -50,7 +57,12 @@ final class RunSession {
         case .json: reporter = JSONLinesReporter(sink: sink)
         case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity)
         }
-        let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { reporter.report($0) }
+        let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }
+        let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
+            history?.observe(event)
+            reporter.report(event)
+        }
+        if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
 
         let done = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
@@ -72,6 +84,14 @@ final class RunSession {
         queue.async { runner.start() }
         done.wait()
         queue.sync { reporter.finish() }
+        if let state { queue.sync { state.flush() } }
+        if let store, let history {
+            do {
+                try store.record(history.record)
+            } catch {
+                warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
+            }
+        }
         for source in sources { source.cancel() }
         processes.killAll()
 
@@ -80,4 +100,9 @@ final class RunSession {
         default: return summary?.ok == true ? 0 : 1
         }
     }
+}
+
+/// A warning of moon itself (not of a graph file), on stderr.
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("moon: warning: \(message)\n".utf8))
 }
