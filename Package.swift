@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"]),
-        .testTarget(name: "MoonStateTests", dependencies: ["MoonState"]),
+        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
     swiftLanguageModes: [.v5]
