@@ -43,9 +43,8 @@ struct StatusCommand: ParsableCommand {
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }
         let state = IncrementalState(graph: graph, store: opened.store, onWarning: warn)
-        if opened.store == nil && opened.warning == nil {
-            print("no state yet (\(StateStore.directory(besideGraphIn: graph.directory))/state.db): every node will run")
-        }
+        // No store yet (nothing ran here): every node is "never run".
+        let neverRan = opened.store == nil && opened.warning == nil
 
         let width = min(32, plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0)
         // Nodes that will run: a dependent is only up to date if they leave the same outputs.
@@ -69,7 +68,8 @@ struct StatusCommand: ParsableCommand {
                     : "up to date, unless \(upstream.joined(separator: ", ")) \(upstream.count == 1 ? "changes its" : "change their") outputs"
             case .stale(let reasons):
                 willRun.insert(index)
-                text = "runs: " + reasons.map(\.description).joined(separator: "; ")
+                text = "runs: " + reasons.map { neverRan && $0 == .noStore ? Staleness.neverRun.description : $0.description }
+                    .joined(separator: "; ")
             }
             rows.append((index, text))
         }
