@@ -25,17 +25,21 @@ deps:
 	  fi; \
 	fi
 
-# What only the tests need: tmux (terminal tests read the screen through it)
-# and Python's jsonschema (the event stream is checked against its schema).
+# What only the tests need: tmux (terminal tests read the screen through it),
+# Graphviz (`moon graph --format dot` is checked by `dot`), and Python's
+# jsonschema and PyYAML (the schemas are checked by a real validator).
 # Missing ones are installed when possible; tests that still lack them say so.
 test-deps:
-	@if ! command -v tmux >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing tmux (terminal tests)"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1 || \
-	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1; } || true; \
+	@missing=""; command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing$$missing (for the tests)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1; } || \
+	  echo "note: could not install$$missing; the tests that need them will say so"; \
 	fi
-	@python3 -c 'import jsonschema' 2>/dev/null || python3 -m pip install -q jsonschema >/dev/null 2>&1 || \
-	  echo "note: python3 jsonschema is missing; event schema tests will be skipped"
+	@python3 -c 'import jsonschema, yaml' 2>/dev/null || python3 -m pip install -q jsonschema pyyaml >/dev/null 2>&1 || \
+	  echo "note: python3 jsonschema/pyyaml are missing; schema tests will be skipped"
 
 build: deps
 	$(SWIFT) build
