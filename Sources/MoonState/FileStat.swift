@@ -53,6 +53,13 @@ public struct FileStat: Sendable, Hashable {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
+    /// A monotonic clock in nanoseconds, for measuring.
+    static func monotonicNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
     /// Whether a write right after the file was hashed could leave the same
     /// size and mtime (git's "racily clean" entries): its mtime is within
     /// one clock tick of `hashedAt`. Such an entry is hashed again next time.

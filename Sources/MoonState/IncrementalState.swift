@@ -105,18 +105,30 @@ public final class IncrementalState: @unchecked Sendable {
         return (cache?.hashed ?? 0, cache?.reused ?? 0)
     }
 
+    /// Time spent in `check` so far (walking, stat-ing, hashing, reading the store), in seconds.
+    public var checkSeconds: Double {
+        lock.lock()
+        defer { lock.unlock() }
+        return Double(checkNanoseconds) / 1e9
+    }
+    private var checkNanoseconds: Int64 = 0
+
     /// Decides whether graph node `index` is up to date, given what its needs left it.
     public func check(node index: Int, needs: [NeedState]) -> Verdict {
         lock.lock()
         defer { lock.unlock() }
+        let started = FileStat.monotonicNanoseconds()
+        defer { checkNanoseconds += FileStat.monotonicNanoseconds() - started }
         let node = graph.nodes[index]
+        // The last success first: its manifest spares re-reading unchanged files.
+        let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
         // Every node's fingerprint is kept for `moon status` of its dependents.
-        let fingerprint = fingerprintLocked(index, needs: needs)
+        let fingerprint = fingerprintLocked(index, needs: needs, previous: stored?.fingerprint.manifest)
         pending[index] = fingerprint
         guard !node.sources.isEmpty else { return .untracked }
         if force { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
-        guard let stored = storedLocked(node.name) else { return .stale([.neverRun]) }
+        guard let stored else { return .stale([.neverRun]) }
         var reasons: [Staleness] = []
         let old = stored.fingerprint
         if old.command != fingerprint.command { reasons.append(.commandChanged) }
@@ -186,10 +198,10 @@ public final class IncrementalState: @unchecked Sendable {
     public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
         lock.lock()
         defer { lock.unlock() }
-        return fingerprintLocked(index, needs: needs)
+        return fingerprintLocked(index, needs: needs, previous: nil)
     }
 
-    private func fingerprintLocked(_ index: Int, needs: [NeedState]) -> NodeFingerprint {
+    private func fingerprintLocked(_ index: Int, needs: [NeedState], previous: Manifest?) -> NodeFingerprint {
         let node = graph.nodes[index]
         var command = DigestBuilder("command")
         switch node.action {
@@ -237,7 +249,7 @@ public final class IncrementalState: @unchecked Sendable {
         }
 
         var sources = DigestBuilder("sources")
-        var manifest: [(path: String, hash: ContentHash)] = []
+        var manifest: [Manifest.Entry] = []
         for (label, patterns) in [("sources", node.sources), ("generates", node.generates)] {
             sources.add(label)
             sources.add(patterns.count)
@@ -248,31 +260,54 @@ public final class IncrementalState: @unchecked Sendable {
             let files = scanner.files(matching: node.sources)
             manifest.reserveCapacity(files.count)
             sources.add(files.count)
+            // The previous manifest, walked in step with the scan (same order
+            // when nothing moved); a dictionary only once they disagree.
+            let old = previous?.entries ?? []
+            var j = 0
+            var byPath: [String: Int]?
             for file in files {
+                var candidate: Manifest.Entry?
+                if j < old.count, old[j].path == file.path {
+                    candidate = old[j]
+                    j += 1
+                } else if !old.isEmpty {
+                    if byPath == nil {
+                        var made: [String: Int] = [:]
+                        made.reserveCapacity(old.count)
+                        for (k, entry) in old.enumerated() { made[entry.path] = k }
+                        byPath = made
+                    }
+                    candidate = byPath![file.path].map { old[$0] }
+                }
                 sources.add(file.path)
-                if let hash = cache.hash(of: file, fullPath: scanner.fullPath(file.path)) {
-                    sources.add(hash)
-                    manifest.append((file.path, hash))
+                if let c = candidate, c.stat == file.stat, !c.racy {
+                    cache.countReused()
+                    sources.add(c.hash)
+                    manifest.append(c)
+                } else if let entry = cache.hash(of: file, fullPath: scanner.fullPath(file.path)) {
+                    sources.add(entry.hash)
+                    manifest.append(Manifest.Entry(path: file.path, stat: entry.stat, racy: entry.racy, hash: entry.hash))
                 } else {
                     sources.add("unreadable")
                 }
             }
         }
         return NodeFingerprint(command: command.finish(), environment: environment.finish(), needs: needsDigest.finish(),
-                               sources: sources.finish(), manifest: Manifest(files: manifest))
+                               sources: sources.finish(), manifest: Manifest(entries: manifest))
     }
 
+    /// The stat cache, whose table is read only when a manifest does not answer.
     private func loadedCache() -> StatCache {
         if let cache { return cache }
-        var entries: [String: StatCache.Entry] = [:]
-        if let store {
+        let made = StatCache { [weak self] in
+            guard let self, let store = self.store else { return [:] }
             do {
-                entries = try store.loadFileCache()
+                return try store.loadFileCache()
             } catch {
-                failed(error)
+                self.failed(error)
+                return [:]
             }
         }
-        let made = StatCache(entries: entries)
         cache = made
         return made
     }

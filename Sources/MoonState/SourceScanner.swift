@@ -24,7 +24,9 @@ public struct SourceScanner: Sendable {
         self.root = root.isEmpty ? "." : root
     }
 
-    /// Every file the patterns match, sorted by path bytes, without duplicates.
+    /// Every file the patterns match, without duplicates, in a fixed order:
+    /// pattern by pattern, each directory's entries sorted by name bytes,
+    /// depth first (sorting per directory costs far less than sorting 20,000 paths).
     /// A pattern starting with `!` removes what it matches from the others.
     public func files(matching patterns: [String]) -> [ScannedFile] {
         var includes: [Glob] = []
@@ -37,12 +39,10 @@ public struct SourceScanner: Sendable {
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
         }
-        result.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         if includes.count > 1 {
-            var unique: [ScannedFile] = []
-            unique.reserveCapacity(result.count)
-            for file in result where unique.last?.path != file.path { unique.append(file) }
-            result = unique
+            var seen = Set<String>()
+            seen.reserveCapacity(result.count)
+            result.removeAll { !seen.insert($0.path).inserted }
         }
         return result
     }
@@ -94,6 +94,7 @@ public struct SourceScanner: Sendable {
             return
         }
         defer { closedir(dir) }
+        var entries: [(name: String, type: UInt8, next: Glob.States, matched: Bool)] = []
         while let entry = readdir(dir) {
             let type = entry.pointee.d_type
             let outcome: (name: String, next: Glob.States, matched: Bool)? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
@@ -109,7 +110,10 @@ public struct SourceScanner: Sendable {
                     return (String(decoding: name, as: UTF8.self), next, everything || glob.isMatch(next))
                 }
             }
-            guard let (name, next, matched) = outcome else { continue }
+            if let outcome { entries.append((outcome.name, type, outcome.next, outcome.matched)) }
+        }
+        entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        for (name, type, next, matched) in entries {
             var kind: FileStat.Kind
             var st = stat()
             var haveStat = false

@@ -18,22 +18,37 @@ public final class StatCache {
     }
 
     private(set) var entries: [String: Entry]
+    /// Loads the entries on first use (the store's table), so a check that
+    /// its manifests answer never reads it.
+    private var loader: (() -> [String: Entry])?
+    private var loaded = false
     /// Entries added or changed since loading, to be written back.
     public private(set) var changed: [String: Entry] = [:]
     /// Files read and hashed, and files whose hash came from the cache.
     public private(set) var hashed = 0
     public private(set) var reused = 0
 
-    public init(entries: [String: Entry] = [:]) {
+    public init(entries: [String: Entry] = [:], loader: (() -> [String: Entry])? = nil) {
         self.entries = entries
+        self.loader = loader
+    }
+
+    private func loadIfNeeded() {
+        guard !loaded else { return }
+        loaded = true
+        if let loader {
+            for (path, entry) in loader() where entries[path] == nil { entries[path] = entry }
+            self.loader = nil
+        }
     }
 
     /// The content hash of `file` (`fullPath` is where to read it), from the
     /// cache when its stat is unchanged; nil when it cannot be read.
-    public func hash(of file: ScannedFile, fullPath: String) -> ContentHash? {
+    public func hash(of file: ScannedFile, fullPath: String) -> Entry? {
+        loadIfNeeded()
         if let entry = entries[file.path], entry.stat == file.stat, !entry.racy {
             reused += 1
-            return entry.hash
+            return entry
         }
         let hashedAt = FileStat.nowNanoseconds()
         guard let hash = ContentHash.ofFile(fullPath) else { return nil }
@@ -41,8 +56,11 @@ public final class StatCache {
         let entry = Entry(stat: file.stat, hash: hash, racy: file.stat.isRacy(hashedAt: hashedAt))
         entries[file.path] = entry
         changed[file.path] = entry
-        return hash
+        return entry
     }
+
+    /// A hash the caller found elsewhere (a node's manifest) for an unchanged file.
+    func countReused() { reused += 1 }
 
     /// Forgets the changes once they are written.
     public func markSaved() { changed = [:] }

@@ -84,7 +84,15 @@ final class RunSession {
         queue.async { runner.start() }
         done.wait()
         queue.sync { reporter.finish() }
-        if let state { queue.sync { state.flush() } }
+        if let state {
+            queue.sync { state.flush() }
+            // For bench/uptodate.py: what the up-to-date checks cost.
+            if ProcessInfo.processInfo.environment["MOON_STATE_STATS"] == "1" {
+                let (hashed, reused) = state.statistics
+                let ms = String(format: "%.1f", state.checkSeconds * 1000)
+                FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))
+            }
+        }
         if let store, let history {
             do {
                 try store.record(history.record)
