@@ -54,7 +54,8 @@ import Testing
         }
         let scanner = SourceScanner(root: tree.root)
         #expect(scanner.files(matching: ["src/**/*.swift"]).map(\.path) == ["src/a.swift", "src/b.swift", "src/sub/c.swift"])
-        #expect(scanner.files(matching: ["src/*.swift", "src/a.swift", "README.md"]).map(\.path) == ["README.md", "src/a.swift", "src/b.swift"])
+        // Pattern by pattern, without duplicates.
+        #expect(scanner.files(matching: ["src/*.swift", "src/a.swift", "README.md"]).map(\.path) == ["src/a.swift", "src/b.swift", "README.md"])
         #expect(scanner.files(matching: ["src", "!src/sub/**"]).map(\.path) == ["src/a.swift", "src/b.swift"])
         #expect(scanner.files(matching: ["missing/**", "nothing.txt"]).isEmpty)
         #expect(scanner.exists("src/sub"))
