@@ -8,7 +8,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm build release run test tsan install man completions bench clean schema
 
 all: build
 
@@ -66,6 +66,13 @@ run: release
 test: deps test-deps
 	$(SWIFT) build
 	$(SWIFT) test
+
+# The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.
+test-slurm: deps
+	$(SWIFT) build
+	@[ "$$(id -u)" = 0 ] || { echo "test-slurm needs root to start a local Slurm cluster"; exit 1; }; \
+	SLURM_CPUS=8 scripts/slurm/start-slurm.sh || exit 1; status=0; \
+	$(SWIFT) test --filter Slurm || status=$$?; scripts/slurm/stop-slurm.sh; exit $$status
 
 # The reactive core and the runner under the thread sanitizer.
 tsan: deps

@@ -41,9 +41,20 @@ let package = Package(
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"], exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
     swiftLanguageModes: [.v5]
 )
+
+// The libFuzzer target of the YAML loader and graph decoder, only with
+// MOON_FUZZ=1, so ordinary builds never link libFuzzer (fuzz/run.sh):
+//   MOON_FUZZ=1 swift build --product moonfuzz --sanitize=fuzzer --sanitize=address
+if Context.environment["MOON_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "CFuzzDriver"),
+        .executableTarget(name: "MoonFuzz", dependencies: ["CFuzzDriver", "MoonDocument", "MoonGraph"]),
+    ]
+    package.products += [.executable(name: "moonfuzz", targets: ["MoonFuzz"])]
+}

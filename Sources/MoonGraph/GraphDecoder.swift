@@ -192,8 +192,14 @@ struct GraphDecoder {
             }
         }
         if let t = keys["time"], let text = string(t.value, expecting: "a Slurm time limit like 1:00:00") {
-            if Self.isSlurmTime(text) { options.time = text } else {
-                error("invalid time '\(text)'; write minutes (30), hours:minutes:seconds (1:00:00) or days-hours:minutes:seconds (1-00:00:00)", at: t.value.span)
+            if Self.isSlurmTime(text) {
+                options.time = text
+            } else if let duration = try? DurationParser.parse(text) {
+                // moon's own durations (30m, 1h30m) work too, as the issue's
+                // example writes them; Slurm gets them as D-HH:MM:SS.
+                options.time = Self.slurmTime(duration)
+            } else {
+                error("invalid time '\(text)'; write a duration (30m, 1h30m), minutes (30), hours:minutes:seconds (1:00:00) or days-hours:minutes:seconds (1-00:00:00)", at: t.value.span)
             }
         }
         if let a = keys["args"], !a.value.isNull {
@@ -725,6 +731,18 @@ struct GraphDecoder {
         var digits = Substring(text)
         if let last = digits.last, "KMGTkmgt".contains(last) { digits = digits.dropLast() }
         return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// A duration as a Slurm time limit, rounded up to whole seconds
+    /// (`D-HH:MM:SS`, or `HH:MM:SS` under a day). A bare number in `time:`
+    /// stays Slurm's: minutes.
+    static func slurmTime(_ duration: Duration) -> String {
+        let (whole, atto) = duration.components
+        let total = max(1, whole + (atto > 0 ? 1 : 0))
+        let days = total / 86_400, hours = (total % 86_400) / 3600, minutes = (total % 3600) / 60, seconds = total % 60
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let clock = "\(two(hours)):\(two(minutes)):\(two(seconds))"
+        return days > 0 ? "\(days)-\(clock)" : clock
     }
 
     /// Slurm time: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`, or `UNLIMITED`/`INFINITE`.

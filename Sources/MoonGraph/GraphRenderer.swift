@@ -40,7 +40,11 @@ public enum GraphRenderer {
             for v in level {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
-                out += "  " + node.action.summary + "\n"
+                out += "  " + node.action.summary
+                if let slurm = graph.slurmOptions(for: node) {
+                    out += slurm.summary.isEmpty ? "  [slurm]" : "  [slurm \(slurm.summary)]"
+                }
+                out += "\n"
             }
         }
         return out

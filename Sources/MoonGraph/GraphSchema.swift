@@ -99,7 +99,10 @@ public enum GraphSchema {
             "cpus-per-task": .object([("type", .string("integer")), ("minimum", .int(1))]),
             "mem": .object([("type", .array([.string("string"), .string("integer")])), ("pattern", .string("^[0-9]+[KMGTkmgt]?$"))]),
             "time": .object([("type", .array([.string("string"), .string("integer")])),
-                             ("pattern", .string("^(?:[0-9]+(?::[0-9]+){0,2}|[0-9]+-[0-9]+(?::[0-9]+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$"))]),
+                             ("anyOf", .array([
+                                 .object([("pattern", .string("^(?:[0-9]+(?::[0-9]+){0,2}|[0-9]+-[0-9]+(?::[0-9]+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$"))]),
+                                 .object([("pattern", .string(durationPattern))]),
+                             ]))]),
             "account": .object([("type", .string("string"))]),
             "args": .object([("anyOf", .array([
                 .object([("type", .string("string"))]),

@@ -56,6 +56,7 @@ final class IOLoop: @unchecked Sendable {
     private let wakeWrite: Int32
 
     // Guarded by `lock`.
+    private var thread: pthread_t?
     private var incoming: [Watch] = []
     private var wakeScheduled = false
 
@@ -94,7 +95,14 @@ final class IOLoop: @unchecked Sendable {
         }
     }
 
+    /// Whether the caller is the I/O thread. Call with `lock` held.
+    var isCurrentThreadLocked: Bool {
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
     private func run() {
+        lock.withLock { thread = pthread_self() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: IOLoop.readSize, alignment: 16)
         defer { buffer.deallocate() }
         var pollFds: [pollfd] = []

@@ -21,6 +21,8 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     var isReaped = false
     var termSent = false
     var killSent = false
+    /// Closed when the process is reaped.
+    var deathPipe: DeathPipe?
 
     // Owned by the I/O thread (handed over through the lock at registration).
     var pipes: [IOLoop.Pipe] = []

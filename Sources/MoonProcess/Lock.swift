@@ -41,6 +41,23 @@ final class Lock: @unchecked Sendable {
         pthread_cond_wait(condition, mutex)
     }
 
+    /// Waits for `broadcast()` or until the `CLOCK_MONOTONIC` time
+    /// `deadline` (nanoseconds) has passed, whichever comes first. Call only
+    /// inside `withLock`; re-check the awaited state in a loop.
+    func wait(untilMonotonic deadline: UInt64) {
+        let now = LinuxCalls.monotonicNanoseconds()
+        guard deadline > now else { return }
+        // pthread_cond_timedwait measures CLOCK_REALTIME: convert the delay.
+        var realtime = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        let remaining = deadline - now
+        let total = UInt64(realtime.tv_nsec) + remaining % 1_000_000_000
+        var until = timespec()
+        until.tv_sec = realtime.tv_sec + Int(remaining / 1_000_000_000) + Int(total / 1_000_000_000)
+        until.tv_nsec = Int(total % 1_000_000_000)
+        pthread_cond_timedwait(condition, mutex, &until)
+    }
+
     func broadcast() {
         pthread_cond_broadcast(condition)
     }

@@ -37,6 +37,23 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
 
     public var description: String { message }
 
+    /// Adds what the user can do about exhausted resources.
+    func withResourceHint() -> ProcessLaunchError {
+        guard kind == .outOfResources else { return self }
+        var copy = self
+        switch errno {
+        case EMFILE:
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            copy.message += " (moon's limit is \(limit.rlim_cur) open files, about 5 per running process: lower -j or raise ulimit -n)"
+        case EAGAIN:
+            copy.message += " (the process limit is reached: lower -j or raise ulimit -u)"
+        default:
+            break
+        }
+        return copy
+    }
+
     static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }

@@ -17,12 +17,12 @@ import Glibc
 /// - when its main process exits, its whole group is SIGKILLed before it is
 ///   reaped: no background job of a node outlives the node.
 ///
-/// If moon itself is SIGKILLed, its children are not killed by this
-/// launcher (`PR_SET_PDEATHSIG` cannot be set through `posix_spawn`).
-/// Options for later: spawn through a tiny exec helper that sets
-/// PDEATHSIG (one more exec per node); put nodes in a cgroup and kill it;
-/// or have a watchdog process (holding a pipe to moon) kill the groups when
-/// the pipe reaches EOF.
+/// If moon itself dies, even by SIGKILL, the kernel SIGKILLs every child's
+/// group through its `DeathPipe` (`PR_SET_PDEATHSIG` cannot be set through
+/// `posix_spawn`, and would miss the rest of the group).
+///
+/// Out of descriptors or processes, `launch` waits for running children to
+/// exit and tries again before it gives up (see `launch`).
 public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// The launcher of this process.
     public static let shared = ProcessLauncher()
@@ -35,12 +35,69 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     private var spawnGeneration: UInt64 = 0
     private var ioLoop: IOLoop?
     private var isSubreaper = false
+    private var reapGeneration: UInt64 = 0
+    private var patienceNanoseconds: UInt64 = 10_000_000_000
 
     private init() {}
 
     // MARK: Launching
 
+    /// Starts `spec`. When moon is out of descriptors or processes (EMFILE,
+    /// ENFILE, EAGAIN, ENOMEM), it does not fail at once: while children of
+    /// its own are running, their exits give resources back, so it waits for
+    /// the next reap and tries again, and fails with `.outOfResources` only
+    /// after `outOfResourcesPatience` without any child exiting (or at once
+    /// when no child is running, or when called on the launcher's own
+    /// thread, which is the one that reaps).
     public func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExit: @escaping @Sendable (Termination) -> Void
+    ) throws -> any ProcessHandle {
+        var lastProgress = LinuxCalls.monotonicNanoseconds()
+        while true {
+            let generation = lock.withLock { reapGeneration }
+            do {
+                return try launchOnce(spec, onOutput: onOutput, onExit: onExit)
+            } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+                guard waitForReap(after: generation, lastProgress: &lastProgress) else {
+                    throw error.withResourceHint()
+                }
+            }
+        }
+    }
+
+    /// How long `launch` keeps waiting for a child to exit when resources
+    /// are exhausted (default 10 s; zero fails at once).
+    public var outOfResourcesPatience: Duration {
+        get { lock.withLock { .nanoseconds(Int64(clamping: patienceNanoseconds)) } }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            let total = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
+            let nanoseconds = total.overflow ? UInt64.max : UInt64(total.partialValue) &+ UInt64(max(0, attoseconds / 1_000_000_000))
+            lock.withLock { patienceNanoseconds = nanoseconds }
+        }
+    }
+
+    /// Waits until a child is reaped after `generation`; false when waiting
+    /// cannot help or patience ran out.
+    private func waitForReap(after generation: UInt64, lastProgress: inout UInt64) -> Bool {
+        lock.withLock {
+            // The I/O thread is the one that reaps: it must not wait for itself.
+            if ioLoop?.isCurrentThreadLocked == true { return false }
+            while reapGeneration == generation {
+                let deadline = lastProgress &+ patienceNanoseconds
+                if live.isEmpty || patienceNanoseconds == 0 || LinuxCalls.monotonicNanoseconds() >= deadline {
+                    return false
+                }
+                lock.wait(untilMonotonic: deadline)
+            }
+            lastProgress = LinuxCalls.monotonicNanoseconds()
+            return true
+        }
+    }
+
+    private func launchOnce(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
@@ -50,14 +107,23 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         try ExecutableResolver.checkWorkingDirectory(spec)
         let path = try ExecutableResolver.resolve(spec)
 
+        let deathPipe: DeathPipe
+        switch DeathPipe.make() {
+        case .success(let pair): deathPipe = pair
+        case .failure(let failure):
+            throw ProcessLaunchError.from(errno: failure.code, program: program, doing: "creating a pipe")
+        }
         var stdoutPipe: [Int32] = [-1, -1]
         var stderrPipe: [Int32] = [-1, -1]
         guard LinuxCalls.pipe2(&stdoutPipe, O_CLOEXEC) == 0 else {
-            throw ProcessLaunchError.from(errno: errno, program: program, doing: "creating a pipe")
+            let code = errno
+            deathPipe.close()
+            throw ProcessLaunchError.from(errno: code, program: program, doing: "creating a pipe")
         }
         guard LinuxCalls.pipe2(&stderrPipe, O_CLOEXEC) == 0 else {
             let code = errno
             close(stdoutPipe[0]); close(stdoutPipe[1])
+            deathPipe.close()
             throw ProcessLaunchError.from(errno: code, program: program, doing: "creating a pipe")
         }
         let readEnds = [stdoutPipe[0], stderrPipe[0]]
@@ -77,6 +143,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         guard actionStatus == 0 else {
             ([stdoutPipe, stderrPipe].flatMap { $0 }).forEach { close($0) }
+            deathPipe.close()
             throw ProcessLaunchError.from(errno: actionStatus, program: program, doing: "preparing the spawn")
         }
 
@@ -120,12 +187,15 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
                 lock.broadcast()
             }
             readEnds.forEach { close($0) }
+            deathPipe.close()
         }
 
         guard status == 0 else {
             abandon()
             throw ProcessLaunchError.from(errno: status, program: program, doing: "exec")
         }
+        // From here on, moon's death (even by SIGKILL) kills the group.
+        deathPipe.arm(group: pid)
         let pidfd = LinuxCalls.pidfdOpen(pid)
         guard pidfd >= 0 else {
             let code = errno
@@ -137,6 +207,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
 
         let process = LaunchedProcess(pid: pid, program: program, launcher: self, onOutput: onOutput, onExit: onExit)
+        process.deathPipe = deathPipe
         let pipes = [
             IOLoop.Pipe(fd: stdoutPipe[0], stream: .stdout, process: process),
             IOLoop.Pipe(fd: stderrPipe[0], stream: .stderr, process: process),
@@ -180,7 +251,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
                 result = waitpid(pid, &status, WNOHANG)
             } while result < 0 && errno == EINTR
             process.isReaped = true
+            process.deathPipe?.close()
+            process.deathPipe = nil
             live[pid] = nil
+            reapGeneration &+= 1
             lock.broadcast()
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }

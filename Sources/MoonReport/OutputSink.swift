@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,6 +21,41 @@ public final class OutputSink {
     public static let standardOutput = OutputSink(fd: 1)
     public static let standardError = OutputSink(fd: 2)
 
+    /// Notices a reader that goes away while moon has nothing to write (a
+    /// `moon run --json | head -1` whose nodes are silent): when `fd` is a
+    /// pipe or socket, a thread waits in `poll(2)` for its error/hang-up
+    /// condition and then marks the sink broken and calls `onBrokenPipe` on
+    /// `queue` — the queue that also writes, so the two never race.
+    public func notifyWhenReaderCloses(on queue: DispatchQueue) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFIFO || type == S_IFSOCK else { return }
+        let fd = self.fd
+        // The thread keeps the sink alive while it waits (sinks live as long as moon).
+        let thread = Thread { [weak self] in
+            let sink = self
+            var watched = pollfd(fd: fd, events: 0, revents: 0)
+            while true {
+                if poll(&watched, 1, -1) < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                if watched.revents & Int16(POLLNVAL) != 0 { return }
+                if watched.revents & Int16(POLLERR | POLLHUP) != 0 { break }
+            }
+            queue.async { sink?.markBroken() }
+        }
+        thread.name = "moon.stdout-watch"
+        thread.start()
+    }
+
+    private func markBroken() {
+        guard !isBroken else { return }
+        isBroken = true
+        onBrokenPipe?()
+    }
+
     public func write(_ text: String) {
         var text = text
         text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
@@ -32,8 +68,7 @@ public final class OutputSink {
             let written = Glibc.write(fd, base, remaining)
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                isBroken = true
-                onBrokenPipe?()
+                markBroken()
                 return
             }
             remaining -= written

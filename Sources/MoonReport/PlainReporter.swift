@@ -1,108 +1,83 @@
 import Foundation
 import MoonRun
 
-/// Plain lines for pipes and CI logs: no cursor movement, no colour. Each
-/// output line is attributed to its node (`build │ text`); a line marks each
-/// start (with -v), success, failure, retry and skip; a summary ends the run.
+/// Plain lines for pipes and CI logs: no cursor movement, no colour, one
+/// line per event that matters. Each output line is attributed to its node
+/// (`build │ text`); a line marks each success (`✓ build 1.2s`), failure,
+/// retry and skip, and with -v each start; the run ends with the summary
+/// (failed nodes with their command and last lines, critical path, slowest
+/// nodes, counts and wall time). The output depends only on the events, so
+/// golden files of it are stable.
 public final class PlainReporter: Reporter {
-    public enum Verbosity: Sendable {
-        /// Only failures (with their last lines of output) and the summary.
-        case quiet
-        case normal
-        /// Also each node's command as it starts.
-        case verbose
-    }
+    public typealias Verbosity = MoonReport.Verbosity
 
     private let sink: OutputSink
     private let verbosity: Verbosity
-    /// Last lines of each node's output, kept to show with a failure.
-    private var tails: [String: OutputTail] = [:]
-    private var failures: [(node: String, error: NodeError)] = []
-    static let tailLines = 20
+    private let outputMode: NodeOutputMode
+    private var ledger = RunLedger()
+    /// Grouped mode: each running node's output, printed when it ends.
+    private var groups: [String: [String]] = [:]
+    private var summarized = false
 
-    public init(sink: OutputSink, verbosity: Verbosity = .normal) {
+    public init(sink: OutputSink, verbosity: Verbosity = .normal, outputMode: NodeOutputMode = .prefixed) {
         self.sink = sink
         self.verbosity = verbosity
+        self.outputMode = outputMode
     }
 
     public func report(_ event: RunEvent) {
+        ledger.apply(event)
+        let loud = verbosity != .quiet
         switch event.kind {
         case .graphStart(let graph, let nodes, _):
-            if verbosity != .quiet { line("moon: running \(graph) (\(count(nodes.count, "node")))") }
+            if loud { line(EventText.header(graph: graph, nodes: nodes.count)) }
         case .start(let node, _, let attempt, let command):
-            tails[node] = OutputTail(limit: Self.tailLines)
-            if verbosity == .verbose {
-                line("▶ \(node)\(attempt > 1 ? " (attempt \(attempt))" : ""): \(command)")
-            }
+            if verbosity == .verbose { line(EventText.started(node: node, attempt: attempt, command: command)) }
         case .next(let node, let stream, let text, _):
-            if verbosity == .quiet {
-                tails[node, default: OutputTail(limit: Self.tailLines)].append(text)
+            guard loud else { return }
+            let rendered = EventText.output(node: node, stream: stream, text: text, color: false).plain
+            if outputMode == .grouped {
+                groups[node, default: []].append(rendered)
             } else {
-                line("\(node) │ \(stream == .value ? "= " : "")\(text)")
+                write(rendered + "\n")
             }
         case .retry(let node, let attempt, let delay, let error):
-            if verbosity != .quiet {
-                line("↻ \(node) attempt \(attempt) failed (\(error.summary)); retrying in \(Duration.milliseconds(delay).moonDescription)")
-            }
+            flushGroup(node)
+            if loud { line(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
         case .complete(let node, let duration, _, _):
-            tails[node] = nil
-            if verbosity != .quiet { line("✓ \(node) \(Duration.milliseconds(duration).moonDescription)") }
+            flushGroup(node)
+            if loud { line(EventText.succeeded(node: node, milliseconds: duration)) }
         case .error(let node, let duration, let error):
-            line("✗ \(node) \(Duration.milliseconds(duration).moonDescription) (\(error.summary))")
-            if verbosity == .quiet, let tail = tails[node] {
-                for text in tail.lines { line("\(node) │ \(text)") }
-            }
-            tails[node] = nil
-            if error.kind != .canceled { failures.append((node, error)) }
+            flushGroup(node)
+            if loud || error.kind != .canceled { line(EventText.failed(node: node, milliseconds: duration, error: error)) }
         case .skip(let node, let reason):
-            if verbosity != .quiet { line("- \(node) skipped (\(reason.rawValue))") }
-        case .graphComplete(let ok, let duration, let counts, let path):
-            var parts = ["\(counts.succeeded) succeeded"]
-            if counts.failed > 0 { parts.append("\(counts.failed) failed") }
-            if counts.skipped > 0 { parts.append("\(counts.skipped) skipped") }
-            if counts.canceled > 0 { parts.append("\(counts.canceled) canceled") }
-            line("moon: \(ok ? "ok" : "FAILED") - \(parts.joined(separator: ", ")) in \(Duration.milliseconds(duration).moonDescription)")
-            if verbosity != .quiet, path.count > 1 {
-                line("critical path: \(path.joined(separator: " → "))")
-            }
-            for failure in failures {
-                line("  ✗ \(failure.node): \(failure.error.message)")
-            }
+            if loud { line(EventText.skipped(node: node, reason: reason)) }
+        case .graphComplete:
+            summarize()
         }
     }
 
-    private func line(_ text: String) {
-        sink.write(text + "\n")
+    /// Ends a stream that stopped before `graph-complete` with a line saying so.
+    public func finish() {
+        if !summarized && ledger.started != nil { summarize() }
     }
 
-    private func count(_ n: Int, _ noun: String) -> String {
-        "\(n) \(noun)\(n == 1 ? "" : "s")"
-    }
-}
-
-/// The last `limit` lines of a node's output.
-struct OutputTail {
-    let limit: Int
-    private(set) var lines: [String] = []
-
-    init(limit: Int) {
-        self.limit = limit
+    private func summarize() {
+        summarized = true
+        for node in groups.keys.sorted() { flushGroup(node) }
+        write(RunSummary.lines(ledger, verbosity: verbosity, color: false).map { $0.plain + "\n" }.joined())
     }
 
-    mutating func append(_ line: String) {
-        if lines.count == limit { lines.removeFirst() }
-        lines.append(line)
+    private func flushGroup(_ node: String) {
+        guard let lines = groups.removeValue(forKey: node), !lines.isEmpty else { return }
+        write(lines.map { $0 + "\n" }.joined())
     }
-}
 
-extension Duration {
-    /// Human durations as in the terminal view: 12ms, 1.2s, 2m03s.
-    public var moonDescription: String {
-        let ms = Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
-        if ms < 1000 { return "\(ms)ms" }
-        if ms < 60_000 { return String(format: "%.1fs", Double(ms) / 1000) }
-        let s = ms / 1000
-        let sec = s % 60
-        return "\(s / 60)m\(sec < 10 ? "0" : "")\(sec)s"
+    private func line(_ styled: StyledLine) {
+        write(styled.plain + "\n")
+    }
+
+    private func write(_ text: String) {
+        sink.write(text)
     }
 }

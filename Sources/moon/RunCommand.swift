@@ -59,6 +59,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
     var force = false
 
+    @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
+    var outputMode: NodeOutputMode = .prefixed
+
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
     var quiet = false
 
@@ -116,6 +119,9 @@ struct RunCommand: ParsableCommand {
         let state = IncrementalState(graph: file.graph, store: store, force: force, onWarning: warn)
         let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity,
                                  state: state, store: store)
+        session.outputMode = outputMode
+        session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
+                                            environment: ProcessInfo.processInfo.environment, fd: 1).enabled
         throw MoonExit(code: session.run())
     }
 
@@ -135,7 +141,9 @@ struct RunCommand: ParsableCommand {
         if json { return .json }
         switch output {
         case .json: return .json
-        case .plain, .tty, .auto: return .plain
+        case .tty: return .tty
+        case .auto: return isatty(1) == 1 ? .tty : .plain
+        case .plain: return .plain
         }
     }
 }

@@ -11,8 +11,11 @@ import MoonState
 /// the reporter, and the signals that stop it. Returns the exit code.
 final class RunSession {
     enum ReporterKind {
-        case plain, json
+        case tty, plain, json
     }
+
+    var outputMode: NodeOutputMode = .prefixed
+    var color = false
 
     let graph: Graph
     let plan: Plan
@@ -55,7 +58,10 @@ final class RunSession {
         let reporter: Reporter
         switch reporterKind {
         case .json: reporter = JSONLinesReporter(sink: sink)
-        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity)
+        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
+        case .tty:
+            reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color),
+                                   queue: queue)
         }
         let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
@@ -71,7 +77,12 @@ final class RunSession {
             done.signal()
         }
         // `moon run --json | head -1`: the reader is gone, so stop and clean up.
-        sink.onBrokenPipe = { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) }
+        // Asynchronously: the sink notices it inside a write, that is inside
+        // the runner's own emit (say, of a `start` event before the node's
+        // handle is recorded); stopping there would miss that node.
+        sink.onBrokenPipe = { queue.async { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) } }
+        // Also when the nodes are silent and nothing is written to notice it.
+        sink.notifyWhenReaderCloses(on: queue)
 
         var sources: [DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM, SIGHUP] {

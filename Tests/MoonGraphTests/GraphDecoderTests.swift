@@ -392,12 +392,12 @@ import Testing
     }
 
     @Test func slurmErrors() {
-        #expect(lines(decode(doc(["a": ["run": "x", "slurm": ["partiton": "p", "cpus-per-task": 0, "mem": "lots", "time": "1h"]]]))) == [
+        #expect(lines(decode(doc(["a": ["run": "x", "slurm": ["partiton": "p", "cpus-per-task": 0, "mem": "lots", "time": "soon"]]]))) == [
             "5:5: warning: node 'a' has 'slurm' options but its queue 'default' runs locally; they are ignored",
             "6:7: error: unknown key 'partiton' in slurm options (did you mean 'partition'?)",
             "7:22: error: invalid cpus-per-task '0'; write a positive integer",
             "8:12: error: invalid mem 'lots'; write an amount like 4G, 512M or 1000 (megabytes)",
-            "9:13: error: invalid time '1h'; write minutes (30), hours:minutes:seconds (1:00:00) or days-hours:minutes:seconds (1-00:00:00)",
+            "9:13: error: invalid time 'soon'; write a duration (30m, 1h30m), minutes (30), hours:minutes:seconds (1:00:00) or days-hours:minutes:seconds (1-00:00:00)",
         ])
     }
 

@@ -17,7 +17,7 @@ import Testing
         graph demo: 4 nodes in 2 levels
         level 0
           fetch    [net]      curl -o "data.json" $URL
-          compile  [hpc]      swift build -c release
+          compile  [hpc]      swift build -c release  [slurm partition=debug mem=4G]
           wait     [default]  uses sleep (duration: 2s)
         level 1
           package  [default]  ./package.sh

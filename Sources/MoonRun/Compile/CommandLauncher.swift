@@ -9,6 +9,8 @@ import MoonProcess
 /// runner's scheduler.
 public final class CommandLauncher: NodeLauncher {
     private let commands: [NodeCommand]
+    /// Per command: whether its node runs on a Slurm queue.
+    private let onSlurm: [Bool]
     private let scheduler: DateScheduler
     private let grace: Duration
     /// Holds every attempt's `$MOON_OUTPUT` file; removed with the launcher.
@@ -28,6 +30,12 @@ public final class CommandLauncher: NodeLauncher {
         commands = plan.selected.map { index in
             NodeCommand(node: graph.nodes[index], environment: environment, processes: processes,
                         scheduler: scheduler, executeQueue: spawnQueue, outputDirectory: outputDirectory)
+        }
+        // Built-ins run in moon even on a Slurm queue: they start at once.
+        onSlurm = plan.selected.map { index in
+            let node = graph.nodes[index]
+            if case .builtin = node.action { return false }
+            return graph.slurmOptions(for: node) != nil
         }
         self.outputDirectory = outputDirectory
         self.scheduler = scheduler
@@ -52,6 +60,11 @@ public final class CommandLauncher: NodeLauncher {
         return path
     }
 
+    /// A node on a Slurm queue announces its `start` once srun has named its job.
+    public func announcesStart(node: Int) -> Bool {
+        onSlurm[node]
+    }
+
     public func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
         let control = AttemptControl(grace: grace)
         var exitCode: Int32?
@@ -73,6 +86,7 @@ public final class CommandLauncher: NodeLauncher {
                 case .value(let value): events.next(.value, value, false)
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values
+                case .job(let id): events.started(id)
                 }
             } else if let error {
                 let nodeError = error as? NodeError ?? NodeError(.canceled, "\(error)")

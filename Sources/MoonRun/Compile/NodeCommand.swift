@@ -59,23 +59,30 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
         case .shell, .exec:
             let outputFile = makeOutputFile(attempt: input.attempt)
             let spec: ProcessSpec
+            // A node on a Slurm queue runs its process as an srun job step.
+            let slurm = environment.graph.slurmOptions(for: node).map {
+                SlurmStep(options: $0, graph: environment.graph.name, node: node.name,
+                          queue: environment.graph.queues[node.queue].name)
+            }
             do {
                 guard let made = try environment.processSpec(for: node, attempt: input.attempt, inputs: input.inputs,
                                                              outputFile: outputFile) else {
                     result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
                     return nil
                 }
-                spec = made
+                spec = try slurm?.wrap(made) ?? made
+            } catch let error as NodeError {
+                outputFile.map(Self.remove)
+                result.error(error)
+                return nil
             } catch {
                 outputFile.map(Self.remove)
                 result.error(NodeError(.spawn, "\(error)"))
                 return nil
             }
             do {
-                let handle = try processes.launch(spec, onOutput: { line in
-                    let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
-                    result.next(.line(stream, line.text, continued: line.continued))
-                }, onExit: { termination in
+                let processes = self.processes
+                func report(_ termination: Termination) {
                     // Outputs count only from a process that succeeded.
                     let outputs = termination == .exited(0) ? outputFile.map(OutputFile.read) : nil
                     outputFile.map(Self.remove)
@@ -96,6 +103,30 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                         result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
                     case .signaled(let signal):
                         result.error(NodeError(.signal, "killed by \(Termination.signalName(signal))", signal: signal))
+                    }
+                }
+                let handle = try processes.launch(spec, onOutput: { line in
+                    let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
+                    if let slurm, stream == .stderr, !line.continued {
+                        switch slurm.read(line.text) {
+                        case .keep: break
+                        case .drop: return
+                        case .job(let id, let keep):
+                            result.next(.job(id))
+                            if !keep { return }
+                        }
+                    }
+                    result.next(.line(stream, line.text, continued: line.continued))
+                }, onExit: { srunTermination in
+                    guard let slurm else { return report(srunTermination) }
+                    let canceled = input.control.wasCanceled
+                    slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {
+                        switch slurm.termination(for: srunTermination, canceled: canceled) {
+                        case .success(let termination): report(termination)
+                        case .failure(let error):
+                            outputFile.map(Self.remove)
+                            result.error(error)
+                        }
                     }
                 })
                 input.control.attach(process: handle)
@@ -159,6 +190,8 @@ final class AttemptControl: AttemptHandle {
     private var process: ProcessHandle?
     private var builtin: Disposable?
     private var pending: Bool?
+    /// Whether moon asked this attempt to stop (a Slurm job is then `scancel`ed).
+    var wasCanceled: Bool { lock.withLock { pending != nil } }
     /// Ends a cancelled built-in attempt (built-ins stop at once).
     var onBuiltinCanceled: (() -> Void)?
 

@@ -6,4 +6,6 @@ public enum NodeOutput: Sendable {
     case exited(code: Int32)
     /// The node's outputs (`$MOON_OUTPUT`, or a built-in's `value`), sent once, just before it completes.
     case outputs([KeyValue])
+    /// The Slurm job id of a node on a Slurm queue, as soon as srun prints it.
+    case job(String)
 }

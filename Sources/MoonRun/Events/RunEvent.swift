@@ -8,10 +8,15 @@ public struct RunEvent: Sendable {
     /// Wall-clock time of the event, for the `ts` field.
     public var time: Date
     public var kind: Kind
+    /// On a `start` of a node that runs on a Slurm queue: its Slurm job id.
+    /// (A field of the event rather than of `.start`, so that reporters
+    /// matching `.start` need no change.)
+    public var jobID: String?
 
-    public init(time: Date, kind: Kind) {
+    public init(time: Date, kind: Kind, jobID: String? = nil) {
         self.time = time
         self.kind = kind
+        self.jobID = jobID
     }
 
     public enum Kind: Sendable {

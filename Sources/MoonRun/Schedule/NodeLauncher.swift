@@ -6,6 +6,13 @@
 /// once the node's processes are gone.
 public protocol NodeLauncher: AnyObject {
     func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle
+    /// Whether the node's `start` event waits for `AttemptEvents.started`
+    /// (a Slurm node: its job id is known once srun has it). Default: false.
+    func announcesStart(node: Int) -> Bool
+}
+
+extension NodeLauncher {
+    public func announcesStart(node: Int) -> Bool { false }
 }
 
 /// What a node's needs left it, when its attempt starts: the values each
@@ -33,10 +40,14 @@ public struct NodeInputs: Sendable {
 public struct AttemptEvents {
     public let next: (OutputStream, String, Bool) -> Void
     public let finish: (AttemptResult) -> Void
+    /// The attempt's Slurm job id, as soon as it is known (see `NodeLauncher.announcesStart`).
+    public let started: (String) -> Void
 
-    public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void) {
+    public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void,
+                started: @escaping (String) -> Void = { _ in }) {
         self.next = next
         self.finish = finish
+        self.started = started
     }
 }
 

@@ -177,21 +177,35 @@ public final class Runner {
         let now = scheduler.now
         if firstStart[node] == nil { firstStart[node] = now }
         let spec = plan.nodes[node]
-        emit(RunEvent(time: now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                             attempt: attempt[node], command: spec.command)))
         let thisAttempt = attempt[node]
+        // A Slurm node's `start` waits for its job id; whatever the attempt
+        // reports first announces it (without an id if srun never named one).
+        var announced = false
+        let announce: (String?) -> Void = { [weak self] jobID in
+            guard let self, !announced else { return }
+            announced = true
+            self.emit(RunEvent(time: self.scheduler.now, kind: .start(node: spec.name, queue: self.plan.queues[spec.queue].name,
+                                                                      attempt: thisAttempt, command: spec.command), jobID: jobID))
+        }
+        if !launcher.announcesStart(node: node) { announce(nil) }
         // Only the attempt that succeeds counts: values of a failed one are dropped.
         values[node] = []
         let events = AttemptEvents(
             next: { [weak self] stream, text, continued in
                 guard let self, self.attempt[node] == thisAttempt else { return }
+                announce(nil)
                 if stream == .value { self.values[node].append(text) }
                 self.emit(RunEvent(time: self.scheduler.now,
                                    kind: .next(node: spec.name, stream: stream, text: text, continued: continued)))
             },
             finish: { [weak self] result in
                 guard let self, self.attempt[node] == thisAttempt else { return }
+                announce(nil)
                 self.attemptFinished(node, result)
+            },
+            started: { [weak self] jobID in
+                guard let self, self.attempt[node] == thisAttempt else { return }
+                announce(jobID)
             })
         let inputs = inputs(of: spec)
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)

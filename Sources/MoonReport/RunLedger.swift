@@ -1,0 +1,104 @@
+import Foundation
+import MoonRun
+
+/// What a reporter knows about a run, built from its events alone (so a
+/// replayed stream renders exactly like a live one). Both the terminal view
+/// and the plain log keep one and render from it.
+struct RunLedger {
+    struct Running {
+        var node: String
+        var queue: String
+        var attempt: Int
+        var started: Date
+        /// The last output line (or the start): for "stalled".
+        var lastOutput: Date
+    }
+
+    enum Outcome: Equatable {
+        case succeeded
+        case failed(NodeError)
+        case skipped(SkipReason)
+
+        var isFailure: Bool {
+            if case .failed(let e) = self { return e.kind != .canceled }
+            return false
+        }
+    }
+
+    struct Finished {
+        var node: String
+        var outcome: Outcome
+        var durationMilliseconds: Int?
+    }
+
+    struct End {
+        var ok: Bool
+        var durationMilliseconds: Int
+        var counts: RunCounts
+        var criticalPath: [String]
+    }
+
+    static let tailLines = 20
+
+    private(set) var graph = ""
+    private(set) var plan: [String] = []
+    private(set) var started: Date?
+    /// Running nodes in the order they started.
+    private(set) var running: [Running] = []
+    private(set) var finished: [String: Finished] = [:]
+    /// Nodes whose failure fails the run (not cancellations), in the order they failed.
+    private(set) var failures: [String] = []
+    private(set) var commands: [String: String] = [:]
+    private(set) var tails: [String: OutputTail] = [:]
+    private(set) var end: End?
+    private(set) var lastEventTime: Date?
+    /// Nodes that have ended (succeeded, failed, canceled or skipped).
+    var done: Int { finished.count }
+    var total: Int { max(plan.count, finished.count + running.count) }
+    var failedCount: Int { failures.count }
+
+    mutating func apply(_ event: RunEvent) {
+        lastEventTime = event.time
+        switch event.kind {
+        case .graphStart(let graph, let nodes, _):
+            self.graph = graph
+            plan = nodes
+            started = event.time
+        case .start(let node, let queue, let attempt, let command):
+            if started == nil { started = event.time }
+            running.removeAll { $0.node == node }
+            running.append(Running(node: node, queue: queue, attempt: attempt, started: event.time, lastOutput: event.time))
+            if !command.isEmpty { commands[node] = command }
+            tails[node] = OutputTail(limit: Self.tailLines)
+        case .next(let node, _, let text, _):
+            if let i = running.firstIndex(where: { $0.node == node }) { running[i].lastOutput = event.time }
+            tails[node, default: OutputTail(limit: Self.tailLines)].append(text)
+        case .retry(let node, _, _, _):
+            running.removeAll { $0.node == node }
+        case .complete(let node, let duration, _, _):
+            running.removeAll { $0.node == node }
+            finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration)
+        case .error(let node, let duration, let error):
+            running.removeAll { $0.node == node }
+            finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration)
+            if error.kind != .canceled { failures.append(node) }
+        case .skip(let node, let reason):
+            running.removeAll { $0.node == node }
+            finished[node] = Finished(node: node, outcome: .skipped(reason), durationMilliseconds: nil)
+        case .graphComplete(let ok, let duration, let counts, let path):
+            running.removeAll()
+            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path)
+        }
+    }
+
+    /// The slowest nodes that ran, longest first (ties by name).
+    func slowest(_ n: Int) -> [(node: String, milliseconds: Int)] {
+        finished.values.compactMap { f -> (String, Int)? in
+            guard let ms = f.durationMilliseconds else { return nil }
+            return (f.node, ms)
+        }
+        .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+        .prefix(n)
+        .map { (node: $0.0, milliseconds: $0.1) }
+    }
+}

@@ -1,0 +1,98 @@
+import MoonRun
+
+/// The end of a run, for both reporters: each failed node with its command
+/// and last lines of output, the critical path with durations, the slowest
+/// nodes, and the result line with counts and wall time (last, where the eye
+/// lands).
+enum RunSummary {
+    static let slowestCount = 3
+
+    static func lines(_ ledger: RunLedger, verbosity: Verbosity, color: Bool) -> [StyledLine] {
+        var out: [StyledLine] = []
+        for node in ledger.failures {
+            out += failure(node, ledger: ledger, color: color)
+        }
+        guard let end = ledger.end else {
+            out.append(cutOff(ledger))
+            return out
+        }
+        if verbosity != .quiet {
+            if !end.criticalPath.isEmpty && ledger.plan.count > 1 {
+                var line = StyledLine("critical path: ", .dim)
+                for (i, node) in end.criticalPath.enumerated() {
+                    if i > 0 { line.append(" → ", .dim) }
+                    line.append(node, .bold)
+                    if let ms = ledger.finished[node]?.durationMilliseconds {
+                        line.append(" " + DurationText.milliseconds(ms))
+                    }
+                }
+                out.append(line)
+            }
+            let slowest = ledger.slowest(slowestCount)
+            if slowest.count > 1 {
+                var line = StyledLine("slowest: ", .dim)
+                for (i, s) in slowest.enumerated() {
+                    if i > 0 { line.append(", ", .dim) }
+                    line.append(s.node, .bold)
+                    line.append(" " + DurationText.milliseconds(s.milliseconds))
+                }
+                out.append(line)
+            }
+        }
+        out.append(result(end))
+        return out
+    }
+
+    /// `moon: ok - 7 succeeded in 203ms` / `moon: FAILED - 2 succeeded, 1 failed in 3ms`.
+    static func result(_ end: RunLedger.End) -> StyledLine {
+        var parts = ["\(end.counts.succeeded) succeeded"]
+        if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
+        if end.counts.skipped > 0 { parts.append("\(end.counts.skipped) skipped") }
+        if end.counts.canceled > 0 { parts.append("\(end.counts.canceled) canceled") }
+        var line = StyledLine("moon: ", .dim)
+        line.append(end.ok ? "ok" : "FAILED", end.ok ? .boldGreen : .boldRed)
+        line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.milliseconds(end.durationMilliseconds))")
+        return line
+    }
+
+    static func failure(_ node: String, ledger: RunLedger, color: Bool) -> [StyledLine] {
+        var out: [StyledLine] = []
+        var head = StyledLine("✗ ", .red)
+        head.append(node, .bold)
+        if case .failed(let error)? = ledger.finished[node]?.outcome {
+            head.append(" failed (\(error.summary))", .red)
+            if !error.message.isEmpty { head.append(": " + error.message) }
+        } else {
+            head.append(" failed", .red)
+        }
+        out.append(head)
+        if let command = ledger.commands[node] {
+            for (i, part) in command.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+                var line = StyledLine(i == 0 ? "  $ " : "    ", .dim)
+                line.append(String(part))
+                out.append(line)
+            }
+        }
+        let tail = ledger.tails[node] ?? OutputTail(limit: RunLedger.tailLines)
+        if tail.total > tail.lines.count {
+            out.append(StyledLine("  … \(tail.total - tail.lines.count) earlier lines", .dim))
+        }
+        for text in tail.lines {
+            var line = StyledLine("  ")
+            line.spans += EventText.output(node: node, stream: .stdout, text: text, color: color).spans
+            out.append(line)
+        }
+        if tail.total == 0 { out.append(StyledLine("  (no output)", .dim)) }
+        return out
+    }
+
+    /// For a stream that ended without `graph-complete` (a cut-off recording).
+    static func cutOff(_ ledger: RunLedger) -> StyledLine {
+        var line = StyledLine("moon: ", .dim)
+        line.append("incomplete", .boldRed)
+        var text = " - the events end before graph-complete: \(ledger.done) of \(ledger.total) nodes finished"
+        if !ledger.running.isEmpty { text += "; still running: " + ledger.running.map(\.node).joined(separator: ", ") }
+        line.append(text)
+        return line
+    }
+}

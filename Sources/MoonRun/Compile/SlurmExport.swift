@@ -1,0 +1,241 @@
+import Foundation
+import MoonCommand
+import MoonGraph
+
+/// `moon export --format sbatch`: the planned nodes as a POSIX shell script
+/// that submits one batch job per node with `sbatch --parsable`, each held
+/// with `--dependency` until its needs have ended as its `if:` requires, and
+/// `--kill-on-invalid-dep=yes` so that a job whose need failed is cancelled
+/// instead of pending forever. For users who submit and log off: after the
+/// script has run, Slurm alone drives the graph.
+///
+/// What moon does at run time and Slurm cannot, the export refuses (an
+/// `SlurmExport.Refusal` per node): values passed between nodes
+/// (`needs.*.outputs`, `needs.*.result`), built-ins without a shell
+/// equivalent (`wait-for`, `reduce`), and `if: failure` with several needs.
+/// Simple built-ins become shell: `sleep`, `echo`, `fail`, `write-file`,
+/// `exists`.
+public enum SlurmExport {
+    /// Why a node cannot be exported.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var node: String
+        public var reason: String
+        public var description: String { "cannot export node '\(node)': \(reason)" }
+    }
+
+    /// Every problem of the plan at once, like `moon check`.
+    public struct Refusals: Error, Sendable, CustomStringConvertible {
+        public var items: [Refusal]
+        public var description: String { items.map(\.description).joined(separator: "\n") }
+    }
+
+    /// The script for `plan`. `environment` is moon's own, for `${{ env.X }}`
+    /// (resolved now, at export time, like `${{ vars.X }}`).
+    public static func script(for plan: Plan, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        let graph = plan.graph
+        let nodeEnvironment = NodeEnvironment(graph: graph, base: environment)
+        var refusals: [Refusal] = []
+        var jobs: [String] = []
+        var variable: [Int: String] = [:]
+        let order = plan.levels.flatMap { $0 }
+        for (number, index) in order.enumerated() {
+            let node = graph.nodes[index]
+            variable[index] = "j\(number + 1)"
+            do {
+                jobs.append(try job(for: node, number: number + 1, variables: variable, in: graph, environment: nodeEnvironment))
+            } catch let refusal as Refusal {
+                refusals.append(refusal)
+            } catch {
+                refusals.append(Refusal(node: node.name, reason: "\(error)"))
+            }
+        }
+        guard refusals.isEmpty else { throw Refusals(items: refusals) }
+        var out = """
+            #!/bin/sh
+            # Submits the graph '\(graph.name)' (\(graph.path)) to Slurm: one batch job per
+            # node, each held with --dependency until its needs have ended as its `if:`
+            # requires. Written by `moon export --format sbatch`; run it where sbatch
+            # works (a login node): sh THIS-FILE. It prints each node's job id; watch
+            # them with squeue, cancel them all with: scancel --name=\(SlurmCommandLine.jobName(graph: graph.name, node: "NODE"))
+            # (or the ids printed). Each job's output goes to $MOON_SLURM_LOGS/NODE.JOBID.out
+            # (default ./moon-slurm-logs). Working directories and files must be on
+            # storage that the compute nodes share with this machine.
+            set -eu
+            logs=${MOON_SLURM_LOGS:-$PWD/moon-slurm-logs}
+            mkdir -p "$logs"
+            submitted=
+            # If a submission fails, cancel what was already submitted.
+            trap 'status=$?; if [ "$status" -ne 0 ] && [ -n "$submitted" ]; then scancel $submitted; fi' EXIT
+
+            """
+        for job in jobs { out += "\n" + job }
+        out += "\n"
+        for index in order {
+            out += "printf '%s %s\\n' \(quote(graph.nodes[index].name)) \"$\(variable[index]!)\"\n"
+        }
+        return out
+    }
+
+    /// The `sbatch` call (and the batch script it reads from stdin) for one node.
+    static func job(for node: Node, number: Int, variables: [Int: String], in graph: Graph, environment: NodeEnvironment) throws -> String {
+        try refuseValuesFromNeeds(node, in: graph)
+        let prepared = try environment.prepare(node, attempt: 1, inputs: NodeInputs(values: []), outputFile: nil)
+        let directory = try environment.workingDirectory(for: node, interpolator: prepared.interpolator)
+        var body = ["#!/bin/sh"]
+        // The variables moon would set from the graph; the rest of the job's
+        // environment is the submitter's (sbatch's default --export=ALL).
+        var names = graph.dotenvValues.map(\.name) + graph.env.map(\.name) + node.env.map(\.name)
+        names += ["MOON_NODE", "MOON_ATTEMPT", "MOON_GRAPH_DIR"]
+        var seen = Set<String>()
+        for name in names where seen.insert(name).inserted {
+            if let value = prepared.environment[name] { body.append("export \(name)=\(quote(value))") }
+        }
+        // Outputs have no reader in an export; writing them still works.
+        body.append("export MOON_OUTPUT=/dev/null")
+        body += try command(for: node, prepared: prepared, directory: environment.graphDirectory)
+
+        var arguments = ["--parsable", "--job-name=" + SlurmCommandLine.jobName(graph: graph.name, node: node.name),
+                         "--chdir=" + directory, "--kill-on-invalid-dep=yes"]
+        if let dependency = try dependency(of: node, variables: variables, in: graph) {
+            arguments.append(dependency)
+        }
+        arguments += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions())
+        var delimiter = "MOON_JOB_EOF"
+        while body.contains(delimiter) { delimiter += "_" }
+        let name = "j\(number)"
+        var text = "# \(node.name)\n"
+        text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
+        text += " --output=\"$logs/\(node.name).%j.out\" <<'\(delimiter)'\n"
+        text += body.joined(separator: "\n") + "\n\(delimiter)\n)\n"
+        text += "\(name)=${\(name)%%;*}\n"
+        text += "submitted=\"$submitted $\(name)\"\n"
+        return text
+    }
+
+    /// `--dependency=afterok:…`: `afterok` on needs that must succeed,
+    /// `afterany` on needs with `continue-on-error` (their failure counts as
+    /// success) and for `if: always`, `afternotok` for `if: failure` (one need only).
+    static func dependency(of node: Node, variables: [Int: String], in graph: Graph) throws -> String? {
+        guard !node.needs.isEmpty else { return nil }
+        var ok: [String] = []
+        var any: [String] = []
+        for need in node.needs {
+            let id = "$" + variables[need]!
+            switch node.condition {
+            case .always: any.append(id)
+            case .success:
+                if graph.nodes[need].continueOnError { any.append(id) } else { ok.append(id) }
+            case .failure: ok.append(id)
+            }
+        }
+        if node.condition == .failure {
+            guard node.needs.count == 1 else {
+                throw Refusal(node: node.name, reason: "'if: failure' with several needs has no Slurm dependency equivalent (afternotok waits for all of them to fail)")
+            }
+            return "--dependency=afternotok:" + ok[0]
+        }
+        var parts: [String] = []
+        if !ok.isEmpty { parts.append("afterok:" + ok.joined(separator: ":")) }
+        if !any.isEmpty { parts.append("afterany:" + any.joined(separator: ":")) }
+        return "--dependency=" + parts.joined(separator: ",")
+    }
+
+    /// The lines of the batch script that run the node.
+    static func command(for node: Node, prepared: NodeEnvironment.Prepared, directory: String) throws -> [String] {
+        let interpolator = prepared.interpolator
+        let argv: [String]
+        switch node.action {
+        case .shell(let script): argv = node.shell.arguments(for: try interpolator.script(script, shell: node.shell))
+        case .exec(let arguments): argv = try arguments.map(interpolator.string)
+        case .builtin(let name, let written):
+            var arguments: [String: String] = [:]
+            for (key, argument) in written {
+                if case .template(let text) = argument { arguments[key] = try interpolator.string(text) } else { arguments[key] = argument.text }
+            }
+            return try builtin(name, arguments, node: node, directory: directory)
+        }
+        var run = argv.map(quote).joined(separator: " ")
+        if let timeout = node.timeout {
+            // Slurm's --time has minute granularity: coreutils timeout is exact.
+            run = "timeout -k 5 \(seconds(timeout)) " + run
+        }
+        guard node.retry.times > 0 else { return ["exec " + run] }
+        let delays = (1...node.retry.times).map { seconds(node.retry.delay(afterAttempt: $0)) }
+        return ["for moon_delay in \(delays.joined(separator: " ")); do",
+                "  \(run) && exit 0",
+                "  sleep \"$moon_delay\"",
+                "done",
+                "exec " + run]
+    }
+
+    /// The simple built-ins in shell.
+    static func builtin(_ name: String, _ with: [String: String], node: Node, directory: String) throws -> [String] {
+        func path(_ key: String) -> String {
+            let written = with[key] ?? ""
+            return written.hasPrefix("/") ? written : (directory as NSString).appendingPathComponent(written)
+        }
+        switch name {
+        case "sleep":
+            let duration = with["duration"].flatMap { try? DurationParser.parse($0) } ?? .zero
+            return ["exec sleep \(seconds(duration))"]
+        case "echo":
+            return ["printf '%s\\n' \(quote(with["message"] ?? ""))"]
+        case "fail":
+            let message = with["message"] ?? "failed on purpose"
+            let code = with["code"].flatMap { Int($0) } ?? 1
+            return ["printf '%s\\n' \(quote(message)) >&2", "exit \(code == 0 ? 1 : code)"]
+        case "write-file":
+            let target = path("path")
+            return ["moon_tmp=\(quote(target)).moon-tmp.$$",
+                    "printf '%s' \(quote(with["content"] ?? "")) > \"$moon_tmp\"",
+                    "exec mv -f \"$moon_tmp\" \(quote(target))"]
+        case "exists":
+            let target = path("path")
+            return ["[ -e \(quote(target)) ] && exit 0",
+                    "printf '%s\\n' \(quote(target + " does not exist")) >&2",
+                    "exit 1"]
+        default:
+            throw Refusal(node: node.name, reason: "the built-in '\(name)' runs inside moon and has no sbatch equivalent (only sleep, echo, fail, write-file and exists are exported)")
+        }
+    }
+
+    /// Values from needs exist only while moon drives the run.
+    static func refuseValuesFromNeeds(_ node: Node, in graph: Graph) throws {
+        var texts: [String] = node.env.map(\.value) + [node.dir].compactMap { $0 }
+        switch node.action {
+        case .shell(let script): texts.append(script)
+        case .exec(let arguments): texts += arguments
+        case .builtin(let name, let written):
+            if name == "reduce" { break }
+            for argument in written.values { if case .template(let text) = argument { texts.append(text) } }
+        }
+        for text in texts where Template.containsExpression(text) {
+            for expression in Template.parse(text).template.expressions where expression.reference.node != nil {
+                throw Refusal(node: node.name, reason: "\(expression.raw) is a value from a need, which only exists while moon runs the graph; an sbatch export cannot pass values between jobs (run it with `moon run` on a Slurm queue instead)")
+            }
+        }
+    }
+
+    /// `1.5`, `30`: seconds as `sleep` and `timeout` take them.
+    static func seconds(_ duration: Duration) -> String {
+        let value = duration.timeInterval
+        if value == value.rounded() { return String(Int(value)) }
+        return String(format: "%.3f", value)
+    }
+
+    /// One shell word, single-quoted.
+    public static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// Leaves plain words (`--mem=4G`, `$j1`-free) unquoted, for a readable script.
+    static func quoteIfNeeded(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "-_=.,:/+@%".unicodeScalars.contains($0)
+        }
+        if plain && !text.isEmpty { return text }
+        // Dependencies name shell variables: double quotes keep them live.
+        if text.hasPrefix("--dependency=") { return "\"" + text + "\"" }
+        return quote(text)
+    }
+}

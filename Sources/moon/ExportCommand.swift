@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import MoonGraph
+import MoonRun
+
+/// `moon export --format sbatch [FILE] [NODE...]`: the graph as a shell
+/// script that submits it to Slurm (docs/slurm.md).
+struct ExportCommand: ParsableCommand {
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case sbatch
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the graph as a script for another engine: sbatch (Slurm).",
+        discussion: """
+        moon export --format sbatch moon.yaml -o submit.sh && sh submit.sh
+
+        The script submits one batch job per node with sbatch --parsable, each \
+        held with --dependency=afterok:... until its needs have ended, so the \
+        graph runs on the cluster without moon. Values passed between nodes \
+        (needs.X.outputs) and built-ins other than sleep, echo, fail, \
+        write-file and exists cannot be exported: moon says which and exits 2.
+        """)
+
+    @Argument(help: ArgumentHelp("The graph file, then nodes to export with their needs (default: all).", valueName: "file-or-node"))
+    var arguments: [String] = []
+
+    @Option(name: .shortAndLong, help: "The script's format: sbatch.")
+    var format: Format = .sbatch
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the script to this file (made executable) instead of stdout.", valueName: "path"))
+    var output: String?
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
+    var assignments: [String] = []
+
+    func run() throws {
+        var overrides: [String: String] = [:]
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
+                throw CLIError("--set expects KEY=VALUE, got '\(assignment)'")
+            }
+            overrides[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
+        }
+        let (path, targets) = try GraphFileLocator.split(arguments)
+        let file = try GraphFile.load(path, overrides: overrides)
+        let plan: Plan
+        do {
+            plan = try Plan.make(graph: file.graph, targets: targets)
+        } catch {
+            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
+            throw MoonExit.invalid
+        }
+        let script: String
+        do {
+            script = try SlurmExport.script(for: plan)
+        } catch let refusals as SlurmExport.Refusals {
+            let text = refusals.items.map { "moon: error: \($0)\n" }.joined()
+            FileHandle.standardError.write(Data(text.utf8))
+            throw MoonExit.invalid
+        }
+        guard let output else {
+            print(script, terminator: "")
+            return
+        }
+        guard FileManager.default.createFile(atPath: output, contents: Data(script.utf8), attributes: [.posixPermissions: 0o755]) else {
+            throw CLIError("cannot write \(output)")
+        }
+    }
+}

@@ -1,0 +1,318 @@
+import Foundation
+import Testing
+
+/// The local Slurm cluster that `scripts/slurm/start-slurm.sh` brings up.
+enum SlurmCluster {
+    /// Runs `command` with `sh -c`; its status and stdout.
+    @discardableResult
+    static func shell(_ command: String, directory: String? = nil) -> (status: Int32, out: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return (127, "") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static let hasSrun = shell("command -v srun && command -v sinfo").status == 0
+
+    /// srun is installed and the controller answers with a usable node.
+    static let isUp: Bool = {
+        guard hasSrun else { return false }
+        let state = shell("timeout 5 sinfo -h -o %T").out
+        return ["idle", "mixed", "allocated"].contains { state.contains($0) }
+    }()
+
+    static let reason = "needs a running Slurm cluster (srun and sinfo answering); start one with: sudo scripts/slurm/start-slurm.sh"
+
+    /// Names of this graph's jobs still queued or running.
+    static func jobs(of graph: String) -> [String] {
+        shell("squeue -h -o %j").out.split(separator: "\n").map(String.init).filter { $0.hasPrefix("moon.\(graph).") }
+    }
+
+    /// `squeue` holds none of the graph's jobs (within a short settling time).
+    static func leftNothing(_ graph: String) -> Bool {
+        eventually(3) { jobs(of: graph).isEmpty }
+    }
+
+    /// A graph name of its own for each test, so tests can tell their jobs apart.
+    static func uniqueName(_ base: String) -> String {
+        base + "-" + String(UUID().uuidString.prefix(8)).lowercased()
+    }
+}
+
+/// End-to-end: the real binary runs nodes of Slurm queues on the local
+/// cluster (scripts/slurm/start-slurm.sh). Skipped, with the reason, where
+/// there is no cluster.
+@Suite(.serialized, .enabled(if: SlurmCluster.isUp, Comment(rawValue: SlurmCluster.reason)))
+struct SlurmClusterTests {
+    @Test func localAndSlurmNodesNeedEachOtherAndPassOutputs() throws {
+        let name = SlurmCluster.uniqueName("mixed")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            queues:
+              cluster:
+                executor: slurm
+                concurrency: 4
+                slurm: { partition: debug, mem: 100M }
+            nodes:
+              prepare:
+                run: echo "n=41" >> "$MOON_OUTPUT"
+              compute:
+                needs: prepare
+                queue: cluster
+                env: { N: "${{ needs.prepare.outputs.n }}" }
+                run: |
+                  echo "job=$SLURM_JOB_ID name=$SLURM_JOB_NAME dir=$PWD"
+                  echo "to stderr" >&2
+                  echo "m=$((N + 1))" >> "$MOON_OUTPUT"
+              execform:
+                queue: cluster
+                dir: sub
+                run: [sh, -c, 'echo "exec in $(basename "$PWD")"']
+              builtin:
+                queue: cluster
+                uses: sleep
+                with: { duration: 300ms }
+              report:
+                needs: [compute, execform, builtin]
+                run: echo "m=${{ needs.compute.outputs.m }}"
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+
+        let jobID = try #require(result.events("start", node: "compute").first?["job_id"] as? String)
+        #expect(result.events("start", node: "execform").first?["job_id"] is String)
+        #expect(result.events("start", node: "prepare").first?["job_id"] == nil)
+        #expect(result.events("start", node: "builtin").first?["job_id"] == nil)
+        // A built-in on a Slurm queue runs in moon and starts at once, not when it ends.
+        let events = result.events.compactMap { $0["event"] as? String }.enumerated()
+        let builtinStart = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "start" }?.offset
+        let builtinEnd = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "complete" }?.offset
+        let prepareEnd = events.first { result.events[$0.offset]["node"] as? String == "prepare" && $0.element == "complete" }?.offset
+        #expect(try #require(builtinStart) < #require(prepareEnd))
+        #expect(try #require(builtinStart) < #require(builtinEnd))
+        let lines = result.events("next", node: "compute").compactMap { $0["text"] as? String }
+        #expect(lines == ["job=\(jobID) name=moon.\(name).compute dir=\(moon.directory.path)", "to stderr"])
+        #expect(result.events("next", node: "execform").first?["text"] as? String == "exec in sub")
+        #expect(result.events("complete", node: "compute").first?["outputs"] as? [String: String] == ["m": "42"])
+        #expect(result.events("next", node: "report").first?["text"] as? String == "m=42")
+        // srun's own lines (--verbose) never reach the events.
+        #expect(!result.stdout.contains("srun: "))
+        #expect(SlurmCluster.shell("scontrol show job -o \(jobID)").out.contains("JobName=moon.\(name).compute"))
+        #expect(SlurmCluster.leftNothing(name))
+    }
+
+    @Test func aFailingSlurmNodeSkipsItsDependents() throws {
+        let name = SlurmCluster.uniqueName("fails")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            queues:
+              cluster: { executor: slurm }
+            defaults: { queue: cluster }
+            nodes:
+              bad: { run: echo about to fail; exit 3 }
+              after: { needs: bad, run: echo never }
+              local: { needs: bad, queue: default, run: echo never }
+              segv: { run: kill -SEGV $$, continue-on-error: true }
+            """)
+        let result = try moon.run(["run", "--json", "-k"])
+        #expect(result.status == 1)
+        let error = try #require(result.events("error", node: "bad").first?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "exit")
+        #expect(error["exit_code"] as? Int == 3)
+        #expect(result.events("next", node: "bad").compactMap { $0["text"] as? String } == ["about to fail"])
+        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+        #expect(result.events("skip", node: "local").first?["reason"] as? String == "upstream-failed")
+        let segv = try #require(result.events("error", node: "segv").first?["error"] as? [String: Any])
+        #expect(segv["kind"] as? String == "signal")
+        #expect(segv["signal"] as? Int == 11)
+        #expect(SlurmCluster.leftNothing(name))
+    }
+
+    @Test func aTimeoutCancelsTheJob() throws {
+        let name = SlurmCluster.uniqueName("timeout")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            queues:
+              cluster: { executor: slurm }
+            nodes:
+              slow: { queue: cluster, run: "sleep 60", timeout: 700ms }
+            """)
+        let started = Date()
+        let result = try moon.run(["run", "--json"], limit: 30)
+        #expect(result.status == 1)
+        #expect(Date().timeIntervalSince(started) < 10)
+        let error = try #require(result.events("error", node: "slow").first?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "timeout")
+        #expect(SlurmCluster.leftNothing(name))
+    }
+
+    @Test func ctrlCCancelsRunningAndQueuedJobs() throws {
+        let name = SlurmCluster.uniqueName("ctrlc")
+        // More jobs than the cluster has CPUs: some run, the rest wait in the queue.
+        var nodes = ""
+        for i in 1...6 { nodes += "  n\(i): { queue: cluster, run: \"trap '' TERM; echo started; sleep 60\" }\n" }
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            queues:
+              cluster: { executor: slurm, concurrency: 6 }
+            nodes:
+            \(nodes)
+            """)
+        let running = try moon.start(["run", "--json", "--grace", "1s"])
+        #expect(eventually(15) { SlurmCluster.jobs(of: name).count == 6 })
+        #expect(eventually(15) { (try? String(contentsOf: running.out, encoding: .utf8))?.contains("started") ?? false })
+        running.signal(SIGINT)
+        let result = try running.wait(limit: 20)
+        #expect(result.status == 130)
+        #expect(result.events("start").count == 6)
+        #expect(result.events("start").allSatisfy { $0["job_id"] is String })
+        #expect(result.events("error").count == 6)
+        #expect(result.events("error").allSatisfy { ($0["error"] as? [String: Any])?["kind"] as? String == "canceled" })
+        #expect(SlurmCluster.leftNothing(name), "still queued: \(SlurmCluster.jobs(of: name))")
+    }
+
+    @Test func failFastCancelsTheOtherSlurmJobs() throws {
+        let name = SlurmCluster.uniqueName("failfast")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            queues:
+              cluster: { executor: slurm, concurrency: 4 }
+            defaults: { queue: cluster }
+            nodes:
+              sleeper: { run: sleep 60 }
+              bad: { run: sleep 0.5; exit 1 }
+            """)
+        let result = try moon.run(["run", "--json"], limit: 30)
+        #expect(result.status == 1)
+        #expect((result.events("error", node: "sleeper").first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
+        #expect(SlurmCluster.leftNothing(name))
+    }
+
+    @Test func theExportedScriptRunsTheGraphOnTheCluster() throws {
+        let name = SlurmCluster.uniqueName("export")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            vars: { who: "world's" }
+            queues:
+              cluster: { executor: slurm, slurm: { mem: 50M } }
+            defaults: { queue: cluster }
+            nodes:
+              a: { run: 'echo "hello ${{ vars.who }}" > a.txt' }
+              b: { uses: write-file, with: { path: b.txt, content: "from b" } }
+              flaky: { run: exit 1, continue-on-error: true }
+              c: { needs: [a, b, flaky], run: [sh, -c, 'cat a.txt b.txt > c.txt'] }
+              d: { needs: c, uses: exists, with: { path: c.txt } }
+              bad: { needs: d, uses: fail, with: { message: "on purpose" } }
+              never: { needs: bad, run: touch never.txt }
+              cleanup: { needs: never, if: always, run: touch cleanup.txt }
+            """)
+        let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let submit = SlurmCluster.shell("sh submit.sh", directory: moon.directory.path)
+        #expect(submit.status == 0)
+        let ids = Dictionary(uniqueKeysWithValues: submit.out.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
+        #expect(ids.count == 8)
+        // Each dependency level takes about a second of the scheduler's loop.
+        #expect(eventually(60) { SlurmCluster.jobs(of: name).isEmpty }, "still queued: \(SlurmCluster.jobs(of: name))")
+        #expect(moon.read("c.txt") == "hello world's\nfrom b")
+        #expect(FileManager.default.fileExists(atPath: moon.path("cleanup.txt")))
+        #expect(!FileManager.default.fileExists(atPath: moon.path("never.txt")))
+        func state(_ node: String) -> String {
+            let line = SlurmCluster.shell("scontrol show job -o \(ids[node] ?? "none")").out
+            return line.split(separator: " ").first { $0.hasPrefix("JobState=") }.map { String($0.dropFirst(9)) } ?? "?"
+        }
+        #expect(state("c") == "COMPLETED")
+        #expect(state("bad") == "FAILED")
+        #expect(state("never") == "CANCELLED")
+        #expect(state("cleanup") == "COMPLETED")
+        #expect(moon.read("moon-slurm-logs/bad.\(ids["bad"] ?? "").out") == "on purpose\n")
+    }
+}
+
+/// What happens without a reachable cluster; needs no running cluster.
+@Suite struct SlurmUnavailableTests {
+    @Test func srunMissingIsASpawnErrorAndTheRestFollowsTheFailureRules() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              cluster: { executor: slurm }
+            nodes:
+              remote: { queue: cluster, run: echo hi }
+              after: { needs: remote, run: echo never }
+              local: { run: echo local }
+            """)
+        // A PATH with a shell but no srun.
+        let bin = moon.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/sh", withDestinationPath: "/bin/sh")
+        let result = try moon.run(["run", "--json", "-k"], environment: ["PATH": bin])
+        #expect(result.status == 1)
+        let error = try #require(result.events("error", node: "remote").first?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "spawn")
+        #expect((error["message"] as? String)?.contains("srun was not found on PATH") == true)
+        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+        #expect(result.events("complete", node: "local").count == 1)
+    }
+
+    @Test(.enabled(if: SlurmCluster.hasSrun, "needs srun installed (the Slurm client); no cluster needed"))
+    func anUnreachableControllerIsASpawnErrorNamingIt() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              cluster: { executor: slurm }
+            nodes:
+              remote: { queue: cluster, run: echo hi }
+            """)
+        // A cluster whose controller would listen on a port where nothing does.
+        try moon.write("slurm.conf", """
+            ClusterName=nowhere
+            SlurmctldHost=localhost
+            SlurmctldPort=9
+            MessageTimeout=1
+            AuthType=auth/munge
+            NodeName=localhost CPUs=1 State=UNKNOWN
+            PartitionName=debug Nodes=localhost Default=YES State=UP
+
+            """)
+        let result = try moon.run(["run", "--json"], environment: ["SLURM_CONF": moon.path("slurm.conf")], limit: 60)
+        #expect(result.status == 1)
+        let error = try #require(result.events("error", node: "remote").first?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "spawn", "\(result.stdout)")
+        let message = error["message"] as? String ?? ""
+        #expect(message.hasPrefix("cannot run node 'remote' on Slurm (queue 'cluster'): "), "\(message)")
+        #expect(message.contains("controller") || message.contains("munge") || message.contains("Unable"), "\(message)")
+    }
+
+    @Test func whatCannotBeExportedIsRefusedWithExitCode2() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: echo "n=1" >> "$MOON_OUTPUT" }
+              b: { needs: a, run: 'echo ${{ needs.a.outputs.n }}' }
+              w: { uses: wait-for, with: { path: /tmp/x } }
+            """)
+        let result = try moon.run(["export", "--format", "sbatch"])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("moon: error: cannot export node 'b': ${{ needs.a.outputs.n }} is a value from a need"))
+        #expect(result.stderr.contains("moon: error: cannot export node 'w': the built-in 'wait-for'"))
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Glibc
+import Testing
+@testable import MoonProcess
+
+/// The death pipe is what kills a node's group when moon dies without
+/// running any code (SIGKILL). Here the test process plays moon: closing
+/// one end of an armed pair is what the kernel does first when moon dies.
+/// The whole path, with the real binary killed by SIGKILL, is in
+/// MoonCLITests/RobustnessTests.
+@Suite struct DeathPipeTests {
+    /// A group of two sleeps (the leader and a background job), and their pids.
+    private func startGroup() async throws -> (Recorder, any ProcessHandle, [pid_t]) {
+        let (recorder, handle) = try start(shell("sleep 100 & echo $!; echo $$; wait"))
+        let first = await recorder.line { _ in true }
+        let second = await recorder.line { $0.text != first?.text }
+        let pids = [first, second].compactMap { $0.flatMap { pid_t($0.text) } }
+        #expect(pids.count == 2)
+        return (recorder, handle, pids)
+    }
+
+    @Test(arguments: [true, false])
+    func closingEitherEndFirstKillsTheWholeGroup(readEndFirst: Bool) async throws {
+        let (recorder, handle, pids) = try await startGroup()
+        let pair = try DeathPipe.make().get()
+        #expect(pair.arm(group: handle.pid))
+        close(readEndFirst ? pair.readEnd : pair.writeEnd)
+        for pid in pids { #expect(await becomesDead(pid)) }
+        #expect(await recorder.termination() == .signaled(SIGKILL))
+        close(readEndFirst ? pair.writeEnd : pair.readEnd)
+    }
+
+    @Test func anUnarmedPairKillsNothing() async throws {
+        let (recorder, handle, pids) = try await startGroup()
+        let pair = try DeathPipe.make().get()
+        pair.close()
+        try await Task.sleep(for: .milliseconds(100))
+        for pid in pids { #expect(!isDead(pid)) }
+        handle.kill()
+        #expect(await recorder.termination() == .signaled(SIGKILL))
+    }
+
+    @Test func everyLaunchedChildIsArmedAndTheChildDoesNotSeeThePipe() async throws {
+        // The child lists its descriptors: only 0, 1, 2 (and ls's own).
+        let (recorder, termination) = try await run(ProcessSpec(executable: "ls", arguments: ["/proc/self/fd"], environment: testEnvironment))
+        #expect(termination == .exited(0))
+        #expect(recorder.texts(.stdout).count <= 4)
+        // moon holds two O_ASYNC pipe ends owned by the running child's group.
+        let (sleeper, handle) = try start(shell("exec sleep 100"))
+        defer { handle.kill() }
+        let process = try #require(handle as? LaunchedProcess)
+        let pair = try #require(launcher.lock.withLock { process.deathPipe })
+        for fd in [pair.readEnd, pair.writeEnd] {
+            #expect(fcntl(fd, F_GETOWN) == -handle.pid)
+            #expect(fcntl(fd, F_GETFL) & 0o20000 != 0)
+            #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
+        }
+        handle.kill()
+        #expect(await sleeper.termination() == .signaled(SIGKILL))
+        #expect(launcher.lock.withLock { process.deathPipe } == nil)
+    }
+}

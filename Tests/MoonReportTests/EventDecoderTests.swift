@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import MoonReport
+import MoonRun
+
+@Suite struct EventDecoderTests {
+    @Test func roundTripIsIdentical() throws {
+        let text = Fixture.jsonLines(Fixture.everyKind)
+        let decoded = try EventDecoder.decodeAll(text)
+        #expect(decoded.count == Fixture.everyKind.count)
+        #expect(decoded.map(\.seq) == Array(1...Fixture.everyKind.count))
+        let again = decoded.map { JSONLinesReporter.encode($0.event, seq: $0.seq) + "\n" }.joined()
+        #expect(again == text)
+    }
+
+    @Test func keyOrderOfQueuesAndOutputsSurvives() throws {
+        let line = #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.999Z","event":"graph-start","graph":"g","nodes":0,"plan":[],"queues":{"z":1,"a\"b":2,"m":3}}"#
+        let event = try EventDecoder.decode(line).event
+        guard case .graphStart(_, _, let queues) = event.kind else { Issue.record("not graph-start"); return }
+        #expect(queues.map(\.name) == ["z", "a\"b", "m"])
+        #expect(JSONLinesReporter.encode(event, seq: 1) == line)
+    }
+
+    @Test func timesKeepTheirMilliseconds() throws {
+        for ms in [0, 1, 7, 229, 500, 999] {
+            let ts = "2026-11-22T10:04:05.\(String(format: "%03d", ms))Z"
+            let line = #"{"v":1,"seq":1,"ts":"\#(ts)","event":"skip","node":"a","reason":"condition"}"#
+            #expect(JSONLinesReporter.encode(try EventDecoder.decode(line).event, seq: 1) == line)
+        }
+        #expect(RFC3339.parse("2026-11-22T12:04:05+02:00") == RFC3339.parse("2026-11-22T10:04:05Z"))
+        #expect(RFC3339.parse("2026-11-22T10:04:05") == nil)
+        #expect(RFC3339.parse("yesterday") == nil)
+    }
+
+    @Test func startCarriesTheCommand() throws {
+        let event = try EventDecoder.decode(JSONLinesReporter.encode(Fixture.failingRun[1], seq: 2)).event
+        guard case .start(_, _, _, let command) = event.kind else { Issue.record("not start"); return }
+        #expect(command == "curl -fsS https://example.org/data.json -o data.json")
+    }
+
+    @Test(arguments: [
+        ("{\"v\":1", "not valid JSON"),
+        ("[1,2]", "expected a JSON object"),
+        (#"{"seq":1}"#, "missing field 'v'"),
+        (#"{"v":2,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"skip"}"#, "unsupported schema version 2 (this moon reads v 1)"),
+        (#"{"v":1,"seq":"one","ts":"2026-11-22T10:04:05.000Z","event":"skip"}"#, "field 'seq' must be an integer"),
+        (#"{"v":1,"seq":1,"ts":"now","event":"skip"}"#, "'ts' is not an RFC 3339 time: now"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"party"}"#, "unknown event 'party'"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"skip","node":"a"}"#, "missing field 'reason'"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"graph-complete","ok":1,"duration_ms":1,"counts":{"succeeded":0,"failed":0,"skipped":0,"canceled":0},"critical_path":[]}"#, "field 'ok' must be true or false"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"exit"}}"#, "missing field 'error.message'"),
+    ])
+    func badLinesNameTheProblem(line: String, message: String) {
+        #expect(throws: EventDecoder.DecodingError(line: 3, message: message)) {
+            try EventDecoder.decodeAll("\n" + JSONLinesReporter.encode(Fixture.passingRun[0], seq: 1) + "\n" + line + "\n")
+        }
+    }
+
+    @Test func blankLinesAndCRLFAreFine() throws {
+        let text = Fixture.jsonLines(Fixture.passingRun).replacingOccurrences(of: "\n", with: "\r\n") + "\n\n"
+        #expect(try EventDecoder.decodeAll(text).count == Fixture.passingRun.count)
+    }
+}

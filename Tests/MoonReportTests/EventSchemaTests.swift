@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import MoonReport
+import MoonRun
+
+/// The `--json` events against schema/moon-events.schema.json, checked by a
+/// real JSON Schema validator (Python's jsonschema, Draft 2020-12) through
+/// schema/validate-events.py, which the end-to-end tests use too.
+enum SchemaValidator {
+    static let script = Repository.root.appendingPathComponent("schema/validate-events.py").path
+    static let python = which("python3")
+
+    static let available: Bool = {
+        guard let python else { return false }
+        return runProgram(python, ["-c", "import jsonschema"])?.status == 0
+    }()
+
+    static let reason: Comment = python == nil
+        ? "python3 is not installed"
+        : "python3 has no jsonschema module (python3 -m pip install jsonschema)"
+
+    /// Validates a JSON Lines text; returns the validator's complaints ("" when valid).
+    static func validate(_ jsonLines: String, complete: Bool = false) -> (ok: Bool, messages: String) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("moon-events-\(UUID().uuidString).jsonl")
+        try! Data(jsonLines.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        guard let result = runProgram(python!, [script, url.path] + (complete ? ["--complete"] : [])) else {
+            return (false, "could not run \(script)")
+        }
+        return (result.status == 0, result.stderr)
+    }
+}
+
+@Suite(.enabled(if: SchemaValidator.available, SchemaValidator.reason))
+struct EventSchemaTests {
+    @Test func everyEventKindIsValid() {
+        let kinds = Set(Fixture.everyKind.map(\.name))
+        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "graph-complete"])
+        let result = SchemaValidator.validate(Fixture.jsonLines(Fixture.everyKind))
+        #expect(result.ok, "\(result.messages)")
+    }
+
+    @Test func completeStreamsPassTheStreamChecks() {
+        for run in [Fixture.failingRun, Fixture.passingRun] {
+            let result = SchemaValidator.validate(Fixture.jsonLines(run), complete: true)
+            #expect(result.ok, "\(result.messages)")
+        }
+    }
+
+    @Test func cutOffStreamIsNotComplete() {
+        let result = SchemaValidator.validate(Fixture.jsonLines(Array(Fixture.failingRun.prefix(9))), complete: true)
+        #expect(!result.ok)
+        #expect(result.messages.contains("does not end with graph-complete"))
+    }
+
+    /// The validator really validates: each of these breaks the schema.
+    @Test(arguments: [
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"start","node":"a","queue":"default","attempt":1,"extra":true}"#,
+        #"{"v":2,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"a","reason":"condition"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22 10:04:05","event":"skip","node":"a","reason":"condition"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"a","reason":"bored"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"next","node":"a","stream":"stdout"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"oops","message":""}}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-complete","ok":"yes","duration_ms":1,"counts":{"succeeded":0,"failed":0,"skipped":0,"canceled":0},"critical_path":[]}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"finished"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-start","graph":"g","nodes":1,"queues":{}}"#,
+    ])
+    func invalidEventsAreRejected(line: String) {
+        let result = SchemaValidator.validate(line + "\n")
+        #expect(!result.ok, "accepted: \(line)")
+    }
+
+    @Test func schemaFileIsValidJSONWithTheRightDialect() throws {
+        let data = try Data(contentsOf: Repository.root.appendingPathComponent("schema/moon-events.schema.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(schema["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import MoonDocument
+import MoonGraph
+import MoonProcess
+import Testing
+@testable import MoonRun
+
+/// A graph from YAML text, for the Slurm unit tests.
+func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throws -> Graph {
+    let result = GraphLoader.load(SourceFile(path: path, bytes: Array(text.utf8)))
+    let errors = result.diagnostics.filter { $0.severity == .error }
+    try #require(errors.isEmpty, "\(errors)")
+    return try #require(result.graph)
+}
+
+@Suite struct SlurmCommandLineTests {
+    @Test func srunRunsTheCommandAsAJobStepWithTheNodesNameDirectoryAndResources() {
+        let options = SlurmOptions(partition: "debug", cpusPerTask: 2, mem: "4G", time: "30", account: "lab", args: ["--qos=short"])
+        let arguments = SlurmCommandLine.srunArguments(options: options, jobName: "moon.release.build", directory: "/work/app",
+                                                       command: ["/bin/sh", "-e", "-c", "make -j2"])
+        #expect(arguments == [
+            "--verbose", "--job-name=moon.release.build", "--chdir=/work/app", "--export=ALL",
+            "--partition=debug", "--cpus-per-task=2", "--mem=4G", "--time=30", "--account=lab", "--qos=short",
+            "--", "/bin/sh", "-e", "-c", "make -j2",
+        ])
+    }
+
+    @Test func withoutOptionsOnlyTheStepItselfIsDescribed() {
+        let arguments = SlurmCommandLine.srunArguments(options: SlurmOptions(), jobName: "moon.g.n", directory: "/d", command: ["true"])
+        #expect(arguments == ["--verbose", "--job-name=moon.g.n", "--chdir=/d", "--export=ALL", "--", "true"])
+    }
+
+    @Test func jobNamesAreOneWordOfPrintableASCII() {
+        #expect(SlurmCommandLine.jobName(graph: "release", node: "build.x+y-z") == "moon.release.build.x+y-z")
+        #expect(SlurmCommandLine.jobName(graph: "my graph,ü", node: "n") == "moon.my_graph__.n")
+    }
+
+    @Test func aNodesOptionsOverrideItsQueuesAndAppendArguments() throws {
+        let graph = try slurmTestGraph("""
+            version: 1
+            queues:
+              cluster:
+                executor: slurm
+                slurm: { partition: debug, cpus-per-task: 2, mem: 4G, args: [--qos=short] }
+            nodes:
+              big:
+                queue: cluster
+                run: ./train
+                slurm: { cpus-per-task: 8, args: [--exclusive] }
+              local:
+                run: echo hi
+            """)
+        let big = try #require(graph.slurmOptions(for: graph.nodes[0]))
+        #expect(SlurmCommandLine.resourceArguments(big) == ["--partition=debug", "--cpus-per-task=8", "--mem=4G", "--qos=short", "--exclusive"])
+        #expect(graph.slurmOptions(for: graph.nodes[1]) == nil)
+    }
+}
+
+@Suite struct SlurmStepTests {
+    func step() -> SlurmStep { SlurmStep(options: SlurmOptions(), graph: "g", node: "n", queue: "cluster") }
+
+    @Test func readsTheJobIdAndHidesSrunsChatter() {
+        let step = step()
+        // What `srun --verbose` wrote on the one-node test cluster (Slurm 22.05).
+        let lines: [(String, SlurmStep.Line)] = [
+            ("srun: defined options", .drop),
+            ("srun: -------------------- --------------------", .drop),
+            ("srun: job-name            : moon.t.a", .drop),
+            ("srun: end of defined options", .drop),
+            ("srun: jobid 4: nodes(1):`localhost', cpu counts: 1(x1)", .job("4", keep: false)),
+            ("srun: launch/slurm: launch_p_step_launch: CpuBindType=(null type)", .drop),
+            ("srun: launching StepId=4.0 on host localhost, 1 tasks: 0", .drop),
+            ("the task's own line", .keep),
+            ("srun: launch/slurm: _task_finish: Received task exit notification for 1 task of StepId=4.0 (status=0x0300).", .drop),
+            ("srun: error: localhost: task 0: Exited with exit code 3", .drop),
+            ("slurmstepd-localhost: error: *** STEP 6.0 ON localhost CANCELLED AT 2026-11-22T04:00:28 ***", .drop),
+            ("srun: warning: something worth knowing", .keep),
+        ]
+        for (line, expected) in lines { #expect(step.read(line) == expected, "\(line)") }
+        #expect(step.jobID == "4")
+        #expect(step.termination(for: .exited(3), canceled: false) == .success(.exited(3)))
+    }
+
+    @Test func aQueuedJobIsNamedAtOnceAndTheLineShown() {
+        let step = step()
+        #expect(step.read("srun: job 8 queued and waiting for resources") == .job("8", keep: true))
+        #expect(step.read("srun: jobid 8: nodes(1):`localhost', cpu counts: 1(x1)") == .drop)
+        #expect(step.jobID == "8")
+    }
+
+    @Test func theTasksWaitStatusDecidesHowTheNodeEnded() {
+        let killed = step()
+        _ = killed.read("srun: launch/slurm: _task_finish: Received task exit notification for 1 task of StepId=10.0 (status=0x000b).")
+        #expect(killed.termination(for: .exited(139), canceled: false) == .success(.signaled(11)))
+        let ok = step()
+        _ = ok.read("srun: jobid 3: nodes(1):`localhost', cpu counts: 1(x1)")
+        #expect(ok.termination(for: .exited(0), canceled: false) == .success(.exited(0)))
+    }
+
+    @Test func srunFailingBeforeThereIsAJobIsASpawnErrorWithSrunsReason() {
+        let step = step()
+        #expect(step.read("srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)") == .keep)
+        guard case .failure(let error) = step.termination(for: .exited(1), canceled: false) else {
+            Issue.record("expected a spawn error")
+            return
+        }
+        #expect(error.kind == .spawn)
+        #expect(error.message == "cannot run node 'n' on Slurm (queue 'cluster'): Unable to allocate resources: Unable to contact slurm controller (connect failure)")
+        // Cancelled before allocation: moon stopped it, not Slurm's fault.
+        #expect(step.termination(for: .exited(1), canceled: true) == .success(.exited(1)))
+    }
+
+    @Test func srunMissingFromPathIsASpawnErrorNamingIt() throws {
+        let step = step()
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("moon-no-srun-\(UUID().uuidString)").path
+        let spec = ProcessSpec(executable: "/bin/true", environment: ["PATH": empty], workingDirectory: "/")
+        #expect {
+            try step.wrap(spec)
+        } throws: { error in
+            guard let error = error as? NodeError else { return false }
+            return error.kind == .spawn && error.message.contains("srun was not found on PATH (\(empty))")
+        }
+    }
+
+    @Test func wrapRunsSrunWithTheNodesEnvironmentButNotAnEnclosingAllocation() throws {
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("moon-fake-srun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bin) }
+        let srun = bin.appendingPathComponent("srun").path
+        FileManager.default.createFile(atPath: srun, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        let step = SlurmStep(options: SlurmOptions(mem: "1G"), graph: "g", node: "n", queue: "cluster")
+        let spec = ProcessSpec(executable: "/bin/echo", arguments: ["hi"],
+                               environment: ["PATH": bin.path, "A": "1", "SLURM_JOB_ID": "99", "SLURM_JOBID": "99"],
+                               workingDirectory: "/tmp")
+        let wrapped = try step.wrap(spec)
+        #expect(wrapped.executable == srun)
+        #expect(wrapped.arguments == ["--verbose", "--job-name=moon.g.n", "--chdir=/tmp", "--export=ALL", "--mem=1G", "--", "/bin/echo", "hi"])
+        #expect(wrapped.environment == ["PATH": bin.path, "A": "1"])
+        #expect(wrapped.workingDirectory == "/tmp")
+    }
+}
