@@ -8,7 +8,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps test-slurm build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm fuzz build release run test tsan install man completions bench clean schema
 
 all: build
 
@@ -102,6 +102,12 @@ install: release completions
 	install -m 644 .build/completions/moon.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/moon
 	install -m 644 .build/completions/_moon $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_moon
 	install -m 644 .build/completions/moon.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/moon.fish
+
+# libFuzzer + AddressSanitizer over the YAML loader and graph decoder, seeded
+# from fuzz/corpus; crashes go to .build-fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 
 # Speed against ninja and make on the same generated graphs (see bench/).
 bench: release

@@ -33,6 +33,31 @@ import Testing
         #expect(next == Array(repeating: 80001, count: 5))
     }
 
+    /// A node that writes far faster than moon can report is slowed down
+    /// (backpressure to its pipe) instead of moon's memory growing: without
+    /// it, 1.5 million lines of `yes` made moon grow past 100 MB.
+    @Test func aFloodFasterThanTheReporterKeepsMemoryBounded() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              flood: { run: "yes | head -n 1500000" }
+            """)
+        let running = try moon.start(["run", "--json"])
+        var peak = 0
+        while running.process.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(running.pid)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+               let kb = Int(line.split(separator: " ").dropFirst().first ?? "") {
+                peak = max(peak, kb)
+            }
+            usleep(20_000)
+        }
+        let result = try running.wait(limit: 300)
+        #expect(result.status == 0)
+        #expect(result.stdout.split(separator: "\n").count == 1_500_004, "every line, plus graph-start, start, complete, graph-complete")
+        #expect(peak > 0 && peak < 70_000, "peak RSS \(peak) KB")
+    }
+
     /// A 10 MB line without a newline arrives in parts of at most 1 MiB,
     /// all but the last marked `continued`, with every byte.
     @Test func aTenMegabyteLineArrivesInMebibyteParts() throws {

@@ -13,6 +13,7 @@ public final class CommandLauncher: NodeLauncher {
     private let onSlurm: [Bool]
     private let scheduler: DateScheduler
     private let grace: Duration
+    private let credit: OutputCredit
     /// Holds every attempt's `$MOON_OUTPUT` file; removed with the launcher.
     private let outputDirectory: String?
 
@@ -27,10 +28,12 @@ public final class CommandLauncher: NodeLauncher {
         // visible part of the per-node latency with 1000 short nodes).
         let spawnQueue = executeQueue ?? DispatchQueue(label: "moon.spawn", qos: .userInitiated)
         let outputDirectory = Self.makeTemporaryDirectory()
+        let credit = OutputCredit()
         commands = plan.selected.map { index in
             NodeCommand(node: graph.nodes[index], environment: environment, processes: processes,
-                        scheduler: scheduler, executeQueue: spawnQueue, outputDirectory: outputDirectory)
+                        scheduler: scheduler, executeQueue: spawnQueue, outputDirectory: outputDirectory, credit: credit)
         }
+        self.credit = credit
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]
@@ -79,10 +82,13 @@ public final class CommandLauncher: NodeLauncher {
             scheduler.schedule { finish(.failure(NodeError(.canceled, "canceled"))) }
         }
         let input = NodeCommand.Input(attempt: attempt, inputs: inputs, control: control)
+        let credit = self.credit
         commands[node].execute(input, callbackOn: scheduler) { _, output, error, isCompleted in
             if let output {
                 switch output {
-                case .line(let stream, let text, let continued): events.next(stream, text, continued)
+                case .line(let stream, let text, let continued):
+                    events.next(stream, text, continued)
+                    credit.give()
                 case .value(let value): events.next(.value, value, false)
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values

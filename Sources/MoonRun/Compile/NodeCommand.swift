@@ -23,9 +23,13 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     /// Where each attempt's `$MOON_OUTPUT` file is made; nil: no outputs.
     private let outputDirectory: String?
 
+    /// Lines handed on but not yet reported; see `OutputCredit`.
+    private let credit: OutputCredit?
+
     init(node: Node, environment: NodeEnvironment, processes: ProcessLaunching, scheduler: DateScheduler,
-         executeQueue: DispatchQueue, outputDirectory: String? = nil) {
+         executeQueue: DispatchQueue, outputDirectory: String? = nil, credit: OutputCredit? = nil) {
         self.node = node
+        self.credit = credit
         self.outputDirectory = outputDirectory
         self.environment = environment
         self.processes = processes
@@ -82,7 +86,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
             }
             do {
                 let processes = self.processes
-                func report(_ termination: Termination) {
+                @Sendable func report(_ termination: Termination) {
                     // Outputs count only from a process that succeeded.
                     let outputs = termination == .exited(0) ? outputFile.map(OutputFile.read) : nil
                     outputFile.map(Self.remove)
@@ -116,6 +120,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                             if !keep { return }
                         }
                     }
+                    self.credit?.take()
                     result.next(.line(stream, line.text, continued: line.continued))
                 }, onExit: { srunTermination in
                     guard let slurm else { return report(srunTermination) }
