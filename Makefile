@@ -12,9 +12,19 @@ RELEASE_BIN = .build/release/moon
 
 all: build
 
-# libyaml is moon's YAML parser (a system library found through pkg-config).
-# Install it when missing: with apt-get as root, else print the command and stop.
+# libyaml is moon's YAML parser (a system library found through pkg-config);
+# SQLite holds its state (.moon/state.db, through GRDB). Install them when
+# missing: with apt-get as root, else print the command and stop.
 deps:
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing libsqlite3-dev (moon keeps its state in SQLite)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsqlite3-dev pkg-config >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsqlite3-dev pkg-config >/dev/null; }; \
+	  else \
+	    echo "moon needs SQLite. Install it with:  sudo apt-get install libsqlite3-dev pkg-config"; exit 1; \
+	  fi; \
+	fi
 	@if ! pkg-config --exists yaml-0.1 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing libyaml-dev (moon parses YAML with libyaml)"; \
@@ -103,6 +113,7 @@ fuzz: deps
 bench: release
 	@command -v ninja >/dev/null || python3 -m pip install -q ninja
 	python3 bench/bench.py $(RELEASE_BIN)
+	python3 bench/uptodate.py $(RELEASE_BIN)
 
 clean:
 	rm -rf .build .build-tsan

@@ -14,6 +14,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
@@ -23,8 +25,15 @@ let package = Package(
         .target(name: "MoonProcess"),
         .target(name: "MoonRun", dependencies: ["MoonGraph", "MoonCommand", "MoonProcess"]),
         .target(name: "MoonReport", dependencies: ["MoonRun"]),
+        // Incremental runs and history: fingerprints, the stat cache and the
+        // SQLite store in `.moon/` beside the graph file.
+        .target(name: "MoonState", dependencies: [
+            "MoonGraph",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument",
+            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument", "MoonState",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
@@ -33,7 +42,8 @@ let package = Package(
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"], exclude: ["Golden"]),
-        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph"]),
+        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
+        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
     swiftLanguageModes: [.v5]
 )

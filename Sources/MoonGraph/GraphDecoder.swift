@@ -351,6 +351,15 @@ struct GraphDecoder {
         if let e = keys["env"] { checkValues(of: e.value, scope: scope) }
         if let with { checkValues(of: with.value, scope: scope) }
         if let d = keys["dir"] { check(d.value, scope: scope) }
+        if let s = keys["sources"], !s.value.isNull {
+            node.sources = globs(s.value, key: "sources")
+        }
+        if let g = keys["generates"], !g.value.isNull {
+            node.generates = globs(g.value, key: "generates")
+            if node.sources.isEmpty {
+                warning("'generates' only matters with 'sources'; node '\(name)' always runs", at: g.key.span)
+            }
+        }
         if let s = keys["slurm"], !s.value.isNull, let options = decodeSlurm(s.value) {
             node.slurm = options
             if queues[node.queue].slurm == nil {
@@ -576,6 +585,31 @@ struct GraphDecoder {
                 }
             case .sequence, .mapping:
                 error("expected a string, number or boolean for \(what) '\(name)', found \(describe(pair.value))", at: pair.value.span)
+            }
+        }
+        return result
+    }
+
+    /// `sources:` / `generates:`: a glob or a list of globs, relative to the
+    /// graph file; empty ones and expressions are errors.
+    private mutating func globs(_ node: YAMLNode, key: String) -> [String] {
+        let items: [YAMLNode]
+        switch node.kind {
+        case .scalar: items = [node]
+        case .sequence(let list): items = list
+        case .mapping:
+            error("expected a glob or a list of globs for '\(key)', found a mapping", at: node.span)
+            return []
+        }
+        var result: [String] = []
+        for item in items {
+            guard let text = string(item, expecting: "a glob (a path relative to the graph file)", allowNull: false) else { continue }
+            if text.isEmpty {
+                error("an empty glob in '\(key)'; write a path such as src/**/*.swift", at: item.span)
+            } else if text.contains("${{") {
+                error("'\(key)' cannot use expressions; write the paths as they are", at: item.span)
+            } else {
+                result.append(text)
             }
         }
         return result

@@ -37,6 +37,8 @@ enum GraphKeys {
         Key("continue-on-error", "When true, the node's failure does not fail the run."),
         Key("shell", "The shell for a string `run`: sh or bash."),
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),
+        Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
+        Key("generates", "Files the node makes (globs relative to the graph file): the node is not up to date while one is missing."),
     ]
 
     static let queue: [Key] = [

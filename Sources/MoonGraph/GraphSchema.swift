@@ -69,7 +69,17 @@ public enum GraphSchema {
             "continue-on-error": .object([("type", .string("boolean"))]),
             "shell": ref("shell"),
             "slurm": ref("slurm"),
+            "sources": globList,
+            "generates": globList,
         ]
+    }
+
+    /// A glob or a list of globs (`sources:`, `generates:`).
+    private static var globList: GraphJSON {
+        .object([("anyOf", .array([
+            .object([("type", .string("string")), ("minLength", .int(1))]),
+            .object([("type", .string("array")), ("items", .object([("type", .string("string")), ("minLength", .int(1))]))]),
+        ]))])
     }
 
     private static var queueTypes: [String: GraphJSON] {

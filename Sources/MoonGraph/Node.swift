@@ -24,6 +24,12 @@ public struct Node: Sendable {
     public var shell: Shell
     /// The node's own `slurm:` overrides (empty when none); see `Graph.slurmOptions(for:)`.
     public var slurm: SlurmOptions
+    /// `sources:` globs, relative to the graph file's directory; a node with
+    /// sources is skipped when it is up to date (see MoonState).
+    public var sources: [String] = []
+    /// `generates:` globs, relative to the graph file's directory; each must
+    /// match something for the node to be up to date.
+    public var generates: [String] = []
     /// The span of the node's whole definition.
     public var span: SourceSpan
 

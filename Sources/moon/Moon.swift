@@ -16,8 +16,8 @@ struct Moon: ParsableCommand {
         or the command line is invalid, 130 interrupted (143 on SIGTERM).
         """,
         version: moonVersion,
-        subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, SchemaCommand.self,
-                      ReplayCommand.self],
+        subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
+                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self],
         defaultSubcommand: nil
     )
 

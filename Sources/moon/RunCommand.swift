@@ -3,6 +3,7 @@ import Foundation
 import MoonGraph
 import MoonReport
 import MoonRun
+import MoonState
 
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
 struct RunCommand: ParsableCommand {
@@ -55,6 +56,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
     var assignments: [String] = []
 
+    @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
+    var force = false
+
     @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
     var outputMode: NodeOutputMode = .prefixed
 
@@ -94,9 +98,14 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
         let file = try GraphFile.load(path, overrides: try overrides())
+        // The state store beside the graph file: up-to-date checks and history.
+        // A dry run only reads it (recorded durations order the plan).
+        let opened = StateStore.open(graphDirectory: file.graph.directory, create: !dryRun)
+        if let warning = opened.warning { warn(warning) }
+        let store = opened.store
         let plan: Plan
         do {
-            plan = try Plan.make(graph: file.graph, targets: targets)
+            plan = try Plan.make(graph: file.graph, targets: targets, weights: Self.weights(file.graph, store: store))
         } catch {
             GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
             throw MoonExit.invalid
@@ -107,11 +116,21 @@ struct RunCommand: ParsableCommand {
         }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
         if let timeout { options.timeout = try parsedDuration(timeout, option: "--timeout") }
-        let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity)
+        let state = IncrementalState(graph: file.graph, store: store, force: force, onWarning: warn)
+        let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity,
+                                 state: state, store: store)
         session.outputMode = outputMode
         session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
                                             environment: ProcessInfo.processInfo.environment, fd: 1).enabled
         throw MoonExit(code: session.run())
+    }
+
+    /// Critical-path weights from the recorded durations, when there are any.
+    static func weights(_ graph: Graph, store: StateStore?) -> [Int]? {
+        guard let store else { return nil }
+        let key = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
+        guard let durations = try? store.lastDurations(graph: key) else { return nil }
+        return PriorityWeights.weights(for: graph, durations: durations)
     }
 
     var verbosity: PlainReporter.Verbosity {

@@ -5,6 +5,7 @@ import MoonGraph
 import MoonProcess
 import MoonReport
 import MoonRun
+import MoonState
 
 /// Wires one `moon run`: the runner on its serial queue, real processes,
 /// the reporter, and the signals that stop it. Returns the exit code.
@@ -21,13 +22,19 @@ final class RunSession {
     let options: RunOptions
     let reporterKind: ReporterKind
     let verbosity: PlainReporter.Verbosity
+    /// The up-to-date check and history (nil: run everything, record nothing).
+    let state: IncrementalState?
+    let store: StateStore?
 
-    init(graph: Graph, plan: Plan, options: RunOptions, reporterKind: ReporterKind, verbosity: PlainReporter.Verbosity) {
+    init(graph: Graph, plan: Plan, options: RunOptions, reporterKind: ReporterKind, verbosity: PlainReporter.Verbosity,
+         state: IncrementalState? = nil, store: StateStore? = nil) {
         self.graph = graph
         self.plan = plan
         self.options = options
         self.reporterKind = reporterKind
         self.verbosity = verbosity
+        self.state = state
+        self.store = store
     }
 
     func run() -> Int32 {
@@ -56,7 +63,12 @@ final class RunSession {
             reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color),
                                    queue: queue)
         }
-        let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { reporter.report($0) }
+        let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }
+        let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
+            history?.observe(event)
+            reporter.report(event)
+        }
+        if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
 
         let done = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
@@ -83,6 +95,22 @@ final class RunSession {
         queue.async { runner.start() }
         done.wait()
         queue.sync { reporter.finish() }
+        if let state {
+            queue.sync { state.flush() }
+            // For bench/uptodate.py: what the up-to-date checks cost.
+            if ProcessInfo.processInfo.environment["MOON_STATE_STATS"] == "1" {
+                let (hashed, reused) = state.statistics
+                let ms = String(format: "%.1f", state.checkSeconds * 1000)
+                FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))
+            }
+        }
+        if let store, let history {
+            do {
+                try store.record(history.record)
+            } catch {
+                warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
+            }
+        }
         for source in sources { source.cancel() }
         processes.killAll()
 
@@ -91,4 +119,9 @@ final class RunSession {
         default: return summary?.ok == true ? 0 : 1
         }
     }
+}
+
+/// A warning of moon itself (not of a graph file), on stderr.
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("moon: warning: \(message)\n".utf8))
 }

@@ -21,7 +21,8 @@ public final class Runner {
         case canceled
         case skipped(SkipReason)
 
-        var isSuccess: Bool { self == .succeeded || self == .tolerated }
+        /// An up-to-date node counts as succeeded for its dependents.
+        var isSuccess: Bool { self == .succeeded || self == .tolerated || self == .skipped(.upToDate) }
     }
 
     enum NodeState {
@@ -85,6 +86,8 @@ public final class Runner {
     public private(set) var stopReason: StopReason?
     /// Called once, after `graph-complete`.
     public var onFinish: ((Summary) -> Void)?
+    /// Asked before a node starts whether it is up to date (nil: always run).
+    public var upToDate: UpToDateChecking?
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -121,8 +124,10 @@ public final class Runner {
                 self?.stop(.timeout)
             }
         }
+        // A node skipped as up to date releases its dependents at once: decide
+        // only nodes still waiting.
         for index in plan.nodes.indices where remainingNeeds[index] == 0 {
-            decide(index)
+            if case .waiting = state[index] { decide(index) }
         }
         pump()
         finishIfDone()
@@ -223,7 +228,7 @@ public final class Runner {
             inputs.outputs[name] = outputs[need]
             guard case .done(let outcome) = state[need] else { continue }
             switch outcome {
-            case .succeeded: inputs.results[name] = "success"
+            case .succeeded, .skipped(.upToDate): inputs.results[name] = "success"
             case .tolerated, .failed: inputs.results[name] = "failure"
             case .canceled: inputs.results[name] = "canceled"
             case .skipped: inputs.results[name] = "skipped"
@@ -249,6 +254,7 @@ public final class Runner {
         switch result {
         case .success(let exitCode, let outputs):
             for kv in outputs { self.outputs[node][kv.key] = kv.value }
+            upToDate?.succeeded(node: node, outputs: outputs, values: values[node])
             emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
             nodeDone(node, .succeeded)
         case .failure(var error):
@@ -362,6 +368,12 @@ public final class Runner {
         // After a failure (fail-fast) only clean-up nodes (`if: failure|always`) still run.
         if stopReason == .failure, spec.condition == .success {
             skip(node, .canceled)
+            return
+        }
+        if let checker = upToDate, let restored = checker.upToDate(node: node, inputs: inputs(of: spec)) {
+            for kv in restored.outputs { outputs[node][kv.key] = kv.value }
+            values[node] = restored.values
+            skip(node, .upToDate)
             return
         }
         state[node] = .ready

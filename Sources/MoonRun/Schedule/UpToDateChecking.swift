@@ -1,0 +1,24 @@
+/// Decides, when a node's needs have ended as its `if` requires and it would
+/// start, whether it can be skipped as up to date (its inputs unchanged since
+/// its last success), and hears of every success so it can remember it.
+/// moon's implementation fingerprints sources through the state store; the
+/// runner's tests use a fake. Called on the runner's scheduler.
+public protocol UpToDateChecking: AnyObject {
+    /// nil: run the node. Otherwise the runner skips it (`skip`, reason
+    /// `up-to-date`), its dependents treat it as succeeded, and these outputs
+    /// and values of its last successful run stand in for a new one's.
+    func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult?
+    /// An attempt of `node` succeeded with these outputs and values.
+    func succeeded(node: Int, outputs: [KeyValue], values: [String])
+}
+
+/// What an up-to-date node's last successful run left for its dependents.
+public struct RestoredResult: Sendable {
+    public var outputs: [KeyValue]
+    public var values: [String]
+
+    public init(outputs: [KeyValue] = [], values: [String] = []) {
+        self.outputs = outputs
+        self.values = values
+    }
+}

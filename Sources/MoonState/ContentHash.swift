@@ -1,0 +1,126 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A SHA-256 digest held in four words, so the stat cache stores 20,000 of
+/// them without 20,000 arrays.
+public struct ContentHash: Sendable, Hashable {
+    var words: (UInt64, UInt64, UInt64, UInt64)
+
+    public static func == (a: ContentHash, b: ContentHash) -> Bool { a.words == b.words }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+    }
+
+    /// The 32 bytes of a digest (nil unless exactly 32).
+    public init?<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
+        guard bytes.count == 32 else { return nil }
+        var w: [UInt64] = [0, 0, 0, 0]
+        for (i, byte) in bytes.enumerated() { w[i / 8] = w[i / 8] << 8 | UInt64(byte) }
+        words = (w[0], w[1], w[2], w[3])
+    }
+
+    init(_ digest: SHA256.Digest) {
+        self.init(bytes: Array(digest))!
+    }
+
+    /// The 32 bytes, most significant first.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        for word in [words.0, words.1, words.2, words.3] {
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        return out
+    }
+
+    /// Appends the 32 bytes, most significant first, without an intermediate array.
+    func appendBytes(to out: inout [UInt8]) {
+        for word in [words.0, words.1, words.2, words.3] {
+            withUnsafeBytes(of: word.bigEndian) { out.append(contentsOf: $0) }
+        }
+    }
+
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The SHA-256 of a file's content, read in 64 KiB blocks; nil when it cannot be read.
+    public static func ofFile(_ path: String) -> ContentHash? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var hasher = SHA256()
+        let size = 64 * 1024
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer.baseAddress, size)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+        return ContentHash(hasher.finalize())
+    }
+}
+
+/// Builds a digest from labelled parts, each length-prefixed so that no two
+/// different sequences of parts hash alike. Parts are gathered in a buffer
+/// and hashed in large blocks (20,000 small parts cost one pass, not 40,000
+/// calls into the hash function).
+public struct DigestBuilder {
+    private var hasher = SHA256()
+    private var buffer: [UInt8] = []
+    private static let block = 64 * 1024
+
+    public init(_ label: String) {
+        buffer.reserveCapacity(4096)
+        add(label)
+    }
+
+    public mutating func add(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            addLength(utf8.count)
+            buffer.append(contentsOf: utf8)
+        }
+        flushIfFull()
+    }
+
+    public mutating func add(_ hash: ContentHash) {
+        addLength(32)
+        hash.appendBytes(to: &buffer)
+        flushIfFull()
+    }
+
+    public mutating func add(_ number: Int) { add(String(number)) }
+
+    private mutating func addLength(_ n: Int) {
+        withUnsafeBytes(of: UInt64(n).littleEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    private mutating func flushIfFull() {
+        guard buffer.count >= Self.block else { return }
+        buffer.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    public func finish() -> ContentHash {
+        var hasher = hasher
+        buffer.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return ContentHash(hasher.finalize())
+    }
+}

@@ -1,0 +1,16 @@
+import MoonGraph
+
+/// Critical-path weights from history, as ninja uses its log: each node
+/// weighs its latest successful duration in milliseconds (at least 1), so the
+/// runner starts the longest remaining chain of *time* first, not of nodes.
+public enum PriorityWeights {
+    /// Weights indexed like `graph.nodes`, for `Plan.make(weights:)`; nil when
+    /// no node has a recorded duration (then every node weighs 1). A node
+    /// never timed weighs the median of the others.
+    public static func weights(for graph: Graph, durations: [String: Int]) -> [Int]? {
+        let known = graph.nodes.compactMap { durations[$0.name] }.map { max(1, $0) }.sorted()
+        guard !known.isEmpty else { return nil }
+        let median = known[known.count / 2]
+        return graph.nodes.map { node in durations[node.name].map { max(1, $0) } ?? median }
+    }
+}

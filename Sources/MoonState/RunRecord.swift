@@ -1,0 +1,52 @@
+import Foundation
+
+/// One run of a graph, as `moon history` shows it.
+public struct RunRecord: Sendable {
+    public var id: Int64 = 0
+    /// The graph file's name (the store is per directory).
+    public var graph: String
+    public var startedAt: Date
+    public var durationMilliseconds: Int
+    public var ok: Bool
+    /// `--force`: nothing was skipped as up to date.
+    public var forced: Bool
+    public var succeeded = 0
+    public var failed = 0
+    /// Skipped for another reason than being up to date.
+    public var skipped = 0
+    public var upToDate = 0
+    public var canceled = 0
+    public var nodes: [NodeRunRecord] = []
+
+    public init(graph: String, startedAt: Date, durationMilliseconds: Int = 0, ok: Bool = false, forced: Bool = false) {
+        self.graph = graph
+        self.startedAt = startedAt
+        self.durationMilliseconds = durationMilliseconds
+        self.ok = ok
+        self.forced = forced
+    }
+}
+
+/// How one node went in one run.
+public struct NodeRunRecord: Sendable, Equatable {
+    public enum Result: String, Sendable {
+        case succeeded, failed, canceled, skipped
+        case upToDate = "up-to-date"
+    }
+
+    public var node: String
+    /// The first attempt's start; nil when the node did not start.
+    public var startedAt: Date?
+    /// From the first attempt's start to the end, retries included.
+    public var durationMilliseconds: Int?
+    public var result: Result
+    public var attempts: Int
+
+    public init(node: String, startedAt: Date? = nil, durationMilliseconds: Int? = nil, result: Result, attempts: Int = 0) {
+        self.node = node
+        self.startedAt = startedAt
+        self.durationMilliseconds = durationMilliseconds
+        self.result = result
+        self.attempts = attempts
+    }
+}

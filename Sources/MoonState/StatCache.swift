@@ -1,0 +1,67 @@
+/// Content hashes of files, keyed by path and trusted while the file's size,
+/// mtime (ns) and inode are those it had when it was hashed: an unchanged
+/// file is not read again. Loaded whole from the store at the first check
+/// and written back only where it changed. Not thread-safe: its owner
+/// (`IncrementalState`) serializes access.
+public final class StatCache {
+    public struct Entry: Sendable, Equatable {
+        public var stat: FileStat
+        public var hash: ContentHash
+        /// Hashed within a clock tick of its mtime: not to be trusted (see `FileStat.isRacy`).
+        public var racy: Bool
+
+        public init(stat: FileStat, hash: ContentHash, racy: Bool) {
+            self.stat = stat
+            self.hash = hash
+            self.racy = racy
+        }
+    }
+
+    private(set) var entries: [String: Entry]
+    /// Loads the entries on first use (the store's table), so a check that
+    /// its manifests answer never reads it.
+    private var loader: (() -> [String: Entry])?
+    private var loaded = false
+    /// Entries added or changed since loading, to be written back.
+    public private(set) var changed: [String: Entry] = [:]
+    /// Files read and hashed, and files whose hash came from the cache.
+    public private(set) var hashed = 0
+    public private(set) var reused = 0
+
+    public init(entries: [String: Entry] = [:], loader: (() -> [String: Entry])? = nil) {
+        self.entries = entries
+        self.loader = loader
+    }
+
+    private func loadIfNeeded() {
+        guard !loaded else { return }
+        loaded = true
+        if let loader {
+            for (path, entry) in loader() where entries[path] == nil { entries[path] = entry }
+            self.loader = nil
+        }
+    }
+
+    /// The content hash of `file` (`fullPath` is where to read it), from the
+    /// cache when its stat is unchanged; nil when it cannot be read.
+    public func hash(of file: ScannedFile, fullPath: String) -> Entry? {
+        loadIfNeeded()
+        if let entry = entries[file.path], entry.stat == file.stat, !entry.racy {
+            reused += 1
+            return entry
+        }
+        let hashedAt = FileStat.nowNanoseconds()
+        guard let hash = ContentHash.ofFile(fullPath) else { return nil }
+        hashed += 1
+        let entry = Entry(stat: file.stat, hash: hash, racy: file.stat.isRacy(hashedAt: hashedAt))
+        entries[file.path] = entry
+        changed[file.path] = entry
+        return entry
+    }
+
+    /// A hash the caller found elsewhere (a node's manifest) for an unchanged file.
+    func countReused() { reused += 1 }
+
+    /// Forgets the changes once they are written.
+    public func markSaved() { changed = [:] }
+}

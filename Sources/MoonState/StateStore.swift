@@ -1,0 +1,338 @@
+import Foundation
+import GRDB
+
+/// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
+/// file, an SQLite database (through GRDB) in WAL mode, so two moon
+/// processes on the same graph read while one writes and wait for each
+/// other's short write transactions instead of corrupting the file. Holds
+/// the stat cache, the last successful fingerprint of each node with its
+/// outputs, and the history of runs.
+///
+/// A store that cannot be used is never fatal: `open` returns nil and a
+/// warning, and moon runs everything. A corrupt file is moved aside
+/// (`state.db.corrupt`) and a new one started. Every method throws
+/// `DatabaseError`; callers turn that into a warning.
+public final class StateStore: @unchecked Sendable {
+    /// The schema this moon writes (`PRAGMA user_version`).
+    static let schemaVersion = 1
+
+    public let path: String
+    let db: DatabaseQueue
+
+    private init(path: String, db: DatabaseQueue) {
+        self.path = path
+        self.db = db
+    }
+
+    /// `.moon/` in `directory` (the graph file's).
+    public static func directory(besideGraphIn directory: String) -> String {
+        directory == "." || directory.isEmpty ? ".moon" : (directory.hasSuffix("/") ? directory + ".moon" : directory + "/.moon")
+    }
+
+    public struct Opened {
+        public var store: StateStore?
+        /// Why the store is not used, or what was done to it (moved aside).
+        public var warning: String?
+    }
+
+    /// Opens (and with `create`, makes) the store for graphs in `directory`.
+    /// Without `create`, a missing store gives nil and no warning. `busyTimeout`:
+    /// how long to wait for another moon's write before giving up.
+    public static func open(graphDirectory directory: String, create: Bool = true, busyTimeout: TimeInterval = 5) -> Opened {
+        let dir = self.directory(besideGraphIn: directory)
+        let path = dir + "/state.db"
+        if !FileManager.default.fileExists(atPath: path) {
+            guard create else { return Opened() }
+            do {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            } catch {
+                return Opened(warning: "cannot create \(dir) (\(Self.reason(error))); running everything, remembering nothing")
+            }
+        }
+        do {
+            return Opened(store: try make(path: path, busyTimeout: busyTimeout, readonly: !create))
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            guard create else { return Opened(warning: "\(path) is corrupt (\(error.message ?? "\(error.resultCode)"))") }
+            let aside = path + ".corrupt"
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            try? FileManager.default.removeItem(atPath: aside)
+            do {
+                try FileManager.default.moveItem(atPath: path, toPath: aside)
+                let store = try make(path: path, busyTimeout: busyTimeout, readonly: false)
+                return Opened(store: store, warning: "\(path) was corrupt (\(error.message ?? "\(error.resultCode)")); moved it to \(aside) and started a new one, so everything runs")
+            } catch {
+                return Opened(warning: "\(path) is corrupt and cannot be replaced (\(Self.reason(error))); running everything")
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return Opened(warning: "\(path) is locked by another process; running everything, remembering nothing")
+        } catch {
+            return Opened(warning: "cannot open \(path) (\(Self.reason(error))); running everything, remembering nothing")
+        }
+    }
+
+    /// A short reason for a store error, for warnings.
+    public static func reason(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return "\(error)"
+    }
+
+    private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
+        var config = Configuration()
+        config.journalMode = .wal
+        config.busyMode = .timeout(busyTimeout)
+        config.readonly = readonly
+        config.label = "moon.state"
+        let db = try DatabaseQueue(path: path, configuration: config)
+        let store = StateStore(path: path, db: db)
+        if readonly {
+            _ = try db.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        } else {
+            try store.migrate()
+        }
+        return store
+    }
+
+    private func migrate() throws {
+        try db.write { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            guard version < Self.schemaVersion else {
+                if version > Self.schemaVersion {
+                    throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "made by a newer moon (schema \(version))")
+                }
+                return
+            }
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS files (
+                    path TEXT PRIMARY KEY NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL,
+                    inode INTEGER NOT NULL,
+                    hash BLOB NOT NULL,
+                    racy INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS node_state (
+                    graph TEXT NOT NULL,
+                    node TEXT NOT NULL,
+                    fingerprint BLOB NOT NULL,
+                    command BLOB NOT NULL,
+                    environment BLOB NOT NULL,
+                    needs BLOB NOT NULL,
+                    sources BLOB NOT NULL,
+                    manifest BLOB NOT NULL,
+                    outputs TEXT NOT NULL,
+                    node_values TEXT NOT NULL,
+                    updated_at REAL NOT NULL,
+                    PRIMARY KEY (graph, node)
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS runs (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    graph TEXT NOT NULL,
+                    started_at REAL NOT NULL,
+                    duration_ms INTEGER NOT NULL,
+                    ok INTEGER NOT NULL,
+                    forced INTEGER NOT NULL,
+                    succeeded INTEGER NOT NULL,
+                    failed INTEGER NOT NULL,
+                    skipped INTEGER NOT NULL,
+                    up_to_date INTEGER NOT NULL,
+                    canceled INTEGER NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS runs_by_graph ON runs (graph, id);
+                CREATE TABLE IF NOT EXISTS node_runs (
+                    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                    node TEXT NOT NULL,
+                    started_at REAL,
+                    duration_ms INTEGER,
+                    result TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    PRIMARY KEY (run_id, node)
+                ) WITHOUT ROWID;
+                PRAGMA user_version = \(Self.schemaVersion);
+                """)
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    public func integrityCheck() throws -> String {
+        try db.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "?" }
+    }
+
+    // MARK: - Stat cache
+
+    public func loadFileCache() throws -> [String: StatCache.Entry] {
+        try db.read { db in
+            var result: [String: StatCache.Entry] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT path, size, mtime_ns, inode, hash, racy FROM files")
+            while let row = try rows.next() {
+                let hashData: Data = row[4]
+                guard let hash = ContentHash(bytes: hashData) else { continue }
+                let inode: Int64 = row[3]
+                let stat = FileStat(size: row[1], mtimeNanoseconds: row[2], inode: UInt64(bitPattern: inode))
+                result[row[0]] = StatCache.Entry(stat: stat, hash: hash, racy: row[5])
+            }
+            return result
+        }
+    }
+
+    static func saveFiles(_ entries: [String: StatCache.Entry], in db: Database) throws {
+        guard !entries.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO files (path, size, mtime_ns, inode, hash, racy) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        for (path, entry) in entries {
+            try statement.execute(arguments: [path, entry.stat.size, entry.stat.mtimeNanoseconds,
+                                              Int64(bitPattern: entry.stat.inode), Data(entry.hash.bytes), entry.racy])
+        }
+    }
+
+    public func saveFileCache(_ entries: [String: StatCache.Entry]) throws {
+        guard !entries.isEmpty else { return }
+        try db.write { try Self.saveFiles(entries, in: $0) }
+    }
+
+    // MARK: - Node state
+
+    public func nodeState(graph: String, node: String) throws -> StoredNode? {
+        try db.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at
+                FROM node_state WHERE graph = ? AND node = ?
+                """, arguments: [graph, node]) else { return nil }
+            func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[i] as Data) ?? ContentHash(bytes: [UInt8](repeating: 0, count: 32))! }
+            let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
+                                              manifest: Manifest(encoded: row[5]), combined: hash(0))
+            return StoredNode(fingerprint: fingerprint, outputs: Self.decodePairs(row[6]), values: Self.decodeList(row[7]),
+                              updatedAt: Date(timeIntervalSince1970: row[8]))
+        }
+    }
+
+    /// Saves the fingerprints and outputs of nodes that succeeded, with the
+    /// stat cache entries hashed since the last save, in one transaction.
+    public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry]) throws {
+        try db.write { db in
+            try Self.saveFiles(files, in: db)
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO node_state
+                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for (node, state) in nodes {
+                let f = state.fingerprint
+                try statement.execute(arguments: [
+                    graph, node, Data(f.combined.bytes), Data(f.command.bytes), Data(f.environment.bytes),
+                    Data(f.needs.bytes), Data(f.sources.bytes), f.manifest.encoded,
+                    Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
+                ])
+            }
+        }
+    }
+
+    static func encodePairs(_ pairs: [(String, String)]) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: pairs.map { [$0.0, $0.1] })
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func decodePairs(_ text: String) -> [(String, String)] {
+        guard let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
+        return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+
+    static func encodeList(_ list: [String]) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: list)
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func decodeList(_ text: String) -> [String] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+    }
+
+    // MARK: - History
+
+    /// How many runs of a graph the history keeps.
+    public static let historyLimit = 500
+
+    public func record(_ run: RunRecord) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds, run.ok, run.forced,
+                                 run.succeeded, run.failed, run.skipped, run.upToDate, run.canceled])
+            let id = db.lastInsertedRowID
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO node_runs (run_id, node, started_at, duration_ms, result, attempts) VALUES (?, ?, ?, ?, ?, ?)
+                """)
+            for node in run.nodes {
+                try statement.execute(arguments: [id, node.node, node.startedAt?.timeIntervalSince1970, node.durationMilliseconds,
+                                                  node.result.rawValue, node.attempts])
+            }
+            // Keep the newest runs only.
+            try db.execute(sql: """
+                DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
+                DELETE FROM runs WHERE graph = ? AND id <= ?;
+                """, arguments: [run.graph, id - Int64(Self.historyLimit), run.graph, id - Int64(Self.historyLimit)])
+        }
+    }
+
+    /// The newest `limit` runs of `graph`, newest first, with their nodes.
+    public func recentRuns(graph: String, limit: Int) throws -> [RunRecord] {
+        try db.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT id, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled
+                FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?
+                """, arguments: [graph, limit])
+            return try rows.map { row in
+                var run = RunRecord(graph: graph, startedAt: Date(timeIntervalSince1970: row[1]), durationMilliseconds: row[2],
+                                    ok: row[3], forced: row[4])
+                run.id = row[0]
+                run.succeeded = row[5]
+                run.failed = row[6]
+                run.skipped = row[7]
+                run.upToDate = row[8]
+                run.canceled = row[9]
+                let nodes = try Row.fetchAll(db, sql: """
+                    SELECT node, started_at, duration_ms, result, attempts FROM node_runs WHERE run_id = ? ORDER BY started_at IS NULL, started_at, node
+                    """, arguments: [run.id])
+                run.nodes = nodes.map { n in
+                    let started: Double? = n[1]
+                    return NodeRunRecord(node: n[0], startedAt: started.map(Date.init(timeIntervalSince1970:)),
+                                         durationMilliseconds: n[2], result: NodeRunRecord.Result(rawValue: n[3]) ?? .failed,
+                                         attempts: n[4])
+                }
+                return run
+            }
+        }
+    }
+
+    /// For each node of `graph`, how long its latest successful run took (ms).
+    public func lastDurations(graph: String) throws -> [String: Int] {
+        try db.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT n.node, n.duration_ms FROM node_runs n JOIN runs r ON r.id = n.run_id
+                WHERE r.graph = ? AND n.result = 'succeeded' AND n.duration_ms IS NOT NULL
+                ORDER BY n.run_id
+                """, arguments: [graph])
+            var result: [String: Int] = [:]
+            while let row = try rows.next() { result[row[0]] = row[1] }
+            return result
+        }
+    }
+}
+
+/// What the store keeps of a node's last successful run.
+public struct StoredNode: Sendable {
+    public var fingerprint: NodeFingerprint
+    public var outputs: [(String, String)]
+    public var values: [String]
+    public var updatedAt: Date
+
+    public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date) {
+        self.fingerprint = fingerprint
+        self.outputs = outputs
+        self.values = values
+        self.updatedAt = updatedAt
+    }
+}

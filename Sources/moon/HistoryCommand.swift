@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import MoonGraph
+import MoonState
+
+/// `moon history [FILE]`: the recent runs of a graph, newest first.
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Show the recent runs of a graph, newest first.",
+        discussion: """
+        Every run records, per node, when it started, how long it took, how it ended \
+        and how many attempts it made, in .moon/state.db beside the graph file (the \
+        newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
+        for its critical-path priority.
+        """)
+
+    @Argument(help: "The graph file (default: moon.yaml or moon.yml).")
+    var file: String?
+
+    @Option(name: [.customShort("n"), .long], help: "How many runs to show.")
+    var limit = 10
+
+    @Flag(name: .long, help: "Also show each node of each run.")
+    var nodes = false
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
+    }
+
+    func run() throws {
+        let path = try file ?? GraphFileLocator.defaultFile()
+        let graph = try GraphFile.load(path).graph
+        let opened = StateStore.open(graphDirectory: graph.directory, create: false)
+        if let warning = opened.warning { warn(warning) }
+        let key = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
+        let runs: [RunRecord]
+        do {
+            runs = try opened.store?.recentRuns(graph: key, limit: limit) ?? []
+        } catch {
+            warn("cannot read the history (\(StateStore.reason(error)))")
+            throw MoonExit.failure
+        }
+        guard !runs.isEmpty else {
+            print("no runs of \(path) recorded yet")
+            return
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let idWidth = runs.map { String($0.id).count }.max()! + 1
+        for run in runs {
+            var counts: [String] = []
+            if run.succeeded > 0 { counts.append("\(run.succeeded) succeeded") }
+            if run.failed > 0 { counts.append("\(run.failed) failed") }
+            if run.upToDate > 0 { counts.append("\(run.upToDate) up to date") }
+            if run.skipped > 0 { counts.append("\(run.skipped) skipped") }
+            if run.canceled > 0 { counts.append("\(run.canceled) canceled") }
+            if counts.isEmpty { counts.append("nothing ran") }
+            let id = ("#" + String(run.id)).padding(toLength: idWidth, withPad: " ", startingAt: 0)
+            let status = (run.ok ? "ok" : "FAILED").padding(toLength: 6, withPad: " ", startingAt: 0)
+            let duration = Self.duration(run.durationMilliseconds).leftPadded(to: 7)
+            print("\(id)  \(formatter.string(from: run.startedAt))  \(status) \(duration)  \(counts.joined(separator: ", "))\(run.forced ? " (--force)" : "")")
+            guard nodes else { continue }
+            let width = run.nodes.map(\.node.count).max() ?? 0
+            for node in run.nodes {
+                var text = node.result.rawValue
+                if let ms = node.durationMilliseconds { text += " " + Self.duration(ms) }
+                if node.attempts > 1 { text += " (\(node.attempts) attempts)" }
+                print("    " + node.node.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
+            }
+        }
+    }
+
+    static func duration(_ ms: Int) -> String {
+        if ms < 1000 { return "\(ms)ms" }
+        if ms < 60_000 { return String(format: "%.1fs", Double(ms) / 1000) }
+        return "\(ms / 60_000)m\(String(format: "%02d", (ms % 60_000) / 1000))s"
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// `sources:`/`generates:`, `--force`, `moon status` and `moon history`, through the real binary.
+@Suite struct IncrementalTests {
+    static let graph = """
+        version: 1
+        nodes:
+          gen:
+            sources: [src/**/*.txt]
+            generates: [out.txt]
+            run: cat src/*.txt src/deep/*.txt > out.txt && echo "lines=$(wc -l < out.txt | tr -d ' ')" >> "$MOON_OUTPUT"
+          use:
+            needs: gen
+            run: echo "gen made ${{ needs.gen.outputs.lines }} lines"
+        """
+
+    /// How `gen` went: "ran" or "up-to-date"; and what `use` printed.
+    func outcome(_ result: Moon.Result) -> (gen: String, use: [String]) {
+        let gen = result.events("skip", node: "gen").first?["reason"] as? String
+            ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
+        let use = result.events("next", node: "use").compactMap { $0["text"] as? String }
+        return (gen, use)
+    }
+
+    func setMtime(_ moon: Moon, _ name: String, secondsAgo: TimeInterval) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-secondsAgo)], ofItemAtPath: moon.path(name))
+    }
+
+    @Test func theIssueSequence() throws {
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.write("src/a.txt", "a\n")
+        try moon.write("src/deep/b.txt", "b\n")
+
+        func run(_ extra: [String] = []) throws -> (gen: String, use: [String], stderr: String) {
+            let result = try moon.run(["run", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let o = outcome(result)
+            return (o.gen, o.use, result.stderr)
+        }
+
+        // First run: everything runs.
+        var r = try run()
+        #expect(r.gen == "ran")
+        #expect(r.use == ["gen made 2 lines"])
+        #expect(r.stderr.isEmpty)
+        // Nothing changed: gen is skipped, and its outputs still reach use.
+        r = try run()
+        #expect(r.gen == "up-to-date")
+        #expect(r.use == ["gen made 2 lines"])
+        // Content changed.
+        try moon.write("src/deep/b.txt", "b\nc\n")
+        r = try run()
+        #expect(r.gen == "ran")
+        #expect(r.use == ["gen made 3 lines"])
+        // Touched, same content.
+        try setMtime(moon, "src/deep/b.txt", secondsAgo: 3)
+        #expect(try run().gen == "up-to-date")
+        // Output deleted.
+        try FileManager.default.removeItem(atPath: moon.path("out.txt"))
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("gen  runs: output missing: out.txt"), "\(status.stdout)")
+        #expect(try run().gen == "ran")
+        #expect(try run().gen == "up-to-date")
+        // Command changed.
+        try moon.write("moon.yaml", Self.graph.replacingOccurrences(of: "cat src", with: "cat  src"))
+        #expect(try moon.run(["status"]).stdout.contains("gen  runs: command changed"))
+        #expect(try run().gen == "ran")
+        #expect(try moon.run(["status"]).stdout.contains("gen  up to date"))
+        // --force and -B.
+        #expect(try run(["--force"]).gen == "ran")
+        #expect(try run(["-B"]).gen == "ran")
+        #expect(try run().gen == "up-to-date")
+        // A corrupt store: a warning, a full run, and a new store after it.
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: moon.path(".moon/state.db")))
+        try? FileManager.default.removeItem(atPath: moon.path(".moon/state.db-wal"))
+        try? FileManager.default.removeItem(atPath: moon.path(".moon/state.db-shm"))
+        r = try run()
+        #expect(r.gen == "ran")
+        #expect(r.stderr.contains("warning") && r.stderr.contains("corrupt"), "\(r.stderr)")
+        r = try run()
+        #expect(r.gen == "up-to-date")
+        #expect(r.stderr.isEmpty)
+    }
+
+    @Test func statusNamesTheChangedFile() throws {
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.write("src/a.txt", "a\n")
+        try moon.write("src/deep/b.txt", "b\n")
+        let before = try moon.run(["status"])
+        #expect(before.stdout.contains("gen  runs: never run successfully"), "\(before.stdout)")
+        #expect(before.stdout.contains("use  runs (no sources)"))
+        #expect(!FileManager.default.fileExists(atPath: moon.path(".moon")), "status creates nothing")
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(try moon.run(["status"]).stdout.contains("gen  up to date"))
+        try moon.write("src/a.txt", "A\n")
+        let after = try moon.run(["status"])
+        #expect(after.stdout.contains("gen  runs: src/a.txt changed"), "\(after.stdout)")
+    }
+
+    @Test func historyShowsRecentRuns() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              flaky:
+                run: test "$MOON_ATTEMPT" = 2
+                retry: 1
+            """)
+        #expect(try moon.run(["history"]).stdout.contains("no runs"))
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(try moon.run(["run", "-q", "-B"]).status == 0)
+        let history = try moon.run(["history", "--nodes"])
+        #expect(history.status == 0)
+        let lines = history.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(history.stdout)")
+        #expect(lines.first?.hasPrefix("#2") == true)
+        #expect(lines.first?.contains("ok") == true && lines.first?.contains("1 succeeded") == true)
+        #expect(lines[1].contains("flaky  succeeded") && lines[1].contains("(2 attempts)"), "\(lines[1])")
+        #expect(try moon.run(["history", "-n", "1"]).stdout.split(separator: "\n").count == 1)
+    }
+
+    @Test func twoConcurrentRunsOnOneGraphBothSucceed() throws {
+        var yaml = "version: 1\nnodes:\n"
+        for i in 0..<12 {
+            yaml += "  n\(i):\n    sources: [s\(i).txt]\n    run: echo \"v=\(i)\" >> \"$MOON_OUTPUT\"\n"
+        }
+        let moon = try Moon(graph: yaml)
+        for i in 0..<12 { try moon.write("s\(i).txt", "\(i)") }
+        let first = try moon.start(["run", "--json"])
+        let second = try moon.start(["run", "--json"])
+        let a = try first.wait()
+        let b = try second.wait()
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(b.status == 0, "\(b.stderr)")
+        #expect(!a.stderr.contains("warning") && !b.stderr.contains("warning"), "\(a.stderr)\(b.stderr)")
+        // The store is intact: the next run skips everything, without a warning.
+        let third = try moon.run(["run", "--json"])
+        #expect(third.status == 0)
+        #expect(third.stderr.isEmpty, "\(third.stderr)")
+        #expect(third.events("skip").count == 12)
+        #expect(try moon.run(["history"]).stdout.split(separator: "\n").count == 3)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import MoonState
+
+@Suite struct GlobTests {
+    func matches(_ pattern: String, _ path: String) -> Bool {
+        SourceScanner.glob(Glob(pattern), matches: path)
+    }
+
+    @Test func wildcardsMatchWithinOneSegment() {
+        #expect(matches("*.swift", "a.swift"))
+        #expect(!matches("*.swift", "src/a.swift"))
+        #expect(matches("src/?.c", "src/a.c"))
+        #expect(!matches("src/?.c", "src/ab.c"))
+        #expect(matches("src/[ab].c", "src/b.c"))
+        #expect(!matches("src/[!ab].c", "src/b.c"))
+        #expect(matches("src/[a-c]x", "src/cx"))
+        #expect(matches("a\\*b", "a*b"))
+        #expect(!matches("a\\*b", "axb"))
+    }
+
+    @Test func globstarMatchesAnyDepthIncludingNone() {
+        #expect(matches("src/**/*.swift", "src/a.swift"))
+        #expect(matches("src/**/*.swift", "src/x/y/z/a.swift"))
+        #expect(!matches("src/**/*.swift", "other/a.swift"))
+        #expect(matches("**/*.txt", "a.txt"))
+        #expect(matches("**/*.txt", "d/e/a.txt"))
+        #expect(matches("src/**", "src/x/y"))
+        #expect(matches("a/**/b/**/c", "a/b/c"))
+        #expect(matches("a/**/b/**/c", "a/x/b/y/z/c"))
+    }
+
+    @Test func wildcardsSkipHiddenNamesUnlessThePatternNamesThem() {
+        #expect(!matches("*", ".env"))
+        #expect(!matches("**/*.txt", ".git/a.txt"))
+        #expect(matches(".*", ".env"))
+        #expect(matches(".github/**/*.yml", ".github/workflows/ci.yml"))
+    }
+
+    @Test func aLiteralPatternHasNoWildcards() {
+        let glob = Glob("./src//main.c")
+        #expect(glob.isLiteral)
+        #expect(glob.base == "src/main.c")
+        #expect(Glob("src/*.c").base == "src")
+        #expect(Glob("/abs/**").base == "/abs")
+    }
+}
+
+@Suite struct SourceScannerTests {
+    @Test func expandsPatternsSortedWithoutDuplicatesOrExclusions() throws {
+        let tree = try TempTree()
+        for name in ["src/a.swift", "src/b.swift", "src/sub/c.swift", "src/sub/d.txt", "src/.hidden/e.swift", "README.md"] {
+            try tree.write(name, name)
+        }
+        let scanner = SourceScanner(root: tree.root)
+        #expect(scanner.files(matching: ["src/**/*.swift"]).map(\.path) == ["src/a.swift", "src/b.swift", "src/sub/c.swift"])
+        // Pattern by pattern, without duplicates.
+        #expect(scanner.files(matching: ["src/*.swift", "src/a.swift", "README.md"]).map(\.path) == ["src/a.swift", "src/b.swift", "README.md"])
+        #expect(scanner.files(matching: ["src", "!src/sub/**"]).map(\.path) == ["src/a.swift", "src/b.swift"])
+        #expect(scanner.files(matching: ["missing/**", "nothing.txt"]).isEmpty)
+        #expect(scanner.exists("src/sub"))
+        #expect(scanner.exists("src/**/*.txt"))
+        #expect(!scanner.exists("src/**/*.o"))
+    }
+
+    @Test func doesNotFollowLinkedDirectoriesIntoCycles() throws {
+        let tree = try TempTree()
+        try tree.write("d/a.txt", "a")
+        try FileManager.default.createSymbolicLink(atPath: tree.path("d/loop"), withDestinationPath: tree.root + "/d")
+        #expect(SourceScanner(root: tree.root).files(matching: ["**/*.txt"]).map(\.path) == ["d/a.txt"])
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import MoonGraph
+import Testing
+@testable import MoonState
+
+@Suite struct StateStoreTests {
+    @Test func aCorruptStoreIsMovedAsideWithAWarning() throws {
+        let tree = try TempTree()
+        try FileManager.default.createDirectory(atPath: tree.path(".moon"), withIntermediateDirectories: true)
+        try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: tree.path(".moon/state.db")))
+        let opened = StateStore.open(graphDirectory: tree.root)
+        #expect(opened.store != nil)
+        #expect(opened.warning?.contains("corrupt") == true)
+        #expect(FileManager.default.fileExists(atPath: tree.path(".moon/state.db.corrupt")))
+        #expect(try opened.store?.integrityCheck() == "ok")
+    }
+
+    @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
+        let tree = try TempTree()
+        // `.moon` is a file: the directory cannot be made.
+        try tree.write(".moon", "in the way")
+        let opened = StateStore.open(graphDirectory: tree.root)
+        #expect(opened.store == nil)
+        #expect(opened.warning != nil)
+    }
+
+    @Test func withoutCreateAMissingStoreIsNil() throws {
+        let tree = try TempTree()
+        let opened = StateStore.open(graphDirectory: tree.root, create: false)
+        #expect(opened.store == nil && opened.warning == nil)
+        #expect(!FileManager.default.fileExists(atPath: tree.path(".moon")))
+    }
+
+    @Test func historyKeepsRunsAndDurations() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        for (i, ms) in [100, 300].enumerated() {
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: Double(1000 + i)), durationMilliseconds: ms, ok: true)
+            run.succeeded = 1
+            run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: ms, result: .succeeded, attempts: 2),
+                         NodeRunRecord(node: "gen", result: .upToDate)]
+            try store.record(run)
+        }
+        let runs = try store.recentRuns(graph: "moon.yaml", limit: 10)
+        #expect(runs.map(\.durationMilliseconds) == [300, 100])
+        #expect(runs[0].nodes.first { $0.node == "build" }?.attempts == 2)
+        #expect(runs[0].nodes.first { $0.node == "gen" }?.result == .upToDate)
+        #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 300])
+        #expect(try store.recentRuns(graph: "other.yaml", limit: 10).isEmpty)
+    }
+
+    @Test func weightsComeFromDurationsAndDefaultToTheMedian() throws {
+        let tree = try TempTree()
+        let graph = try tree.graph("version: 1\nnodes:\n  a: { run: x }\n  b: { run: x }\n  c: { run: x }\n")
+        #expect(PriorityWeights.weights(for: graph, durations: [:]) == nil)
+        #expect(PriorityWeights.weights(for: graph, durations: ["a": 500, "b": 0]) == [500, 1, 500])
+    }
+
+    @Test func twoWritersAtOnceLeaveTheStoreIntact() throws {
+        let tree = try TempTree()
+        let stores = (0..<2).compactMap { _ in StateStore.open(graphDirectory: tree.root).store }
+        #expect(stores.count == 2)
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            for i in 0..<50 {
+                var run = RunRecord(graph: "moon.yaml", startedAt: Date(), durationMilliseconds: i, ok: true)
+                run.nodes = [NodeRunRecord(node: "n\(worker)", durationMilliseconds: i, result: .succeeded, attempts: 1)]
+                try? stores[worker].record(run)
+                let hash = ContentHash(bytes: [UInt8](repeating: UInt8(i), count: 32))!
+                try? stores[worker].saveFileCache(["f\(worker)-\(i)": StatCache.Entry(stat: FileStat(size: 1, mtimeNanoseconds: 1, inode: 1), hash: hash, racy: false)])
+            }
+        }
+        #expect(try stores[0].recentRuns(graph: "moon.yaml", limit: 1000).count == 100)
+        #expect(try stores[1].loadFileCache().count == 100)
+        #expect(try stores[0].integrityCheck() == "ok")
+    }
+}
