@@ -83,7 +83,7 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
 
     @Test func aQueuedJobIsNamedAtOnceAndTheLineShown() {
         let step = step()
-        #expect(step.read("srun: job 8 queued and waiting for resources") == .job("8", keep: true))
+        #expect(step.read("srun: job 8 queued and waiting for resources") == .job("8", keep: false))
         #expect(step.read("srun: jobid 8: nodes(1):`localhost', cpu counts: 1(x1)") == .drop)
         #expect(step.jobID == "8")
     }

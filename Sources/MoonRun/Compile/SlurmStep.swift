@@ -76,7 +76,7 @@ final class SlurmStep: @unchecked Sendable {
             return remember(job: id, keep: false)
         }
         if let id = Self.number(after: "job ", in: message), message.contains("queued and waiting for resources") {
-            return remember(job: id, keep: true)
+            return remember(job: id, keep: false)
         }
         if message.contains("Received task exit notification"), let status = Self.waitStatus(in: message) {
             lock.withLock { taskStatus = status }
