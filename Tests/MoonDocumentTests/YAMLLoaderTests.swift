@@ -287,7 +287,7 @@ import Testing
         #expect(found.count == 1)
         #expect(found.first?.message == "the document has more than 1000000 nodes once aliases are expanded")
         #expect(found.first?.span?.start.line == 7)
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed < .seconds(10), "fails fast, not exponentially")
     }
 
     @Test func mergeKeyBombFailsFast() {
@@ -311,7 +311,7 @@ import Testing
         #expect(found.count == 1)
         #expect(found.first?.message == "the document is nested more than 256 levels deep")
         #expect(found.first.map { lc($0.span!.start) } == "1:257")
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed < .seconds(10), "fails fast, not exponentially")
     }
 
     @Test func hugeBlockNestingFailsFast() {

@@ -36,7 +36,7 @@ import Testing
         }
         #expect(plan?.levels.count == 100)
         // Debug builds are slower; release takes a few milliseconds (see the report).
-        #expect(elapsed < .seconds(3), "decode + plan of 10,000 nodes took \(elapsed)")
+        #expect(elapsed < .seconds(10), "decode + plan of 10,000 nodes took \(elapsed)")
         print("decode + validate + plan, 10,000 nodes: \(elapsed)")
     }
 
@@ -69,6 +69,6 @@ import Testing
             count = GraphLoader.decode(YAMLLayout.render(doc(.map(nodes))).root, path: "bad.yaml").diagnostics.count
         }
         #expect(count == 5_000)
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed < .seconds(15))
     }
 }

@@ -110,7 +110,7 @@ import Testing
         #expect(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &tiny) == 0)
         let began = ContinuousClock.now
         #expect(throws: ProcessLaunchError.self) { try start(shell("true")) }
-        #expect(ContinuousClock.now - began < .seconds(1))
+        #expect(ContinuousClock.now - began < .seconds(5), "no waiting when nothing can be reaped")
     }
 
     @Test func killAllScenario() async throws {
@@ -152,7 +152,7 @@ import Testing
     }
 
     private func isGone(_ pid: pid_t) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(3)
+        let deadline = ContinuousClock.now + .seconds(15)
         while ContinuousClock.now < deadline {
             if Glibc.kill(pid, 0) != 0 && errno == ESRCH { return true }
             try? await Task.sleep(for: .milliseconds(5))

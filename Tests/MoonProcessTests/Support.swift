@@ -140,7 +140,7 @@ func isDead(_ pid: pid_t) -> Bool {
 
 /// Waits (bounded) until `pid` is dead: SIGKILL is delivered asynchronously,
 /// so a killed process may need a moment to finish dying.
-func becomesDead(_ pid: pid_t, within limit: Duration = .seconds(2)) async -> Bool {
+func becomesDead(_ pid: pid_t, within limit: Duration = .seconds(15)) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if isDead(pid) { return true }
