@@ -192,7 +192,6 @@ import Testing
         let (recorder, handle) = try start(shell("sleep 100 & echo $!; wait"))
         let line = try #require(await recorder.line { _ in true })
         let sleeper = try #require(pid_t(line.text))
-        let began = ContinuousClock.now
         handle.terminate(grace: .seconds(10))
         #expect(await recorder.termination() == .signaled(SIGTERM))
         #expect(await becomesDead(sleeper))
