@@ -71,6 +71,9 @@ enum OutputFile {
 
     /// Reads and parses the file at `path`; a missing file means no outputs.
     static func read(_ path: String) -> Result<[KeyValue], Problem> {
+        // Most nodes write no outputs: an empty file needs no reading.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_size == 0 { return .success([]) }
         guard let handle = FileHandle(forReadingAtPath: path) else { return .success([]) }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: sizeLimit + 1)) ?? Data()
