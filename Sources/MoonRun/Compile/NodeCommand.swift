@@ -146,16 +146,14 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
         }
     }
 
-    /// A fresh, empty `$MOON_OUTPUT` file for this attempt (so `>>` works), or nil without a directory.
+    /// The `$MOON_OUTPUT` path of this attempt, or nil without a directory.
+    /// The file is not created: a node that writes outputs creates it (`>>`
+    /// does), and a missing file means no outputs. Most nodes write none, and
+    /// creating and removing a file per node was a measurable part of moon's
+    /// cost per process (inode work on the temp directory's filesystem).
     private func makeOutputFile(attempt: Int) -> String? {
         guard let outputDirectory else { return nil }
-        let path = outputDirectory + "/" + node.name + "." + String(attempt)
-        // Plain open(2), not FileManager.createFile: that one writes
-        // atomically (temp file, chmod, rename), four times the syscalls, per node.
-        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        close(fd)
-        return path
+        return outputDirectory + "/" + node.name + "." + String(attempt)
     }
 
     private static func remove(_ path: String) {
