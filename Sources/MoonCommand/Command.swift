@@ -53,7 +53,8 @@ open class Command<Input, Output>: AnyCommand {
     private let inFlightCount: MutableProperty<Int>
     private let registry = ExecutionRegistry()
 
-    /// A command whose work is its ``run(_:result:)`` override.
+    /// A command whose work is `execute`, or, without one, its
+    /// ``run(_:result:)`` override (subclass and override `run`).
     ///
     /// - Parameters:
     ///   - name: for logs and callbacks; defaults to the type's name.
@@ -61,29 +62,14 @@ open class Command<Input, Output>: AnyCommand {
     ///     of the command's own (an overcommitting queue: a `run` that
     ///     blocks does not starve Dispatch's global pool).
     ///   - allowsConcurrentExecution: whether executions may overlap.
-    public init(
-        name: String? = nil,
-        executeQueue: DispatchQueue? = nil,
-        allowsConcurrentExecution: Bool = false
-    ) {
-        self.explicitName = name
-        self.executeQueue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
-        self.allowsConcurrentExecution = allowsConcurrentExecution
-        self.executeBlock = nil
-        let count = MutableProperty(0)
-        inFlightCount = count
-        isExecuting = Property(count) { $0 > 0 }
-        isEnabled = Property(count) { allowsConcurrentExecution || $0 == 0 }
-    }
-
-    /// A command whose work is `execute`, called on `executeQueue` with
-    /// the input and the result to send to. Return a cancelable for work
-    /// that continues after the block returns (or nil).
+    ///   - execute: called on `executeQueue` with the input and the result
+    ///     to send to; returns a cancelable for work that continues after
+    ///     the block returns (or nil).
     public init(
         name: String? = nil,
         executeQueue: DispatchQueue? = nil,
         allowsConcurrentExecution: Bool = false,
-        execute: @escaping (_ input: Input, _ result: CommandResult<Output>) -> Cancelable?
+        execute: ((_ input: Input, _ result: CommandResult<Output>) -> Cancelable?)? = nil
     ) {
         self.explicitName = name
         self.executeQueue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
