@@ -113,8 +113,10 @@ import Testing
                 run: "true"
             """)
         let began = Date()
-        // `grep -m1` quits at a's first line: a is running by then.
-        let result = try shell(#""$MOON" run --json | grep -m1 ready; echo "status=${PIPESTATUS[0]}""#, in: moon, bash: true)
+        // `grep -m1` quits at a's first output line (not at its `start`
+        // event, whose command also says "ready"): a is running by then and
+        // has written its pid files.
+        let result = try shell(#""$MOON" run --json | grep -m1 '"text":"ready"'; echo "status=${PIPESTATUS[0]}""#, in: moon, bash: true)
         #expect(Date().timeIntervalSince(began) < 10)
         #expect(result.stdout.hasPrefix(#"{"v":1,"#))
         #expect(result.stdout.contains("status=141"))
