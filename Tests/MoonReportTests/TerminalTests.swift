@@ -72,7 +72,8 @@ struct TerminalTests {
     @Test func liveStatusWhileRunningCleanSummaryAfter() throws {
         let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
         session.start("'\(Repository.moon)' run")
-        let running = try #require(session.waitFor { $0.contains("[0/3]") }, "no status area:\n\(session.screen())")
+        // Wait for fetch's first line too: the status area is drawn before it.
+        let running = try #require(session.waitFor { $0.contains("[0/3]") && $0.contains("│ fetching") }, "no status area:\n\(session.screen())")
         let lines = running.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("[0/3] ") && $0.contains("2 running") }, "\(running)")
         #expect(lines.contains { $0.contains("fetch") && $0.contains("net") }, "\(running)")
@@ -94,7 +95,7 @@ struct TerminalTests {
     @Test func noColorMeansNoEscapesOnTheScreen() throws {
         let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
         session.start("'\(Repository.moon)' run", environment: ["NO_COLOR": "1"])
-        let running = try #require(session.waitFor { $0.contains("[0/3]") }, "no status line:\n\(session.screen())")
+        let running = try #require(session.waitFor { $0.contains("[0/3]") && $0.contains("│ fetching") }, "no status line:\n\(session.screen())")
         #expect(running.contains("fetch     │ fetching"), "\(running)")
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
         let withAttributes = session.screen(escapes: true)
