@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
         .target(name: "MoonProcess"),
         .target(name: "MoonRun", dependencies: ["MoonGraph", "MoonCommand", "MoonProcess"]),
-        .target(name: "MoonReport", dependencies: ["MoonRun"]),
+        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport"], exclude: ["Golden"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],

@@ -14,7 +14,9 @@ import Dispatch
 ///    is one execution.
 ///
 /// ## Queues
-/// `run` is called on ``executeQueue``. Callbacks of `execute` arrive on
+/// `run` is called on ``executeScheduler``: a serial queue of the
+/// command's own by default, the ``executeQueue`` given, or any scheduler
+/// (moon runs its node commands on its event loop). Callbacks of `execute` arrive on
 /// the queue (or scheduler) the caller passes, never on the execution
 /// queue unless the caller asks for it. Signal subscribers receive events
 /// on whatever thread `run` sends them from; add `deliverOn` to choose.
@@ -39,7 +41,10 @@ import Dispatch
 ///   not keep the command alive, which is what makes this possible.
 open class Command<Input, Output>: AnyCommand {
     /// Where `run` executes.
-    public let executeQueue: DispatchQueue
+    public let executeScheduler: Scheduler
+    /// The queue `run` executes on, unless the command was made with a
+    /// scheduler that is not a queue.
+    public let executeQueue: DispatchQueue?
     /// Whether a new execution may start while one is running.
     public let allowsConcurrentExecution: Bool
     /// Whether an execution is in flight; current value plus changes.
@@ -61,18 +66,28 @@ open class Command<Input, Output>: AnyCommand {
     ///   - executeQueue: where `run` is called; by default a serial queue
     ///     of the command's own (an overcommitting queue: a `run` that
     ///     blocks does not starve Dispatch's global pool).
+    ///   - executeOn: where `run` is called instead of a queue, e.g. an
+    ///     event loop's scheduler; takes precedence over `executeQueue`.
     ///   - allowsConcurrentExecution: whether executions may overlap.
-    ///   - execute: called on `executeQueue` with the input and the result
+    ///   - execute: called on `executeScheduler` with the input and the result
     ///     to send to; returns a cancelable for work that continues after
     ///     the block returns (or nil).
     public init(
         name: String? = nil,
         executeQueue: DispatchQueue? = nil,
+        executeOn scheduler: Scheduler? = nil,
         allowsConcurrentExecution: Bool = false,
         execute: ((_ input: Input, _ result: CommandResult<Output>) -> Cancelable?)? = nil
     ) {
         self.explicitName = name
-        self.executeQueue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
+        if let scheduler {
+            executeScheduler = scheduler
+            self.executeQueue = (scheduler as? QueueScheduler)?.queue
+        } else {
+            let queue = executeQueue ?? DispatchQueue(label: "moon.command.\(name ?? String(describing: Self.self))")
+            executeScheduler = QueueScheduler(queue: queue)
+            self.executeQueue = queue
+        }
         self.allowsConcurrentExecution = allowsConcurrentExecution
         self.executeBlock = execute
         let count = MutableProperty(0)
@@ -88,7 +103,7 @@ open class Command<Input, Output>: AnyCommand {
     /// A name for logs and callbacks.
     public var name: String { explicitName ?? String(describing: type(of: self)) }
 
-    /// The work. Called on ``executeQueue`` once per execution; send
+    /// The work. Called on ``executeScheduler`` once per execution; send
     /// values and exactly one terminal event to `result`, synchronously or
     /// later from any thread. Return a cancelable that stops work still
     /// going on (or nil); it is disposed when the execution is canceled or
@@ -156,13 +171,18 @@ open class Command<Input, Output>: AnyCommand {
         }
         onBegin?(execution)
         let result = CommandResult(observer: observer, lifetime: lifetime)
-        executeQueue.async { [weak self] in
+        let start = { [weak self] in
             if lifetime.isDisposed { return }
             guard let self else {
                 observer.send(error: CommandError.released)
                 return
             }
             work.inner = self.run(input, result: result)
+        }
+        if let queue = executeQueue {
+            queue.async { start() }
+        } else {
+            executeScheduler.schedule(start)
         }
     }
 

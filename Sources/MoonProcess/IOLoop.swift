@@ -1,14 +1,22 @@
 import Foundation
 import Glibc
 
-/// The launcher's one I/O thread: a `poll(2)` loop over every child's stdout
-/// and stderr pipes and its pidfd (readable when the child exits), plus a
-/// self-pipe to pick up newly started children.
+/// The launcher's one thread, and moon's event loop: a `poll(2)` loop over
+/// every child's stdout and stderr pipes and its pidfd (readable when the
+/// child exits), a self-pipe to pick up work from other threads, a timer
+/// heap, and a queue of posted work.
 ///
 /// Doing the reaping here, in the same thread as the reading, makes the
 /// order simple: a process completes when its exit has been seen and both
-/// pipes are closed, and all its callbacks run on this thread. Nothing sleeps
-/// or polls on a timer; the only timeout is the drain window below.
+/// pipes are closed, and all its callbacks run on this thread.
+///
+/// Posted work (`post`, `schedule`) runs on this thread too, so moon's
+/// runner can live here, as ninja's does in its one loop: a child's exit,
+/// the runner's decision and the next spawn then happen on one thread
+/// without a single thread hand-off. Work posted from the loop's own
+/// thread costs no system call at all. Each turn of the loop runs the due
+/// timers and all posted work (also work posted meanwhile) before it polls
+/// again, which bounds what can pile up: at most one read per pipe.
 ///
 /// Drain window: when the main process exits, its group is SIGKILLed, so
 /// the pipes normally reach EOF at once. A process outside the group (one
@@ -49,6 +57,12 @@ final class IOLoop: @unchecked Sendable {
     static let drainIdle: UInt64 = 150_000_000
     static let drainLimit: UInt64 = 2_000_000_000
     private static let readSize = 64 * 1024
+    /// Marks the loop's own thread (its value is the loop), for `isCurrent`.
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     private let lock: Lock
     private let reap: (LaunchedProcess) -> Termination
@@ -56,13 +70,21 @@ final class IOLoop: @unchecked Sendable {
     private let wakeWrite: Int32
 
     // Guarded by `lock`.
-    private var thread: pthread_t?
     private var incoming: [Watch] = []
+    private var incomingWork: [() -> Void] = []
     private var wakeScheduled = false
 
-    // Owned by the I/O thread.
+    // Owned by the loop's thread.
     private var watches: [Watch] = []
     private var draining: [LaunchedProcess] = []
+    private var work: [() -> Void] = []
+    private var timers = TimerHeap()
+    /// Whether `watches` changed since the poll set was built.
+    private var dirty = true
+    private var pollFds: [pollfd] = []
+    /// Whether `pollOnce` is running (it is not re-entrant).
+    private var polling = false
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: IOLoop.readSize, alignment: 16)
 
     /// Throws the errno of `pipe2` if it cannot make its wake pipe.
     init(lock: Lock, reap: @escaping (LaunchedProcess) -> Termination) throws {
@@ -75,49 +97,111 @@ final class IOLoop: @unchecked Sendable {
         watches = [Watch(fd: wakeRead, kind: .wake)]
     }
 
+    deinit {
+        buffer.deallocate()
+    }
+
     func start() {
         let thread = Thread { [self] in run() }
-        thread.name = "moon.process-io"
+        thread.name = "moon.loop"
         thread.start()
     }
 
-    /// Hands watches to the I/O thread (from any thread).
+    /// Whether the caller runs on the loop's thread.
+    var isCurrent: Bool {
+        pthread_getspecific(IOLoop.threadKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Hands watches to the loop (from any thread).
     func add(_ newWatches: [Watch]) {
+        if isCurrent {
+            watches += newWatches
+            dirty = true
+            return
+        }
         let mustWake: Bool = lock.withLock {
             incoming += newWatches
-            if wakeScheduled { return false }
-            wakeScheduled = true
-            return true
+            return scheduleWake()
         }
-        if mustWake {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+        if mustWake { wake() }
+    }
+
+    /// Runs `action` on the loop's thread, after what is already posted
+    /// (from any thread; from the loop itself without a system call).
+    func post(_ action: @escaping () -> Void) {
+        if isCurrent {
+            work.append(action)
+            return
+        }
+        let mustWake: Bool = lock.withLock {
+            incomingWork.append(action)
+            return scheduleWake()
+        }
+        if mustWake { wake() }
+    }
+
+    /// Runs `action` on the loop's thread at the `CLOCK_MONOTONIC` time
+    /// `deadline` (nanoseconds) or soon after.
+    func post(atMonotonic deadline: UInt64, _ action: @escaping () -> Void) {
+        if isCurrent {
+            timers.push(deadline, action)
+        } else {
+            post { [self] in timers.push(deadline, action) }
         }
     }
 
-    /// Whether the caller is the I/O thread. Call with `lock` held.
-    var isCurrentThreadLocked: Bool {
-        guard let thread else { return false }
-        return pthread_equal(thread, pthread_self()) != 0
+    /// Call with `lock` held: whether the caller must write the wake byte.
+    private func scheduleWake() -> Bool {
+        if wakeScheduled { return false }
+        wakeScheduled = true
+        return true
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
     }
 
     private func run() {
-        lock.withLock { thread = pthread_self() }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: IOLoop.readSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var pollFds: [pollfd] = []
-        var dirty = true
+        pthread_setspecific(IOLoop.threadKey, Unmanaged.passUnretained(self).toOpaque())
         while true {
-            if dirty {
-                pollFds = watches.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-                dirty = false
-            }
-            let ready = poll(&pollFds, nfds_t(pollFds.count), pollTimeout())
-            if ready < 0 {
-                continue  // EINTR; poll has no other transient failure here
-            }
-            var removed = false
-            let current = watches
+            runTimersAndWork()
+            let timeout: Int32 = work.isEmpty ? pollTimeout() : 0
+            _ = pollOnce(timeout: timeout)
+        }
+    }
+
+    /// Runs the due timers, then posted work until none is left (work that
+    /// posts more work is run in the same turn).
+    private func runTimersAndWork() {
+        let now = LinuxCalls.monotonicNanoseconds()
+        while let action = timers.popDue(now: now) { action() }
+        while !work.isEmpty {
+            let batch = work
+            work = []
+            for action in batch { action() }
+        }
+    }
+
+    /// Polls once for I/O, for at most `timeout` milliseconds (-1: no
+    /// limit), and handles what is ready: output, exits, drains and the wake
+    /// pipe. Returns false, doing nothing, when called from inside itself.
+    @discardableResult
+    func pollOnce(timeout: Int32) -> Bool {
+        guard !polling else { return false }
+        polling = true
+        defer { polling = false }
+        if dirty {
+            pollFds = watches.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            dirty = false
+        }
+        let ready = poll(&pollFds, nfds_t(pollFds.count), timeout)
+        if ready < 0 {
+            return true  // EINTR; poll has no other transient failure here
+        }
+        var removed = false
+        let current = watches
+        if ready > 0 {
             for index in pollFds.indices where pollFds[index].revents != 0 {
                 pollFds[index].revents = 0
                 let watch = current[index]
@@ -125,9 +209,8 @@ final class IOLoop: @unchecked Sendable {
                 switch watch.kind {
                 case .wake:
                     takeIncoming()
-                    dirty = true
                 case .pipe(let pipe):
-                    if !readPipe(pipe, buffer: buffer) {
+                    if !readPipe(pipe) {
                         watch.isDone = true
                         removed = true
                     }
@@ -138,33 +221,54 @@ final class IOLoop: @unchecked Sendable {
                     exited(process)
                 }
             }
-            if !draining.isEmpty && expireDrains() {
-                removed = true
-            }
-            if removed {
-                watches.removeAll { watch in
-                    if watch.isDone { return true }
-                    if case .pipe(let pipe) = watch.kind { return !pipe.isOpen }
-                    return false
-                }
-                dirty = true
-            }
         }
+        if !draining.isEmpty && expireDrains() {
+            removed = true
+        }
+        if removed {
+            watches.removeAll { watch in
+                if watch.isDone { return true }
+                if case .pipe(let pipe) = watch.kind { return !pipe.isOpen }
+                return false
+            }
+            dirty = true
+        }
+        return true
+    }
+
+    /// The poll timeout in milliseconds for the next drain deadline or
+    /// timer (-1: none), capped at `limit` milliseconds when given.
+    func pollTimeout(limit: UInt64? = nil) -> Int32 {
+        var deadline = draining.map(drainDeadline).min()
+        if let next = timers.nextDeadline { deadline = min(deadline ?? next, next) }
+        let now = LinuxCalls.monotonicNanoseconds()
+        if let limit { deadline = min(deadline ?? now &+ limit, now &+ limit) }
+        guard let deadline else { return -1 }
+        if deadline <= now { return 0 }
+        // Round up so we never wake just before the deadline and spin.
+        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
     }
 
     private func takeIncoming() {
         var sink = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &sink, sink.count) > 0 {}
-        let new: [Watch] = lock.withLock {
+        let (newWatches, newWork): ([Watch], [() -> Void]) = lock.withLock {
             wakeScheduled = false
-            defer { incoming.removeAll() }
-            return incoming
+            defer {
+                incoming.removeAll()
+                incomingWork.removeAll()
+            }
+            return (incoming, incomingWork)
         }
-        watches += new
+        if !newWatches.isEmpty {
+            watches += newWatches
+            dirty = true
+        }
+        work += newWork
     }
 
     /// Reads once; returns false when the pipe is finished (EOF or error).
-    private func readPipe(_ pipe: Pipe, buffer: UnsafeMutableRawBufferPointer) -> Bool {
+    private func readPipe(_ pipe: Pipe) -> Bool {
         guard pipe.isOpen else { return false }
         let count = read(pipe.fd, buffer.baseAddress, buffer.count)
         if count > 0 {
@@ -229,12 +333,50 @@ final class IOLoop: @unchecked Sendable {
         }
         return closed
     }
+}
 
-    private func pollTimeout() -> Int32 {
-        guard let deadline = draining.map(drainDeadline).min() else { return -1 }
-        let now = LinuxCalls.monotonicNanoseconds()
-        if deadline <= now { return 0 }
-        // Round up so we never wake just before the deadline and spin.
-        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+/// The loop's timers: a binary min-heap by deadline, first come first
+/// served among equal deadlines.
+struct TimerHeap {
+    private var entries: [(deadline: UInt64, order: UInt64, action: () -> Void)] = []
+    private var counter: UInt64 = 0
+
+    var nextDeadline: UInt64? { entries.first?.deadline }
+
+    mutating func push(_ deadline: UInt64, _ action: @escaping () -> Void) {
+        counter &+= 1
+        entries.append((deadline, counter, action))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(child, parent) else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// Removes and returns the earliest action due at `now`, if any.
+    mutating func popDue(now: UInt64) -> (() -> Void)? {
+        guard let first = entries.first, first.deadline <= now else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var best = parent
+                if left < entries.count && precedes(left, best) { best = left }
+                if right < entries.count && precedes(right, best) { best = right }
+                if best == parent { break }
+                entries.swapAt(parent, best)
+                parent = best
+            }
+        }
+        return first.action
+    }
+
+    private func precedes(_ a: Int, _ b: Int) -> Bool {
+        let (x, y) = (entries[a], entries[b])
+        return x.deadline < y.deadline || (x.deadline == y.deadline && x.order < y.order)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 
-/// The real `ProcessLaunching`: `posix_spawn`, one I/O thread for all
-/// children, and process groups that are killed whole.
+/// The real `ProcessLaunching`: `posix_spawn`, one thread for all children
+/// (the `EventLoop`, which moon's runner shares), and process groups that
+/// are killed whole.
 ///
 /// There is one launcher per process (`shared`): it reaps its children by
 /// pid (through pidfds), never with `waitpid(-1)`, so other code in the same
@@ -32,7 +33,6 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     // Guarded by `lock`.
     private var live: [pid_t: LaunchedProcess] = [:]
     private var spawnsInFlight = 0
-    private var spawnGeneration: UInt64 = 0
     private var ioLoop: IOLoop?
     private var isSubreaper = false
     private var reapGeneration: UInt64 = 0
@@ -82,9 +82,12 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// Waits until a child is reaped after `generation`; false when waiting
     /// cannot help or patience ran out.
     private func waitForReap(after generation: UInt64, lastProgress: inout UInt64) -> Bool {
-        lock.withLock {
-            // The I/O thread is the one that reaps: it must not wait for itself.
-            if ioLoop?.isCurrentThreadLocked == true { return false }
+        // The loop's thread is the one that reaps: it cannot wait for
+        // itself, so it runs the loop's I/O until a child has been reaped.
+        if let loop = lock.withLock({ ioLoop }), loop.isCurrent {
+            return waitForReapOnLoop(loop, after: generation, lastProgress: &lastProgress)
+        }
+        return lock.withLock {
             while reapGeneration == generation {
                 let deadline = lastProgress &+ patienceNanoseconds
                 if live.isEmpty || patienceNanoseconds == 0 || LinuxCalls.monotonicNanoseconds() >= deadline {
@@ -94,6 +97,25 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             }
             lastProgress = LinuxCalls.monotonicNanoseconds()
             return true
+        }
+    }
+
+    /// `waitForReap` on the loop's own thread (moon's runner launches there).
+    /// The callbacks of what it reaps only post work, which runs later.
+    private func waitForReapOnLoop(_ loop: IOLoop, after generation: UInt64, lastProgress: inout UInt64) -> Bool {
+        while true {
+            let (current, idle, patience) = lock.withLock { (reapGeneration, live.isEmpty, patienceNanoseconds) }
+            let now = LinuxCalls.monotonicNanoseconds()
+            if current != generation {
+                // Close the pipes the reaped children left at EOF, so the
+                // retry finds their descriptors free.
+                loop.pollOnce(timeout: 0)
+                lastProgress = now
+                return true
+            }
+            let deadline = lastProgress &+ patience
+            if idle || patience == 0 || now >= deadline { return false }
+            guard loop.pollOnce(timeout: loop.pollTimeout(limit: deadline - now)) else { return false }
         }
     }
 
@@ -217,11 +239,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         lock.withLock {
             live[pid] = process
             spawnsInFlight -= 1
-            spawnGeneration &+= 1
             lock.broadcast()
         }
         loop.add(pipes.map { IOLoop.Watch(fd: $0.fd, kind: .pipe($0)) } + [IOLoop.Watch(fd: pidfd, kind: .exit(process))])
         return process
+    }
+
+    /// moon's event loop: the launcher's thread, started if need be. Throws
+    /// `ProcessLaunchError` if it cannot start (no descriptor for its pipe).
+    public func eventLoop() throws -> EventLoop {
+        EventLoop(loop: try startedLoop(program: "moon"))
     }
 
     private func startedLoop(program: String) throws -> IOLoop {
@@ -256,6 +283,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             live[pid] = nil
             reapGeneration &+= 1
             lock.broadcast()
+            if isSubreaper {
+                reapGroupLocked(pid)
+                reapOrphansLocked()
+            }
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }
     }
@@ -304,38 +335,59 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             throw ProcessLaunchError(kind: .systemError, program: "moon", errno: code,
                                      message: "cannot become a child subreaper: \(ProcessLaunchError.errorText(code))")
         }
-        let thread = Thread { [self] in reapOrphans() }
-        thread.name = "moon.process-orphans"
-        thread.start()
+        let loop = try startedLoop(program: "moon")
+        sweepOrphansPeriodically(on: loop)
     }
 
-    /// Reaps children the launcher did not start. It peeks with `WNOWAIT`,
-    /// leaves the launcher's own children to the I/O thread (waiting until
-    /// that one has reaped them), and sleeps on the lock's condition while
-    /// there are no children at all.
-    private func reapOrphans() {
+    /// Orphans are reaped after every reap of the launcher's own children
+    /// (that is when a group was killed and its members die), and, for
+    /// those that die later, every `orphanSweepInterval` on the loop: one
+    /// `waitid` call when there is nothing to reap. (A thread blocked in
+    /// `waitid(P_ALL)` would do it at once, but it woke up for every child
+    /// of moon's, a thread switch per node.)
+    static let orphanSweepInterval: UInt64 = 200_000_000
+
+    private func sweepOrphansPeriodically(on loop: IOLoop) {
+        loop.post(atMonotonic: LinuxCalls.monotonicNanoseconds() + Self.orphanSweepInterval) { [self] in
+            lock.withLock { reapOrphansLocked() }
+            sweepOrphansPeriodically(on: loop)
+        }
+    }
+
+    /// After a group's leader is reaped: waits (briefly) for the members
+    /// that were re-parented to moon to die of the SIGKILL they were just
+    /// sent, and reaps them, so that when a node completes nothing of it
+    /// exists any more, not even a zombie (a dependent's `kill -0` finds
+    /// nothing). The common case, a group without such members, costs one
+    /// `waitid`. A member stuck in the kernel longer than 100 ms is left to
+    /// the periodic sweep. Call with `lock` held.
+    private func reapGroupLocked(_ group: pid_t) {
+        let deadline = LinuxCalls.monotonicNanoseconds() + 100_000_000
         while true {
-            let generation = lock.withLock { spawnGeneration }
             var info = siginfo_t()
-            if waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0 {
+            if waitid(P_PGID, id_t(group), &info, WEXITED | WNOHANG) != 0 {
                 if errno == EINTR { continue }
-                // ECHILD: no children until the next spawn.
-                lock.withLock {
-                    while spawnGeneration == generation { lock.wait() }
-                }
-                continue
+                return  // ECHILD: no member of the group is moon's child
             }
+            if info._sifields._sigchld.si_pid != 0 { continue }  // reaped one
+            // Members still dying.
+            if LinuxCalls.monotonicNanoseconds() >= deadline { return }
+            usleep(50)
+        }
+    }
+
+    /// Reaps the zombies that are not the launcher's own children. It peeks
+    /// with `WNOWAIT` and stops at one of its own (the loop reaps that one,
+    /// and sweeps again) or while another thread is spawning (the zombie
+    /// may be that child, not yet registered). Call with `lock` held.
+    private func reapOrphansLocked() {
+        while spawnsInFlight == 0 {
+            var info = siginfo_t()
+            guard waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return }
             let pid = info._sifields._sigchld.si_pid
-            lock.withLock {
-                if live[pid] != nil || spawnsInFlight > 0 {
-                    // Ours (or maybe ours, still being registered): the I/O
-                    // thread reaps it; wait for the next change and look again.
-                    lock.wait()
-                    return
-                }
-                var status: Int32 = 0
-                _ = waitpid(pid, &status, WNOHANG)
-            }
+            guard pid > 0, live[pid] == nil else { return }
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, WNOHANG)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonCommand
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,8 +26,8 @@ public final class OutputSink {
     /// `moon run --json | head -1` whose nodes are silent): when `fd` is a
     /// pipe or socket, a thread waits in `poll(2)` for its error/hang-up
     /// condition and then marks the sink broken and calls `onBrokenPipe` on
-    /// `queue` — the queue that also writes, so the two never race.
-    public func notifyWhenReaderCloses(on queue: DispatchQueue) {
+    /// `scheduler` — the context that also writes, so the two never race.
+    public func notifyWhenReaderCloses(on scheduler: Scheduler) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
         let type = info.st_mode & S_IFMT
@@ -44,7 +45,7 @@ public final class OutputSink {
                 if watched.revents & Int16(POLLNVAL) != 0 { return }
                 if watched.revents & Int16(POLLERR | POLLHUP) != 0 { break }
             }
-            queue.async { sink?.markBroken() }
+            scheduler.schedule { sink?.markBroken() }
         }
         thread.name = "moon.stdout-watch"
         thread.start()

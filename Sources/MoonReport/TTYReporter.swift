@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonCommand
 import MoonRun
 
 /// The live terminal view. Node output and finished nodes (`✓ build 1.2s`)
@@ -9,8 +10,8 @@ import MoonRun
 /// the summary printed, leaving a clean screen.
 ///
 /// Throttling: events only change the reporter's state and queue the lines
-/// to print; a timer on the delivery queue (the same serial queue that calls
-/// `report`, so there is no shared state to lock) redraws at most every
+/// to print; a timer on the delivery scheduler (the same serial context that
+/// calls `report`, so there is no shared state to lock) redraws at most every
 /// `refreshInterval`, writing the erase, the queued lines and the new status
 /// area in one `write`, so no line is ever torn or mixed with the status.
 ///
@@ -43,7 +44,7 @@ public final class TTYReporter: Reporter {
 
     private let sink: OutputSink
     private let options: Options
-    private let queue: DispatchQueue?
+    private let scheduler: DateScheduler?
     private let clock: () -> Date
     private let measure: () -> TerminalSize
     private var size: TerminalSize
@@ -58,22 +59,24 @@ public final class TTYReporter: Reporter {
     private var groups: [String: [String]] = [:]
     /// The status area on screen, to erase it.
     private var lastFrame = ""
-    private var timer: DispatchSourceTimer?
+    /// Cancels the pending redraw tick.
+    private var timer: Disposable?
     private var resize: DispatchSourceSignal?
     private var ended = false
     private var prefixWidth = 0
 
     /// - Parameters:
-    ///   - queue: the serial queue that calls `report`; the redraw timer runs
-    ///     on it. Without one (tests), call `redraw()` by hand.
+    ///   - scheduler: the serial context that calls `report` (moon's event
+    ///     loop, or a queue); the redraw timer runs on it. Without one
+    ///     (tests), call `redraw()` by hand.
     ///   - clock: the wall clock (a test clock in tests).
     ///   - size: the terminal's size, asked at every redraw (default: the
     ///     sink's terminal, else `$COLUMNS`, else 80×24).
-    public init(sink: OutputSink, options: Options = Options(), queue: DispatchQueue? = nil,
+    public init(sink: OutputSink, options: Options = Options(), scheduler: DateScheduler? = nil,
                 clock: @escaping () -> Date = Date.init, size: (() -> TerminalSize)? = nil) {
         self.sink = sink
         self.options = options
-        self.queue = queue
+        self.scheduler = scheduler
         self.clock = clock
         let fd = sink.fd
         let environment = ProcessInfo.processInfo.environment
@@ -82,7 +85,7 @@ public final class TTYReporter: Reporter {
     }
 
     deinit {
-        timer?.cancel()
+        timer?.dispose()
         resize?.cancel()
     }
 
@@ -213,22 +216,31 @@ public final class TTYReporter: Reporter {
     }
 
     private func startTimers() {
-        guard let queue, timer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = max(10, Self.milliseconds(options.refreshInterval))
-        timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval), leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.redraw() }
-        timer.resume()
-        self.timer = timer
-        // A resize redraws at once (the timer would also notice it).
-        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
-        resize.setEventHandler { [weak self] in self?.redraw() }
+        guard let scheduler, timer == nil else { return }
+        scheduleTick(on: scheduler)
+        // A resize redraws at once (the timer would also notice it). The
+        // signal arrives on a Dispatch queue and hops to the scheduler.
+        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global(qos: .userInitiated))
+        resize.setEventHandler { [weak self] in
+            scheduler.schedule { self?.redraw() }
+        }
         resize.resume()
         self.resize = resize
     }
 
+    /// The redraw timer: one tick every `refreshInterval`, each scheduling
+    /// the next, until `stopTimers`.
+    private func scheduleTick(on scheduler: DateScheduler) {
+        let interval = Double(max(10, Self.milliseconds(options.refreshInterval))) / 1000
+        timer = scheduler.schedule(after: interval) { [weak self] in
+            guard let self, self.timer != nil else { return }
+            self.redraw()
+            self.scheduleTick(on: scheduler)
+        }
+    }
+
     private func stopTimers() {
-        timer?.cancel()
+        timer?.dispose()
         timer = nil
         resize?.cancel()
         resize = nil

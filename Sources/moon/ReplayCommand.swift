@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import MoonCommand
 import MoonReport
 import MoonRun
 
@@ -71,7 +72,7 @@ struct ReplayCommand: ParsableCommand {
         if tty {
             let colors = ColorPolicy.resolve(color, environment: environment, fd: 1)
             reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: colors.enabled),
-                                   queue: queue)
+                                   scheduler: QueueScheduler(queue: queue))
         } else {
             reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
         }

@@ -46,13 +46,21 @@ final class RunSession {
         // moon reaps (and can kill) whatever its nodes leave behind.
         try? ProcessLauncher.becomeSubreaper()
 
-        let queue = DispatchQueue(label: "moon.run", qos: .userInitiated)
-        let scheduler = QueueScheduler(queue: queue)
+        // The runner, its commands and the reporter live on moon's event
+        // loop, the launcher's thread: a child's exit, the runner's decision
+        // and the next spawn happen there without a thread hand-off.
         let processes = ProcessLauncher.shared
+        let scheduler: DateScheduler
+        do {
+            scheduler = LoopScheduler(loop: try processes.eventLoop())
+        } catch {
+            FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+            return 1
+        }
         let cpus = ProcessInfo.processInfo.activeProcessorCount
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
         let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
-                                    executeQueue: queue)
+                                    executeOn: scheduler)
 
         let sink = OutputSink.standardOutput
         let reporter: Reporter
@@ -61,7 +69,7 @@ final class RunSession {
         case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
         case .tty:
             reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color),
-                                   queue: queue)
+                                   scheduler: scheduler)
         }
         let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
@@ -72,7 +80,10 @@ final class RunSession {
 
         let done = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
-        runner.onFinish = { (result: Runner.Summary) in
+        runner.onFinish = { [state] (result: Runner.Summary) in
+            // Still on the loop, where the reporter and the state live.
+            reporter.finish()
+            state?.flush()
             summary = result
             done.signal()
         }
@@ -80,23 +91,22 @@ final class RunSession {
         // Asynchronously: the sink notices it inside a write, that is inside
         // the runner's own emit (say, of a `start` event before the node's
         // handle is recorded); stopping there would miss that node.
-        sink.onBrokenPipe = { queue.async { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) } }
+        sink.onBrokenPipe = { scheduler.schedule { runner.stop(Runner.StopReason.interrupt(signal: SIGPIPE)) } }
         // Also when the nodes are silent and nothing is written to notice it.
-        sink.notifyWhenReaderCloses(on: queue)
+        sink.notifyWhenReaderCloses(on: scheduler)
 
+        // Signals arrive on a Dispatch queue and hop to the loop.
         var sources: [DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM, SIGHUP] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { runner.stop(Runner.StopReason.interrupt(signal: number)) }
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global(qos: .userInitiated))
+            source.setEventHandler { scheduler.schedule { runner.stop(Runner.StopReason.interrupt(signal: number)) } }
             source.resume()
             sources.append(source)
         }
 
-        queue.async { runner.start() }
+        scheduler.schedule { runner.start() }
         done.wait()
-        queue.sync { reporter.finish() }
         if let state {
-            queue.sync { state.flush() }
             // For bench/uptodate.py: what the up-to-date checks cost.
             if ProcessInfo.processInfo.environment["MOON_STATE_STATS"] == "1" {
                 let (hashed, reused) = state.statistics

@@ -158,7 +158,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         command!.running.wait()
         // `run` has started; let the execute queue's block (which holds the
         // command while it calls `run`) finish before letting go.
-        command!.executeQueue.sync {}
+        command!.executeQueue?.sync {}
         weak var weakCommand = command
         command = nil
         #expect(weakCommand == nil, "in-flight work does not keep the command alive")

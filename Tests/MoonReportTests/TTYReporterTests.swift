@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonCommand
 import Testing
 @testable import MoonReport
 import MoonRun
@@ -49,7 +50,7 @@ import MoonRun
         let capture = CapturedSink()
         let queue = DispatchQueue(label: "test.delivery")
         let reporter = TTYReporter(sink: capture.sink, options: TTYReporter.Options(color: false, refreshInterval: .milliseconds(100)),
-                                   queue: queue, size: { TerminalSize(columns: 80, rows: 24) })
+                                   scheduler: QueueScheduler(queue: queue), size: { TerminalSize(columns: 80, rows: 24) })
         let start = Date()
         queue.sync {
             reporter.report(RunEvent(time: start, kind: .graphStart(graph: "g", nodes: ["a"], queues: [])))

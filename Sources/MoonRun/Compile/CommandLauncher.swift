@@ -13,25 +13,27 @@ public final class CommandLauncher: NodeLauncher {
     private let onSlurm: [Bool]
     private let scheduler: DateScheduler
     private let grace: Duration
-    private let credit: OutputCredit
+    /// Backpressure for output, when the launcher's callbacks and the
+    /// runner are on different threads (nil on moon's event loop: there the
+    /// loop reports what it read before it reads again).
+    private let credit: OutputCredit?
     /// Holds every attempt's `$MOON_OUTPUT` file; removed with the launcher.
     private let outputDirectory: String?
 
     /// `plan.selected` decides which graph nodes become commands; their
     /// order matches `RunPlan(graph:plan:cpus:)`.
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
-                environment base: [String: String]? = nil, executeQueue: DispatchQueue? = nil) {
+                environment base: [String: String]? = nil, executeOn executor: Scheduler? = nil) {
         let environment = base.map { NodeEnvironment(graph: graph, base: $0) } ?? NodeEnvironment(graph: graph)
-        // Where commands run (and spawn their processes). moon passes the
-        // runner's own queue: spawning is serial anyway, and staying on one
-        // thread saves a thread wake-up per node (measured: the hop was a
-        // visible part of the per-node latency with 1000 short nodes).
-        let spawnQueue = executeQueue ?? DispatchQueue(label: "moon.spawn", qos: .userInitiated)
+        // Where commands run (and spawn their processes). moon passes its
+        // event loop, where the runner also runs: a child's exit, the
+        // runner's decision and the next spawn then happen on one thread.
+        let spawner = executor ?? QueueScheduler(label: "moon.spawn", qos: .userInitiated)
         let outputDirectory = Self.makeTemporaryDirectory()
-        let credit = OutputCredit()
+        let credit: OutputCredit? = scheduler is LoopScheduler ? nil : OutputCredit()
         commands = plan.selected.map { index in
             NodeCommand(node: graph.nodes[index], environment: environment, processes: processes,
-                        scheduler: scheduler, executeQueue: spawnQueue, outputDirectory: outputDirectory, credit: credit)
+                        scheduler: scheduler, executeOn: spawner, outputDirectory: outputDirectory, credit: credit)
         }
         self.credit = credit
         // Built-ins run in moon even on a Slurm queue: they start at once.
@@ -88,7 +90,7 @@ public final class CommandLauncher: NodeLauncher {
                 switch output {
                 case .line(let stream, let text, let continued):
                     events.next(stream, text, continued)
-                    credit.give()
+                    credit?.give()
                 case .value(let value): events.next(.value, value, false)
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values

@@ -27,14 +27,14 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     private let credit: OutputCredit?
 
     init(node: Node, environment: NodeEnvironment, processes: ProcessLaunching, scheduler: DateScheduler,
-         executeQueue: DispatchQueue, outputDirectory: String? = nil, credit: OutputCredit? = nil) {
+         executeOn executor: Scheduler, outputDirectory: String? = nil, credit: OutputCredit? = nil) {
         self.node = node
         self.credit = credit
         self.outputDirectory = outputDirectory
         self.environment = environment
         self.processes = processes
         self.scheduler = scheduler
-        super.init(name: node.name, executeQueue: executeQueue, allowsConcurrentExecution: false)
+        super.init(name: node.name, executeOn: executor, allowsConcurrentExecution: false)
     }
 
     override func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {

@@ -1,0 +1,35 @@
+/// moon's event loop: the launcher's own thread, which reads every child's
+/// output and reaps every child, and also runs work posted to it and timers.
+///
+/// Code that reacts to processes (moon's runner) runs here to avoid a
+/// thread hand-off per process: callbacks of `ProcessLaunching` arrive on
+/// this thread, so work posted from them, and processes launched from that
+/// work, cost no wake-up of another thread. Work must not block: while it
+/// runs, no output is read and no child is reaped. (A `launch` on this
+/// thread that runs out of descriptors waits by running the loop's I/O
+/// itself, see `ProcessLauncher.launch`.)
+public final class EventLoop: @unchecked Sendable {
+    let loop: IOLoop
+
+    init(loop: IOLoop) {
+        self.loop = loop
+    }
+
+    /// Whether the caller runs on the loop's thread.
+    public var isCurrent: Bool { loop.isCurrent }
+
+    /// Runs `action` on the loop's thread after the work already posted.
+    /// From the loop's own thread this is an append to a list.
+    public func post(_ action: @escaping () -> Void) {
+        loop.post(action)
+    }
+
+    /// Runs `action` on the loop's thread `nanoseconds` from now (on the
+    /// monotonic clock) or soon after. Timers cannot be cancelled here:
+    /// guard the action instead (see MoonRun's `LoopScheduler`).
+    public func post(afterNanoseconds nanoseconds: UInt64, _ action: @escaping () -> Void) {
+        let now = LinuxCalls.monotonicNanoseconds()
+        let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
+        loop.post(atMonotonic: overflow ? UInt64.max : deadline, action)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import MoonCommand
+import MoonProcess
+
+/// A scheduler on moon's event loop (the process launcher's thread): the
+/// runner, its commands and their callbacks all run there, so a child's
+/// exit, the runner's decision and the next spawn need no thread hand-off.
+/// Actions scheduled from the loop itself cost an append to a list.
+///
+/// `now` is the wall clock (for event times); delays use the monotonic
+/// clock, so a wall-clock change does not stretch a timeout.
+public final class LoopScheduler: DateScheduler {
+    public let loop: EventLoop
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    public var now: Date { Date() }
+
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+        let token = ActionDisposable()
+        loop.post {
+            if !token.isDisposed { action() }
+        }
+        return token
+    }
+
+    @discardableResult
+    public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
+        let token = ActionDisposable()
+        let nanoseconds = UInt64(max(0, min(interval, 1e9)) * 1e9)
+        loop.post(afterNanoseconds: nanoseconds) {
+            if !token.isDisposed { action() }
+        }
+        return token
+    }
+}
