@@ -1,9 +1,15 @@
 import Glibc
 
-/// Finds the file to execute and checks the working directory before
-/// spawning, so that failures get a clear message instead of a bare errno
-/// from `posix_spawn`.
+/// Finds the file to execute in PATH, and explains why a spawn failed: a
+/// missing or unusable working directory or program gets a clear message
+/// instead of a bare errno from `posix_spawn`.
 enum ExecutableResolver {
+    /// Whether `posix_spawn` failing with `code` may be the fault of the
+    /// working directory or the program's path (then they are examined).
+    static func mayConcernThePath(_ code: Int32) -> Bool {
+        [ENOENT, EACCES, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, ENOEXEC, EPERM].contains(code)
+    }
+
     /// The working directory, checked: it exists, is a directory, and can be
     /// entered.
     static func checkWorkingDirectory(_ spec: ProcessSpec) throws {
@@ -90,7 +96,7 @@ enum ExecutableResolver {
         return .executable
     }
 
-    private static func absolute<S: StringProtocol>(_ path: S, in directory: String?) -> String {
+    static func absolute<S: StringProtocol>(_ path: S, in directory: String?) -> String {
         if path.hasPrefix("/") { return String(path) }
         guard let directory else { return String(path) }
         return directory.hasSuffix("/") ? directory + path : directory + "/" + path

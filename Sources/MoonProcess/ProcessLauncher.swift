@@ -126,8 +126,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     ) throws -> any ProcessHandle {
         let program = spec.executable
         let loop = try startedLoop(program: program)
-        try ExecutableResolver.checkWorkingDirectory(spec)
-        let path = try ExecutableResolver.resolve(spec)
+        // Nothing is checked up front (that was four or more system calls
+        // per spawn): `posix_spawn` finds out, and only when it fails are the
+        // directory and the program examined, for a clear message.
+        let path = try programPath(spec)
 
         let deathPipe: DeathPipe
         switch DeathPipe.make() {
@@ -191,14 +193,29 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         // `write-file`) can still be open for writing in a child that another
         // thread is just spawning, until that child execs. It passes within
         // microseconds, so try again briefly instead of failing the node.
-        for attempt in 0..<50 {
-            status = withCStringArray(argv) { argvPointers in
-                withCStringArray(envp) { envPointers in
-                    posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
+        func spawn(_ path: String) -> Int32 {
+            var status: Int32 = 0
+            for attempt in 0..<50 {
+                status = withCStringArray(argv) { argvPointers in
+                    withCStringArray(envp) { envPointers in
+                        posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
+                    }
                 }
+                guard status == ETXTBSY else { break }
+                usleep(useconds_t(min(attempt + 1, 10) * 1000))
             }
-            guard status == ETXTBSY else { break }
-            usleep(useconds_t(min(attempt + 1, 10) * 1000))
+            return status
+        }
+        status = spawn(path)
+        var diagnosis: Error?
+        if status != 0 && ExecutableResolver.mayConcernThePath(status) {
+            // Why? A missing or unusable directory or program gets a clear error.
+            do {
+                try ExecutableResolver.checkWorkingDirectory(spec)
+                _ = try ExecutableResolver.resolve(spec)
+            } catch {
+                diagnosis = error
+            }
         }
         close(stdoutPipe[1])
         close(stderrPipe[1])
@@ -214,7 +231,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
 
         guard status == 0 else {
             abandon()
-            throw ProcessLaunchError.from(errno: status, program: program, doing: "exec")
+            throw diagnosis ?? ProcessLaunchError.from(errno: status, program: program, doing: "exec")
         }
         // From here on, moon's death (even by SIGKILL) kills the group.
         deathPipe.arm(group: pid)
@@ -243,6 +260,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         loop.add(pipes.map { IOLoop.Watch(fd: $0.fd, kind: .pipe($0)) } + [IOLoop.Watch(fd: pidfd, kind: .exit(process))])
         return process
+    }
+
+    /// The file to spawn for `spec`: a name with a slash as it is (checked
+    /// only if the spawn fails), a bare name as found in PATH. (moon itself
+    /// hands over absolute paths: MoonRun's `ProgramCache` searches PATH
+    /// once per program, not once per node.)
+    private func programPath(_ spec: ProcessSpec) throws -> String {
+        let name = spec.executable
+        if name.contains("/") { return ExecutableResolver.absolute(name, in: spec.workingDirectory) }
+        return try ExecutableResolver.resolve(spec)
     }
 
     /// moon's event loop: the launcher's thread, started if need be. Throws

@@ -85,6 +85,11 @@ public final class IncrementalState: @unchecked Sendable {
     private let scanner: SourceScanner
     private let lock = NSLock()
     private var cache: StatCache?
+    /// Per graph node: whether its state is worth keeping — it has
+    /// `sources`, or a node that needs it has (`moon status` of that one
+    /// reads its last outputs). The others are neither fingerprinted nor
+    /// stored, so a graph without `sources` costs nothing here.
+    private let tracked: [Bool]
     private var pending: [Int: NodeFingerprint] = [:]
     private var succeeded: [Int: StoredNode] = [:]
     private let onWarning: (String) -> Void
@@ -96,6 +101,11 @@ public final class IncrementalState: @unchecked Sendable {
         self.onWarning = onWarning
         self.graphKey = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
         self.scanner = SourceScanner(root: graph.directory)
+        var tracked = graph.nodes.map { !$0.sources.isEmpty }
+        for node in graph.nodes where !node.sources.isEmpty {
+            for need in node.needs { tracked[need] = true }
+        }
+        self.tracked = tracked
     }
 
     /// Files read and hashed, and files whose hash came from the stat cache, so far.
@@ -115,6 +125,7 @@ public final class IncrementalState: @unchecked Sendable {
 
     /// Decides whether graph node `index` is up to date, given what its needs left it.
     public func check(node index: Int, needs: [NeedState]) -> Verdict {
+        guard tracked[index] else { return .untracked }
         lock.lock()
         defer { lock.unlock() }
         let started = FileStat.monotonicNanoseconds()
@@ -122,7 +133,7 @@ public final class IncrementalState: @unchecked Sendable {
         let node = graph.nodes[index]
         // The last success first: its manifest spares re-reading unchanged files.
         let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
-        // Every node's fingerprint is kept for `moon status` of its dependents.
+        // Kept for `moon status` of its dependents too (hence `tracked`).
         let fingerprint = fingerprintLocked(index, needs: needs, previous: stored?.fingerprint.manifest)
         pending[index] = fingerprint
         guard !node.sources.isEmpty else { return .untracked }
