@@ -47,8 +47,9 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// its own are running, their exits give resources back, so it waits for
     /// the next reap and tries again, and fails with `.outOfResources` only
     /// after `outOfResourcesPatience` without any child exiting (or at once
-    /// when no child is running, or when called on the launcher's own
-    /// thread, which is the one that reaps).
+    /// when no child is running). On the launcher's own thread (the event
+    /// loop, which is the one that reaps) it waits by running the loop's
+    /// I/O: callbacks of other processes may then run inside this call.
     public func launch(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
