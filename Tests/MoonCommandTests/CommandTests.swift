@@ -124,6 +124,28 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         #expect(recorder.values == [20])
     }
 
+    /// A command can execute on any scheduler instead of a queue (moon runs
+    /// its node commands on its event loop): `run` waits for that scheduler.
+    @Test func runExecutesOnAGivenScheduler() {
+        let scheduler = TestScheduler()
+        let command = Command<Int, Int>(name: "on-scheduler", executeOn: scheduler) { input, result in
+            result.complete(with: input * 2)
+            return nil
+        }
+        #expect(command.executeQueue == nil)
+        var received: [Int] = []
+        var completed = false
+        command.execute(21, callbackOn: scheduler) { _, value, _, isCompleted in
+            if let value { received.append(value) }
+            if isCompleted { completed = true }
+        }
+        #expect(received.isEmpty && !completed && command.isExecuting.value)
+        scheduler.run()
+        #expect(received == [42])
+        #expect(completed)
+        #expect(!command.isExecuting.value)
+    }
+
     @Test func isExecutingIsObservable() {
         let command = HangingCommand()
         let recorder = Recorder<Bool>()
