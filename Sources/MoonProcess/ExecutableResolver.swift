@@ -41,7 +41,7 @@ enum ExecutableResolver {
             throw ProcessLaunchError(kind: .programNotFound, program: name, errno: ENOENT,
                                      message: "cannot run an empty program name")
         }
-        if name.contains("/") {
+        if name.utf8.contains(UInt8(ascii: "/")) {
             let path = absolute(name, in: spec.workingDirectory)
             switch check(path) {
             case .executable:

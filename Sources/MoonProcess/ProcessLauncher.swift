@@ -185,7 +185,6 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = [program] + spec.arguments
-        let envp = spec.environment.map { "\($0.key)=\($0.value)" }
 
         lock.withLock { spawnsInFlight += 1 }
         var pid: pid_t = 0
@@ -198,7 +197,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             var status: Int32 = 0
             for attempt in 0..<50 {
                 status = withCStringArray(argv) { argvPointers in
-                    withCStringArray(envp) { envPointers in
+                    withEnvironmentBlock(spec.environment) { envPointers in
                         posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
                     }
                 }
@@ -269,7 +268,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// once per program, not once per node.)
     private func programPath(_ spec: ProcessSpec) throws -> String {
         let name = spec.executable
-        if name.contains("/") { return ExecutableResolver.absolute(name, in: spec.workingDirectory) }
+        if name.utf8.contains(UInt8(ascii: "/")) { return ExecutableResolver.absolute(name, in: spec.workingDirectory) }
         return try ExecutableResolver.resolve(spec)
     }
 
@@ -425,5 +424,39 @@ private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafeMutablePoi
     var pointers = strings.map { strdup($0) }
     pointers.append(nil)
     defer { pointers.forEach { free($0) } }
+    return body(pointers)
+}
+
+/// Calls `body` with a NULL-terminated `KEY=VALUE` array for `environment`,
+/// built in one allocation (a node's environment has dozens of entries;
+/// a string and a `strdup` each were a visible part of a spawn).
+private func withEnvironmentBlock<R>(_ environment: [String: String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    var size = 0
+    for (key, value) in environment { size += key.utf8.count + value.utf8.count + 2 }
+    let block = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
+    defer { block.deallocate() }
+    var pointers: [UnsafeMutablePointer<CChar>?] = []
+    pointers.reserveCapacity(environment.count + 1)
+    var cursor = block
+    func put(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                guard let base = chars.baseAddress else { return }
+                cursor.update(from: base, count: chars.count)
+            }
+            cursor += bytes.count
+        }
+    }
+    for (key, value) in environment {
+        pointers.append(cursor)
+        put(key)
+        cursor.pointee = 61  // "="
+        cursor += 1
+        put(value)
+        cursor.pointee = 0
+        cursor += 1
+    }
+    pointers.append(nil)
     return body(pointers)
 }

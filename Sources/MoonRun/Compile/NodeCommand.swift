@@ -88,8 +88,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                 let processes = self.processes
                 @Sendable func report(_ termination: Termination) {
                     // Outputs count only from a process that succeeded.
-                    let outputs = termination == .exited(0) ? outputFile.map(OutputFile.read) : nil
-                    outputFile.map(Self.remove)
+                    let outputs = outputFile.flatMap { OutputFile.consume($0, parse: termination == .exited(0)) }
                     switch termination {
                     case .exited(0):
                         result.next(.exited(code: 0))

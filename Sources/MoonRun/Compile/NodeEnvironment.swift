@@ -107,7 +107,8 @@ final class ProgramCache: @unchecked Sendable {
     private var found: [String: String] = [:]
 
     func lookup(_ name: String, path: String?) -> String? {
-        guard !name.isEmpty, !name.contains("/"), let path else { return nil }
+        // (Not `contains("/")`: with Foundation imported that is a slow NSString search.)
+        guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), let path else { return nil }
         let key = name + "\u{0}" + path
         if let hit = lock.withLock({ found[key] }) { return hit }
         for entry in path.split(separator: ":") where entry.hasPrefix("/") {

@@ -69,17 +69,23 @@ enum OutputFile {
         return Problem(message: "line \(line): invalid output name '\(shown)'; names start with a letter or '_' and contain only letters, digits, '_' and '-'")
     }
 
-    /// Reads and parses the file at `path`; a missing file means no outputs.
-    static func read(_ path: String) -> Result<[KeyValue], Problem> {
-        // Most nodes write no outputs: an empty file needs no reading.
-        var info = stat()
-        if stat(path, &info) == 0, info.st_size == 0 { return .success([]) }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return .success([]) }
-        defer { try? handle.close() }
+    /// Reads and parses the file at `path`, then removes it; a missing file
+    /// means no outputs. With `parse` false (the process failed: its outputs
+    /// do not count) it only removes the file, and returns nil.
+    ///
+    /// One `open` decides: most nodes write no outputs, and the file's name
+    /// is new each time, so every look-up of it is a miss in the kernel's
+    /// caches; a stat, an open and an unlink of a missing file were three.
+    static func consume(_ path: String, parse: Bool) -> Result<[KeyValue], Problem>? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return parse ? .success([]) : nil }
+        defer { unlink(path) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        guard parse else { return nil }
         let data = (try? handle.read(upToCount: sizeLimit + 1)) ?? Data()
         if data.count > sizeLimit {
             return .failure(Problem(message: "it is larger than \(sizeLimit >> 20) MiB"))
         }
-        return parse(String(decoding: data, as: UTF8.self))
+        return self.parse(String(decoding: data, as: UTF8.self))
     }
 }
