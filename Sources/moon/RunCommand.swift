@@ -62,6 +62,11 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
     var outputMode: NodeOutputMode = .prefixed
 
+    @Option(name: .customLong("stall-after"),
+            help: ArgumentHelp("On a terminal, mark a running node as stalled after this long without output (0: never).",
+                               valueName: "duration"))
+    var stallAfter: String = "30s"
+
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
     var quiet = false
 
@@ -71,6 +76,7 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         _ = try parsedDuration(grace, option: "--grace")
+        _ = try parsedDuration(stallAfter, option: "--stall-after")
         if let timeout { _ = try parsedDuration(timeout, option: "--timeout") }
         _ = try overrides()
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
@@ -120,6 +126,7 @@ struct RunCommand: ParsableCommand {
         let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity,
                                  state: state, store: store)
         session.outputMode = outputMode
+        session.stallAfter = try parsedDuration(stallAfter, option: "--stall-after")
         session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
                                             environment: ProcessInfo.processInfo.environment, fd: 1).enabled
         throw MoonExit(code: session.run())

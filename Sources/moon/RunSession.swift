@@ -15,6 +15,8 @@ final class RunSession {
     }
 
     var outputMode: NodeOutputMode = .prefixed
+    /// The live view marks a node silent for this long as stalled (0: never).
+    var stallAfter: Duration = .seconds(30)
     var color = false
 
     let graph: Graph
@@ -68,7 +70,8 @@ final class RunSession {
         case .json: reporter = JSONLinesReporter(sink: sink)
         case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
         case .tty:
-            reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color),
+            reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color,
+                                                                         stallAfter: stallAfter),
                                    scheduler: scheduler)
         }
         let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }

@@ -104,6 +104,20 @@ struct TerminalTests {
         #expect(!withAttributes.split(separator: "\n").contains { $0.hasPrefix("[") }, "status left:\n\(withAttributes)")
     }
 
+    /// `--stall-after` sets when a silent node is marked stalled (default 30 s).
+    @Test func stallAfterMarksASilentNode() throws {
+        let session = try TmuxSession(files: ["moon.yaml": """
+            version: 1
+            nodes:
+              silent:
+                run: "echo hello; sleep 3"
+            """])
+        session.start("'\(Repository.moon)' run --stall-after 300ms")
+        let stalled = try #require(session.waitFor { $0.contains("stalled: no output for") }, "not marked:\n\(session.screen())")
+        #expect(stalled.contains("silent"), "\(stalled)")
+        _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
+    }
+
     @Test func colourIsOnByDefaultOnATerminal() throws {
         let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
         session.start("'\(Repository.moon)' run")
