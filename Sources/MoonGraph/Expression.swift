@@ -51,7 +51,22 @@ public struct Template: Sendable, Hashable {
     }
 
     /// Whether `text` holds an expression at all (the cheap test before parsing).
-    public static func containsExpression(_ text: String) -> Bool { text.contains("${{") }
+    public static func containsExpression(_ text: String) -> Bool {
+        // A byte scan: `String.contains(String)` goes through the generic
+        // string-processing search, which was a visible part of every spawn.
+        var utf8 = text.utf8.makeIterator()
+        var matched = 0
+        while let byte = utf8.next() {
+            switch (matched, byte) {
+            case (0, UInt8(ascii: "$")): matched = 1
+            case (1, UInt8(ascii: "{")): matched = 2
+            case (2, UInt8(ascii: "{")): return true
+            case (_, UInt8(ascii: "$")): matched = 1
+            default: matched = 0
+            }
+        }
+        return false
+    }
 
     /// Parses `text`. Every problem is reported; a malformed expression is
     /// kept as literal text so the rest can still be checked.

@@ -212,3 +212,14 @@ struct ExpressionCheckTests {
         #expect(result.errors.first?.message.contains("undeclared var 'nope'") == true)
     }
 }
+
+@Suite struct ContainsExpressionTests {
+    @Test func findsTheOpeningWhereverItIs() {
+        for text in ["${{", "a ${{ b }}", "$${{ x }}", "${${{", "echo ${{", "é${{"] {
+            #expect(Template.containsExpression(text), "\(text)")
+        }
+        for text in ["", "$", "${", "${ {", "$ {{", "{{ x }}", "${x}", "$}{{", "echo $HOME"] {
+            #expect(!Template.containsExpression(text), "\(text)")
+        }
+    }
+}
