@@ -78,17 +78,27 @@ struct RunLedger {
         case .complete(let node, let duration, _, _):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration)
+            forget(node)
         case .error(let node, let duration, let error):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration)
-            if error.kind != .canceled { failures.append(node) }
+            if error.kind != .canceled { failures.append(node) } else { forget(node) }
         case .skip(let node, let reason):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .skipped(reason), durationMilliseconds: nil)
+            forget(node)
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path)
         }
+    }
+
+    /// The command and output tail are kept for the summary of failed
+    /// nodes only: a node that ended otherwise drops them, so a graph of
+    /// thousands of nodes does not hold every node's last lines to the end.
+    private mutating func forget(_ node: String) {
+        commands[node] = nil
+        tails[node] = nil
     }
 
     /// The slowest nodes that ran, longest first (ties by name).

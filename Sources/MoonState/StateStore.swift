@@ -13,6 +13,9 @@ import GRDB
 /// (`state.db.corrupt`) and a new one started. Every method throws
 /// `DatabaseError`; callers turn that into a warning.
 public final class StateStore: @unchecked Sendable {
+    /// SQLite's page cache per connection, in KiB (its default is 2000).
+    static let pageCacheKiB = 256
+
     /// The schema this moon writes (`PRAGMA user_version`).
     static let schemaVersion = 1
 
@@ -85,6 +88,12 @@ public final class StateStore: @unchecked Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.readonly = readonly
         config.label = "moon.state"
+        // SQLite's default page cache (2 MiB per connection) fills up as the
+        // history grows (`lastDurations` reads every recorded node run), and
+        // it was a visible part of moon's peak RSS. moon's queries are point
+        // lookups and one short write transaction per run; the kernel's page
+        // cache holds the file anyway.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)") }
         let db = try DatabaseQueue(path: path, configuration: config)
         let store = StateStore(path: path, db: db)
         if readonly {
