@@ -314,6 +314,13 @@ final class IOLoop: @unchecked Sendable {
         process.isCompleted = true
         draining.removeAll { $0 === process }
         process.onExit(termination)
+        // Break the cycles (process → pipe → process; process → callbacks →
+        // the caller's handle → process): a finished node's process, its
+        // callbacks and all they captured would otherwise live until moon
+        // exits, about 4 KB per node.
+        process.pipes = []
+        process.onOutput = { _ in }
+        process.onExit = { _ in }
     }
 
     private func drainDeadline(_ process: LaunchedProcess) -> UInt64 {

@@ -13,8 +13,9 @@ import Glibc
 final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     let pid: pid_t
     let program: String
-    let onOutput: @Sendable (OutputLine) -> Void
-    let onExit: @Sendable (Termination) -> Void
+    // Called, and released once the process completes, on the loop's thread.
+    var onOutput: @Sendable (OutputLine) -> Void
+    var onExit: @Sendable (Termination) -> Void
     private unowned let launcher: ProcessLauncher
 
     // Guarded by `launcher.lock`.

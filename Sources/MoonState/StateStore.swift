@@ -53,7 +53,7 @@ public final class StateStore: @unchecked Sendable {
             }
         }
         do {
-            return Opened(store: try make(path: path, busyTimeout: busyTimeout, readonly: !create))
+            return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             guard create else { return Opened(warning: "\(path) is corrupt (\(error.message ?? "\(error.resultCode)"))") }
             let aside = path + ".corrupt"
@@ -80,6 +80,24 @@ public final class StateStore: @unchecked Sendable {
             return String(cString: strerror(Int32(underlying.code)))
         }
         return "\(error)"
+    }
+
+    /// `make`, tried again while another moon holds the store. SQLite's
+    /// busy timeout does not cover everything when two processes open a new
+    /// store at once (switching it to WAL, creating the tables): some of
+    /// those steps fail with SQLITE_BUSY at once instead of waiting.
+    private static func makeWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        var pause: TimeInterval = 0.005
+        while true {
+            do {
+                return try make(path: path, busyTimeout: busyTimeout, readonly: readonly)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                guard Date() < deadline else { throw error }
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.1)
+            }
+        }
     }
 
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
