@@ -129,7 +129,19 @@ struct RunCommand: ParsableCommand {
         session.stallAfter = try parsedDuration(stallAfter, option: "--stall-after")
         session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
                                             environment: ProcessInfo.processInfo.environment, fd: 1).enabled
+        // Loading left freed memory behind (the YAML tree of a large file);
+        // hand it back before the run, so the run's own memory comes on top
+        // of what is live, not of the loading's peak.
+        Self.trimHeap()
         throw MoonExit(code: session.run())
+    }
+
+    /// glibc's `malloc_trim(0)` (a GNU extension the Glibc module does not
+    /// import): returns freed heap pages to the system.
+    static func trimHeap() {
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
     }
 
     /// Critical-path weights from the recorded durations, when there are any.
