@@ -16,12 +16,12 @@ import Glibc
 /// this independent of the order in which the kernel releases them.
 ///
 /// The kernel records the owner as a reference to the pid, not a number, so
-/// a recycled pid is never hit. In normal operation the launcher closes the
-/// pair when it reaps the child, right after SIGKILLing its group itself, so
-/// the kernel's signal then is a no-op.
+/// a recycled pid is never hit. When the launcher reaps a child (right after
+/// SIGKILLing its group itself), it keeps the pair for the next child, which
+/// only needs a new owner: an owner whose group is gone is never signalled.
 ///
-/// Cost: one `pipe2`, six `fcntl` and two `close` per child (a few µs), and
-/// two descriptors in moon while the child runs.
+/// Cost: two `fcntl` per child once a pair exists (a new pair: one `pipe2`
+/// and four `fcntl`), and two descriptors in moon per pair.
 /// Limits: a process that left the group (`setsid`, `setpgid`) is not
 /// covered, nor one that changed its user id (the kernel's SIGIO permission
 /// check); and a child is unprotected for the microseconds between
@@ -36,24 +36,30 @@ struct DeathPipe {
     private static let F_SETSIG: Int32 = 10
     private static let O_ASYNC: Int32 = 0o20000
 
-    /// Makes an unarmed pair; throws the errno of `pipe2` (EMFILE…).
+    /// Makes an unarmed pair, ready to arm: both ends get SIGKILL as their
+    /// signal and `O_ASYNC`, with no owner yet (so nothing is signalled).
+    /// Fails with the errno of `pipe2` (EMFILE…).
     static func make() -> Result<DeathPipe, ProcessLaunchErrno> {
         var fds: [Int32] = [-1, -1]
         guard LinuxCalls.pipe2(&fds, O_CLOEXEC) == 0 else { return .failure(ProcessLaunchErrno(code: errno)) }
+        for fd in fds {
+            // The signal first: O_ASYNC must never fire the default SIGIO.
+            // (F_SETFL sets only the status flags; the access mode stays.)
+            _ = fcntl(fd, DeathPipe.F_SETSIG, SIGKILL)
+            _ = fcntl(fd, F_SETFL, DeathPipe.O_ASYNC)
+        }
         return .success(DeathPipe(readEnd: fds[0], writeEnd: fds[1]))
     }
 
-    /// Arms both ends for `group`. Returns false if the kernel refused (the
-    /// child is then only covered by moon's own cleanup).
+    /// Arms both ends for `group` (an owner is all that changes, so a pair
+    /// can be armed again for the next child once its group is gone).
+    /// Returns false if the kernel refused (the child is then only covered
+    /// by moon's own cleanup).
     @discardableResult
     func arm(group: pid_t) -> Bool {
         var ok = true
-        for fd in [readEnd, writeEnd] {
-            // Owner and signal first: O_ASYNC must never fire the default SIGIO.
-            if fcntl(fd, F_SETOWN, -group) != 0 { ok = false; continue }
-            if fcntl(fd, DeathPipe.F_SETSIG, SIGKILL) != 0 { ok = false; continue }
-            let flags = fcntl(fd, F_GETFL)
-            if flags < 0 || fcntl(fd, F_SETFL, flags | DeathPipe.O_ASYNC) != 0 { ok = false }
+        for fd in [readEnd, writeEnd] where fcntl(fd, F_SETOWN, -group) != 0 {
+            ok = false
         }
         return ok
     }

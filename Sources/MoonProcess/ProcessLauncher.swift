@@ -35,6 +35,9 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     private var spawnsInFlight = 0
     private var ioLoop: IOLoop?
     private var isSubreaper = false
+    /// Death pipes of reaped children, for the next ones (see `DeathPipe`).
+    private var spareDeathPipes: [DeathPipe] = []
+    static let spareDeathPipeLimit = 256
     private var reapGeneration: UInt64 = 0
     private var patienceNanoseconds: UInt64 = 10_000_000_000
 
@@ -61,11 +64,23 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             do {
                 return try launchOnce(spec, onOutput: onOutput, onExit: onExit)
             } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+                // Spare death pipes hold descriptors: give them back first.
+                if releaseSpareDeathPipes() { continue }
                 guard waitForReap(after: generation, lastProgress: &lastProgress) else {
                     throw error.withResourceHint()
                 }
             }
         }
+    }
+
+    /// Closes the spare death pipes; false when there were none.
+    private func releaseSpareDeathPipes() -> Bool {
+        let spares: [DeathPipe] = lock.withLock {
+            defer { spareDeathPipes = [] }
+            return spareDeathPipes
+        }
+        spares.forEach { $0.close() }
+        return !spares.isEmpty
     }
 
     /// How long `launch` keeps waiting for a child to exit when resources
@@ -133,10 +148,14 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         let path = try programPath(spec)
 
         let deathPipe: DeathPipe
-        switch DeathPipe.make() {
-        case .success(let pair): deathPipe = pair
-        case .failure(let failure):
-            throw ProcessLaunchError.from(errno: failure.code, program: program, doing: "creating a pipe")
+        if let spare = lock.withLock({ spareDeathPipes.popLast() }) {
+            deathPipe = spare
+        } else {
+            switch DeathPipe.make() {
+            case .success(let pair): deathPipe = pair
+            case .failure(let failure):
+                throw ProcessLaunchError.from(errno: failure.code, program: program, doing: "creating a pipe")
+            }
         }
         var stdoutPipe: [Int32] = [-1, -1]
         var stderrPipe: [Int32] = [-1, -1]
@@ -153,7 +172,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         let readEnds = [stdoutPipe[0], stderrPipe[0]]
         for fd in readEnds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // A new pipe's read end has no other status flag to keep.
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
         }
 
         var actions = posix_spawn_file_actions_t()
@@ -305,15 +325,19 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
                 result = waitpid(pid, &status, WNOHANG)
             } while result < 0 && errno == EINTR
             process.isReaped = true
-            process.deathPipe?.close()
+            if let pair = process.deathPipe {
+                // Its group is dead: the pair can serve the next child.
+                if spareDeathPipes.count < Self.spareDeathPipeLimit {
+                    spareDeathPipes.append(pair)
+                } else {
+                    pair.close()
+                }
+            }
             process.deathPipe = nil
             live[pid] = nil
             reapGeneration &+= 1
             lock.broadcast()
-            if isSubreaper {
-                reapGroupLocked(pid)
-                reapOrphansLocked()
-            }
+            if isSubreaper { reapGroupLocked(pid) }
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }
     }
@@ -366,12 +390,12 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         sweepOrphansPeriodically(on: loop)
     }
 
-    /// Orphans are reaped after every reap of the launcher's own children
-    /// (that is when a group was killed and its members die), and, for
-    /// those that die later, every `orphanSweepInterval` on the loop: one
+    /// The members of a reaped child's group that were re-parented to moon
+    /// are reaped with it (`reapGroupLocked`); other orphans (processes that
+    /// left their node's group) every `orphanSweepInterval` on the loop: one
     /// `waitid` call when there is nothing to reap. (A thread blocked in
-    /// `waitid(P_ALL)` would do it at once, but it woke up for every child
-    /// of moon's, a thread switch per node.)
+    /// `waitid(P_ALL)` would reap them at once, but it woke up for every
+    /// child of moon's, a thread switch per node.)
     static let orphanSweepInterval: UInt64 = 200_000_000
 
     private func sweepOrphansPeriodically(on loop: IOLoop) {
@@ -404,8 +428,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     }
 
     /// Reaps the zombies that are not the launcher's own children. It peeks
-    /// with `WNOWAIT` and stops at one of its own (the loop reaps that one,
-    /// and sweeps again) or while another thread is spawning (the zombie
+    /// with `WNOWAIT` and stops at one of its own (the loop reaps that one;
+    /// the next sweep looks again) or while another thread is spawning (the zombie
     /// may be that child, not yet registered). Call with `lock` held.
     private func reapOrphansLocked() {
         while spawnsInFlight == 0 {

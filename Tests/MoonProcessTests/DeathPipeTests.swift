@@ -40,6 +40,30 @@ import Testing
         #expect(await recorder.termination() == .signaled(SIGKILL))
     }
 
+    /// A reaped child's pair is armed again for a later child, and closing
+    /// one end of it then kills that later child's group.
+    @Test func aReusedPairIsArmedForItsNewGroup() async throws {
+        let (first, firstHandle) = try start(shell("exit 0"))
+        #expect(await first.termination() == .exited(0))
+        _ = firstHandle
+        let (recorder, handle, pids) = try await startGroup()
+        let process = try #require(handle as? LaunchedProcess)
+        // Taken from the launcher, so that the reap does not keep a pair
+        // whose end this test closes.
+        let pair = try #require(launcher.lock.withLock { () -> DeathPipe? in
+            defer { process.deathPipe = nil }
+            return process.deathPipe
+        })
+        for fd in [pair.readEnd, pair.writeEnd] {
+            #expect(fcntl(fd, F_GETOWN) == -handle.pid)
+        }
+        // What the kernel does when moon dies: one end goes first.
+        close(pair.readEnd)
+        for pid in pids { #expect(await becomesDead(pid)) }
+        #expect(await recorder.termination() == .signaled(SIGKILL))
+        close(pair.writeEnd)
+    }
+
     @Test func everyLaunchedChildIsArmedAndTheChildDoesNotSeeThePipe() async throws {
         // The child lists its descriptors: only 0, 1, 2 (and ls's own).
         let (recorder, termination) = try await run(ProcessSpec(executable: "ls", arguments: ["/proc/self/fd"], environment: testEnvironment))
