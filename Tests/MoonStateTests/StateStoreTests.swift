@@ -49,6 +49,22 @@ import Testing
         #expect(try store.recentRuns(graph: "other.yaml", limit: 10).isEmpty)
     }
 
+    /// Durations come from the newest runs only, so a long history does
+    /// not slow every start down.
+    @Test func durationsComeFromTheNewestRuns() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        for i in 0..<(StateStore.durationRuns + 2) {
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: Double(1000 + i)), durationMilliseconds: 10, ok: true)
+            run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 100 + i, result: .succeeded, attempts: 1)]
+            if i == 0 {
+                run.nodes.append(NodeRunRecord(node: "once", startedAt: run.startedAt, durationMilliseconds: 5, result: .succeeded, attempts: 1))
+            }
+            try store.record(run)
+        }
+        #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 100 + StateStore.durationRuns + 1])
+    }
+
     @Test func weightsComeFromDurationsAndDefaultToTheMedian() throws {
         let tree = try TempTree()
         let graph = try tree.graph("version: 1\nnodes:\n  a: { run: x }\n  b: { run: x }\n  c: { run: x }\n")
