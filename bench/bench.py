@@ -5,7 +5,9 @@ in one session, reported as ratios (a ratio below 1.0 means moon is faster).
 usage: bench/bench.py path/to/moon [--quick]
 
 Each measurement is the median of several runs, wall time of the whole
-command, and the peak resident memory of the moon process.
+command, and the peak resident memory of the moon process. The commands
+compared on one graph run in turns, so a machine whose speed drifts during
+the bench does not favour one of them.
 """
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -35,6 +37,20 @@ def measure(argv, cwd, repeat=REPEAT):
         times.append(elapsed)
         rss = max(rss, usage.ru_maxrss / 1024)
     return statistics.median(times), rss
+
+
+def measure_interleaved(commands, cwd, repeat=REPEAT):
+    """Like `measure` for several commands, run in turns (a, b, c, a, b, c…),
+    so that a machine whose speed drifts during the bench slows all of them
+    alike and their ratios stay fair. Returns [(median seconds, max RSS MB)]."""
+    results = [([], 0.0) for _ in commands]
+    for _ in range(repeat):
+        for i, argv in enumerate(commands):
+            t, rss = measure(argv, cwd, repeat=1)
+            times, peak = results[i]
+            times.append(t)
+            results[i] = (times, max(peak, rss))
+    return [(statistics.median(times), peak) for times, peak in results]
 
 
 def write(path, text):
@@ -147,14 +163,17 @@ def main():
             write(os.path.join(d, "exec.yaml"), g.moon(exec_form=True))
             write(os.path.join(d, "build.ninja"), g.ninja())
             write(os.path.join(d, "Makefile"), g.make())
-            mt, rss = measure([MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "moon.yaml"], d)
+            commands = [[MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "moon.yaml"],
+                        [MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "exec.yaml"],
+                        ["make", "-s", "-j", str(JOBS)]]
             if have_ninja:
-                nt, _ = measure(["ninja", "-j", str(JOBS), "--quiet"], d)
-                row(f"{g.name} ({len(g.order)} nodes, shell) vs ninja", mt, nt, "ninja", rss)
-            kt, _ = measure(["make", "-s", "-j", str(JOBS)], d)
+                commands.append(["ninja", "-j", str(JOBS), "--quiet"])
+            measured = measure_interleaved(commands, d)
+            (mt, rss), (et, erss), (kt, _) = measured[:3]
+            if have_ninja:
+                row(f"{g.name} ({len(g.order)} nodes, shell) vs ninja", mt, measured[3][0], "ninja", rss)
             row(f"{g.name} ({len(g.order)} nodes, shell) vs make", mt, kt, "make", rss)
-            et, rss = measure([MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "exec.yaml"], d)
-            row(f"{g.name} ({len(g.order)} nodes, exec) vs make", et, kt, "make", rss)
+            row(f"{g.name} ({len(g.order)} nodes, exec) vs make", et, kt, "make", erss)
 
         # 10,000 built-in nodes: no processes, only moon's own overhead.
         g = Graph("builtins")
