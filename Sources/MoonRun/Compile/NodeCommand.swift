@@ -21,7 +21,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     private let processes: ProcessLaunching
     private let scheduler: DateScheduler
     /// Where each attempt's `$MOON_OUTPUT` file is made; nil: no outputs.
-    private let outputDirectory: String?
+    /// `<output directory>/<node>.`: the attempt number completes it.
+    private let outputPrefix: String?
 
     /// Lines handed on but not yet reported; see `OutputCredit`.
     private let credit: OutputCredit?
@@ -30,7 +31,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
          executeOn executor: Scheduler, outputDirectory: String? = nil, credit: OutputCredit? = nil) {
         self.node = node
         self.credit = credit
-        self.outputDirectory = outputDirectory
+        self.outputPrefix = outputDirectory.map { $0 + "/" + node.name + "." }
         self.environment = environment
         self.processes = processes
         self.scheduler = scheduler
@@ -151,8 +152,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     /// creating and removing a file per node was a measurable part of moon's
     /// cost per process (inode work on the temp directory's filesystem).
     private func makeOutputFile(attempt: Int) -> String? {
-        guard let outputDirectory else { return nil }
-        return outputDirectory + "/" + node.name + "." + String(attempt)
+        guard let outputPrefix else { return nil }
+        return outputPrefix + String(attempt)
     }
 
     private static func remove(_ path: String) {
