@@ -25,7 +25,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     /// Closed when the process is reaped.
     var deathPipe: DeathPipe?
 
-    // Owned by the I/O thread (handed over through the lock at registration).
+    // Owned by the loop's thread (handed over through the lock at registration).
     var pipes: [IOLoop.Pipe] = []
     var openPipes = 0
     var termination: Termination?

@@ -312,7 +312,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
     }
 
-    /// Called on the I/O thread when `process`'s pidfd is readable: kills
+    /// Called on the loop's thread when `process`'s pidfd is readable: kills
     /// what is left of its group (the leader is a zombie, so the pgid is
     /// still its own), then reaps the leader.
     private func reap(_ process: LaunchedProcess) -> Termination {

@@ -10,8 +10,9 @@ import Glibc
 /// - `onExit` is called exactly once, after the last `onOutput` of that
 ///   process, with how the main process ended.
 /// - Callbacks of one process are serial, never concurrent. They run on the
-///   launcher's own thread, which serves every process: hop to your own
-///   queue and return quickly; never block or wait for another process's
+///   launcher's own thread (the `EventLoop`), which serves every process:
+///   hop to your own queue, or post to the loop, and return quickly; never
+///   block or wait for another process's
 ///   events inside them. Calling `launch`, `terminate`, `kill` or `killAll`
 ///   from a callback is fine.
 public protocol ProcessLaunching: Sendable {

@@ -7,7 +7,7 @@ import MoonReport
 import MoonRun
 import MoonState
 
-/// Wires one `moon run`: the runner on its serial queue, real processes,
+/// Wires one `moon run`: the runner on moon's event loop, real processes,
 /// the reporter, and the signals that stop it. Returns the exit code.
 final class RunSession {
     enum ReporterKind {

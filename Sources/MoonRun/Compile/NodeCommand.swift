@@ -7,7 +7,8 @@ import MoonProcess
 /// One graph node compiled into a Command of the reactive core: `run` starts
 /// the node's process (shell or exec form) or its built-in and sends its
 /// output with `next`, then `complete` or `error` (a `NodeError`). The
-/// runner executes it once per attempt, with callbacks on its own queue.
+/// runner executes it once per attempt, with callbacks on its own scheduler
+/// (in moon, the event loop that also runs the command).
 final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     struct Input {
         let attempt: Int
