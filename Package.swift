@@ -16,14 +16,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonCommand"),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
-        .target(name: "MoonProcess"),
-        .target(name: "MoonRun", dependencies: ["MoonGraph", "MoonCommand", "MoonProcess"]),
+        .target(name: "MoonProcess", dependencies: [.product(name: "HeapModule", package: "swift-collections")]),
+        .target(name: "MoonRun", dependencies: [
+            "MoonGraph", "MoonCommand", "MoonProcess",
+            .product(name: "HeapModule", package: "swift-collections"),
+        ]),
         .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HeapModule
 
 /// The launcher's one thread, and moon's event loop: a `poll(2)` loop over
 /// every child's stdout and stderr pipes and its pidfd (readable when the
@@ -342,48 +343,36 @@ final class IOLoop: @unchecked Sendable {
     }
 }
 
-/// The loop's timers: a binary min-heap by deadline, first come first
-/// served among equal deadlines.
+/// The loop's timers, earliest deadline first, first come first served
+/// among equal deadlines.
 struct TimerHeap {
-    private var entries: [(deadline: UInt64, order: UInt64, action: () -> Void)] = []
+    private struct Entry: Comparable {
+        let deadline: UInt64
+        let order: UInt64
+        let action: () -> Void
+
+        static func < (a: Entry, b: Entry) -> Bool {
+            a.deadline != b.deadline ? a.deadline < b.deadline : a.order < b.order
+        }
+
+        static func == (a: Entry, b: Entry) -> Bool {
+            a.deadline == b.deadline && a.order == b.order
+        }
+    }
+
+    private var heap = Heap<Entry>()
     private var counter: UInt64 = 0
 
-    var nextDeadline: UInt64? { entries.first?.deadline }
+    var nextDeadline: UInt64? { heap.min?.deadline }
 
     mutating func push(_ deadline: UInt64, _ action: @escaping () -> Void) {
         counter &+= 1
-        entries.append((deadline, counter, action))
-        var child = entries.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard precedes(child, parent) else { break }
-            entries.swapAt(child, parent)
-            child = parent
-        }
+        heap.insert(Entry(deadline: deadline, order: counter, action: action))
     }
 
     /// Removes and returns the earliest action due at `now`, if any.
     mutating func popDue(now: UInt64) -> (() -> Void)? {
-        guard let first = entries.first, first.deadline <= now else { return nil }
-        let last = entries.removeLast()
-        if !entries.isEmpty {
-            entries[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var best = parent
-                if left < entries.count && precedes(left, best) { best = left }
-                if right < entries.count && precedes(right, best) { best = right }
-                if best == parent { break }
-                entries.swapAt(parent, best)
-                parent = best
-            }
-        }
-        return first.action
-    }
-
-    private func precedes(_ a: Int, _ b: Int) -> Bool {
-        let (x, y) = (entries[a], entries[b])
-        return x.deadline < y.deadline || (x.deadline == y.deadline && x.order < y.order)
+        guard let first = heap.min, first.deadline <= now else { return nil }
+        return heap.removeMin().action
     }
 }
