@@ -366,10 +366,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     }
 
     /// Makes moon the reaper of its orphaned descendants
-    /// (`prctl(PR_SET_CHILD_SUBREAPER)`) and starts a thread that reaps them,
-    /// since PID 1 here does not. After this the launcher reaps every child
-    /// of the process with `waitid(P_ALL)`: nothing else in moon may wait
-    /// for its own children. Idempotent.
+    /// (`prctl(PR_SET_CHILD_SUBREAPER)`) and reaps them on its event loop
+    /// (see `sweepOrphansPeriodically`), since PID 1 here may not. After this
+    /// the launcher reaps every child of the process: nothing else in moon
+    /// may wait for its own children. Idempotent.
     public static func becomeSubreaper() throws {
         try shared.startSubreaping()
     }
