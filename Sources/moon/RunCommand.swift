@@ -103,15 +103,19 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
-        let file = try GraphFile.load(path, overrides: try overrides())
         // The state store beside the graph file: up-to-date checks and history.
-        // A dry run only reads it (recorded durations order the plan).
-        let opened = StateStore.open(graphDirectory: file.graph.directory, create: !dryRun)
+        // A dry run only reads it (recorded durations order the plan). An
+        // existing store is opened, and its durations read, on another thread
+        // while the file loads (together 3–5 ms of a start).
+        let early = EarlyStore(graphPath: path, create: !dryRun)
+        let file = try GraphFile.load(path, overrides: try overrides())
+        let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
         let plan: Plan
         do {
-            plan = try Plan.make(graph: file.graph, targets: targets, weights: Self.weights(file.graph, store: store))
+            let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
+            plan = try Plan.make(graph: file.graph, targets: targets, weights: weights)
         } catch {
             GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
             throw MoonExit.invalid
@@ -144,12 +148,16 @@ struct RunCommand: ParsableCommand {
         _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
     }
 
-    /// Critical-path weights from the recorded durations, when there are any.
-    static func weights(_ graph: Graph, store: StateStore?) -> [Int]? {
-        guard let store else { return nil }
-        let key = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
-        guard let durations = try? store.lastDurations(graph: key) else { return nil }
-        return PriorityWeights.weights(for: graph, durations: durations)
+    /// Opens the store of the graph at `graphPath` and reads its recorded
+    /// durations (which give the critical-path weights).
+    static func openStore(graphPath: String, create: Bool) -> (StateStore.Opened, [String: Int]?) {
+        let opened = StateStore.open(graphDirectory: Graph.directory(of: graphPath), create: create)
+        let key = graphPath.split(separator: "/").last.map(String.init) ?? graphPath
+        return (opened, opened.store.flatMap { try? $0.lastDurations(graph: key) })
+    }
+
+    static func openStore(_ graph: Graph, create: Bool) -> (StateStore.Opened, [String: Int]?) {
+        openStore(graphPath: graph.path, create: create)
     }
 
     var verbosity: PlainReporter.Verbosity {
@@ -164,5 +172,31 @@ struct RunCommand: ParsableCommand {
         case .auto: return isatty(1) == 1 ? .tty : .plain
         case .plain: return .plain
         }
+    }
+}
+
+/// The state store of a graph opened on another thread while the graph file
+/// loads, when the store already exists (a missing one is made only after
+/// the file proved valid, as before: an invalid graph leaves no `.moon/`).
+final class EarlyStore: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var opened: (StateStore.Opened, [String: Int]?)?
+
+    init(graphPath: String, create: Bool) {
+        let database = StateStore.directory(besideGraphIn: Graph.directory(of: graphPath)) + "/state.db"
+        guard FileManager.default.fileExists(atPath: database) else {
+            done.signal()
+            return
+        }
+        Thread.detachNewThread { [self] in
+            opened = RunCommand.openStore(graphPath: graphPath, create: create)
+            done.signal()
+        }
+    }
+
+    /// The store and durations; nil when the store did not exist yet.
+    func result() -> (StateStore.Opened, [String: Int]?)? {
+        done.wait()
+        return opened
     }
 }

@@ -35,12 +35,14 @@ public final class CommandLauncher: NodeLauncher {
         // runner's decision and the next spawn then happen on one thread.
         let spawner = executor ?? QueueScheduler(label: "moon.spawn", qos: .userInitiated)
         let outputDirectory = Self.makeTemporaryDirectory()
+        let outputWatch = outputDirectory.flatMap { OutputWatch(directory: $0) }
         let credit: OutputCredit? = scheduler is LoopScheduler ? nil : OutputCredit()
         let selected = plan.selected
         commands = Array(repeating: nil, count: selected.count)
         makeCommand = { node in
             NodeCommand(node: graph.nodes[selected[node]], environment: environment, processes: processes,
-                        scheduler: scheduler, executeOn: spawner, outputDirectory: outputDirectory, credit: credit)
+                        scheduler: scheduler, executeOn: spawner, outputDirectory: outputDirectory,
+                        outputWatch: outputWatch, credit: credit)
         }
         self.credit = credit
         // Built-ins run in moon even on a Slurm queue: they start at once.
@@ -146,7 +148,7 @@ enum TemporaryDirectories {
         lock.lock()
         let known = paths.remove(path) != nil
         lock.unlock()
-        if known { try? FileManager.default.removeItem(atPath: path) }
+        if known { delete(path) }
     }
 
     static func removeAll() {
@@ -154,6 +156,14 @@ enum TemporaryDirectories {
         let all = paths
         paths = []
         lock.unlock()
-        for path in all { try? FileManager.default.removeItem(atPath: path) }
+        for path in all { delete(path) }
+    }
+
+    /// Usually the directory is empty (nodes that write outputs are few, and
+    /// their files are consumed): one `rmdir`. FileManager's recursive
+    /// removal cost ~0.6 ms, after the last node, at every run's end.
+    private static func delete(_ path: String) {
+        if rmdir(path) == 0 || errno == ENOENT { return }
+        try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -25,13 +25,18 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     /// `<output directory>/<node>.`: the attempt number completes it.
     private let outputPrefix: String?
 
+    /// Hears which `$MOON_OUTPUT` files were created (nil: look each one up).
+    private let outputWatch: OutputWatch?
+
     /// Lines handed on but not yet reported; see `OutputCredit`.
     private let credit: OutputCredit?
 
     init(node: Node, environment: NodeEnvironment, processes: ProcessLaunching, scheduler: DateScheduler,
-         executeOn executor: Scheduler, outputDirectory: String? = nil, credit: OutputCredit? = nil) {
+         executeOn executor: Scheduler, outputDirectory: String? = nil, outputWatch: OutputWatch? = nil,
+         credit: OutputCredit? = nil) {
         self.node = node
         self.credit = credit
+        self.outputWatch = outputWatch
         self.outputPrefix = outputDirectory.map { $0 + "/" + node.name + "." }
         self.environment = environment
         self.processes = processes
@@ -88,9 +93,17 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
             }
             do {
                 let processes = self.processes
+                // A Slurm job may write its file from another host, which an
+                // inotify watch does not hear of: look its file up.
+                let watch = slurm == nil ? outputWatch : nil
+                let fileName = "\(node.name).\(input.attempt)"
                 @Sendable func report(_ termination: Termination) {
                     // Outputs count only from a process that succeeded.
-                    let outputs = outputFile.flatMap { OutputFile.consume($0, parse: termination == .exited(0)) }
+                    let succeeded = termination == .exited(0)
+                    let outputs = outputFile.flatMap { path -> Result<[KeyValue], OutputFile.Problem>? in
+                        if let watch, !watch.mayExist(fileName) { return succeeded ? .success([]) : nil }
+                        return OutputFile.consume(path, parse: succeeded)
+                    }
                     switch termination {
                     case .exited(0):
                         result.next(.exited(code: 0))
