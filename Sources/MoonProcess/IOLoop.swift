@@ -79,6 +79,8 @@ final class IOLoop: @unchecked Sendable {
     private var watches: [Watch] = []
     private var draining: [LaunchedProcess] = []
     private var work: [() -> Void] = []
+    /// The batch being run; swapped with `work` so neither is reallocated.
+    private var running: [() -> Void] = []
     private var timers = TimerHeap()
     /// Whether `watches` changed since the poll set was built.
     private var dirty = true
@@ -178,9 +180,9 @@ final class IOLoop: @unchecked Sendable {
         let now = LinuxCalls.monotonicNanoseconds()
         while let action = timers.popDue(now: now) { action() }
         while !work.isEmpty {
-            let batch = work
-            work = []
-            for action in batch { action() }
+            swap(&work, &running)
+            for action in running { action() }
+            running.removeAll(keepingCapacity: true)
         }
     }
 

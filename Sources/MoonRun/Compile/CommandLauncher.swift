@@ -81,22 +81,11 @@ public final class CommandLauncher: NodeLauncher {
 
     public func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
         let control = AttemptControl(grace: grace)
-        var exitCode: Int32?
-        var outputs: [KeyValue] = []
-        var ended = false
-        let finish: (AttemptResult) -> Void = { [weak self] result in
-            guard !ended else { return }
-            ended = true
-            // The attempt is over: drop the command (a retry makes it anew),
-            // so a run keeps commands only for nodes in flight.
-            self?.commands[node] = nil
-            events.finish(result)
-        }
-        control.onBuiltinCanceled = { [scheduler] in
-            scheduler.schedule { finish(.failure(NodeError(.canceled, "canceled"))) }
+        let attemptState = AttemptState(launcher: self, node: node, events: events)
+        control.onBuiltinCanceled = { [scheduler, attemptState] in
+            scheduler.schedule { attemptState.finish(.failure(NodeError(.canceled, "canceled"))) }
         }
         let input = NodeCommand.Input(attempt: attempt, inputs: inputs, control: control)
-        let credit = self.credit
         let command: NodeCommand
         if let made = commands[node] {
             command = made
@@ -104,12 +93,40 @@ public final class CommandLauncher: NodeLauncher {
             command = makeCommand(node)
             commands[node] = command
         }
-        command.execute(input, callbackOn: scheduler) { _, output, error, isCompleted in
+        command.execute(input, callbackOn: scheduler) { [attemptState] _, output, error, isCompleted in
+            attemptState.receive(output, error, isCompleted)
+        }
+        return control
+    }
+
+    /// The attempt is over: drop the command (a retry makes it anew), so a
+    /// run keeps commands only for nodes in flight.
+    fileprivate func ended(node: Int) {
+        commands[node] = nil
+    }
+
+    /// What one attempt has reported so far, and where it reports to: one
+    /// object per attempt, shared by its callbacks.
+    private final class AttemptState {
+        weak var launcher: CommandLauncher?
+        let node: Int
+        let events: AttemptEvents
+        var exitCode: Int32?
+        var outputs: [KeyValue] = []
+        var ended = false
+
+        init(launcher: CommandLauncher, node: Int, events: AttemptEvents) {
+            self.launcher = launcher
+            self.node = node
+            self.events = events
+        }
+
+        func receive(_ output: NodeOutput?, _ error: Error?, _ isCompleted: Bool) {
             if let output {
                 switch output {
                 case .line(let stream, let text, let continued):
                     events.next(stream, text, continued)
-                    credit?.give()
+                    launcher?.credit?.give()
                 case .value(let value): events.next(.value, value, false)
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values
@@ -122,7 +139,13 @@ public final class CommandLauncher: NodeLauncher {
                 finish(.success(exitCode: exitCode, outputs: outputs))
             }
         }
-        return control
+
+        func finish(_ result: AttemptResult) {
+            guard !ended else { return }
+            ended = true
+            launcher?.ended(node: node)
+            events.finish(result)
+        }
     }
 }
 

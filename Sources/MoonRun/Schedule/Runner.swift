@@ -178,35 +178,18 @@ public final class Runner {
         if firstStart[node] == nil { firstStart[node] = now }
         let spec = plan.nodes[node]
         let thisAttempt = attempt[node]
-        // A Slurm node's `start` waits for its job id; whatever the attempt
-        // reports first announces it (without an id if srun never named one).
-        var announced = false
-        let announce: (String?) -> Void = { [weak self] jobID in
-            guard let self, !announced else { return }
-            announced = true
-            self.emit(RunEvent(time: self.scheduler.now, kind: .start(node: spec.name, queue: self.plan.queues[spec.queue].name,
-                                                                      attempt: thisAttempt, command: spec.command), jobID: jobID))
-        }
-        if !launcher.announcesStart(node: node) { announce(nil) }
         // Only the attempt that succeeds counts: values of a failed one are dropped.
         values[node] = []
+        // One object per attempt, which the three callbacks share (a closure
+        // capturing one object needs no context of its own).
+        let context = AttemptContext(runner: self, node: node, attempt: thisAttempt)
+        // A Slurm node's `start` waits for its job id; whatever the attempt
+        // reports first announces it (without an id if srun never named one).
+        if !launcher.announcesStart(node: node) { context.announce(nil) }
         let events = AttemptEvents(
-            next: { [weak self] stream, text, continued in
-                guard let self, self.attempt[node] == thisAttempt else { return }
-                announce(nil)
-                if stream == .value { self.values[node].append(text) }
-                self.emit(RunEvent(time: self.scheduler.now,
-                                   kind: .next(node: spec.name, stream: stream, text: text, continued: continued)))
-            },
-            finish: { [weak self] result in
-                guard let self, self.attempt[node] == thisAttempt else { return }
-                announce(nil)
-                self.attemptFinished(node, result)
-            },
-            started: { [weak self] jobID in
-                guard let self, self.attempt[node] == thisAttempt else { return }
-                announce(jobID)
-            })
+            next: { [context] stream, text, continued in context.next(stream, text, continued) },
+            finish: { [context] result in context.finish(result) },
+            started: { [context] jobID in context.started(jobID) })
         let inputs = inputs(of: spec)
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
         // A launcher may finish synchronously (a failed spawn): only keep live handles.
@@ -217,6 +200,54 @@ public final class Runner {
                     self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
                 }
             }
+        }
+    }
+
+    /// Where an attempt's callbacks land; events of an attempt that is no
+    /// longer the node's current one are dropped.
+    private final class AttemptContext {
+        weak var runner: Runner?
+        let node: Int
+        let attempt: Int
+        private var announced = false
+
+        init(runner: Runner, node: Int, attempt: Int) {
+            self.runner = runner
+            self.node = node
+            self.attempt = attempt
+        }
+
+        /// The runner, while this attempt is the node's current one.
+        private var current: Runner? {
+            guard let runner, runner.attempt[node] == attempt else { return nil }
+            return runner
+        }
+
+        func announce(_ jobID: String?) {
+            guard !announced, let runner else { return }
+            announced = true
+            let spec = runner.plan.nodes[node]
+            runner.emit(RunEvent(time: runner.scheduler.now, kind: .start(node: spec.name, queue: runner.plan.queues[spec.queue].name,
+                                                                          attempt: attempt, command: spec.command), jobID: jobID))
+        }
+
+        func next(_ stream: OutputStream, _ text: String, _ continued: Bool) {
+            guard let runner = current else { return }
+            announce(nil)
+            if stream == .value { runner.values[node].append(text) }
+            runner.emit(RunEvent(time: runner.scheduler.now,
+                                 kind: .next(node: runner.plan.nodes[node].name, stream: stream, text: text, continued: continued)))
+        }
+
+        func finish(_ result: AttemptResult) {
+            guard let runner = current else { return }
+            announce(nil)
+            runner.attemptFinished(node, result)
+        }
+
+        func started(_ jobID: String) {
+            guard current != nil else { return }
+            announce(jobID)
         }
     }
 
