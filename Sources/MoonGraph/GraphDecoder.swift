@@ -373,7 +373,7 @@ struct GraphDecoder {
         let value = pair.value
         switch value.kind {
         case .scalar(let text, _, _):
-            if value.isNull || text.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\n" }) {
+            if value.isNull || text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }) {
                 error("'run' is empty; write the command to run", at: value.isNull ? pair.key.span : value.span)
                 return nil
             }
@@ -695,13 +695,14 @@ struct GraphDecoder {
     /// and the list of valid ones) and duplicates. Null values are kept: each
     /// key decides whether null means "not set".
     private mutating func checkKeys(_ pairs: [YAMLNode.Pair], allowed: [GraphKeys.Key], context: @autoclosure () -> String,
-                                    ignoringPrefix: String? = nil, noun: String = "key") -> [String: YAMLNode.Pair] {
-        var result: [String: YAMLNode.Pair] = [:]
-        let names = allowed.map(\.name)
+                                    ignoringPrefix: String? = nil, noun: String = "key") -> CheckedKeys {
+        var result = CheckedKeys()
+        result.pairs.reserveCapacity(pairs.count)
         for pair in pairs {
             guard let key = keyName(pair.key) else { continue }
             if let ignoringPrefix, key.hasPrefix(ignoringPrefix) { continue }
-            guard names.contains(key) else {
+            guard allowed.contains(where: { $0.name == key }) else {
+                let names = allowed.map(\.name)
                 error("unknown \(noun) '\(key)' \(context())\(suggestion(for: key, in: names))", at: pair.key.span,
                       notes: ["valid \(noun)s: " + names.joined(separator: ", ")])
                 continue
@@ -710,9 +711,20 @@ struct GraphDecoder {
                 error("duplicate \(noun) '\(key)' \(context()); remove one", at: pair.key.span)
                 continue
             }
-            result[key] = pair
+            result.pairs.append((key, pair))
         }
         return result
+    }
+
+    /// The pairs of a mapping whose keys passed `checkKeys`, by key. A
+    /// mapping has a few keys: a list searched in order costs less than a
+    /// dictionary built per node (hashing each key twice).
+    struct CheckedKeys {
+        var pairs: [(key: String, pair: YAMLNode.Pair)] = []
+
+        subscript(_ key: String) -> YAMLNode.Pair? {
+            pairs.first(where: { $0.key == key })?.pair
+        }
     }
 
     // MARK: - Helpers
