@@ -18,7 +18,9 @@ final class CallbackExecution<Input, Output>: CommandResult<Output>, Disposable 
     private let scheduler: Scheduler
     // Protected by `registry.lock`.
     private var input: Input?
-    private var pending = FIFO<Event<Output>>()
+    /// Room for a few events: most executions send one or two values and
+    /// a terminal event before the first drain.
+    private var pending = FIFO<Event<Output>>(reservingCapacity: 4)
     /// Whether a drain is scheduled or running; at most one is.
     private var scheduled = false
     // Touched only by the drain (exclusivity is handed over through the

@@ -95,7 +95,7 @@ open class Command<Input, Output>: AnyCommand {
     }
 
     deinit {
-        registry.terminateAll(CommandError.released)
+        registry.releaseAll()
     }
 
     /// A name for logs and callbacks.

@@ -97,9 +97,10 @@ final class ExecutionRegistry<Output> {
         return observed.count
     }
 
-    /// Ends every execution in flight with `error` (the command is being
-    /// released).
-    func terminateAll(_ error: Error) {
+    /// Ends every execution in flight with ``CommandError/released`` (the
+    /// command is being released). The error is made only if there is an
+    /// execution to end: boxing it is an allocation per command.
+    func releaseAll() {
         while true {
             let execution: CommandResult<Output>? = {
                 lock.lock(); defer { lock.unlock() }
@@ -107,7 +108,7 @@ final class ExecutionRegistry<Output> {
             }()
             // Terminating unregisters it, so the loop moves on.
             guard let execution else { return }
-            execution.terminate(error)
+            execution.terminate(CommandError.released)
         }
     }
 }
