@@ -48,15 +48,16 @@ open class Command<Input, Output>: AnyCommand {
     /// Whether a new execution may start while one is running.
     public let allowsConcurrentExecution: Bool
     /// Whether an execution is in flight; current value plus changes.
-    public let isExecuting: Property<Bool>
+    /// Made on first use (most commands are never observed).
+    public var isExecuting: Property<Bool> { registry.observedCount().isExecuting }
     /// Whether executing now would run (false while executing unless
-    /// concurrent execution is allowed).
-    public let isEnabled: Property<Bool>
+    /// concurrent execution is allowed). Made on first use.
+    public var isEnabled: Property<Bool> { registry.observedCount().isEnabled }
 
     private let explicitName: String?
     private let executeBlock: ((Input, CommandResult<Output>) -> Cancelable?)?
-    private let inFlightCount: MutableProperty<Int>
-    private let registry = ExecutionRegistry()
+    /// The executions in flight; they share it, not the command.
+    private let registry: ExecutionRegistry<Output>
 
     /// A command whose work is `execute`, or, without one, its
     /// ``run(_:result:)`` override (subclass and override `run`).
@@ -90,14 +91,11 @@ open class Command<Input, Output>: AnyCommand {
         }
         self.allowsConcurrentExecution = allowsConcurrentExecution
         self.executeBlock = execute
-        let count = MutableProperty(0)
-        inFlightCount = count
-        isExecuting = Property(count) { $0 > 0 }
-        isEnabled = Property(count) { allowsConcurrentExecution || $0 == 0 }
+        registry = ExecutionRegistry(allowsConcurrentExecution: allowsConcurrentExecution)
     }
 
     deinit {
-        registry.failAll(CommandError.released)
+        registry.releaseAll()
     }
 
     /// A name for logs and callbacks.
@@ -126,59 +124,29 @@ open class Command<Input, Output>: AnyCommand {
     /// ``CommandError/disabled``. The signal does not keep the command
     /// alive.
     public func signal(_ input: Input) -> Signal<Output> {
-        makeSignal(input, onBegin: nil)
-    }
-
-    private func makeSignal(_ input: Input, onBegin: ((Execution) -> Void)?) -> Signal<Output> {
         Signal({ [weak self] observer, lifetime in
             guard let self else {
                 observer.send(error: CommandError.released)
                 return
             }
-            self.begin(input, observer: observer, lifetime: lifetime, onBegin: onBegin)
+            let execution = SignalExecution(registry: self.registry, observer: observer)
+            guard self.registry.admit(execution) else {
+                observer.send(error: CommandError.disabled)
+                return
+            }
+            // The subscription's end (disposal or terminal event) ends the
+            // execution.
+            lifetime.add(execution)
+            self.scheduleRun { [weak self] in
+                // No command: it was released, which ended the execution.
+                guard let self, execution.isActive else { return }
+                execution.setWork(self.run(input, result: execution))
+            }
         })
     }
 
-    private func begin(
-        _ input: Input,
-        observer: Observer<Output>,
-        lifetime: CompositeDisposable,
-        onBegin: ((Execution) -> Void)?
-    ) {
-        let concurrent = allowsConcurrentExecution
-        // Check and count in one step, so two racing executions cannot
-        // both see the command enabled.
-        let admitted = inFlightCount.modify { count -> Bool in
-            if !concurrent && count > 0 { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            observer.send(error: CommandError.disabled)
-            return
-        }
-        let work = SerialDisposable()
-        let execution = Execution(observer: observer, work: work)
-        let id = registry.add(execution)
-        // Disposal order: the run's work first, then the count, so
-        // `isExecuting` turns false only once the work is canceled.
-        lifetime.add(work)
-        let count = inFlightCount
-        let registry = self.registry
-        lifetime.add {
-            registry.remove(id)
-            count.modify { $0 -= 1 }
-        }
-        onBegin?(execution)
-        let result = CommandResult(observer: observer, lifetime: lifetime)
-        let start = { [weak self] in
-            if lifetime.isDisposed { return }
-            guard let self else {
-                observer.send(error: CommandError.released)
-                return
-            }
-            work.inner = self.run(input, result: result)
-        }
+    /// Calls `start` (which calls `run`) on the execute scheduler.
+    private func scheduleRun(_ start: @escaping () -> Void) {
         if let queue = executeQueue {
             queue.async { start() }
         } else {
@@ -212,13 +180,14 @@ open class Command<Input, Output>: AnyCommand {
         callbackOn scheduler: Scheduler,
         _ callback: @escaping (_ command: Command<Input, Output>, _ value: Output?, _ error: Error?, _ isCompleted: Bool) -> Void
     ) -> Cancelable {
-        executeEvents(input, on: scheduler) { command, event in
-            switch event {
-            case let .next(value): callback(command, value, nil, false)
-            case let .error(error): callback(command, nil, error, true)
-            case .completed: callback(command, nil, nil, true)
-            }
+        let execution = CallbackExecution(command: self, registry: registry, input: input,
+                                          scheduler: scheduler, callback: callback)
+        if registry.admit(execution) {
+            scheduleRun { execution.start() }
+        } else {
+            execution.send(.error(CommandError.disabled))
         }
+        return execution
     }
 
     /// Executes once, reporting to `callback` (held weakly) on `queue`.
@@ -238,36 +207,14 @@ open class Command<Input, Output>: AnyCommand {
         callbackOn scheduler: Scheduler,
         callback: Callback
     ) -> Cancelable where Callback.Output == Output {
-        executeEvents(input, on: scheduler) { [weak callback] command, event in
+        execute(input, callbackOn: scheduler) { [weak callback] command, value, error, isCompleted in
             guard let callback else { return }
-            switch event {
-            case let .next(value): callback.onNext(command, value: value)
-            case let .error(error): callback.onError(command, error: error)
-            case .completed: callback.onComplete(command)
-            }
-        }
-    }
-
-    private func executeEvents(
-        _ input: Input,
-        on scheduler: Scheduler,
-        _ handler: @escaping (Command<Input, Output>, Event<Output>) -> Void
-    ) -> Cancelable {
-        let started = ExecutionSlot()
-        let subscription = makeSignal(input, onBegin: { started.set($0) })
-            .deliverOn(scheduler)
-            .start { [weak self] event in
-                // No command, no callbacks: it was released.
-                guard let self else { return }
-                handler(self, event)
-            }
-        return ActionDisposable {
-            if let execution = started.get() {
-                // Ends the execution with `canceled`, which travels to the
-                // callback queue like any other event.
-                execution.fail(CommandError.canceled)
-            } else {
-                subscription.dispose()
+            if let error {
+                callback.onError(command, error: error)
+            } else if isCompleted {
+                callback.onComplete(command)
+            } else if let value {
+                callback.onNext(command, value: value)
             }
         }
     }
@@ -293,71 +240,5 @@ extension Command where Input == Void {
         callback: Callback
     ) -> Cancelable where Callback.Output == Output {
         execute((), callbackOn: queue, callback: callback)
-    }
-}
-
-/// One execution in flight: enough to end it from outside.
-private final class Execution {
-    private let end: (Error) -> Void
-    private let work: Disposable
-
-    init<Output>(observer: Observer<Output>, work: Disposable) {
-        self.end = { observer.send(error: $0) }
-        self.work = work
-    }
-
-    /// Ends the execution with `error` and cancels its work.
-    func fail(_ error: Error) {
-        end(error)
-        work.dispose()
-    }
-}
-
-/// The executions in flight, so releasing the command can end them.
-private final class ExecutionRegistry {
-    private let lock = Lock()
-    private var executions: [Int: Execution] = [:]
-    private var nextID = 0
-
-    func add(_ execution: Execution) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        let id = nextID
-        nextID += 1
-        executions[id] = execution
-        return id
-    }
-
-    func remove(_ id: Int) {
-        let removed: Execution? = {
-            lock.lock(); defer { lock.unlock() }
-            return executions.removeValue(forKey: id)
-        }()
-        _ = removed
-    }
-
-    func failAll(_ error: Error) {
-        let all: [Execution] = {
-            lock.lock(); defer { lock.unlock() }
-            let all = Array(executions.values)
-            executions = [:]
-            return all
-        }()
-        for execution in all { execution.fail(error) }
-    }
-}
-
-/// Hands the execution started by `execute` to its cancelable.
-private final class ExecutionSlot {
-    private let lock = Lock()
-    private var execution: Execution?
-
-    func set(_ execution: Execution) {
-        lock.lock(); defer { lock.unlock() }
-        self.execution = execution
-    }
-
-    func get() -> Execution? {
-        lock.lock(); defer { lock.unlock() }
-        return execution
     }
 }

@@ -26,9 +26,12 @@ extension Disposable {
 /// A disposable that runs an action once, on the first `dispose()`.
 ///
 /// Without an action it is a plain flag, which is what schedulers use to
-/// cancel a pending action cheaply.
+/// cancel a pending action cheaply: every scheduled action makes one. So
+/// that it costs one allocation, it has no lock of its own but borrows one
+/// of a few shared locks (its critical sections are a few instructions and
+/// take no other lock, so sharing cannot deadlock).
 public final class ActionDisposable: Disposable {
-    private let lock = Lock()
+    private var lock: Lock { SharedLocks.lock(for: self) }
     private var disposed = false
     private var action: (() -> Void)?
 
@@ -214,5 +217,17 @@ extension CompositeDisposable {
             child.add { [weak self] in self?.remove(token) }
         }
         return child
+    }
+}
+
+/// Locks shared by small objects that would otherwise allocate one each;
+/// an object always gets the same one.
+enum SharedLocks {
+    private static let locks: [Lock] = (0..<64).map { _ in Lock() }
+
+    static func lock(for object: AnyObject) -> Lock {
+        // Objects are 16-byte aligned: drop the bits that never vary.
+        let address = UInt(bitPattern: ObjectIdentifier(object).hashValue)
+        return locks[Int((address >> 4) & 63)]
     }
 }

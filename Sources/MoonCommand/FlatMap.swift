@@ -95,6 +95,14 @@ struct FIFO<Element> {
     private var storage: [Element] = []
     private var head = 0
 
+    init() {}
+
+    /// An empty queue with room for `capacity` elements, so the first few
+    /// appends do not grow it one reallocation at a time.
+    init(reservingCapacity capacity: Int) {
+        storage.reserveCapacity(capacity)
+    }
+
     var isEmpty: Bool { head == storage.count }
     var count: Int { storage.count - head }
 

@@ -13,56 +13,42 @@ import Musl
 /// while holding it: that keeps re-entrancy and lock-ordering deadlocks
 /// impossible by construction.
 ///
-/// It is a class owning one heap-allocated `pthread_mutex_t` (or
-/// `os_unfair_lock` on Darwin): the C primitives need a stable address,
-/// which a Swift stored property does not guarantee.
-public final class Lock {
-    #if canImport(Darwin)
-    @usableFromInline let raw: UnsafeMutablePointer<os_unfair_lock>
-    #else
-    @usableFromInline let raw: UnsafeMutablePointer<pthread_mutex_t>
-    #endif
+/// A `Lock` is a reference to one heap object that holds the
+/// `pthread_mutex_t` (or `os_unfair_lock` on Darwin) in its own storage:
+/// the C primitives need a stable address, which a Swift stored property
+/// does not guarantee, and a `ManagedBuffer`'s elements have one. That is
+/// one allocation per lock instead of two (an object plus a separately
+/// allocated mutex). Copies of a `Lock` are the same lock.
+public struct Lock {
+    @usableFromInline let storage: LockStorage
 
     /// Creates an unlocked lock.
     public init() {
-        #if canImport(Darwin)
-        raw = .allocate(capacity: 1)
-        raw.initialize(to: os_unfair_lock())
-        #else
-        raw = .allocate(capacity: 1)
-        raw.initialize(to: pthread_mutex_t())
-        // A normal (non-recursive) mutex: recursion would be a bug here,
-        // since nothing calls out while holding a lock.
-        pthread_mutex_init(raw, nil)
-        #endif
-    }
-
-    deinit {
-        #if !canImport(Darwin)
-        pthread_mutex_destroy(raw)
-        #endif
-        raw.deinitialize(count: 1)
-        raw.deallocate()
+        storage = LockStorage.make()
     }
 
     /// Acquires the lock; pair every call with `defer { unlock() }`.
     @inlinable
     public func lock() {
-        #if canImport(Darwin)
-        os_unfair_lock_lock(raw)
-        #else
-        pthread_mutex_lock(raw)
-        #endif
+        storage.withUnsafeMutablePointerToElements { raw in
+            #if canImport(Darwin)
+            os_unfair_lock_lock(raw)
+            #else
+            _ = pthread_mutex_lock(raw)
+            #endif
+        }
     }
 
     /// Releases the lock.
     @inlinable
     public func unlock() {
-        #if canImport(Darwin)
-        os_unfair_lock_unlock(raw)
-        #else
-        pthread_mutex_unlock(raw)
-        #endif
+        storage.withUnsafeMutablePointerToElements { raw in
+            #if canImport(Darwin)
+            os_unfair_lock_unlock(raw)
+            #else
+            _ = pthread_mutex_unlock(raw)
+            #endif
+        }
     }
 
     /// Runs `body` with the lock held. `body` must not call out (observers,
@@ -72,5 +58,40 @@ public final class Lock {
         lock()
         defer { unlock() }
         return try body()
+    }
+}
+
+#if canImport(Darwin)
+@usableFromInline typealias PlatformMutex = os_unfair_lock
+#else
+@usableFromInline typealias PlatformMutex = pthread_mutex_t
+#endif
+
+/// The heap object of a ``Lock``: no header, one mutex as its only element.
+@usableFromInline
+final class LockStorage: ManagedBuffer<Void, PlatformMutex> {
+    static func make() -> LockStorage {
+        let buffer = create(minimumCapacity: 1) { _ in }
+        let storage = unsafeDowncast(buffer, to: LockStorage.self)
+        storage.withUnsafeMutablePointerToElements { raw in
+            #if canImport(Darwin)
+            raw.initialize(to: os_unfair_lock())
+            #else
+            raw.initialize(to: pthread_mutex_t())
+            // A normal (non-recursive) mutex: recursion would be a bug here,
+            // since nothing calls out while holding a lock.
+            pthread_mutex_init(raw, nil)
+            #endif
+        }
+        return storage
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { raw in
+            #if !canImport(Darwin)
+            pthread_mutex_destroy(raw)
+            #endif
+            _ = raw.deinitialize(count: 1)
+        }
     }
 }
