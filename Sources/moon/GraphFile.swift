@@ -46,15 +46,27 @@ struct GraphFile {
 
 /// What moon knows of its terminal: colour decisions in one place.
 enum Terminal {
+    /// One variable of moon's environment. (`ProcessInfo.environment` builds
+    /// a dictionary of all of them at every call.)
+    static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// The variables colour decisions read, for `ColorPolicy`.
+    static var colorEnvironment: [String: String] {
+        var result: [String: String] = [:]
+        for name in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM"] { result[name] = variable(name) }
+        return result
+    }
+
     static var noColorEnvironment: Bool {
-        if let value = ProcessInfo.processInfo.environment["NO_COLOR"], !value.isEmpty { return true }
+        if let value = variable("NO_COLOR"), !value.isEmpty { return true }
         return false
     }
 
     static var forceColorEnvironment: Bool {
-        let env = ProcessInfo.processInfo.environment
         for key in ["FORCE_COLOR", "CLICOLOR_FORCE"] {
-            if let value = env[key], !value.isEmpty, value != "0" { return true }
+            if let value = variable(key), !value.isEmpty, value != "0" { return true }
         }
         return false
     }
@@ -63,6 +75,6 @@ enum Terminal {
     static var stderrColor: Bool {
         if noColorEnvironment { return false }
         if forceColorEnvironment { return true }
-        return isatty(2) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+        return isatty(2) == 1 && variable("TERM") != "dumb"
     }
 }

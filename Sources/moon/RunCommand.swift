@@ -132,7 +132,7 @@ struct RunCommand: ParsableCommand {
         session.outputMode = outputMode
         session.stallAfter = try parsedDuration(stallAfter, option: "--stall-after")
         session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
-                                            environment: ProcessInfo.processInfo.environment, fd: 1).enabled
+                                            environment: Terminal.colorEnvironment, fd: 1).enabled
         // Loading left freed memory behind (the YAML tree of a large file);
         // hand it back before the run, so the run's own memory comes on top
         // of what is live, not of the loading's peak.

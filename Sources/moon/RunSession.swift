@@ -111,7 +111,7 @@ final class RunSession {
         done.wait()
         if let state {
             // For bench/uptodate.py: what the up-to-date checks cost.
-            if ProcessInfo.processInfo.environment["MOON_STATE_STATS"] == "1" {
+            if Terminal.variable("MOON_STATE_STATS") == "1" {
                 let (hashed, reused) = state.statistics
                 let ms = String(format: "%.1f", state.checkSeconds * 1000)
                 FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))

@@ -62,7 +62,7 @@ public final class CommandLauncher: NodeLauncher {
 
     /// `$TMPDIR/moon-XXXXXX`, private to the user (mkdtemp makes it 0700).
     private static func makeTemporaryDirectory() -> String? {
-        var base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         if base.isEmpty { base = "/tmp" }
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         var template = Array((base + "/moon-XXXXXX").utf8CString)
