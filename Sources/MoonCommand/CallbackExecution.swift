@@ -60,7 +60,7 @@ final class CallbackExecution<Input, Output>: CommandResult<Output>, Disposable 
         // Torn down before the terminal callback is scheduled, so the
         // callback finds the command enabled again.
         if let teardown { tearDown(teardown) }
-        if schedule { scheduler.schedule { self.drain() } }
+        if schedule { scheduler.post { self.drain() } }
     }
 
     override func terminate(_ error: Error) {
@@ -102,6 +102,6 @@ final class CallbackExecution<Input, Output>: CommandResult<Output>, Disposable 
             if event.isTerminal { self.callback = nil }
         }
         // More waiting: yield the scheduler, keeping `scheduled` set.
-        scheduler.schedule { self.drain() }
+        scheduler.post { self.drain() }
     }
 }

@@ -150,7 +150,7 @@ open class Command<Input, Output>: AnyCommand {
         if let queue = executeQueue {
             queue.async { start() }
         } else {
-            executeScheduler.schedule(start)
+            executeScheduler.post(start)
         }
     }
 

@@ -29,7 +29,7 @@ extension Signal {
                     sink.send(event)
                 }
                 // More waiting: yield, keeping `scheduled` set.
-                scheduler.schedule(drain)
+                scheduler.post(drain)
             }
 
             upstream.start(Observer { event in
@@ -40,7 +40,7 @@ extension Signal {
                     state.scheduled = true
                     return true
                 }()
-                if shouldSchedule { scheduler.schedule(drain) }
+                if shouldSchedule { scheduler.post(drain) }
             }, in: lifetime.makeChild())
         })
     }

@@ -7,6 +7,18 @@ public protocol Scheduler: AnyObject {
     /// not started yet (nil when it cannot be cancelled).
     @discardableResult
     func schedule(_ action: @escaping () -> Void) -> Disposable?
+
+    /// Schedules `action` with no way to cancel it: for callers that would
+    /// drop the disposable anyway (delivering events, starting a command's
+    /// work), so a scheduler need not make one per action. Same order and
+    /// thread as `schedule`.
+    func post(_ action: @escaping () -> Void)
+}
+
+extension Scheduler {
+    public func post(_ action: @escaping () -> Void) {
+        schedule(action)
+    }
 }
 
 /// A scheduler that knows the time and can run actions later.
@@ -65,6 +77,10 @@ public final class QueueScheduler: DateScheduler {
             if !token.isDisposed { action() }
         }
         return token
+    }
+
+    public func post(_ action: @escaping () -> Void) {
+        queue.async(execute: action)
     }
 
     @discardableResult

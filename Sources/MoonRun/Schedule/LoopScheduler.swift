@@ -27,6 +27,11 @@ public final class LoopScheduler: DateScheduler {
         return token
     }
 
+    /// No token to make: the action goes straight onto the loop's list.
+    public func post(_ action: @escaping () -> Void) {
+        loop.post(action)
+    }
+
     @discardableResult
     public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
         let token = ActionDisposable()
