@@ -12,6 +12,8 @@ struct RunLedger {
         var started: Date
         /// The last output line (or the start): for "stalled".
         var lastOutput: Date
+        /// Kept in `commands` if the node fails.
+        var command: String = ""
     }
 
     enum Outcome: Equatable {
@@ -67,9 +69,10 @@ struct RunLedger {
         case .start(let node, let queue, let attempt, let command):
             if started == nil { started = event.time }
             running.removeAll { $0.node == node }
-            running.append(Running(node: node, queue: queue, attempt: attempt, started: event.time, lastOutput: event.time))
-            if !command.isEmpty { commands[node] = command }
-            tails[node] = OutputTail(limit: Self.tailLines)
+            running.append(Running(node: node, queue: queue, attempt: attempt, started: event.time, lastOutput: event.time,
+                                   command: command))
+            // A new attempt's tail starts empty (made by its first line).
+            if !tails.isEmpty { tails[node] = nil }
         case .next(let node, _, let text, _):
             if let i = running.firstIndex(where: { $0.node == node }) { running[i].lastOutput = event.time }
             tails[node, default: OutputTail(limit: Self.tailLines)].append(text)
@@ -80,6 +83,9 @@ struct RunLedger {
             finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration)
             forget(node)
         case .error(let node, let duration, let error):
+            if error.kind != .canceled, let command = running.first(where: { $0.node == node })?.command, !command.isEmpty {
+                commands[node] = command
+            }
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration)
             if error.kind != .canceled { failures.append(node) } else { forget(node) }
@@ -96,9 +102,10 @@ struct RunLedger {
     /// The command and output tail are kept for the summary of failed
     /// nodes only: a node that ended otherwise drops them, so a graph of
     /// thousands of nodes does not hold every node's last lines to the end.
+    /// (Commands are only ever stored for failed nodes. A silent node has no
+    /// tail: most have none, and then nothing is looked up.)
     private mutating func forget(_ node: String) {
-        commands[node] = nil
-        tails[node] = nil
+        if !tails.isEmpty { tails[node] = nil }
     }
 
     /// The slowest nodes that ran, longest first (ties by name).

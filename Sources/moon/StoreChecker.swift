@@ -36,8 +36,10 @@ final class StoreChecker: UpToDateChecking {
 /// start, the duration, the result and the attempts.
 final class HistoryRecorder {
     private var run: RunRecord
-    private var nodes: [String: NodeRunRecord] = [:]
-    private var order: [String] = []
+    /// Per node, in the order it first appeared; `position` finds it (one
+    /// hash of the name per event).
+    private var nodes: [NodeRunRecord] = []
+    private var position: [String: Int] = [:]
 
     init(graphKey: String, forced: Bool) {
         run = RunRecord(graph: graphKey, startedAt: Date(), forced: forced)
@@ -48,16 +50,17 @@ final class HistoryRecorder {
         case .graphStart:
             run.startedAt = event.time
         case .start(let node, _, let attempt, _):
-            var record = nodes[node] ?? NodeRunRecord(node: node, startedAt: event.time, result: .canceled)
-            if record.startedAt == nil { record.startedAt = event.time }
-            record.attempts = attempt
-            put(record)
+            update(node, new: NodeRunRecord(node: node, startedAt: event.time, result: .canceled)) { record in
+                if record.startedAt == nil { record.startedAt = event.time }
+                record.attempts = attempt
+            }
         case .complete(let node, let duration, _, _):
             update(node) { $0.result = .succeeded; $0.durationMilliseconds = duration }
         case .error(let node, let duration, let error):
             update(node) { $0.result = error.kind == .canceled ? .canceled : .failed; $0.durationMilliseconds = duration }
         case .skip(let node, let reason):
-            put(NodeRunRecord(node: node, result: reason == .upToDate ? .upToDate : .skipped))
+            let record = NodeRunRecord(node: node, result: reason == .upToDate ? .upToDate : .skipped)
+            update(node, new: record) { $0 = record }
             if reason == .upToDate { run.upToDate += 1 } else { run.skipped += 1 }
         case .graphComplete(let ok, let duration, let counts, _):
             run.ok = ok
@@ -70,20 +73,23 @@ final class HistoryRecorder {
         }
     }
 
-    private func update(_ node: String, _ change: (inout NodeRunRecord) -> Void) {
-        var record = nodes[node] ?? NodeRunRecord(node: node, result: .failed)
-        change(&record)
-        put(record)
-    }
-
-    private func put(_ record: NodeRunRecord) {
-        if nodes[record.node] == nil { order.append(record.node) }
-        nodes[record.node] = record
+    /// Changes the record of `node`, made from `new` if it has none yet.
+    private func update(_ node: String, new: @autoclosure () -> NodeRunRecord? = nil,
+                        _ change: (inout NodeRunRecord) -> Void) {
+        let index: Int
+        if let known = position[node] {
+            index = known
+        } else {
+            index = nodes.count
+            position[node] = index
+            nodes.append(new() ?? NodeRunRecord(node: node, result: .failed))
+        }
+        change(&nodes[index])
     }
 
     var record: RunRecord {
         var result = run
-        result.nodes = order.compactMap { nodes[$0] }
+        result.nodes = nodes
         return result
     }
 }
