@@ -97,7 +97,8 @@ enum ExecutableResolver {
     }
 
     static func absolute<S: StringProtocol>(_ path: S, in directory: String?) -> String {
-        if path.hasPrefix("/") { return String(path) }
+        // (A byte test: `hasPrefix` works on characters, visibly slower per spawn.)
+        if path.utf8.first == UInt8(ascii: "/") { return String(path) }
         guard let directory else { return String(path) }
         return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }

@@ -191,9 +191,11 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         // `write-file`) can still be open for writing in a child that another
         // thread is just spawning, until that child execs. It passes within
         // microseconds, so try again briefly instead of failing the node.
-        let status: Int32 = withSpawnVectors(argv: [program] + spec.arguments, environment: spec.processEnvironment) { argv, envp in
+        // (The closures capture single fields: capturing `spec` copied it.)
+        let workingDirectory = spec.workingDirectory
+        let status: Int32 = withSpawnVectors(program: program, arguments: spec.arguments, environment: spec.processEnvironment) { argv, envp in
             path.withCString { path in
-                withOptionalCString(spec.workingDirectory) { directory in
+                withOptionalCString(workingDirectory) { directory in
                     var request = moon_spawn_request(
                         path: path, argv: argv, envp: envp, directory: directory,
                         stdin_fd: stdin, stdout_fd: stdoutPipe[1], stderr_fd: stderrPipe[1])
@@ -439,25 +441,27 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     }
 }
 
-/// Calls `body` with NULL-terminated `argv` and `envp` arrays: the
-/// arguments in one allocation (a `strdup` each was a visible part of a
-/// spawn), the environment as `ProcessEnvironment.withEnvp` builds it.
+/// Calls `body` with NULL-terminated `argv` (`program`, then `arguments`)
+/// and `envp` arrays: the arguments in one allocation (a `strdup` each was a
+/// visible part of a spawn), the environment as `ProcessEnvironment.withEnvp`
+/// builds it.
 private func withSpawnVectors<R>(
-    argv: [String], environment: ProcessEnvironment,
+    program: String, arguments: [String], environment: ProcessEnvironment,
     _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>, UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R
 ) -> R {
-    var size = 0
-    for argument in argv { size += argument.utf8.count + 1 }
-    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: argv.count + 1)
+    var size = program.utf8.count + 1
+    for argument in arguments { size += argument.utf8.count + 1 }
+    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 2)
     defer { pointers.deallocate() }
-    let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
+    let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: size)
     defer { bytes.deallocate() }
-    var cursor = bytes
-    for (index, argument) in argv.enumerated() {
-        pointers[index] = cursor
+    pointers[0] = bytes
+    var cursor = CStringWriter.put(program, at: bytes)
+    for (index, argument) in arguments.enumerated() {
+        pointers[index + 1] = cursor
         cursor = CStringWriter.put(argument, at: cursor)
     }
-    pointers[argv.count] = nil
+    pointers[arguments.count + 1] = nil
     return environment.withEnvp { envp in body(pointers, envp) }
 }
 

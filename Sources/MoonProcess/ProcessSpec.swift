@@ -78,6 +78,8 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
         let count: Int
         /// Where each name's entry is in `pointers`.
         let positions: [String: Int]
+        /// A 256-bit filter of the names (see `mayContain`).
+        private let signatures: (UInt64, UInt64, UInt64, UInt64)
         /// `count` pointers into `bytes`, then NULL; immutable once built,
         /// hence the `@unchecked Sendable`.
         let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
@@ -92,14 +94,40 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
             pointers = .allocate(capacity: count + 1)
             var positions: [String: Int] = [:]
             positions.reserveCapacity(count)
+            var signatures: [UInt64] = [0, 0, 0, 0]
             var cursor = bytes
             for (position, (name, value)) in values.enumerated() {
                 pointers[position] = cursor
                 positions[name] = position
+                let bit = Self.signature(name)
+                signatures[bit >> 6] |= 1 << UInt64(bit & 63)
                 cursor = CStringWriter.put(entry: name, value, at: cursor)
             }
             pointers[count] = nil
             self.positions = positions
+            self.signatures = (signatures[0], signatures[1], signatures[2], signatures[3])
+        }
+
+        /// Where `name`'s entry is, if the base has one. Most overrides
+        /// (MOON_NODE, MOON_ATTEMPT…) are not in the base: a filter on the
+        /// name's length and last byte answers those without hashing.
+        func position(of name: String) -> Int? {
+            let bit = Self.signature(name)
+            let word: UInt64
+            switch bit >> 6 {
+            case 0: word = signatures.0
+            case 1: word = signatures.1
+            case 2: word = signatures.2
+            default: word = signatures.3
+            }
+            guard word & (1 << UInt64(bit & 63)) != 0 else { return nil }
+            return positions[name]
+        }
+
+        /// 0…255, from the name's UTF-8 length and last byte (both O(1)).
+        private static func signature(_ name: String) -> Int {
+            let utf8 = name.utf8
+            return (utf8.count &* 37 &+ Int(utf8.last ?? 0)) & 255
         }
 
         deinit {
@@ -108,49 +136,50 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// One variable set over the base.
+    public struct Override: Sendable {
+        public var name: String
+        public var value: String
+    }
+
     /// The shared part; nil when every entry is an override.
     public let base: Base?
     /// Overrides, unique by name, in the order they were first set.
-    public private(set) var names: [String] = []
-    public private(set) var values: [String] = []
+    public private(set) var overrides: [Override] = []
 
-    /// An environment built on `base`, without overrides yet.
-    public init(base: Base) {
+    /// An environment built on `base`, with room for `capacity` overrides
+    /// (growing the array one override at a time was most of their cost).
+    public init(base: Base, capacity: Int = 0) {
         self.base = base
+        overrides.reserveCapacity(capacity)
     }
 
     /// `dictionary` as it is (encoded at each spawn: for a one-off child).
     public init(_ dictionary: [String: String]) {
         base = nil
-        names.reserveCapacity(dictionary.count)
-        values.reserveCapacity(dictionary.count)
-        for (name, value) in dictionary {
-            names.append(name)
-            values.append(value)
-        }
+        overrides = dictionary.map { Override(name: $0.key, value: $0.value) }
     }
 
     /// Sets `name` to `value`, over the base and any earlier override (a
     /// later layer wins).
     public mutating func set(_ name: String, _ value: String) {
-        if let index = names.firstIndex(of: name) {
-            values[index] = value
+        if let index = overrides.firstIndex(where: { $0.name == name }) {
+            overrides[index].value = value
         } else {
-            names.append(name)
-            values.append(value)
+            overrides.append(Override(name: name, value: value))
         }
     }
 
     /// The value of `name`: its override, else the base's.
     public subscript(name: String) -> String? {
-        if let index = names.firstIndex(of: name) { return values[index] }
+        if let override = overrides.first(where: { $0.name == name }) { return override.value }
         return base?.values[name]
     }
 
     /// Every entry, overrides applied.
     public var dictionary: [String: String] {
         var result = base?.values ?? [:]
-        for (name, value) in zip(names, values) { result[name] = value }
+        for override in overrides { result[override.name] = override.value }
         return result
     }
 
@@ -170,22 +199,22 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
     func withEnvp<R>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) throws -> R) rethrows -> R {
         let baseCount = base?.count ?? 0
         var size = 0
-        for index in names.indices { size += names[index].utf8.count + values[index].utf8.count + 2 }
-        let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: baseCount + names.count + 1)
+        for override in overrides { size += override.name.utf8.count + override.value.utf8.count + 2 }
+        let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: baseCount + overrides.count + 1)
         defer { pointers.deallocate() }
         let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
         defer { bytes.deallocate() }
         if let base { pointers.update(from: base.pointers, count: baseCount) }
         var end = baseCount
         var cursor = bytes
-        for index in names.indices {
-            if let position = base?.positions[names[index]] {
+        for override in overrides {
+            if let position = base?.position(of: override.name) {
                 pointers[position] = cursor
             } else {
                 pointers[end] = cursor
                 end += 1
             }
-            cursor = CStringWriter.put(entry: names[index], values[index], at: cursor)
+            cursor = CStringWriter.put(entry: override.name, override.value, at: cursor)
         }
         pointers[end] = nil
         return try body(pointers)

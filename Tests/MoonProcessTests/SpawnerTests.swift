@@ -119,3 +119,20 @@ import Testing
         #expect(spec == ProcessSpec(executable: "/bin/true", environment: ["B": "2"]))
     }
 }
+
+@Suite struct EnvironmentBaseTests {
+    @Test func everyNameOfTheBaseIsFoundAndOthersAreNot() {
+        var values: [String: String] = [:]
+        for index in 0..<500 { values["NAME_\(index)"] = "\(index)" }
+        values[""] = "empty name"
+        values["É"] = "non-ASCII"
+        let base = ProcessEnvironment.Base(values)
+        for name in values.keys {
+            #expect(base.position(of: name).map { String(cString: base.pointers[$0]!) } == name + "=" + values[name]!)
+        }
+        for index in 500..<1000 {
+            #expect(base.position(of: "NAME_\(index)") == nil)
+        }
+        #expect(base.position(of: "MOON_NODE") == nil)
+    }
+}

@@ -68,7 +68,7 @@ struct NodeEnvironment {
     func prepare(_ node: Node, attempt: Int, inputs: NodeInputs, outputFile: String?) throws -> Prepared {
         let shared = try shared.get()
         let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs)
-        var env = ProcessEnvironment(base: shared)
+        var env = ProcessEnvironment(base: shared, capacity: node.env.count + 4)
         for entry in node.env {
             do {
                 env.set(entry.name, try interpolator.string(entry.value))
