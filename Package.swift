@@ -23,7 +23,9 @@ let package = Package(
         .target(name: "MoonCommand"),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
-        .target(name: "MoonProcess", dependencies: [.product(name: "HeapModule", package: "swift-collections")]),
+        // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
+        .target(name: "CMoonSpawn"),
+        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),
         .target(name: "MoonRun", dependencies: [
             "MoonGraph", "MoonCommand", "MoonProcess",
             .product(name: "HeapModule", package: "swift-collections"),

@@ -2,9 +2,9 @@ import Glibc
 
 /// Ties a child's process group to moon's own life, so that the group is
 /// SIGKILLed by the kernel when moon dies in any way — even by SIGKILL, when
-/// no code of moon runs any more. `posix_spawn` cannot set
-/// `PR_SET_PDEATHSIG`, and that would only cover the group's leader anyway
-/// (and fire when the spawning *thread* exits, which Dispatch threads do).
+/// no code of moon runs any more. `PR_SET_PDEATHSIG` would only cover the
+/// group's leader (and fire when the spawning *thread* exits, which Dispatch
+/// threads do).
 ///
 /// How: one pipe per child, both ends held by moon only (`O_CLOEXEC`; the
 /// child never sees them). Each end is armed for signal-driven I/O with the
@@ -25,7 +25,7 @@ import Glibc
 /// Limits: a process that left the group (`setsid`, `setpgid`) is not
 /// covered, nor one that changed its user id (the kernel's SIGIO permission
 /// check); and a child is unprotected for the microseconds between
-/// `posix_spawn` returning and `arm` (moon must exist for the pid to be known).
+/// the spawn returning and `arm` (moon must exist for the pid to be known).
 struct DeathPipe {
     let readEnd: Int32
     let writeEnd: Int32

@@ -2,9 +2,9 @@ import Glibc
 
 /// Finds the file to execute in PATH, and explains why a spawn failed: a
 /// missing or unusable working directory or program gets a clear message
-/// instead of a bare errno from `posix_spawn`.
+/// instead of a bare errno from the spawn.
 enum ExecutableResolver {
-    /// Whether `posix_spawn` failing with `code` may be the fault of the
+    /// Whether a spawn failing with `code` may be the fault of the
     /// working directory or the program's path (then they are examined).
     static func mayConcernThePath(_ code: Int32) -> Bool {
         [ENOENT, EACCES, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, ENOEXEC, EPERM].contains(code)
@@ -34,7 +34,7 @@ enum ExecutableResolver {
         }
     }
 
-    /// The path to hand to `posix_spawn`.
+    /// The path to execute.
     static func resolve(_ spec: ProcessSpec) throws -> String {
         let name = spec.executable
         guard !name.isEmpty else {
@@ -54,7 +54,7 @@ enum ExecutableResolver {
                                          message: "cannot run '\(name)': \(ProcessLaunchError.errorText(code))")
             }
         }
-        let searchPath = spec.environment["PATH"] ?? ProcessSpec.defaultSearchPath
+        let searchPath = spec.processEnvironment["PATH"] ?? ProcessSpec.defaultSearchPath
         var firstNonExecutable: (path: String, code: Int32, reason: String)?
         for entry in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
             let directory = absolute(entry.isEmpty ? "." : String(entry), in: spec.workingDirectory)
@@ -97,7 +97,8 @@ enum ExecutableResolver {
     }
 
     static func absolute<S: StringProtocol>(_ path: S, in directory: String?) -> String {
-        if path.hasPrefix("/") { return String(path) }
+        // (A byte test: `hasPrefix` works on characters, visibly slower per spawn.)
+        if path.utf8.first == UInt8(ascii: "/") { return String(path) }
         guard let directory else { return String(path) }
         return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }

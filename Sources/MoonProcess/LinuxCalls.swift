@@ -2,22 +2,16 @@ import Glibc
 
 /// Linux calls the Glibc module does not import, looked up with `dlsym`:
 /// GNU extensions (the module is built without `_GNU_SOURCE`), headers that
-/// are not in its module map, and variadic functions. No C shim is needed;
-/// all of them are in glibc 2.36.
+/// are not in its module map, and variadic functions; all of them are in
+/// glibc 2.36. (The spawn itself is C: the CMoonSpawn target.)
 enum LinuxCalls {
-    private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
     /// `prctl` is variadic in C; for integer arguments on x86_64 and aarch64
     /// Linux, calling it through a fixed-arity pointer is ABI-compatible.
     private typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
 
     private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-    private typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
-    private static let pidfdOpenFunction: PidfdOpen? = symbol("pidfd_open")
     private static let pipe2Function: Pipe2? = symbol("pipe2")
-    private static let addClosefromFunction: AddClosefrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
-    private static let addChdirFunction: AddChdir? = symbol("posix_spawn_file_actions_addchdir_np")
 
     /// `pipe2(2)`; fills `fds` (read end, write end).
     static func pipe2(_ fds: inout [Int32], _ flags: Int32) -> Int32 {
@@ -28,18 +22,6 @@ enum LinuxCalls {
         return fds.withUnsafeMutableBufferPointer { function($0.baseAddress!, flags) }
     }
 
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc ≥ 2.34); returns an
-    /// error number like the other file actions.
-    static func addClosefrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) -> Int32 {
-        guard let function = addClosefromFunction else { return ENOSYS }
-        return function(&actions, lowest)
-    }
-
-    /// `posix_spawn_file_actions_addchdir_np` (glibc ≥ 2.29).
-    static func addChdir(_ actions: inout posix_spawn_file_actions_t, _ path: String) -> Int32 {
-        guard let function = addChdirFunction else { return ENOSYS }
-        return path.withCString { function(&actions, $0) }
-    }
     private static let prctlFunction: Prctl? = symbol("prctl")
 
     static let PR_SET_CHILD_SUBREAPER: Int32 = 36
@@ -47,16 +29,6 @@ enum LinuxCalls {
     private static func symbol<F>(_ name: String) -> F? {
         guard let address = dlsym(nil, name) else { return nil }
         return unsafeBitCast(address, to: F.self)
-    }
-
-    /// `pidfd_open(2)` (glibc ≥ 2.36, Linux ≥ 5.3). Sets errno on failure;
-    /// ENOSYS if the C library lacks it.
-    static func pidfdOpen(_ pid: pid_t) -> Int32 {
-        guard let function = pidfdOpenFunction else {
-            errno = ENOSYS
-            return -1
-        }
-        return function(pid, 0)
     }
 
     static func prctl(_ option: Int32, _ argument: UInt) -> Int32 {

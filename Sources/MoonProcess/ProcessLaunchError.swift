@@ -58,7 +58,7 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
         String(cString: strerror(code))
     }
 
-    /// Classifies an errno from `pipe2`, `posix_spawn`, `pidfd_open`…
+    /// Classifies an errno from `pipe2`, the spawn (`clone`, the child's setup, `execve`)…
     static func from(errno code: Int32, program: String, doing what: String) -> ProcessLaunchError {
         let kind: Kind
         switch code {

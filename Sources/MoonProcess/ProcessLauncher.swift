@@ -1,9 +1,11 @@
+import CMoonSpawn
 import Foundation
 import Glibc
 
-/// The real `ProcessLaunching`: `posix_spawn`, one thread for all children
-/// (the `EventLoop`, which moon's runner shares), and process groups that
-/// are killed whole.
+/// The real `ProcessLaunching`: moon's own spawner (`moon_spawn` in the
+/// CMoonSpawn target: `clone` with CLONE_VM, CLONE_VFORK and CLONE_PIDFD),
+/// one thread for all children (the `EventLoop`, which moon's runner
+/// shares), and process groups that are killed whole.
 ///
 /// There is one launcher per process (`shared`): it reaps its children by
 /// pid (through pidfds), never with `waitpid(-1)`, so other code in the same
@@ -11,16 +13,17 @@ import Glibc
 /// `becomeSubreaper()`, which makes this launcher reap every child.
 ///
 /// Each child:
-/// - starts with `posix_spawn` in its own process group (pgid = pid), its
-///   signal mask cleared and every signal's disposition set to default;
+/// - starts in its own process group (pgid = pid), its signal mask cleared
+///   and every signal's disposition set to default (even one moon ignores,
+///   such as SIGPIPE);
 /// - has stdin on `/dev/null`, stdout and stderr on two pipes, and no other
-///   descriptor (pipes are `O_CLOEXEC` and the child runs `closefrom(3)`);
+///   descriptor (pipes are `O_CLOEXEC` and the child runs `close_range(3)`);
 /// - when its main process exits, its whole group is SIGKILLed before it is
 ///   reaped: no background job of a node outlives the node.
 ///
 /// If moon itself dies, even by SIGKILL, the kernel SIGKILLs every child's
-/// group through its `DeathPipe` (`PR_SET_PDEATHSIG` cannot be set through
-/// `posix_spawn`, and would miss the rest of the group).
+/// group through its `DeathPipe` (`PR_SET_PDEATHSIG` would miss the rest of
+/// the group).
 ///
 /// Out of descriptors or processes, `launch` waits for running children to
 /// exit and tries again before it gives up (see `launch`).
@@ -40,6 +43,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     static let spareDeathPipeLimit = 256
     private var reapGeneration: UInt64 = 0
     private var patienceNanoseconds: UInt64 = 10_000_000_000
+    /// Every child's stdin (see `devNullDescriptor`); -1 until first needed.
+    private var devNull: Int32 = -1
 
     private init() {}
 
@@ -143,9 +148,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         let program = spec.executable
         let loop = try startedLoop(program: program)
         // Nothing is checked up front (that was four or more system calls
-        // per spawn): `posix_spawn` finds out, and only when it fails are the
+        // per spawn): the spawn finds out, and only when it fails are the
         // directory and the program examined, for a clear message.
         let path = try programPath(spec)
+        let stdin = try devNullDescriptor(program: program)
 
         let deathPipe: DeathPipe
         if let spare = lock.withLock({ spareDeathPipes.popLast() }) {
@@ -172,61 +178,37 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         let readEnds = [stdoutPipe[0], stderrPipe[0]]
         for fd in readEnds {
-            // A new pipe's read end has no other status flag to keep.
+            // A new pipe's read end has no other status flag to keep. (Not
+            // O_NONBLOCK in pipe2: the write ends share it, and the child's
+            // stdout and stderr must block.)
             _ = fcntl(fd, F_SETFL, O_NONBLOCK)
         }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
-        var actionStatus = LinuxCalls.addClosefrom(&actions, 3)
-        if let directory = spec.workingDirectory, actionStatus == 0 {
-            actionStatus = LinuxCalls.addChdir(&actions, directory)
-        }
-        guard actionStatus == 0 else {
-            ([stdoutPipe, stderrPipe].flatMap { $0 }).forEach { close($0) }
-            deathPipe.close()
-            throw ProcessLaunchError.from(errno: actionStatus, program: program, doing: "preparing the spawn")
-        }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = [program] + spec.arguments
-
         lock.withLock { spawnsInFlight += 1 }
         var pid: pid_t = 0
-        var status: Int32 = 0
+        var pidfd: Int32 = -1
         // ETXTBSY: a script written a moment ago (by a node, or by moon's
         // `write-file`) can still be open for writing in a child that another
         // thread is just spawning, until that child execs. It passes within
         // microseconds, so try again briefly instead of failing the node.
-        func spawn(_ path: String) -> Int32 {
-            var status: Int32 = 0
-            for attempt in 0..<50 {
-                status = withCStringArray(argv) { argvPointers in
-                    withEnvironmentBlock(spec.environment) { envPointers in
-                        posix_spawn(&pid, path, &actions, &attributes, argvPointers, envPointers)
+        // (The closures capture single fields: capturing `spec` copied it.)
+        let workingDirectory = spec.workingDirectory
+        let status: Int32 = withSpawnVectors(program: program, arguments: spec.arguments, environment: spec.processEnvironment) { argv, envp in
+            path.withCString { path in
+                withOptionalCString(workingDirectory) { directory in
+                    var request = moon_spawn_request(
+                        path: path, argv: argv, envp: envp, directory: directory,
+                        stdin_fd: stdin, stdout_fd: stdoutPipe[1], stderr_fd: stderrPipe[1])
+                    var status: Int32 = 0
+                    for attempt in 0..<50 {
+                        status = moon_spawn(&request, &pid, &pidfd)
+                        guard status == ETXTBSY else { break }
+                        usleep(useconds_t(min(attempt + 1, 10) * 1000))
                     }
+                    return status
                 }
-                guard status == ETXTBSY else { break }
-                usleep(useconds_t(min(attempt + 1, 10) * 1000))
             }
-            return status
         }
-        status = spawn(path)
         var diagnosis: Error?
         if status != 0 && ExecutableResolver.mayConcernThePath(status) {
             // Why? A missing or unusable directory or program gets a clear error.
@@ -255,14 +237,13 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         // From here on, moon's death (even by SIGKILL) kills the group.
         deathPipe.arm(group: pid)
-        let pidfd = LinuxCalls.pidfdOpen(pid)
         guard pidfd >= 0 else {
-            let code = errno
+            // Not expected: clone returns the pidfd with the pid.
             _ = Glibc.kill(-pid, SIGKILL)
             var ignored: Int32 = 0
             while waitpid(pid, &ignored, 0) < 0 && errno == EINTR {}
             abandon()
-            throw ProcessLaunchError.from(errno: code, program: program, doing: "watching the process")
+            throw ProcessLaunchError.from(errno: EBADF, program: program, doing: "watching the process")
         }
 
         let process = LaunchedProcess(pid: pid, program: program, launcher: self, onOutput: onOutput, onExit: onExit)
@@ -280,6 +261,23 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         loop.add(pipes.map { IOLoop.Watch(fd: $0.fd, kind: .pipe($0)) } + [IOLoop.Watch(fd: pidfd, kind: .exit(process))])
         return process
+    }
+
+    /// `/dev/null`, opened once (`O_CLOEXEC`) and kept: every child gets it
+    /// as stdin (an open in each child was one more path lookup per spawn).
+    private func devNullDescriptor(program: String) throws -> Int32 {
+        try lock.withLock {
+            if devNull >= 0 { return devNull }
+            var fd: Int32
+            repeat {
+                fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            } while fd < 0 && errno == EINTR
+            guard fd >= 0 else {
+                throw ProcessLaunchError.from(errno: errno, program: program, doing: "opening /dev/null")
+            }
+            devNull = fd
+            return fd
+        }
     }
 
     /// The file to spawn for `spec`: a name with a slash as it is (checked
@@ -443,44 +441,32 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     }
 }
 
-/// Calls `body` with a NULL-terminated array of C strings.
-private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    var pointers = strings.map { strdup($0) }
-    pointers.append(nil)
-    defer { pointers.forEach { free($0) } }
-    return body(pointers)
+/// Calls `body` with NULL-terminated `argv` (`program`, then `arguments`)
+/// and `envp` arrays: the arguments in one allocation (a `strdup` each was a
+/// visible part of a spawn), the environment as `ProcessEnvironment.withEnvp`
+/// builds it.
+private func withSpawnVectors<R>(
+    program: String, arguments: [String], environment: ProcessEnvironment,
+    _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>, UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R
+) -> R {
+    var size = program.utf8.count + 1
+    for argument in arguments { size += argument.utf8.count + 1 }
+    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 2)
+    defer { pointers.deallocate() }
+    let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: size)
+    defer { bytes.deallocate() }
+    pointers[0] = bytes
+    var cursor = CStringWriter.put(program, at: bytes)
+    for (index, argument) in arguments.enumerated() {
+        pointers[index + 1] = cursor
+        cursor = CStringWriter.put(argument, at: cursor)
+    }
+    pointers[arguments.count + 1] = nil
+    return environment.withEnvp { envp in body(pointers, envp) }
 }
 
-/// Calls `body` with a NULL-terminated `KEY=VALUE` array for `environment`,
-/// built in one allocation (a node's environment has dozens of entries;
-/// a string and a `strdup` each were a visible part of a spawn).
-private func withEnvironmentBlock<R>(_ environment: [String: String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    var size = 0
-    for (key, value) in environment { size += key.utf8.count + value.utf8.count + 2 }
-    let block = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
-    defer { block.deallocate() }
-    var pointers: [UnsafeMutablePointer<CChar>?] = []
-    pointers.reserveCapacity(environment.count + 1)
-    var cursor = block
-    func put(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { chars in
-                guard let base = chars.baseAddress else { return }
-                cursor.update(from: base, count: chars.count)
-            }
-            cursor += bytes.count
-        }
-    }
-    for (key, value) in environment {
-        pointers.append(cursor)
-        put(key)
-        cursor.pointee = 61  // "="
-        cursor += 1
-        put(value)
-        cursor.pointee = 0
-        cursor += 1
-    }
-    pointers.append(nil)
-    return body(pointers)
+/// `body` with `text` as a C string, or with nil.
+private func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
 }

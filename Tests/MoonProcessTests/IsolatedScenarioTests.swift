@@ -13,7 +13,7 @@ import Testing
 
     private static var selected: String? { ProcessInfo.processInfo.environment[variable] }
 
-    @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper"])
+    @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper", "signals", "closedStandardDescriptors", "failedSpawns"])
     func runInChildProcess(scenario: String) async throws {
         guard IsolatedScenarioTests.selected == nil else { return }
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -149,6 +149,92 @@ import Testing
 
         // Spawning still works after the reaper has slept on ECHILD.
         #expect(try await run(shell("exit 7")).1 == .exited(7))
+    }
+
+    /// Whatever moon does with signals (ignores SIGPIPE and a real-time
+    /// one, handles SIGUSR1, blocks some in the launching thread), a child
+    /// starts with every signal at its default and none blocked.
+    @Test func signalsScenario() async throws {
+        guard IsolatedScenarioTests.selected == "signals" else { return }
+        signal(SIGPIPE, SIG_IGN)
+        signal(40, SIG_IGN)
+        signal(SIGUSR1) { _ in }
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGTERM)
+        sigaddset(&blocked, SIGUSR2)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        let started = Result { try start(ProcessSpec(executable: "cat", arguments: ["/proc/self/status"], environment: testEnvironment)) }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        let (recorder, _) = try started.get()
+        #expect(await recorder.termination() == .exited(0))
+        let masks = recorder.texts(.stdout).filter { ["SigBlk:", "SigIgn:", "SigCgt:"].contains($0.prefix(7)) }
+        #expect(masks == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"])
+    }
+
+    /// moon started with its standard descriptors closed: its own
+    /// descriptors (/dev/null, the pipes) then take numbers 0 to 2, and the
+    /// child must still get /dev/null and the two pipes there, inheritable.
+    @Test func closedStandardDescriptorsScenario() async throws {
+        guard IsolatedScenarioTests.selected == "closedStandardDescriptors" else { return }
+        _ = try launcher.eventLoop()  // its descriptors first
+        let savedOut = dup(1)
+        let savedErr = dup(2)
+        let script = "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; ls /proc/self/fd; echo err >&2"
+        close(0)  // the launcher's /dev/null becomes descriptor 0
+        let first = try await run(shell(script))
+        close(1)
+        close(2)  // the stdout pipe becomes descriptors 1 and 2
+        let second = Result { try start(shell(script)) }
+        // Restored once the child's pipes are closed (its read ends are 1 and 2).
+        let termination = try? await second.get().0.termination()
+        dup2(savedOut, 1)
+        dup2(savedErr, 2)
+        let (recorder, _) = try second.get()
+        #expect(termination == .exited(0))
+        for result in [first.0, recorder] {
+            let out = result.texts(.stdout)
+            try #require(out.count == 7, "\(out) \(result.texts(.stderr))")
+            #expect(out[0] == "/dev/null")
+            #expect(out[1].hasPrefix("pipe:"))
+            #expect(out[2].hasPrefix("pipe:"))
+            #expect(out[1] != out[2])
+            #expect(Array(out[3...]) == ["0", "1", "2", "3"])
+            #expect(result.texts(.stderr) == ["err"])
+        }
+    }
+
+    /// A spawn that fails (in the child, after clone) leaves no descriptor
+    /// and no child behind, not even a zombie.
+    @Test func failedSpawnsScenario() async throws {
+        guard IsolatedScenarioTests.selected == "failedSpawns" else { return }
+        #expect(try await run(shell("true")).1 == .exited(0))  // the loop and /dev/null exist
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let garbage = directory + "/garbage"
+        try Data([0, 1, 2, 3]).write(to: URL(fileURLWithPath: garbage))
+        chmod(garbage, 0o755)
+        let failing = [
+            ProcessSpec(executable: garbage, environment: testEnvironment),
+            ProcessSpec(executable: "/no/such/program", environment: testEnvironment),
+            shell("true", directory: "/no/such/directory"),
+            shell("true", directory: garbage),
+        ]
+        func failAll() {
+            for spec in failing {
+                #expect(throws: ProcessLaunchError.self) { try start(spec) }
+            }
+        }
+        func descriptors() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").sorted()
+        }
+        failAll()  // (closes the spare death pipe the first child left)
+        let before = try descriptors()
+        failAll()
+        #expect(try descriptors() == before)
+        var info = siginfo_t()
+        #expect(waitid(P_ALL, 0, &info, WEXITED | WNOHANG) == -1 && errno == ECHILD)
     }
 
     private func isGone(_ pid: pid_t) async -> Bool {

@@ -15,8 +15,20 @@ import MoonProcess
 struct NodeEnvironment {
     /// What an attempt runs with, once its expressions are resolved.
     struct Prepared {
-        var environment: [String: String]
-        var interpolator: Interpolator
+        /// The node's whole environment: the shared layers (encoded once
+        /// for all nodes), then the node's `env:` and MOON_* as overrides.
+        var environment: ProcessEnvironment
+        /// Resolves with the shared layers only (what a node's `env:` sees).
+        fileprivate var sharedInterpolator: Interpolator
+
+        /// The interpolator for `run`, `with` and `dir`: the node's whole
+        /// environment. Built on each read (the dictionary is a copy of the
+        /// shared one): read it only when a text has an expression.
+        var interpolator: Interpolator {
+            var interpolator = sharedInterpolator
+            interpolator.env = environment.dictionary
+            return interpolator
+        }
     }
 
     let graph: Graph
@@ -24,8 +36,9 @@ struct NodeEnvironment {
     let graphDirectory: String
     /// moon's own environment.
     let base: [String: String]
-    /// dotenv, moon's environment and the file's `env:`, resolved once.
-    private let shared: Result<[String: String], Interpolator.Failure>
+    /// dotenv, moon's environment and the file's `env:`, resolved and
+    /// encoded once.
+    private let shared: Result<ProcessEnvironment.Base, Interpolator.Failure>
 
     init(graph: Graph, base: [String: String] = ProcessInfo.processInfo.environment) {
         self.graph = graph
@@ -43,7 +56,7 @@ struct NodeEnvironment {
         let interpolator = Interpolator(vars: graph.vars, env: env, inputs: NodeInputs(values: []))
         do {
             for entry in graph.env { env[entry.name] = try interpolator.string(entry.value) }
-            shared = .success(env)
+            shared = .success(ProcessEnvironment.Base(env))
         } catch let failure as Interpolator.Failure {
             shared = .failure(Interpolator.Failure(message: "in the graph's env: \(failure.message)"))
         } catch {
@@ -53,21 +66,21 @@ struct NodeEnvironment {
 
     /// The node's environment and the interpolator for its `run`, `with` and `dir`.
     func prepare(_ node: Node, attempt: Int, inputs: NodeInputs, outputFile: String?) throws -> Prepared {
-        var env = try shared.get()
-        var interpolator = Interpolator(vars: graph.vars, env: env, inputs: inputs)
+        let shared = try shared.get()
+        let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs)
+        var env = ProcessEnvironment(base: shared, capacity: node.env.count + 4)
         for entry in node.env {
             do {
-                env[entry.name] = try interpolator.string(entry.value)
+                env.set(entry.name, try interpolator.string(entry.value))
             } catch let failure as Interpolator.Failure {
                 throw Interpolator.Failure(message: "in env \(entry.name): \(failure.message)")
             }
         }
-        env["MOON_NODE"] = node.name
-        env["MOON_ATTEMPT"] = String(attempt)
-        env["MOON_GRAPH_DIR"] = graphDirectory
-        if let outputFile { env["MOON_OUTPUT"] = outputFile }
-        interpolator.env = env
-        return Prepared(environment: env, interpolator: interpolator)
+        env.set("MOON_NODE", node.name)
+        env.set("MOON_ATTEMPT", String(attempt))
+        env.set("MOON_GRAPH_DIR", graphDirectory)
+        if let outputFile { env.set("MOON_OUTPUT", outputFile) }
+        return Prepared(environment: env, sharedInterpolator: interpolator)
     }
 
     func workingDirectory(for node: Node, interpolator: Interpolator) throws -> String {
@@ -82,17 +95,30 @@ struct NodeEnvironment {
     func processSpec(for node: Node, attempt: Int, inputs: NodeInputs = NodeInputs(values: []),
                      outputFile: String? = nil) throws -> ProcessSpec? {
         let prepared = try prepare(node, attempt: attempt, inputs: inputs, outputFile: outputFile)
+        // Without an expression in `run`, `with` or `dir` nothing reads the
+        // environment: the node's whole one is then not built as a dictionary.
+        let interpolator = Self.hasExpression(node) ? prepared.interpolator : prepared.sharedInterpolator
         let argv: [String]
         switch node.action {
-        case .shell(let script): argv = node.shell.arguments(for: try prepared.interpolator.script(script, shell: node.shell))
-        case .exec(let arguments): argv = try arguments.map(prepared.interpolator.string)
+        case .shell(let script): argv = node.shell.arguments(for: try interpolator.script(script, shell: node.shell))
+        case .exec(let arguments): argv = try arguments.map(interpolator.string)
         case .builtin: return nil
         }
         guard let program = argv.first else { return nil }
         let env = prepared.environment
         return ProcessSpec(executable: ProgramCache.shared.lookup(program, path: env["PATH"]) ?? program,
-                           arguments: Array(argv.dropFirst()), environment: env,
-                           workingDirectory: try workingDirectory(for: node, interpolator: prepared.interpolator))
+                           arguments: Array(argv.dropFirst()), processEnvironment: env,
+                           workingDirectory: try workingDirectory(for: node, interpolator: interpolator))
+    }
+
+    /// Whether the node's command or `dir` has a `${{ … }}`.
+    private static func hasExpression(_ node: Node) -> Bool {
+        if let dir = node.dir, Template.containsExpression(dir) { return true }
+        switch node.action {
+        case .shell(let script): return Template.containsExpression(script)
+        case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
+        case .builtin: return true
+        }
     }
 }
 
@@ -104,18 +130,25 @@ struct NodeEnvironment {
 final class ProgramCache: @unchecked Sendable {
     static let shared = ProgramCache()
     private let lock = Lock()
-    private var found: [String: String] = [:]
+    /// Answers found, most recent last. A graph has a handful of programs
+    /// and PATHs, and nodes pass the very same PATH string (from the shared
+    /// environment), whose comparison is then immediate: a scan beats
+    /// hashing a long `name + "\0" + path` key per lookup.
+    private var found: [(name: String, path: String, program: String)] = []
+    private static let limit = 64
 
     func lookup(_ name: String, path: String?) -> String? {
         // (Not `contains("/")`: with Foundation imported that is a slow NSString search.)
         guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), let path else { return nil }
-        let key = name + "\u{0}" + path
-        if let hit = lock.withLock({ found[key] }) { return hit }
+        if let hit = lock.withLock({ found.last(where: { $0.name == name && $0.path == path }) }) { return hit.program }
         for entry in path.split(separator: ":") where entry.hasPrefix("/") {
             let candidate = entry + "/" + name
             var info = stat()
             if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                lock.withLock { found[key] = candidate }
+                lock.withLock {
+                    if found.count >= Self.limit { found.removeFirst() }
+                    found.append((name, path, candidate))
+                }
                 return candidate
             }
             // An entry that is relative or unreadable makes the answer depend

@@ -1,0 +1,29 @@
+#ifndef MOON_SPAWN_H
+#define MOON_SPAWN_H
+
+#include <sys/types.h>
+
+/// What `moon_spawn` starts: see moon_spawn.c.
+struct moon_spawn_request {
+    /// The file to execute (execve: no PATH search).
+    const char *path;
+    /// NULL-terminated argument and environment vectors.
+    char *const *argv;
+    char *const *envp;
+    /// The child's working directory, or NULL to keep moon's.
+    const char *directory;
+    /// Descriptors the child gets as 0, 1 and 2 (they may be O_CLOEXEC).
+    int stdin_fd;
+    int stdout_fd;
+    int stderr_fd;
+};
+
+/// Starts `request` in a new process group (pgid = pid), with every signal's
+/// disposition at its default, an empty signal mask, descriptors 0-2 from the
+/// request and no other descriptor. Returns 0 and sets `*pid` and `*pidfd`
+/// (O_CLOEXEC), or returns an errno: from clone (EAGAIN, EMFILE, ENOMEM...)
+/// or from the child's setup or execve (ENOENT, EACCES, ETXTBSY, chdir's
+/// errors...), in which case the child has already been reaped.
+int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd);
+
+#endif

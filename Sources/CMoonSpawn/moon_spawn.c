@@ -1,0 +1,141 @@
+// moon's own spawner: clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD) and a few
+// system calls in the child, instead of glibc's posix_spawn with file
+// actions and attributes. Measured per spawn (docs/decisions.md, "Own
+// spawner"): glibc runs a prlimit64 per file action, maps and unmaps a
+// child stack, and with POSIX_SPAWN_SETSIGDEF sets all 64 signals in the
+// child; pidfd_open after it is one more call. This does the same work
+// with fewer calls and returns the pidfd from clone itself.
+//
+// The child shares moon's memory until it execs (CLONE_VM; the calling
+// thread sleeps meanwhile, CLONE_VFORK), so it may only make system calls:
+// no malloc, no locks, no moon signal handler. Hence every signal stays
+// blocked in it until its dispositions are back to default, and it makes
+// raw system calls only (`syscall`), never a libc wrapper a sanitizer may
+// intercept with code that touches shared state.
+#define _GNU_SOURCE
+#include "moon_spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+/// The kernel's `struct sigaction` (x86_64, aarch64): SIG_DFL needs no
+/// restorer, and the raw call also reaches glibc's internal signals 32 and
+/// 33, which its `sigaction` refuses.
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
+/// The highest signal number (the kernel's _NSIG is 64 on x86_64, aarch64).
+#define LAST_SIGNAL 64
+
+struct child_context {
+    const struct moon_spawn_request *request;
+    /// Written by the child when it fails, read by the parent once the
+    /// child is gone (shared memory: CLONE_VM).
+    volatile int error;
+};
+
+static long raw_sigmask(int how, const uint64_t *set, uint64_t *old) {
+    return syscall(SYS_rt_sigprocmask, how, set, old, sizeof(uint64_t));
+}
+
+static _Noreturn void fail(struct child_context *context, int code) {
+    context->error = code ? code : ECHILD;
+    for (;;) syscall(SYS_exit_group, 127);
+}
+
+static int child_main(void *argument) {
+    struct child_context *context = argument;
+    const struct moon_spawn_request *request = context->request;
+
+    // Every signal to its default, as POSIX_SPAWN_SETSIGDEF with a full set
+    // did: a handler of moon's must never run here, and a signal moon
+    // ignores (SIGPIPE) must not stay ignored in the node. Unconditional
+    // sets: querying first would double the calls. (Only 1-31 would save
+    // ~2 us per spawn; see docs/decisions.md.)
+    static const struct kernel_sigaction default_action;  // (static: no memset call)
+    for (int sig = 1; sig <= LAST_SIGNAL; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        syscall(SYS_rt_sigaction, sig, &default_action, NULL, sizeof(uint64_t));
+    }
+
+    if (syscall(SYS_setpgid, 0, 0) != 0) fail(context, errno);
+
+    // 0, 1 and 2 from the request. A source below 3 (moon started with a
+    // standard descriptor closed) is first moved out of the way, so no
+    // dup3 overwrites a source still to be copied, and none would be a
+    // no-op that leaves O_CLOEXEC set. (dup3 always gets two different
+    // descriptors then; aarch64 has no dup2 system call.)
+    int sources[3] = {request->stdin_fd, request->stdout_fd, request->stderr_fd};
+    for (int i = 0; i < 3; i++) {
+        if (sources[i] < 3) {
+            long moved = syscall(SYS_fcntl, sources[i], F_DUPFD, 3);
+            if (moved < 0) fail(context, errno);
+            sources[i] = (int)moved;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (syscall(SYS_dup3, sources[i], i, 0) < 0) fail(context, errno);
+    }
+    // Nothing else reaches the node, O_CLOEXEC or not.
+    if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
+        // Linux < 5.9: one by one, up to the descriptor limit.
+        struct rlimit limit;
+        long last = 65536;
+        if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &limit) == 0 && limit.rlim_cur < (rlim_t)last) last = (long)limit.rlim_cur;
+        for (long fd = 3; fd < last; fd++) syscall(SYS_close, fd);
+    }
+
+    if (request->directory && syscall(SYS_chdir, request->directory) != 0) fail(context, errno);
+
+    uint64_t none = 0;
+    raw_sigmask(SIG_SETMASK, &none, NULL);
+    syscall(SYS_execve, request->path, request->argv, request->envp);
+    fail(context, errno);
+}
+
+int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
+    // The child's stack: part of this frame, which stays untouched while
+    // this thread sleeps in clone (as musl's posix_spawn does). The child
+    // only makes system calls: 16 KiB is ample.
+    _Alignas(16) char stack[16384];
+    struct child_context context = {.request = request, .error = 0};
+
+    // All signals blocked around clone, so none is handled in the child
+    // before its dispositions are reset (raw call: glibc's sigprocmask
+    // leaves its internal signals unblocked).
+    uint64_t all = ~(uint64_t)0, old = 0;
+    raw_sigmask(SIG_BLOCK, &all, &old);
+    int descriptor = -1;
+    pid_t child = clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                        &context, &descriptor);
+    int clone_error = errno;
+    raw_sigmask(SIG_SETMASK, &old, NULL);
+
+    if (child < 0) return clone_error ? clone_error : EAGAIN;
+    if (context.error != 0) {
+        // The child exited (127) without exec'ing: reap it here, so no
+        // zombie is left to anyone.
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        if (descriptor >= 0) close(descriptor);
+        return context.error;
+    }
+    *pid = child;
+    *pidfd = descriptor;
+    return 0;
+}
