@@ -271,6 +271,9 @@ final class IOLoop: @unchecked Sendable {
     }
 
     /// Reads once; returns false when the pipe is finished (EOF or error).
+    /// Reads what `pipe` holds, once: called only when poll reported it
+    /// readable (or hung up), so the read returns at once although the
+    /// descriptor is blocking (see `ProcessLauncher.launchOnce`).
     private func readPipe(_ pipe: Pipe) -> Bool {
         guard pipe.isOpen else { return false }
         let count = read(pipe.fd, buffer.baseAddress, buffer.count)

@@ -176,13 +176,12 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             deathPipe.close()
             throw ProcessLaunchError.from(errno: code, program: program, doing: "creating a pipe")
         }
+        // The read ends stay blocking (no fcntl per pipe): the loop reads a
+        // pipe only when poll said it is readable or hung up, once per
+        // report, so a read never waits. (Not O_NONBLOCK in pipe2 either:
+        // the write ends would share it, and the child's stdout and stderr
+        // must block.)
         let readEnds = [stdoutPipe[0], stderrPipe[0]]
-        for fd in readEnds {
-            // A new pipe's read end has no other status flag to keep. (Not
-            // O_NONBLOCK in pipe2: the write ends share it, and the child's
-            // stdout and stderr must block.)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
 
         lock.withLock { spawnsInFlight += 1 }
         var pid: pid_t = 0

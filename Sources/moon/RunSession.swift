@@ -74,9 +74,7 @@ final class RunSession {
                                                                          stallAfter: stallAfter),
                                    scheduler: scheduler)
         }
-        let history = store.map { _ in HistoryRecorder(graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false) }
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
-            history?.observe(event)
             reporter.report(event)
         }
         if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
@@ -117,9 +115,10 @@ final class RunSession {
                 FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))
             }
         }
-        if let store, let history {
+        if let store, let summary {
+            let record = HistoryRecorder.record(summary, graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false)
             do {
-                try store.record(history.record)
+                try store.record(record)
             } catch {
                 warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
             }

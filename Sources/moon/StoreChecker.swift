@@ -32,64 +32,31 @@ final class StoreChecker: UpToDateChecking {
     }
 }
 
-/// Turns the run's events into its history record: per node the first
-/// start, the duration, the result and the attempts.
-final class HistoryRecorder {
-    private var run: RunRecord
-    /// Per node, in the order it first appeared; `position` finds it (one
-    /// hash of the name per event).
-    private var nodes: [NodeRunRecord] = []
-    private var position: [String: Int] = [:]
-
-    init(graphKey: String, forced: Bool) {
-        run = RunRecord(graph: graphKey, startedAt: Date(), forced: forced)
-    }
-
-    func observe(_ event: RunEvent) {
-        switch event.kind {
-        case .graphStart:
-            run.startedAt = event.time
-        case .start(let node, _, let attempt, _):
-            update(node, new: NodeRunRecord(node: node, startedAt: event.time, result: .canceled)) { record in
-                if record.startedAt == nil { record.startedAt = event.time }
-                record.attempts = attempt
+/// The run's history record, from the runner's summary: per node the first
+/// start, the duration, the result and the attempts. (Built once at the end
+/// from what the runner already knows, not by following every event: that
+/// was a dictionary update per event on moon's event loop.)
+enum HistoryRecorder {
+    static func record(_ summary: Runner.Summary, graphKey: String, forced: Bool) -> RunRecord {
+        var run = RunRecord(graph: graphKey, startedAt: summary.startedAt, durationMilliseconds: summary.durationMilliseconds,
+                            ok: summary.ok, forced: forced)
+        run.succeeded = summary.counts.succeeded
+        run.failed = summary.counts.failed
+        run.canceled = summary.counts.canceled
+        run.nodes = summary.nodes.map { node in
+            let result: NodeRunRecord.Result
+            switch node.result {
+            case .succeeded: result = .succeeded
+            case .failed: result = .failed
+            case .canceled: result = .canceled
+            case .skipped: result = .skipped
+            case .upToDate: result = .upToDate
             }
-        case .complete(let node, let duration, _, _):
-            update(node) { $0.result = .succeeded; $0.durationMilliseconds = duration }
-        case .error(let node, let duration, let error):
-            update(node) { $0.result = error.kind == .canceled ? .canceled : .failed; $0.durationMilliseconds = duration }
-        case .skip(let node, let reason):
-            let record = NodeRunRecord(node: node, result: reason == .upToDate ? .upToDate : .skipped)
-            update(node, new: record) { $0 = record }
-            if reason == .upToDate { run.upToDate += 1 } else { run.skipped += 1 }
-        case .graphComplete(let ok, let duration, let counts, _):
-            run.ok = ok
-            run.durationMilliseconds = duration
-            run.succeeded = counts.succeeded
-            run.failed = counts.failed
-            run.canceled = counts.canceled
-        case .next, .retry:
-            break
+            return NodeRunRecord(node: node.name, startedAt: node.startedAt, durationMilliseconds: node.durationMilliseconds,
+                                 result: result, attempts: node.attempts)
         }
-    }
-
-    /// Changes the record of `node`, made from `new` if it has none yet.
-    private func update(_ node: String, new: @autoclosure () -> NodeRunRecord? = nil,
-                        _ change: (inout NodeRunRecord) -> Void) {
-        let index: Int
-        if let known = position[node] {
-            index = known
-        } else {
-            index = nodes.count
-            position[node] = index
-            nodes.append(new() ?? NodeRunRecord(node: node, result: .failed))
-        }
-        change(&nodes[index])
-    }
-
-    var record: RunRecord {
-        var result = run
-        result.nodes = nodes
-        return result
+        run.upToDate = run.nodes.filter { $0.result == .upToDate }.count
+        run.skipped = run.nodes.filter { $0.result == .skipped }.count
+        return run
     }
 }

@@ -53,6 +53,27 @@ public final class Runner {
         public var counts: RunCounts
         public var stopReason: StopReason?
         public var criticalPath: [String]
+        /// When the run started (`graph-start`) and how long it took.
+        public var startedAt: Date
+        public var durationMilliseconds: Int
+        /// How each node of the plan ended, in plan order: what a history
+        /// needs, without following the events.
+        public var nodes: [NodeSummary]
+    }
+
+    /// How one node ended: the same facts as its events.
+    public struct NodeSummary: Sendable {
+        public enum Result: Sendable, Equatable {
+            /// `failed` includes `continue-on-error` failures.
+            case succeeded, failed, canceled, skipped, upToDate
+        }
+        public var name: String
+        /// Its first attempt's start; nil if it never started.
+        public var startedAt: Date?
+        /// As in its `complete` or `error` event; nil if skipped.
+        public var durationMilliseconds: Int?
+        public var result: Result
+        public var attempts: Int
     }
 
     private let plan: RunPlan
@@ -70,6 +91,8 @@ public final class Runner {
     private var attempt: [Int]
     private var firstStart: [Date?]
     private var finishedAt: [Date?]
+    /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
+    private var durations: [Int?]
     private var handles: [Int: AttemptHandle] = [:]
     private var timers: [Int: Disposable] = [:]
     private var cancelReasons: [Int: CancelReason] = [:]
@@ -109,6 +132,7 @@ public final class Runner {
         attempt = Array(repeating: 0, count: n)
         firstStart = Array(repeating: nil, count: n)
         finishedAt = Array(repeating: nil, count: n)
+        durations = Array(repeating: nil, count: n)
         values = Array(repeating: [], count: n)
         outputs = Array(repeating: [:], count: n)
     }
@@ -286,6 +310,7 @@ public final class Runner {
         case .success(let exitCode, let outputs):
             for kv in outputs { self.outputs[node][kv.key] = kv.value }
             upToDate?.succeeded(node: node, outputs: outputs, values: values[node])
+            durations[node] = duration
             emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
             nodeDone(node, .succeeded)
         case .failure(var error):
@@ -310,6 +335,7 @@ public final class Runner {
                 }
                 return
             }
+            durations[node] = duration
             emit(RunEvent(time: now, kind: .error(node: spec.name, durationMilliseconds: duration, error: error)))
             if error.kind == .canceled {
                 nodeDone(node, .canceled)
@@ -428,6 +454,7 @@ public final class Runner {
             timers[node] = nil
             let now = scheduler.now
             let duration = milliseconds(from: firstStart[node] ?? now, to: now)
+            durations[node] = duration
             emit(RunEvent(time: now, kind: .error(node: plan.nodes[node].name, durationMilliseconds: duration,
                                                  error: NodeError(.canceled, stopMessage))))
             nodeDone(node, .canceled)
@@ -451,9 +478,27 @@ public final class Runner {
         let now = scheduler.now
         let ok = hardFailures == 0 && stopReason == nil
         let path = criticalPath()
-        emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: milliseconds(from: runStart, to: now),
+        let duration = milliseconds(from: runStart, to: now)
+        emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
                                                      counts: counts, criticalPath: path)))
-        onFinish?(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path))
+        guard let onFinish else { return }
+        onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
+                         durationMilliseconds: duration, nodes: nodeSummaries()))
+    }
+
+    private func nodeSummaries() -> [NodeSummary] {
+        plan.nodes.indices.map { node in
+            let result: NodeSummary.Result
+            switch state[node] {
+            case .done(.succeeded): result = .succeeded
+            case .done(.tolerated), .done(.failed): result = .failed
+            case .done(.skipped(.upToDate)): result = .upToDate
+            case .done(.skipped): result = .skipped
+            case .done(.canceled), .waiting, .ready, .running, .retrying: result = .canceled
+            }
+            return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
+                               result: result, attempts: attempt[node])
+        }
     }
 
     /// The chain that decided the run's length: from the node that finished
