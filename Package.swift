@@ -36,6 +36,9 @@ let package = Package(
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
             .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's C API itself, for the one bulk insert GRDB's generic
+            // arguments made slow (StateStore.insertNodeRuns).
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
