@@ -13,8 +13,24 @@ import os, shutil, statistics, subprocess, sys, tempfile, time
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/moon")
 QUICK = "--quick" in sys.argv
-REPEAT = 3 if QUICK else 5
+# The machine's speed drifts in phases of seconds (here: the same graph
+# 0.17 s, then 0.21 s); nine interleaved runs keep one phase from deciding.
+REPEAT = 3 if QUICK else 9
 JOBS = 2
+
+
+def ninja_binary():
+    """The ninja executable itself: `pip install ninja` puts it in the Python
+    package, and PATH may only hold a shim (a shell script) in front of it,
+    whose start-up would be counted against ninja."""
+    try:
+        import ninja
+        path = os.path.join(ninja.BIN_DIR, "ninja")
+        if os.access(path, os.X_OK):
+            return path
+    except ImportError:
+        pass
+    return shutil.which("ninja")
 
 
 def measure(argv, cwd, repeat=REPEAT):
@@ -151,7 +167,8 @@ def row(label, moon_t, other_t=None, other="", rss=None):
 def main():
     if not os.path.exists(MOON):
         raise SystemExit(f"no moon binary at {MOON}; run `make release` first")
-    have_ninja = shutil.which("ninja") is not None
+    ninja = ninja_binary()
+    have_ninja = ninja is not None
     work = tempfile.mkdtemp(prefix="moon-bench-")
     print(f"moon bench: {JOBS} jobs, median of {REPEAT} runs, in {work}")
     print(f"{'graph':<44} {'moon':>12}  {'other':>8}  {'ratio':<12} peak RSS")
@@ -167,7 +184,7 @@ def main():
                         [MOON, "run", "-j", str(JOBS), "--output", "plain", "-q", "exec.yaml"],
                         ["make", "-s", "-j", str(JOBS)]]
             if have_ninja:
-                commands.append(["ninja", "-j", str(JOBS), "--quiet"])
+                commands.append([ninja, "-j", str(JOBS), "--quiet"])
             measured = measure_interleaved(commands, d)
             (mt, rss), (et, erss), (kt, _) = measured[:3]
             if have_ninja:
@@ -190,7 +207,7 @@ def main():
         d = os.path.join(work, g.name); os.makedirs(d)
         write(os.path.join(d, "moon.yaml"), g.moon())
         write(os.path.join(d, "build.ninja"), g.ninja())
-        nt = measure(["ninja", "-n", "-j", str(JOBS)], d)[0] if have_ninja else None
+        nt = measure([ninja, "-n", "-j", str(JOBS)], d)[0] if have_ninja else None
         mt, rss = measure([MOON, "run", "-n", "moon.yaml"], d)
         row("dry run, 10,000 nodes vs ninja -n", mt, nt, "ninja", rss)
         mt, rss = measure([MOON, "check", "moon.yaml"], d)
