@@ -124,6 +124,12 @@ public final class IncrementalState: @unchecked Sendable {
     private var checkNanoseconds: Int64 = 0
 
     /// Decides whether graph node `index` is up to date, given what its needs left it.
+    /// Whether `index` is fingerprinted (it has `sources`, or a node with
+    /// sources needs it); `check` says `.untracked` for the others.
+    public func isTracked(_ index: Int) -> Bool {
+        tracked[index]
+    }
+
     public func check(node index: Int, needs: [NeedState]) -> Verdict {
         guard tracked[index] else { return .untracked }
         lock.lock()

@@ -17,6 +17,10 @@ final class StoreChecker: UpToDateChecking {
         self.graphIndex = plan.selected
     }
 
+    func checks(node: Int) -> Bool {
+        state.isTracked(graphIndex[node])
+    }
+
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         let needs = inputs.needs.enumerated().map { i, name in
             NeedState(name: name, result: inputs.results[name] ?? "success",
@@ -28,6 +32,7 @@ final class StoreChecker: UpToDateChecking {
     }
 
     func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
+        guard state.isTracked(graphIndex[node]) else { return }
         state.recordSuccess(node: graphIndex[node], outputs: outputs.map { ($0.key, $0.value) }, values: values)
     }
 }

@@ -97,3 +97,26 @@ final class OutputsLauncher: NodeLauncher {
         #expect(launcher.inputs[3] == nil, "d is skipped: its need failed")
     }
 }
+
+@Suite struct ReadsInputsTests {
+    /// Only nodes that can read their needs' values, outputs or results get
+    /// them gathered (for a node of 20 needs: two 20-entry dictionaries).
+    @Test func onlyNodesWithExpressionsOrBuiltinsReadInputs() throws {
+        let text = """
+            version: 1
+            vars: { sub: "." }
+            nodes:
+              a: { run: "true" }
+              b: { needs: [a], run: "echo ${{ needs.a.outputs.x }}" }
+              c: { needs: [a], run: "true", env: { X: "${{ needs.a.result }}" } }
+              d: { needs: [a], run: [echo, "${{ needs.a.outputs.y }}"] }
+              e: { needs: [a], uses: reduce, with: { op: list } }
+              f: { needs: [a], run: "echo $HOME", dir: "${{ vars.sub }}" }
+              g: { needs: [a], run: [echo, plain] }
+            """
+        let graph = try slurmTestGraph(text, path: "/work/t.yaml")
+        let plan = try Plan.make(graph: graph, targets: [])
+        let reads = Dictionary(uniqueKeysWithValues: RunPlan(graph: graph, plan: plan, cpus: 2).nodes.map { ($0.name, $0.readsInputs) })
+        #expect(reads == ["a": false, "b": true, "c": true, "d": true, "e": true, "f": true, "g": false])
+    }
+}

@@ -17,9 +17,16 @@ public struct RunNode: Sendable {
     public var priority: Int
     /// The command as a user reads it, for `-v` and the summary.
     public var command: String
+    /// Whether its attempts read what their needs left (values, outputs,
+    /// results): a built-in, or a `${{ … }}` in its command, `dir` or
+    /// `env`. The runner gathers those inputs only for such nodes: for a
+    /// node with 20 needs that was two dictionaries of 20 entries per
+    /// attempt.
+    public var readsInputs: Bool
 
     public init(name: String, queue: Int, needs: [Int], condition: RunCondition = .success, continueOnError: Bool = false,
-                retry: RetryPolicy = .none, timeout: Duration? = nil, priority: Int = 0, command: String = "") {
+                retry: RetryPolicy = .none, timeout: Duration? = nil, priority: Int = 0, command: String = "",
+                readsInputs: Bool = true) {
         self.name = name
         self.queue = queue
         self.needs = needs
@@ -29,6 +36,7 @@ public struct RunNode: Sendable {
         self.timeout = timeout
         self.priority = priority
         self.command = command
+        self.readsInputs = readsInputs
     }
 }
 
@@ -75,9 +83,23 @@ extension RunPlan {
             let node = graph.nodes[index]
             return RunNode(name: node.name, queue: node.queue, needs: node.needs.map { position[$0] }.filter { $0 >= 0 },
                            condition: node.condition, continueOnError: node.continueOnError, retry: node.retry,
-                           timeout: node.timeout, priority: plan.priority[index], command: node.action.summary)
+                           timeout: node.timeout, priority: plan.priority[index], command: node.action.summary,
+                           readsInputs: Self.readsInputs(node))
         }
         let queues = graph.queues.map { QueueWidth(name: $0.name, concurrency: $0.concurrency.limit(cpus: cpus)) }
         self.init(graphName: graph.name, nodes: nodes, queues: queues)
+    }
+}
+
+extension RunPlan {
+    /// See `RunNode.readsInputs`.
+    static func readsInputs(_ node: Node) -> Bool {
+        if let dir = node.dir, Template.containsExpression(dir) { return true }
+        if node.env.contains(where: { Template.containsExpression($0.value) }) { return true }
+        switch node.action {
+        case .shell(let script): return Template.containsExpression(script)
+        case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
+        case .builtin: return true
+        }
     }
 }

@@ -214,7 +214,7 @@ public final class Runner {
             next: { [context] stream, text, continued in context.next(stream, text, continued) },
             finish: { [context] result in context.finish(result) },
             started: { [context] jobID in context.started(jobID) })
-        let inputs = inputs(of: spec)
+        let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
         // A launcher may finish synchronously (a failed spawn): only keep live handles.
         if case .running = state[node], attempt[node] == thisAttempt {
@@ -427,7 +427,7 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if let checker = upToDate, let restored = checker.upToDate(node: node, inputs: inputs(of: spec)) {
+        if let checker = upToDate, checker.checks(node: node), let restored = checker.upToDate(node: node, inputs: inputs(of: spec)) {
             for kv in restored.outputs { outputs[node][kv.key] = kv.value }
             values[node] = restored.values
             skip(node, .upToDate)

@@ -10,6 +10,13 @@ public protocol UpToDateChecking: AnyObject {
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult?
     /// An attempt of `node` succeeded with these outputs and values.
     func succeeded(node: Int, outputs: [KeyValue], values: [String])
+    /// Whether `node` can be up to date at all (false: `upToDate` would
+    /// say nil, and the runner does not gather its inputs to ask).
+    func checks(node: Int) -> Bool
+}
+
+extension UpToDateChecking {
+    public func checks(node: Int) -> Bool { true }
 }
 
 /// What an up-to-date node's last successful run left for its dependents.
