@@ -290,7 +290,11 @@ struct GraphDecoder {
                 error("expected a list of node names, found a mapping", at: needsPair.value.span)
                 items = []
             }
+            // Duplicates found by a scan of what is kept while the list is
+            // short (most are), a set beyond that.
             var seen: Set<Int> = []
+            node.needs.reserveCapacity(items.count)
+            node.needSpans.reserveCapacity(items.count)
             for item in items {
                 guard let need = string(item, expecting: "a node name") else { continue }
                 guard let target = indexByName[need] else {
@@ -302,7 +306,8 @@ struct GraphDecoder {
                     error("node '\(name)' needs itself; remove '\(need)' from its needs", at: item.span)
                     continue
                 }
-                guard seen.insert(target).inserted else {
+                let duplicate = items.count <= 32 ? node.needs.contains(target) : !seen.insert(target).inserted
+                guard !duplicate else {
                     warning("node '\(name)' needs '\(need)' more than once; remove the duplicate", at: item.span)
                     continue
                 }
