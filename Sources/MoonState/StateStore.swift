@@ -162,6 +162,7 @@ public final class StateStore: @unchecked Sendable {
     private func checkpointInBackground() {
         let path = self.path
         Thread.detachNewThread { [self] in
+            defer { backgroundCheckpointDone.signal() }
             // (Not if the file is gone meanwhile: opening would make an empty one.)
             guard FileManager.default.fileExists(atPath: path) else { return }
             var config = Configuration()
@@ -179,6 +180,8 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// Signalled when the background checkpoint has ended (or never ran).
+    private let backgroundCheckpointDone = DispatchSemaphore(value: 0)
     private let checkpointLock = NSLock()
     private var checkpointConnection: DatabaseQueue?
 
@@ -357,6 +360,29 @@ public final class StateStore: @unchecked Sendable {
                 DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
                 DELETE FROM runs WHERE graph = ? AND id <= ?;
                 """, arguments: [run.graph, id - Int64(Self.historyLimit), run.graph, id - Int64(Self.historyLimit)])
+        }
+        try checkpointIfLarge()
+    }
+
+    /// The WAL size (bytes) beyond which a run's end checkpoints itself.
+    public var walCheckpointLimit = 8 << 20
+
+    /// The background checkpoint of `checkpointInBackground` can be cut
+    /// short when moon exits first (a run of a few milliseconds on a slow
+    /// disk), and this connection does not checkpoint by itself: should the
+    /// WAL still grow, every start would read more of it. Past
+    /// `walCheckpointLimit` the run's end checkpoints it here, with syncs,
+    /// and truncates it. (One `stat` otherwise.)
+    func checkpointIfLarge() throws {
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointLimit else { return }
+        // Not while this run's background checkpoint still works (it would
+        // make this one fail with SQLITE_BUSY).
+        if backgroundCheckpointDone.wait(timeout: .now() + 1) == .success { backgroundCheckpointDone.signal() }
+        try db.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = OFF") }
+            try db.checkpoint(.truncate)
         }
     }
 

@@ -51,6 +51,27 @@ import Testing
 
     /// Durations come from the newest runs only, so a long history does
     /// not slow every start down.
+    /// moon's connection does not checkpoint by itself (its commits are not
+    /// synced): past a limit, the end of a run checkpoints the WAL with syncs
+    /// and truncates it, so starts never read an ever longer WAL.
+    @Test func aLongWALIsCheckpointedAtTheEndOfARun() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        func walSize() -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: tree.path(".moon/state.db-wal"))[.size] as? Int) ?? 0
+        }
+        var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
+        run.nodes = (0..<10).map { NodeRunRecord(node: "n\($0)", durationMilliseconds: 1, result: .succeeded, attempts: 1) }
+        try store.record(run)
+        #expect(walSize() > 0)
+        store.walCheckpointLimit = 16 * 1024
+        run.nodes = (0..<2000).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", durationMilliseconds: 1, result: .succeeded, attempts: 1) }
+        try store.record(run)
+        #expect(walSize() == 0)
+        #expect(try store.recentRuns(graph: "moon.yaml", limit: 1).first?.nodes.count == 2000)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
     @Test func durationsComeFromTheNewestRuns() throws {
         let tree = try TempTree()
         let store = try #require(StateStore.open(graphDirectory: tree.root).store)
