@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
 /// file, an SQLite database (through GRDB) in WAL mode, so two moon
@@ -17,8 +16,9 @@ public final class StateStore: @unchecked Sendable {
     /// SQLite's page cache per connection, in KiB (its default is 2000).
     static let pageCacheKiB = 256
 
-    /// The schema this moon writes (`PRAGMA user_version`).
-    static let schemaVersion = 1
+    /// The schema this moon writes (`PRAGMA user_version`). 2 added
+    /// `node_durations`.
+    static let schemaVersion = 2
 
     public let path: String
     let db: DatabaseQueue
@@ -240,8 +240,23 @@ public final class StateStore: @unchecked Sendable {
                     attempts INTEGER NOT NULL,
                     PRIMARY KEY (run_id, node)
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS node_durations (
+                    graph TEXT NOT NULL,
+                    node TEXT NOT NULL,
+                    duration_ms INTEGER NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    PRIMARY KEY (graph, node)
+                ) WITHOUT ROWID;
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+            if version == 1 {
+                // Each node's newest success, from the history so far.
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id)
+                    SELECT r.graph, n.node, n.duration_ms, n.run_id FROM node_runs n JOIN runs r ON r.id = n.run_id
+                    WHERE n.result = 'succeeded' AND n.duration_ms IS NOT NULL ORDER BY n.run_id
+                    """)
+            }
         }
     }
 
@@ -354,7 +369,7 @@ public final class StateStore: @unchecked Sendable {
                 """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds, run.ok, run.forced,
                                  run.succeeded, run.failed, run.skipped, run.upToDate, run.canceled])
             let id = db.lastInsertedRowID
-            try Self.insertNodeRuns(run.nodes, runID: id, in: db)
+            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, in: db)
             // Keep the newest runs only.
             try db.execute(sql: """
                 DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
@@ -386,42 +401,34 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
-    /// The node rows of run `runID`, through SQLite's C API: one prepared
-    /// statement, bound and stepped per row. Through GRDB's generic
-    /// arguments the 1000 rows of a 1000-node run took 1.3 ms, after the
-    /// last node (this runs at every run's end); most of it was building
-    /// and converting argument arrays.
-    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, in db: Database) throws {
+    /// The node rows of run `runID`, and the duration of each node that
+    /// succeeded (`node_durations`, which `lastDurations` reads), through
+    /// SQLite's C API: prepared statements, bound and stepped per row.
+    /// Through GRDB's generic arguments the 1000 rows of a 1000-node run
+    /// took 1.3 ms, after the last node (this runs at every run's end).
+    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, in db: Database) throws {
         guard let connection = db.sqliteConnection else { return }
-        let sql = "INSERT OR REPLACE INTO node_runs (run_id, node, started_at, duration_ms, result, attempts) VALUES (?, ?, ?, ?, ?, ?)"
-        var statement: OpaquePointer?
-        var code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
-        guard code == SQLITE_OK, let statement else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
-        }
-        defer { sqlite3_finalize(statement) }
-        // SQLITE_TRANSIENT: SQLite copies the text before the call returns.
-        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        let runs = try SQLiteStatement(connection, """
+            INSERT OR REPLACE INTO node_runs (run_id, node, started_at, duration_ms, result, attempts) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        let durations = try SQLiteStatement(connection, """
+            INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id) VALUES (?, ?, ?, ?)
+            """)
         for node in nodes {
-            sqlite3_bind_int64(statement, 1, runID)
-            sqlite3_bind_text(statement, 2, node.node, -1, transient)
-            if let started = node.startedAt {
-                sqlite3_bind_double(statement, 3, started.timeIntervalSince1970)
-            } else {
-                sqlite3_bind_null(statement, 3)
+            runs.bind(1, runID)
+            runs.bind(2, node.node)
+            runs.bind(3, node.startedAt?.timeIntervalSince1970)
+            runs.bind(4, node.durationMilliseconds.map(Int64.init))
+            runs.bind(5, node.result.rawValue)
+            runs.bind(6, Int64(node.attempts))
+            try runs.run()
+            if node.result == .succeeded, let duration = node.durationMilliseconds {
+                durations.bind(1, graph)
+                durations.bind(2, node.node)
+                durations.bind(3, Int64(duration))
+                durations.bind(4, runID)
+                try durations.run()
             }
-            if let duration = node.durationMilliseconds {
-                sqlite3_bind_int64(statement, 4, Int64(duration))
-            } else {
-                sqlite3_bind_null(statement, 4)
-            }
-            sqlite3_bind_text(statement, 5, node.result.rawValue, -1, transient)
-            sqlite3_bind_int64(statement, 6, Int64(node.attempts))
-            code = sqlite3_step(statement)
-            guard code == SQLITE_DONE else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
-            }
-            sqlite3_reset(statement)
         }
     }
 
@@ -457,20 +464,21 @@ public final class StateStore: @unchecked Sendable {
 
     /// For each node of `graph`, how long its latest successful run took (ms).
     public func lastDurations(graph: String) throws -> [String: Int] {
-        // Only the newest runs: reading the whole history (up to 500 runs of
-        // every node) cost a 1000-node graph 40 ms per start after 150 runs.
+        // Each node's newest success is kept as it happens (`node_durations`):
+        // one row per node, no sorting of ten runs' rows (which took 3 ms of
+        // every start of a 1000-node graph). Those older than the newest
+        // `durationRuns` runs do not count.
         try db.read { db in
-            // One row per node, its newest success: with MAX(), SQLite takes
-            // the bare columns from the row holding the maximum. (Decoding all
-            // rows of ten runs and keeping the last was ten times the work.)
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT n.node, n.duration_ms, MAX(n.run_id) FROM node_runs n
-                WHERE n.run_id IN (SELECT id FROM runs WHERE graph = ? ORDER BY id DESC LIMIT \(Self.durationRuns))
-                AND n.result = 'succeeded' AND n.duration_ms IS NOT NULL
-                GROUP BY n.node
-                """, arguments: [graph])
+            guard let connection = db.sqliteConnection else { return [:] }
+            let query = try SQLiteStatement(connection, """
+                SELECT node, duration_ms FROM node_durations WHERE graph = ?1 AND run_id >= COALESCE(
+                    (SELECT id FROM runs WHERE graph = ?1 ORDER BY id DESC LIMIT 1 OFFSET \(Self.durationRuns - 1)), 0)
+                """)
+            query.bind(1, graph)
             var result: [String: Int] = [:]
-            while let row = try rows.next() { result[row[0]] = row[1] }
+            while try query.step() {
+                result[query.text(0)] = Int(query.int64(1))
+            }
             return result
         }
     }

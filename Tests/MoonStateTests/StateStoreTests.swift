@@ -86,6 +86,23 @@ import Testing
         #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 100 + StateStore.durationRuns + 1])
     }
 
+    /// A store of schema 1 (no `node_durations`) gets the table, filled
+    /// from its history, when a newer moon opens it.
+    @Test func aSchemaOneStoreKeepsItsDurations() throws {
+        let tree = try TempTree()
+        do {
+            let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 10, ok: true)
+            run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 250, result: .succeeded, attempts: 1)]
+            try store.record(run)
+            try store.db.writeWithoutTransaction { db in
+                try db.execute(sql: "DROP TABLE node_durations; PRAGMA user_version = 1")
+            }
+        }
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 250])
+    }
+
     @Test func weightsComeFromDurationsAndDefaultToTheMedian() throws {
         let tree = try TempTree()
         let graph = try tree.graph("version: 1\nnodes:\n  a: { run: x }\n  b: { run: x }\n  c: { run: x }\n")
