@@ -358,8 +358,6 @@ public final class StateStore: @unchecked Sendable {
 
     /// How many runs of a graph the history keeps.
     public static let historyLimit = 500
-    /// How many of the newest runs `lastDurations` reads.
-    public static let durationRuns = 10
 
     public func record(_ run: RunRecord) throws {
         try db.write { db in
@@ -369,7 +367,7 @@ public final class StateStore: @unchecked Sendable {
                 """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds, run.ok, run.forced,
                                  run.succeeded, run.failed, run.skipped, run.upToDate, run.canceled])
             let id = db.lastInsertedRowID
-            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, in: db)
+            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: readDurations(run.graph), in: db)
             // Keep the newest runs only.
             try db.execute(sql: """
                 DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
@@ -401,12 +399,21 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// Whether a node's new duration is near enough the recorded one to
+    /// leave it (within 1 ms or 10%): the weights are rough, and most of a
+    /// run's upserts of durations were of values that had not changed.
+    static func close(_ duration: Int, _ recorded: Int?) -> Bool {
+        guard let recorded else { return false }
+        return abs(duration - recorded) <= max(1, recorded / 10)
+    }
+
     /// The node rows of run `runID`, and the duration of each node that
-    /// succeeded (`node_durations`, which `lastDurations` reads), through
+    /// succeeded and is not `close` to what `known` (the durations read at
+    /// the start) has (`node_durations`, which `lastDurations` reads), through
     /// SQLite's C API: prepared statements, bound and stepped per row.
     /// Through GRDB's generic arguments the 1000 rows of a 1000-node run
     /// took 1.3 ms, after the last node (this runs at every run's end).
-    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, in db: Database) throws {
+    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
         guard let connection = db.sqliteConnection else { return }
         let runs = try SQLiteStatement(connection, """
             INSERT OR REPLACE INTO node_runs (run_id, node, started_at, duration_ms, result, attempts) VALUES (?, ?, ?, ?, ?, ?)
@@ -422,7 +429,7 @@ public final class StateStore: @unchecked Sendable {
             runs.bind(5, node.result.rawValue)
             runs.bind(6, Int64(node.attempts))
             try runs.run()
-            if node.result == .succeeded, let duration = node.durationMilliseconds {
+            if node.result == .succeeded, let duration = node.durationMilliseconds, !Self.close(duration, known[node.node]) {
                 durations.bind(1, graph)
                 durations.bind(2, node.node)
                 durations.bind(3, Int64(duration))
@@ -466,14 +473,10 @@ public final class StateStore: @unchecked Sendable {
     public func lastDurations(graph: String) throws -> [String: Int] {
         // Each node's newest success is kept as it happens (`node_durations`):
         // one row per node, no sorting of ten runs' rows (which took 3 ms of
-        // every start of a 1000-node graph). Those older than the newest
-        // `durationRuns` runs do not count.
-        try db.read { db in
+        // every start of a 1000-node graph).
+        let result: [String: Int] = try db.read { db in
             guard let connection = db.sqliteConnection else { return [:] }
-            let query = try SQLiteStatement(connection, """
-                SELECT node, duration_ms FROM node_durations WHERE graph = ?1 AND run_id >= COALESCE(
-                    (SELECT id FROM runs WHERE graph = ?1 ORDER BY id DESC LIMIT 1 OFFSET \(Self.durationRuns - 1)), 0)
-                """)
+            let query = try SQLiteStatement(connection, "SELECT node, duration_ms FROM node_durations WHERE graph = ?")
             query.bind(1, graph)
             var result: [String: Int] = [:]
             while try query.step() {
@@ -481,7 +484,18 @@ public final class StateStore: @unchecked Sendable {
             }
             return result
         }
+        durationsLock.withLock { durationsRead[graph] = result }
+        return result
     }
+
+    /// What `lastDurations` returned for `graph` in this process ([:] if not
+    /// asked): `record` leaves durations that are `close` to these.
+    private func readDurations(_ graph: String) -> [String: Int] {
+        durationsLock.withLock { durationsRead[graph] ?? [:] }
+    }
+
+    private let durationsLock = NSLock()
+    private var durationsRead: [String: [String: Int]] = [:]
 }
 
 /// What the store keeps of a node's last successful run.
