@@ -17,8 +17,9 @@ public final class StateStore: @unchecked Sendable {
     static let pageCacheKiB = 256
 
     /// The schema this moon writes (`PRAGMA user_version`). 2 added
-    /// `node_durations`.
-    static let schemaVersion = 2
+    /// `node_durations`; 3 `run_nodes` (a run's nodes in one row; the
+    /// `node_runs` rows of earlier runs are still read).
+    static let schemaVersion = 3
 
     public let path: String
     let db: DatabaseQueue
@@ -240,6 +241,10 @@ public final class StateStore: @unchecked Sendable {
                     attempts INTEGER NOT NULL,
                     PRIMARY KEY (run_id, node)
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS run_nodes (
+                    run_id INTEGER PRIMARY KEY NOT NULL,
+                    nodes TEXT NOT NULL
+                );
                 CREATE TABLE IF NOT EXISTS node_durations (
                     graph TEXT NOT NULL,
                     node TEXT NOT NULL,
@@ -370,9 +375,11 @@ public final class StateStore: @unchecked Sendable {
             try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: readDurations(run.graph), in: db)
             // Keep the newest runs only.
             try db.execute(sql: """
+                DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
                 DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
                 DELETE FROM runs WHERE graph = ? AND id <= ?;
-                """, arguments: [run.graph, id - Int64(Self.historyLimit), run.graph, id - Int64(Self.historyLimit)])
+                """, arguments: [run.graph, id - Int64(Self.historyLimit), run.graph, id - Int64(Self.historyLimit),
+                                 run.graph, id - Int64(Self.historyLimit)])
         }
         try checkpointIfLarge()
     }
@@ -407,28 +414,22 @@ public final class StateStore: @unchecked Sendable {
         return abs(duration - recorded) <= max(1, recorded / 10)
     }
 
-    /// The node rows of run `runID`, and the duration of each node that
-    /// succeeded and is not `close` to what `known` (the durations read at
-    /// the start) has (`node_durations`, which `lastDurations` reads), through
-    /// SQLite's C API: prepared statements, bound and stepped per row.
-    /// Through GRDB's generic arguments the 1000 rows of a 1000-node run
-    /// took 1.3 ms, after the last node (this runs at every run's end).
+    /// Run `runID`'s nodes (one `run_nodes` row, see `NodeRunsText`), and
+    /// the duration of each node that succeeded and is not `close` to what
+    /// `known` (the durations read at the start) has (`node_durations`, which
+    /// `lastDurations` reads), through SQLite's C API. (A row per node,
+    /// through GRDB's generic arguments, took 1.3 ms of a 1000-node run's
+    /// end; through the C API still ~1 ms.)
     static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
         guard let connection = db.sqliteConnection else { return }
-        let runs = try SQLiteStatement(connection, """
-            INSERT OR REPLACE INTO node_runs (run_id, node, started_at, duration_ms, result, attempts) VALUES (?, ?, ?, ?, ?, ?)
-            """)
+        let runs = try SQLiteStatement(connection, "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)")
+        runs.bind(1, runID)
+        runs.bind(2, NodeRunsText.encode(nodes))
+        try runs.run()
         let durations = try SQLiteStatement(connection, """
             INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id) VALUES (?, ?, ?, ?)
             """)
         for node in nodes {
-            runs.bind(1, runID)
-            runs.bind(2, node.node)
-            runs.bind(3, node.startedAt?.timeIntervalSince1970)
-            runs.bind(4, node.durationMilliseconds.map(Int64.init))
-            runs.bind(5, node.result.rawValue)
-            runs.bind(6, Int64(node.attempts))
-            try runs.run()
             if node.result == .succeeded, let duration = node.durationMilliseconds, !Self.close(duration, known[node.node]) {
                 durations.bind(1, graph)
                 durations.bind(2, node.node)
@@ -455,6 +456,19 @@ public final class StateStore: @unchecked Sendable {
                 run.skipped = row[7]
                 run.upToDate = row[8]
                 run.canceled = row[9]
+                if let text = try String.fetchOne(db, sql: "SELECT nodes FROM run_nodes WHERE run_id = ?", arguments: [run.id]) {
+                    // Ordered as the rows were: started first, by start, then by name.
+                    run.nodes = NodeRunsText.decode(text).sorted { a, b in
+                        switch (a.startedAt, b.startedAt) {
+                        case let (x?, y?) where x != y: return x < y
+                        case (nil, _?): return false
+                        case (_?, nil): return true
+                        default: return a.node < b.node
+                        }
+                    }
+                    return run
+                }
+                // A run recorded before schema 3: a row per node.
                 let nodes = try Row.fetchAll(db, sql: """
                     SELECT node, started_at, duration_ms, result, attempts FROM node_runs WHERE run_id = ? ORDER BY started_at IS NULL, started_at, node
                     """, arguments: [run.id])

@@ -90,21 +90,45 @@ import Testing
         #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 200, "once": 5])
     }
 
-    /// A store of schema 1 (no `node_durations`) gets the table, filled
-    /// from its history, when a newer moon opens it.
-    @Test func aSchemaOneStoreKeepsItsDurations() throws {
+    /// A store of schema 1 (a row per node in `node_runs`, no
+    /// `node_durations`, no `run_nodes`) keeps its history and durations when
+    /// a newer moon opens it, and new runs are added beside the old ones.
+    @Test func aSchemaOneStoreKeepsItsHistoryAndDurations() throws {
         let tree = try TempTree()
         do {
             let store = try #require(StateStore.open(graphDirectory: tree.root).store)
-            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 10, ok: true)
-            run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 250, result: .succeeded, attempts: 1)]
-            try store.record(run)
             try store.db.writeWithoutTransaction { db in
-                try db.execute(sql: "DROP TABLE node_durations; PRAGMA user_version = 1")
+                try db.execute(sql: """
+                    DROP TABLE node_durations; DROP TABLE run_nodes;
+                    INSERT INTO runs (id, graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+                    VALUES (1, 'moon.yaml', 1000, 300, 1, 0, 2, 0, 0, 0, 0);
+                    INSERT INTO node_runs (run_id, node, started_at, duration_ms, result, attempts)
+                    VALUES (1, 'build', 1000.5, 250, 'succeeded', 1), (1, 'test', NULL, NULL, 'skipped', 0);
+                    PRAGMA user_version = 1;
+                    """)
             }
         }
         let store = try #require(StateStore.open(graphDirectory: tree.root).store)
         #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 250])
+        var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 2000), durationMilliseconds: 10, ok: true)
+        run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 900, result: .succeeded, attempts: 2)]
+        try store.record(run)
+        let runs = try store.recentRuns(graph: "moon.yaml", limit: 5)
+        #expect(runs.map { $0.nodes.map(\.node) } == [["build"], ["build", "test"]])
+        #expect(runs[1].nodes[0].startedAt == Date(timeIntervalSince1970: 1000.5))
+        #expect(runs[0].nodes[0].attempts == 2)
+        #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 900])
+    }
+
+    @Test func nodeRunsTextRoundTrips() {
+        let nodes = [
+            NodeRunRecord(node: "a", startedAt: Date(timeIntervalSince1970: 1_795_329_194.783166), durationMilliseconds: 12,
+                          result: .succeeded, attempts: 1),
+            NodeRunRecord(node: "b.c+d-e", startedAt: nil, durationMilliseconds: nil, result: .upToDate, attempts: 0),
+            NodeRunRecord(node: "odd\tname\\with\nbreaks", startedAt: Date(timeIntervalSince1970: 0), durationMilliseconds: 0,
+                          result: .canceled, attempts: 3),
+        ]
+        #expect(NodeRunsText.decode(NodeRunsText.encode(nodes)) == nodes)
     }
 
     @Test func weightsComeFromDurationsAndDefaultToTheMedian() throws {
