@@ -8,9 +8,12 @@ public enum PriorityWeights {
     /// no node has a recorded duration (then every node weighs 1). A node
     /// never timed weighs the median of the others.
     public static func weights(for graph: Graph, durations: [String: Int]) -> [Int]? {
-        let known = graph.nodes.compactMap { durations[$0.name] }.map { max(1, $0) }.sorted()
+        // By index, reading only `name`: a closure over the nodes themselves
+        // copied each (large) Node struct, twice per node.
+        let recorded = graph.nodes.indices.map { durations[graph.nodes[$0].name].map { max(1, $0) } }
+        let known = recorded.compactMap { $0 }.sorted()
         guard !known.isEmpty else { return nil }
         let median = known[known.count / 2]
-        return graph.nodes.map { node in durations[node.name].map { max(1, $0) } ?? median }
+        return recorded.map { $0 ?? median }
     }
 }

@@ -122,7 +122,7 @@ import Testing
 
     @Test func nodeRunsTextRoundTrips() {
         let nodes = [
-            NodeRunRecord(node: "a", startedAt: Date(timeIntervalSince1970: 1_795_329_194.783166), durationMilliseconds: 12,
+            NodeRunRecord(node: "a", startedAt: Date(timeIntervalSince1970: 1_795_329_194.783), durationMilliseconds: 12,
                           result: .succeeded, attempts: 1),
             NodeRunRecord(node: "b.c+d-e", startedAt: nil, durationMilliseconds: nil, result: .upToDate, attempts: 0),
             NodeRunRecord(node: "odd\tname\\with\nbreaks", startedAt: Date(timeIntervalSince1970: 0), durationMilliseconds: 0,
