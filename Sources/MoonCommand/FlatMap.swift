@@ -97,12 +97,6 @@ struct FIFO<Element> {
 
     init() {}
 
-    /// An empty queue with room for `capacity` elements, so the first few
-    /// appends do not grow it one reallocation at a time.
-    init(reservingCapacity capacity: Int) {
-        storage.reserveCapacity(capacity)
-    }
-
     var isEmpty: Bool { head == storage.count }
     var count: Int { storage.count - head }
 

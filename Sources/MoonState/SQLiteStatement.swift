@@ -2,7 +2,7 @@ import GRDB
 import GRDBSQLite
 
 /// One prepared statement on SQLite's C API, for the store's two hot
-/// paths (a run's node rows at its end, the recorded durations at the next
+/// paths (a run's nodes and durations at its end, the durations at the next
 /// start), where GRDB's generic arguments and rows cost more than SQLite
 /// itself. Used inside a GRDB access block, on its connection; finalized
 /// when released. Errors are GRDB's `DatabaseError`, like the rest of the
