@@ -97,7 +97,7 @@ struct NodeEnvironment {
         let prepared = try prepare(node, attempt: attempt, inputs: inputs, outputFile: outputFile)
         // Without an expression in `run`, `with` or `dir` nothing reads the
         // environment: the node's whole one is then not built as a dictionary.
-        let interpolator = Self.hasExpression(node) ? prepared.interpolator : prepared.sharedInterpolator
+        let interpolator = node.commandHasExpression ? prepared.interpolator : prepared.sharedInterpolator
         let argv: [String]
         switch node.action {
         case .shell(let script): argv = node.shell.arguments(for: try interpolator.script(script, shell: node.shell))
@@ -111,15 +111,6 @@ struct NodeEnvironment {
                            workingDirectory: try workingDirectory(for: node, interpolator: interpolator))
     }
 
-    /// Whether the node's command or `dir` has a `${{ … }}`.
-    private static func hasExpression(_ node: Node) -> Bool {
-        if let dir = node.dir, Template.containsExpression(dir) { return true }
-        switch node.action {
-        case .shell(let script): return Template.containsExpression(script)
-        case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
-        case .builtin: return true
-        }
-    }
 }
 
 /// Remembers where `sh`, `bash` and other bare program names were found on a
@@ -155,5 +146,18 @@ final class ProgramCache: @unchecked Sendable {
             // on more than the PATH: let the launcher search.
         }
         return nil
+    }
+}
+
+extension Node {
+    /// Whether the node's command or `dir` has a `${{ … }}` (a built-in's
+    /// `with` may always have one).
+    var commandHasExpression: Bool {
+        if let dir, Template.containsExpression(dir) { return true }
+        switch action {
+        case .shell(let script): return Template.containsExpression(script)
+        case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
+        case .builtin: return true
+        }
     }
 }

@@ -94,12 +94,6 @@ extension RunPlan {
 extension RunPlan {
     /// See `RunNode.readsInputs`.
     static func readsInputs(_ node: Node) -> Bool {
-        if let dir = node.dir, Template.containsExpression(dir) { return true }
-        if node.env.contains(where: { Template.containsExpression($0.value) }) { return true }
-        switch node.action {
-        case .shell(let script): return Template.containsExpression(script)
-        case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
-        case .builtin: return true
-        }
+        node.commandHasExpression || node.env.contains(where: { Template.containsExpression($0.value) })
     }
 }
