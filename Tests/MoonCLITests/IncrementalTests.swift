@@ -84,6 +84,23 @@ import Testing
         #expect(r.stderr.isEmpty)
     }
 
+    /// The store is opened while the graph loads only when it exists: an
+    /// invalid graph makes no `.moon/`; a valid one's run then makes it, and
+    /// the next run (which opens it early) finds its node up to date.
+    @Test func anInvalidGraphMakesNoStoreAndAValidOneUsesIt() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: \"true\", needs: [nope] }\n")
+        #expect(try moon.run(["run", "-q"]).status == 2)
+        #expect(!FileManager.default.fileExists(atPath: moon.path(".moon")), "an invalid graph makes no store")
+        try moon.write("moon.yaml", Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.write("src/a.txt", "a\n")
+        try moon.write("src/deep/b.txt", "b\n")
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: moon.path(".moon/state.db")))
+        let second = try moon.run(["run", "--json"])
+        #expect(second.stdout.contains("\"reason\":\"up-to-date\""), "\(second.stdout)")
+    }
+
     @Test func statusNamesTheChangedFile() throws {
         let moon = try Moon(graph: Self.graph)
         try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
