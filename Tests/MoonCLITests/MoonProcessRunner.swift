@@ -3,8 +3,9 @@ import Testing
 
 /// Runs the built `moon` binary (the end-to-end tests never call moon's
 /// code directly): a graph file written to a fresh directory, the arguments,
-/// and what came back — stdout, stderr and the exit status.
-struct Moon {
+/// and what came back — stdout, stderr and the exit status. The directory is
+/// removed when the test lets go of it, so `make test` leaves nothing in /tmp.
+final class Moon {
     /// The repository root, from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -39,6 +40,8 @@ struct Moon {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if let graph { try write(file, graph) }
     }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: directory.appendingPathComponent(name))

@@ -140,6 +140,7 @@ struct TerminalTests {
 
 @Suite(.enabled(if: Repository.hasMoon, "the moon binary is not built (swift build)"))
 struct ReplayCommandTests {
+    /// A JSON Lines file in the temporary directory; the test removes it with `defer`.
     func write(_ text: String) -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("moon-replay-\(UUID().uuidString).jsonl")
         try! Data(text.utf8).write(to: url)
@@ -148,6 +149,7 @@ struct ReplayCommandTests {
 
     @Test func plainReplayIsThePlainLog() throws {
         let url = write(Fixture.jsonLines(Fixture.failingRun))
+        defer { try? FileManager.default.removeItem(at: url) }
         let result = try #require(runProgram(Repository.moon, ["replay", "--output", "plain", url.path]))
         #expect(result.status == 1)
         let capture = CapturedSink()
@@ -159,6 +161,7 @@ struct ReplayCommandTests {
 
     @Test func badLineIsAnErrorWithItsNumber() throws {
         let url = write(Fixture.jsonLines(Array(Fixture.passingRun.prefix(2))) + "{\"v\":1,\"seq\":3}\n")
+        defer { try? FileManager.default.removeItem(at: url) }
         let result = try #require(runProgram(Repository.moon, ["replay", url.path]))
         #expect(result.status == 2)
         #expect(result.stderr.contains("moon: error: \(url.path):3: missing field 'ts'"), "\(result.stderr)")
@@ -173,6 +176,7 @@ struct ReplayCommandTests {
 
     @Test func passingRunExitsZero() throws {
         let url = write(Fixture.jsonLines(Fixture.passingRun))
+        defer { try? FileManager.default.removeItem(at: url) }
         let result = try #require(runProgram(Repository.moon, ["replay", "-q", url.path]))
         #expect(result.status == 0)
         #expect(result.stdout == "moon: ok - 3 succeeded in 203ms\n")
@@ -200,6 +204,7 @@ struct ReplayCommandTests {
             #expect(valid.ok, "\(valid.messages)")
         }
         let url = write(recorded.stdout)
+        defer { try? FileManager.default.removeItem(at: url) }
         let replayed = try #require(runProgram(Repository.moon, ["replay", "--output", "plain", "-v", url.path]))
         #expect(replayed.status == 1)
         // Which node was slowest depends on the machine: keep the line, not its order.

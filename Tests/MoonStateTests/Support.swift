@@ -3,14 +3,17 @@ import MoonDocument
 import MoonGraph
 @testable import MoonState
 
-/// A fresh temporary directory with helpers to write, touch and remove files.
-struct TempTree {
+/// A fresh temporary directory with helpers to write, touch and remove files;
+/// removed when the test lets go of it.
+final class TempTree {
     let root: String
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("moon-state-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func path(_ name: String) -> String { root + "/" + name }
 
