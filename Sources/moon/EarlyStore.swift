@@ -16,7 +16,7 @@ final class EarlyStore: @unchecked Sendable {
             done.signal()
             return
         }
-        Thread.detachNewThread { [self] in
+        BackgroundThread.start { [self] in
             opened = RunCommand.openStore(graphPath: graphPath, create: create)
             done.signal()
         }

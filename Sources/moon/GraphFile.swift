@@ -9,19 +9,42 @@ struct GraphFile {
     let source: SourceFile
     let graph: Graph
 
+    /// A file read and checked, its diagnostics not printed yet.
+    struct Parsed {
+        let source: SourceFile
+        let result: GraphLoadResult
+    }
+
     /// Loads `path`; prints warnings; throws `MoonExit.invalid` after printing
     /// every error.
     static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
-        let source = try read(path)
+        try finish(parse(path, overrides: overrides), color: color)
+    }
+
+    /// Reads and checks `path`, printing nothing (it may run on another
+    /// thread: `EarlyGraph`). A file that cannot be read is a `CLIError`.
+    static func parse(_ path: String, overrides: [String: String] = [:]) -> Result<Parsed, Error> {
+        let source: SourceFile
+        do {
+            source = try read(path)
+        } catch {
+            return .failure(error)
+        }
         var result = GraphLoader.load(source, overrides: overrides)
         if var graph = result.graph {
             // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
             result.diagnostics += graph.loadDotenv { FileManager.default.contents(atPath: $0).map { [UInt8]($0) } }
             result.graph = graph
         }
-        print(result.diagnostics, source: source, color: color)
-        guard !result.hasErrors, let graph = result.graph else { throw MoonExit.invalid }
-        return GraphFile(source: source, graph: graph)
+        return .success(Parsed(source: source, result: result))
+    }
+
+    /// Prints what `parse` found; throws `MoonExit.invalid` after printing every error.
+    static func finish(_ parsed: Result<Parsed, Error>, color: Bool = Terminal.stderrColor) throws -> GraphFile {
+        let parsed = try parsed.get()
+        print(parsed.result.diagnostics, source: parsed.source, color: color)
+        guard !parsed.result.hasErrors, let graph = parsed.result.graph else { throw MoonExit.invalid }
+        return GraphFile(source: parsed.source, graph: graph)
     }
 
     static func read(_ path: String) throws -> SourceFile {

@@ -26,7 +26,9 @@ struct Moon: ParsableCommand {
         blockChildSignals()
         let code: Int32
         do {
-            var command = try parseAsRoot(Self.normalized(Array(CommandLine.arguments.dropFirst())))
+            let arguments = Self.normalized(Array(CommandLine.arguments.dropFirst()))
+            EarlyGraph.start(arguments)
+            var command = try parseAsRoot(arguments)
             try command.run()
             code = 0
         } catch let exit as MoonExit {

@@ -103,12 +103,21 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
-        // The state store beside the graph file: up-to-date checks and history.
-        // A dry run only reads it (recorded durations order the plan). An
-        // existing store is opened, and its durations read, on another thread
-        // while the file loads (together 3–5 ms of a start).
-        let early = EarlyStore(graphPath: path, create: !dryRun)
-        let file = try GraphFile.load(path, overrides: try overrides())
+        let overrides = try overrides()
+        // The file and the state store beside it (up-to-date checks and
+        // history) are read on other threads: since the start of moon when
+        // it could tell them (`EarlyGraph`), else from here, the store while
+        // the file loads. A dry run only reads the store (recorded durations
+        // order the plan). Only an existing store is opened early.
+        let file: GraphFile
+        let early: EarlyStore
+        if let started = EarlyGraph.matching(EarlyGraph.Guess(path: path, overrides: overrides, dryRun: dryRun)) {
+            early = started.store
+            file = try GraphFile.finish(started.result())
+        } else {
+            early = EarlyStore(graphPath: path, create: !dryRun)
+            file = try GraphFile.finish(GraphFile.parse(path, overrides: overrides))
+        }
         let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
         let store = opened.store

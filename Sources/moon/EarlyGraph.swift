@@ -1,0 +1,124 @@
+import Dispatch
+import Foundation
+
+/// `moon run`'s graph file, read and checked on another thread while
+/// swift-argument-parser reads the command line. The parser takes ~1.7 ms at
+/// every start (its reflection makes the Swift runtime scan thousands of
+/// protocol conformances), loading 1000 nodes 2–10 ms; one after the other
+/// they were most of the time before the first node started.
+///
+/// The file is found from a quick reading of the arguments (`guess`). It is
+/// only a guess: `RunCommand` compares it with what the parser found and
+/// loads the file itself when they differ, so a wrong guess costs time, never
+/// correctness. Nothing is printed here; diagnostics are printed by
+/// `RunCommand`, as for a file it loaded itself.
+final class EarlyGraph: @unchecked Sendable {
+    /// Started by `Moon.main` for `moon run`, before the parser runs.
+    nonisolated(unsafe) static var current: EarlyGraph?
+
+    struct Guess: Equatable {
+        var path: String
+        var overrides: [String: String]
+        var dryRun = false
+    }
+
+    let guess: Guess
+    /// The graph's state store, opened meanwhile on a third thread (it took
+    /// as long as the file; started after the parser, it was then the wait).
+    let store: EarlyStore
+    private let done = DispatchSemaphore(value: 0)
+    private var parsed: Result<GraphFile.Parsed, Error>?
+
+    private init(_ guess: Guess) {
+        self.guess = guess
+        store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
+        BackgroundThread.start { [self] in
+            parsed = GraphFile.parse(guess.path, overrides: guess.overrides)
+            done.signal()
+        }
+    }
+
+    /// Starts loading when `arguments` (moon's, without the program name)
+    /// are a `moon run` whose file can be told without the parser.
+    static func start(_ arguments: [String]) {
+        guard let guess = guess(arguments) else { return }
+        current = EarlyGraph(guess)
+    }
+
+    /// The started load when the parser found the same file, `--set`s and
+    /// `--dry-run`; nil when the guess was wrong (or nothing was started).
+    static func matching(_ guess: Guess) -> EarlyGraph? {
+        guard let early = current else { return nil }
+        current = nil
+        let used = early.guess == guess
+        if Terminal.variable("MOON_DEBUG_EARLY") == "1" {
+            FileHandle.standardError.write(Data("moon: early load \(used ? "used" : "not used")\n".utf8))
+        }
+        return used ? early : nil
+    }
+
+    /// The file, read and checked (diagnostics not printed yet).
+    func result() -> Result<GraphFile.Parsed, Error> {
+        done.wait()
+        return parsed ?? .failure(MoonExit.invalid)
+    }
+
+    /// `moon run`'s options that take a value (`--name VALUE` or
+    /// `--name=VALUE`); every other option is a flag. A test compares this
+    /// with `moon run --help`.
+    static let valueOptions: Set<String> = ["--jobs", "-j", "--output", "--color", "--timeout", "--grace", "--set",
+                                            "--output-mode", "--stall-after"]
+    /// The letters of `moon run`'s short flags (they may be combined: `-kq`).
+    static let shortFlags: Set<Character> = ["k", "n", "B", "q", "v"]
+
+    /// The graph file and `--set`s of a `moon run` command line; nil for any
+    /// other command, for help, and for anything this reading is unsure of.
+    static func guess(_ arguments: [String]) -> Guess? {
+        guard arguments.first == "run" else { return nil }
+        var positionals: [String] = []
+        var overrides: [String: String] = [:]
+        var dryRun = false
+        var index = 1
+        func set(_ assignment: String) -> Bool {
+            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else { return false }
+            overrides[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
+            return true
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                positionals += arguments[index...]
+                break
+            }
+            if argument.hasPrefix("--") {
+                let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+                if name == "--help" { return nil }
+                if name == "--dry-run" { dryRun = true }
+                guard valueOptions.contains(name) else { continue }
+                let value: String
+                if name.count < argument.count {
+                    value = String(argument.dropFirst(name.count + 1))
+                } else {
+                    guard index < arguments.count else { return nil }
+                    value = arguments[index]
+                    index += 1
+                }
+                if name == "--set" && !set(value) { return nil }
+            } else if argument.hasPrefix("-") && argument.count > 1 {
+                if argument == "-j" {
+                    guard index < arguments.count else { return nil }
+                    index += 1
+                } else if !argument.dropFirst().allSatisfy(shortFlags.contains) {
+                    return nil  // -h, or something this reading does not know
+                } else if argument.contains("n") {
+                    dryRun = true
+                }
+            } else {
+                positionals.append(argument)
+            }
+        }
+        guard let (path, _) = try? GraphFileLocator.split(positionals) else { return nil }
+        return Guess(path: path, overrides: overrides, dryRun: dryRun)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// `moon run` reads its graph file while swift-argument-parser reads the
+/// command line, from a quick reading of the arguments (`EarlyGraph`). A
+/// wrong reading must only cost time: these tests check that the usual
+/// command lines are read right (`MOON_DEBUG_EARLY=1` says whether the early
+/// load was used) and that the result is the same either way.
+@Suite struct EarlyLoadTests {
+    static let graph = """
+        version: 1
+        vars: { greeting: hello }
+        nodes:
+          a: { run: "echo ${{ vars.greeting }}" }
+          b: { needs: a, run: "echo b" }
+        """
+
+    func run(_ moon: Moon, _ arguments: [String]) throws -> Moon.Result {
+        try moon.run(arguments, environment: ["MOON_DEBUG_EARLY": "1"])
+    }
+
+    @Test(arguments: [
+        ["run"],
+        ["run", "moon.yaml"],
+        ["run", "-j", "2", "--output", "plain", "-q", "moon.yaml"],
+        ["run", "-j2", "moon.yaml", "a"],
+        ["run", "--jobs=3", "-kq", "--set", "greeting=hi", "moon.yaml"],
+        ["run", "--set=greeting=hi", "--timeout", "1m", "--grace", "1s", "--color", "never", "a"],
+        ["run", "--output-mode", "grouped", "--stall-after", "1s", "-B", "--json"],
+        ["run", "-n"],
+        ["run", "--", "moon.yaml"],
+    ])
+    func usualCommandLinesAreReadEarly(_ arguments: [String]) throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try run(moon, arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("moon: early load used"), "\(arguments): \(result.stderr)")
+    }
+
+    @Test func setValuesReachTheGraphWhenReadEarly() throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try run(moon, ["run", "--json", "--set", "greeting=hi", "a"])
+        #expect(result.stderr.contains("moon: early load used"))
+        #expect(result.events("next", node: "a").first?["text"] as? String == "hi")
+    }
+
+    /// Help reads no graph: nothing is loaded early, and an invalid file
+    /// in the directory does not matter.
+    @Test func helpLoadsNothingEarly() throws {
+        let moon = try Moon(graph: "not: [a, graph")
+        let result = try run(moon, ["run", "--help"])
+        #expect(result.status == 0)
+        #expect(!result.stderr.contains("early load"), "\(result.stderr)")
+        #expect(result.stdout.contains("USAGE"))
+    }
+
+    @Test func anInvalidGraphReadEarlyIsReportedAsUsual() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { needs: zz, run: true }\n")
+        let result = try run(moon, ["run", "-j", "2"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("moon.yaml:3:"), "\(result.stderr)")
+        #expect(result.stderr.contains("needs unknown node 'zz'"))
+    }
+
+    /// Every option of `moon run --help` that takes a value is one the
+    /// quick reading skips with its value: an option added to `moon run`
+    /// must be added to `EarlyGraph.valueOptions` and to `sample` here.
+    @Test func everyOptionWithAValueIsReadEarly() throws {
+        let sample = ["--jobs": "2", "--output": "plain", "--color": "never", "--timeout": "1m", "--grace": "1s",
+                      "--set": "greeting=hi", "--output-mode": "grouped", "--stall-after": "1s"]
+        let moon = try Moon(graph: Self.graph)
+        let help = try moon.run(["run", "--help"]).stdout
+        let options = Set(help.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let index = words.firstIndex(where: { $0.hasPrefix("--") }), index + 1 < words.count,
+                  words[index + 1].hasPrefix("<") else { return nil }
+            return String(words[index])
+        })
+        #expect(options == Set(sample.keys), "moon run --help lists \(options.sorted())")
+        for (option, value) in sample {
+            let result = try run(moon, ["run", option, value, "moon.yaml"])
+            #expect(result.stderr.contains("moon: early load used"), "\(option) \(value): \(result.stderr)")
+        }
+    }
+}
