@@ -1,20 +1,23 @@
 import Dispatch
 import Foundation
 
-/// `moon run`'s graph file, read and checked on another thread while
-/// swift-argument-parser reads the command line. The parser takes ~1.7 ms at
+/// `moon run`'s graph file, read and checked while swift-argument-parser
+/// reads the command line on another thread. The parser takes ~1.7 ms at
 /// every start (its reflection makes the Swift runtime scan thousands of
 /// protocol conformances), loading 1000 nodes 2–10 ms; one after the other
-/// they were most of the time before the first node started.
+/// they were most of the time before the first node started. The file loads
+/// on the main thread, so the graph and the freed YAML tree stay in the
+/// main thread's malloc arena (loaded on another thread, they cost the
+/// 1000-node graphs ~0.6 MB of peak RSS).
 ///
 /// The file is found from a quick reading of the arguments (`guess`). It is
 /// only a guess: `RunCommand` compares it with what the parser found and
 /// loads the file itself when they differ, so a wrong guess costs time, never
 /// correctness. Nothing is printed here; diagnostics are printed by
 /// `RunCommand`, as for a file it loaded itself.
-final class EarlyGraph: @unchecked Sendable {
-    /// Started by `Moon.main` for `moon run`, before the parser runs.
-    nonisolated(unsafe) static var current: EarlyGraph?
+final class EarlyGraph {
+    /// Set by `parse(_:with:)` for `RunCommand`.
+    nonisolated(unsafe) private static var current: EarlyGraph?
 
     struct Guess: Equatable {
         var path: String
@@ -26,27 +29,38 @@ final class EarlyGraph: @unchecked Sendable {
     /// The graph's state store, opened meanwhile on a third thread (it took
     /// as long as the file; started after the parser, it was then the wait).
     let store: EarlyStore
-    private let done = DispatchSemaphore(value: 0)
-    private var parsed: Result<GraphFile.Parsed, Error>?
+    /// The file, read and checked (diagnostics not printed yet).
+    let result: Result<GraphFile.Parsed, Error>
 
-    private init(_ guess: Guess) {
+    private init(_ guess: Guess, store: EarlyStore, result: Result<GraphFile.Parsed, Error>) {
         self.guess = guess
-        store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
-        BackgroundThread.start { [self] in
-            parsed = GraphFile.parse(guess.path, overrides: guess.overrides)
-            done.signal()
+        self.store = store
+        self.result = result
+    }
+
+    /// Runs `parser` (swift-argument-parser on moon's `arguments`, without
+    /// the program name); when they are a `moon run` whose file can be told
+    /// without it, on another thread while the file loads here.
+    static func parse<Command>(_ arguments: [String], with parser: @escaping () throws -> Command) throws -> Command {
+        guard let guess = guess(arguments) else { return try parser() }
+        let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
+        let parsed = ParserResult<Command>()
+        BackgroundThread.start {
+            parsed.value = Result { try parser() }
+            parsed.done.signal()
         }
+        current = EarlyGraph(guess, store: store, result: GraphFile.parse(guess.path, overrides: guess.overrides))
+        parsed.done.wait()
+        return try parsed.value?.get() ?? parser()
     }
 
-    /// Starts loading when `arguments` (moon's, without the program name)
-    /// are a `moon run` whose file can be told without the parser.
-    static func start(_ arguments: [String]) {
-        guard let guess = guess(arguments) else { return }
-        current = EarlyGraph(guess)
+    private final class ParserResult<Command>: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        var value: Result<Command, Error>?
     }
 
-    /// The started load when the parser found the same file, `--set`s and
-    /// `--dry-run`; nil when the guess was wrong (or nothing was started).
+    /// The file loaded early when the parser found the same file, `--set`s
+    /// and `--dry-run`; nil when the guess was wrong (or nothing was loaded).
     static func matching(_ guess: Guess) -> EarlyGraph? {
         guard let early = current else { return nil }
         current = nil
@@ -55,12 +69,6 @@ final class EarlyGraph: @unchecked Sendable {
             FileHandle.standardError.write(Data("moon: early load \(used ? "used" : "not used")\n".utf8))
         }
         return used ? early : nil
-    }
-
-    /// The file, read and checked (diagnostics not printed yet).
-    func result() -> Result<GraphFile.Parsed, Error> {
-        done.wait()
-        return parsed ?? .failure(MoonExit.invalid)
     }
 
     /// `moon run`'s options that take a value (`--name VALUE` or

@@ -27,8 +27,7 @@ struct Moon: ParsableCommand {
         let code: Int32
         do {
             let arguments = Self.normalized(Array(CommandLine.arguments.dropFirst()))
-            EarlyGraph.start(arguments)
-            var command = try parseAsRoot(arguments)
+            var command = try EarlyGraph.parse(arguments) { try parseAsRoot(arguments) }
             try command.run()
             code = 0
         } catch let exit as MoonExit {

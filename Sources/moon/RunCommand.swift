@@ -113,7 +113,7 @@ struct RunCommand: ParsableCommand {
         let early: EarlyStore
         if let started = EarlyGraph.matching(EarlyGraph.Guess(path: path, overrides: overrides, dryRun: dryRun)) {
             early = started.store
-            file = try GraphFile.finish(started.result())
+            file = try GraphFile.finish(started.result)
         } else {
             early = EarlyStore(graphPath: path, create: !dryRun)
             file = try GraphFile.finish(GraphFile.parse(path, overrides: overrides))
