@@ -294,7 +294,6 @@ struct GraphDecoder {
             // short (most are), a set beyond that.
             var seen: Set<Int> = []
             node.needs.reserveCapacity(items.count)
-            node.needSpans.reserveCapacity(items.count)
             for item in items {
                 guard let need = string(item, expecting: "a node name") else { continue }
                 guard let target = indexByName[need] else {
@@ -312,7 +311,6 @@ struct GraphDecoder {
                     continue
                 }
                 node.needs.append(target)
-                node.needSpans.append(item.span)
             }
         }
 

@@ -17,7 +17,6 @@ public struct Node: Sendable {
         var nameSpan: SourceSpan
         var description: String?
         var needs: [Int]
-        var needSpans: [SourceSpan]
         var action: NodeAction
         var env: Variables
         var dir: String?
@@ -69,12 +68,6 @@ public struct Node: Sendable {
         set { unique.fields.needs = newValue }
     }
 
-    /// The span of each entry of `needs` (same order).
-    public var needSpans: [SourceSpan] {
-        get { storage.fields.needSpans }
-        _modify { yield &unique.fields.needSpans }
-        set { unique.fields.needSpans = newValue }
-    }
 
     public var action: NodeAction {
         get { storage.fields.action }
@@ -164,11 +157,11 @@ public struct Node: Sendable {
     }
 
     public init(name: String, nameSpan: SourceSpan, description: String? = nil, needs: [Int] = [],
-                needSpans: [SourceSpan] = [], action: NodeAction, env: Variables = Variables(),
+                action: NodeAction, env: Variables = Variables(),
                 dir: String? = nil, queue: Int = 0, timeout: Duration? = nil, retry: RetryPolicy = .none,
                 condition: RunCondition = .success, continueOnError: Bool = false, shell: Shell = .sh,
                 slurm: SlurmOptions = SlurmOptions(), span: SourceSpan? = nil) {
-        storage = Storage(Fields(name: name, nameSpan: nameSpan, description: description, needs: needs, needSpans: needSpans,
+        storage = Storage(Fields(name: name, nameSpan: nameSpan, description: description, needs: needs,
                                  action: action, env: env, dir: dir, queue: queue, timeout: timeout, retry: retry,
                                  condition: condition, continueOnError: continueOnError, shell: shell, slurm: slurm,
                                  span: span ?? nameSpan))

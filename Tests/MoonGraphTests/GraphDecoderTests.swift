@@ -71,7 +71,6 @@ import Testing
 
         let package = try #require(g["package"])
         #expect(package.needs == [0, 1, 2])
-        #expect(package.needSpans.map(\.start.column) == [13, 20, 29])
 
         let notify = try #require(g["notify"])
         #expect(notify.condition == .always)
