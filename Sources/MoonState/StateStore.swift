@@ -103,6 +103,7 @@ public final class StateStore: @unchecked Sendable {
     }
 
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
+        SharedMemoryReset.installed
         var config = Configuration()
         config.journalMode = .wal
         config.busyMode = .timeout(busyTimeout)
@@ -179,6 +180,11 @@ public final class StateStore: @unchecked Sendable {
             // when moon is about to exit. It goes with the store.
             checkpointLock.withLock { checkpointConnection = connection }
         }
+    }
+
+    /// Waits at most `seconds` for this store's background checkpoint to end.
+    func waitForBackgroundCheckpoint(seconds: Double) {
+        if backgroundCheckpointDone.wait(timeout: .now() + seconds) == .success { backgroundCheckpointDone.signal() }
     }
 
     /// Signalled when the background checkpoint has ended (or never ran).
@@ -398,7 +404,7 @@ public final class StateStore: @unchecked Sendable {
         guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointLimit else { return }
         // Not while this run's background checkpoint still works (it would
         // make this one fail with SQLITE_BUSY).
-        if backgroundCheckpointDone.wait(timeout: .now() + 1) == .success { backgroundCheckpointDone.signal() }
+        waitForBackgroundCheckpoint(seconds: 1)
         try db.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             defer { try? db.execute(sql: "PRAGMA synchronous = OFF") }

@@ -2,6 +2,7 @@ import Foundation
 import MoonGraph
 import Testing
 @testable import MoonState
+import GRDBSQLite
 
 @Suite struct StateStoreTests {
     @Test func aCorruptStoreIsMovedAsideWithAWarning() throws {
@@ -13,6 +14,49 @@ import Testing
         #expect(opened.warning?.contains("corrupt") == true)
         #expect(FileManager.default.fileExists(atPath: tree.path(".moon/state.db.corrupt")))
         #expect(try opened.store?.integrityCheck() == "ok")
+    }
+
+    /// moon exits without closing the store: the next run's first connection
+    /// resets the wal-index and rebuilds it from the WAL. The reset zeroes
+    /// the -shm file in place (`SharedMemoryReset`) instead of truncating it.
+    @Test func aRunLeftInTheWALIsReadAfterTheIndexIsReset() throws {
+        let tree = try TempTree()
+        let first = try #require(StateStore.open(graphDirectory: tree.root).store)
+        first.waitForBackgroundCheckpoint(seconds: 10)
+        var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 7, ok: true)
+        run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1)]
+        try first.record(run)
+        // A copy of the files as an exited moon leaves them: the run only in
+        // the WAL, the index of a connection that is gone.
+        let copy = try TempTree()
+        try FileManager.default.createDirectory(atPath: copy.path(".moon"), withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(atPath: tree.path(".moon/state.db" + suffix), toPath: copy.path(".moon/state.db" + suffix))
+        }
+        let walSize = try FileManager.default.attributesOfItem(atPath: copy.path(".moon/state.db-wal"))[.size] as? Int
+        #expect((walSize ?? 0) > 0, "the run is in the WAL")
+        let second = try #require(StateStore.open(graphDirectory: copy.root).store)
+        let runs = try second.recentRuns(graph: "moon.yaml", limit: 10)
+        #expect(runs.count == 1)
+        #expect(runs.first?.nodes.map(\.node) == ["build"])
+    }
+
+    /// SQLite's unix VFS truncates through the hook: a -shm reset (to 3
+    /// bytes) zeroes the file in place; any other size truncates.
+    @Test func theSharedMemoryResetZeroesInPlace() throws {
+        SharedMemoryReset.installed
+        let vfs = try #require(sqlite3_vfs_find(nil))
+        let call = try #require(vfs.pointee.xGetSystemCall?(vfs, "ftruncate"))
+        let truncate = unsafeBitCast(call, to: (@convention(c) (Int32, off_t) -> Int32).self)
+        let tree = try TempTree()
+        try Data(repeating: 0xFF, count: 32768).write(to: URL(fileURLWithPath: tree.path("state.db-shm")))
+        let fd = open(tree.path("state.db-shm"), O_RDWR)
+        defer { close(fd) }
+        #expect(truncate(fd, SharedMemoryReset.resetSize) == 0)
+        let zeroed = try Data(contentsOf: URL(fileURLWithPath: tree.path("state.db-shm")))
+        #expect(zeroed.count == 32768 && zeroed.allSatisfy { $0 == 0 })
+        #expect(truncate(fd, 100) == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: tree.path("state.db-shm"))).count == 100)
     }
 
     @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
