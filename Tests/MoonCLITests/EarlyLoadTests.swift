@@ -54,6 +54,20 @@ import Testing
         #expect(result.stdout.contains("USAGE"))
     }
 
+    /// An option `moon run` does not have is the parser's to report, as
+    /// from the root command: `moon run`, not `run`, in its usage.
+    @Test func anUnknownOptionIsReportedByTheParser() throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try run(moon, ["run", "--jbos", "2", "moon.yaml"])
+        #expect(result.status == 2)
+        #expect(!result.stderr.contains("early load"))
+        #expect(result.stderr.contains("--jbos"), "\(result.stderr)")
+        let invalid = try run(moon, ["run", "--jobs", "0", "moon.yaml"])
+        #expect(invalid.status == 2)
+        #expect(invalid.stderr.contains("--jobs must be at least 1"), "\(invalid.stderr)")
+        #expect(invalid.stderr.contains("moon run"), "\(invalid.stderr)")
+    }
+
     @Test func anInvalidGraphReadEarlyIsReportedAsUsual() throws {
         let moon = try Moon(graph: "version: 1\nnodes:\n  a: { needs: zz, run: true }\n")
         let result = try run(moon, ["run", "-j", "2"])
@@ -62,9 +76,10 @@ import Testing
         #expect(result.stderr.contains("needs unknown node 'zz'"))
     }
 
-    /// Every option of `moon run --help` that takes a value is one the
-    /// quick reading skips with its value: an option added to `moon run`
-    /// must be added to `EarlyGraph.valueOptions` and to `sample` here.
+    /// Every option of `moon run --help` is one the quick reading knows:
+    /// those that take a value it skips with their value. An option added to
+    /// `moon run` must be added to `EarlyGraph.valueOptions` (and `sample`
+    /// here) or `EarlyGraph.flags` (and `flags` here).
     @Test func everyOptionWithAValueIsReadEarly() throws {
         let sample = ["--jobs": "2", "--output": "plain", "--color": "never", "--timeout": "1m", "--grace": "1s",
                       "--set": "greeting=hi", "--output-mode": "grouped", "--stall-after": "1s"]
@@ -77,6 +92,14 @@ import Testing
             return String(words[index])
         })
         #expect(options == Set(sample.keys), "moon run --help lists \(options.sorted())")
+        let flags: Set<String> = ["--keep-going", "--dry-run", "--json", "--force", "--quiet", "--verbose"]
+        let all = Set(help.split(separator: "\n").flatMap { $0.split(separator: " ") }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }.filter { $0.hasPrefix("--") && $0.count > 2 })
+        #expect(all.subtracting(["--help", "--version"]) == Set(sample.keys).union(flags), "moon run --help lists \(all.sorted())")
+        for flag in flags {
+            let result = try run(moon, ["run", flag, "moon.yaml"])
+            #expect(result.stderr.contains("moon: early load used"), "\(flag): \(result.stderr)")
+        }
         for (option, value) in sample {
             let result = try run(moon, ["run", option, value, "moon.yaml"])
             #expect(result.stderr.contains("moon: early load used"), "\(option) \(value): \(result.stderr)")
