@@ -371,21 +371,32 @@ public final class StateStore: @unchecked Sendable {
     public static let historyLimit = 500
 
     public func record(_ run: RunRecord) throws {
+        // Through SQLite's C API: GRDB parsed the SQL (three statements) and
+        // matched its arguments by name at every run's end.
         try db.write { db in
-            try db.execute(sql: """
+            guard let connection = db.sqliteConnection else { return }
+            let insert = try SQLiteStatement(connection, """
                 INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds, run.ok, run.forced,
-                                 run.succeeded, run.failed, run.skipped, run.upToDate, run.canceled])
+                """)
+            insert.bind(1, run.graph)
+            insert.bind(2, run.startedAt.timeIntervalSince1970)
+            let counts = [run.durationMilliseconds, run.ok ? 1 : 0, run.forced ? 1 : 0, run.succeeded, run.failed, run.skipped,
+                          run.upToDate, run.canceled]
+            for (offset, value) in counts.enumerated() { insert.bind(Int32(3 + offset), Int64(value)) }
+            try insert.run()
             let id = db.lastInsertedRowID
             try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: readDurations(run.graph), in: db)
             // Keep the newest runs only.
-            try db.execute(sql: """
-                DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
-                DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?);
-                DELETE FROM runs WHERE graph = ? AND id <= ?;
-                """, arguments: [run.graph, id - Int64(Self.historyLimit), run.graph, id - Int64(Self.historyLimit),
-                                 run.graph, id - Int64(Self.historyLimit)])
+            let oldest = id - Int64(Self.historyLimit)
+            for sql in ["DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                        "DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                        "DELETE FROM runs WHERE graph = ? AND id <= ?"] {
+                let delete = try SQLiteStatement(connection, sql)
+                delete.bind(1, run.graph)
+                delete.bind(2, oldest)
+                try delete.run()
+            }
         }
         try checkpointIfLarge()
     }

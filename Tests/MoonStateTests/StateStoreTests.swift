@@ -173,6 +173,14 @@ import GRDBSQLite
                           result: .canceled, attempts: 3),
         ]
         #expect(NodeRunsText.decode(NodeRunsText.encode(nodes)) == nodes)
+        #expect(NodeRunsText.encode(Array(nodes.prefix(2))) == "a\t1795329194783\t12\tsucceeded\t1\nb.c+d-e\t\t\tup-to-date\t0\n")
+    }
+
+    @Test(arguments: [0, 7, 10, 99, 1_795_329_194_783, -1, -10, Int64.max, Int64.min])
+    func decimalsAreWrittenAsStringWritesThem(_ value: Int64) {
+        var bytes: [UInt8] = []
+        NodeRunsText.appendDecimal(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == String(value))
     }
 
     @Test func weightsComeFromDurationsAndDefaultToTheMedian() throws {
