@@ -55,16 +55,18 @@ final class Moon {
 
     /// Runs moon to completion (at most `limit` seconds, then it is killed and the test fails).
     @discardableResult
-    func run(_ arguments: [String], environment: [String: String] = [:], limit: TimeInterval = 60) throws -> Result {
-        let process = try start(arguments, environment: environment)
+    /// `in`: a subdirectory of the test's directory to run moon in.
+    func run(_ arguments: [String], environment: [String: String] = [:], limit: TimeInterval = 60,
+             in subdirectory: String? = nil) throws -> Result {
+        let process = try start(arguments, environment: environment, in: subdirectory)
         return try process.wait(limit: limit)
     }
 
-    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+    func start(_ arguments: [String], environment: [String: String] = [:], in subdirectory: String? = nil) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Moon.binary)
         process.arguments = arguments
-        process.currentDirectoryURL = directory
+        process.currentDirectoryURL = subdirectory.map { directory.appendingPathComponent($0) } ?? directory
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
         for (k, v) in environment { env[k] = v }

@@ -89,6 +89,22 @@ import Testing
         #expect(text("stdin") == ["stdin closed"], "stdin is /dev/null")
     }
 
+    /// A node without `dir` runs in the graph file's directory, whether
+    /// moon runs there (the node then inherits moon's: no `chdir`) or
+    /// elsewhere.
+    @Test func aNodeRunsInTheGraphsDirectoryFromAnywhere() throws {
+        let moon = try Moon()
+        try FileManager.default.createDirectory(atPath: moon.path("graphs"), withIntermediateDirectories: true)
+        try moon.write("graphs/g.yaml", "version: 1\nnodes:\n  here: { run: pwd }\n")
+        let real = URL(fileURLWithPath: moon.path("graphs")).resolvingSymlinksInPath().path
+        for (arguments, directory) in [(["run", "--json", "graphs/g.yaml"], nil), (["run", "--json", "g.yaml"], "graphs")] {
+            let result = try moon.run(arguments, in: directory)
+            #expect(result.status == 0, "\(result.stderr)")
+            let printed = result.events("next", node: "here").first?["text"] as? String
+            #expect(printed.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path } == real, "\(arguments)")
+        }
+    }
+
     @Test func bashShellUsesPipefail() throws {
         let moon = try Moon(graph: """
             version: 1

@@ -34,6 +34,9 @@ struct NodeEnvironment {
     let graph: Graph
     /// The graph file's directory, absolute, for `dir:` and `MOON_GRAPH_DIR`.
     let graphDirectory: String
+    /// moon's own working directory, when it is the graph's directory (a
+    /// node that runs there then inherits it: no `chdir` per spawn).
+    private let runsInGraphDirectory: Bool
     /// moon's own environment.
     let base: [String: String]
     /// dotenv, moon's environment and the file's `env:`, resolved and
@@ -44,12 +47,13 @@ struct NodeEnvironment {
         self.graph = graph
         self.base = base
         let dir = graph.directory
+        let cwd = FileManager.default.currentDirectoryPath
         if dir.hasPrefix("/") {
             graphDirectory = dir
         } else {
-            let cwd = FileManager.default.currentDirectoryPath
             graphDirectory = dir == "." ? cwd : URL(fileURLWithPath: dir, relativeTo: URL(fileURLWithPath: cwd, isDirectory: true)).standardizedFileURL.path
         }
+        runsInGraphDirectory = graphDirectory == cwd
         var env: [String: String] = [:]
         for entry in graph.dotenvValues { env[entry.name] = entry.value }
         for (name, value) in base { env[name] = value }
@@ -106,9 +110,10 @@ struct NodeEnvironment {
         }
         guard let program = argv.first else { return nil }
         let env = prepared.environment
+        let directory = try workingDirectory(for: node, interpolator: interpolator)
         return ProcessSpec(executable: ProgramCache.shared.lookup(program, path: env["PATH"]) ?? program,
                            arguments: Array(argv.dropFirst()), processEnvironment: env,
-                           workingDirectory: try workingDirectory(for: node, interpolator: interpolator))
+                           workingDirectory: runsInGraphDirectory && directory == graphDirectory ? nil : directory)
     }
 
 }
