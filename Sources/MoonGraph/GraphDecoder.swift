@@ -292,8 +292,12 @@ struct GraphDecoder {
             }
             // Duplicates found by a scan of what is kept while the list is
             // short (most are), a set beyond that.
+            // Collected apart and stored once: each write through the node's
+            // copy-on-write storage checks that it is unshared.
             var seen: Set<Int> = []
-            node.needs.reserveCapacity(items.count)
+            var needs: [Int] = []
+            needs.reserveCapacity(items.count)
+            defer { node.needs = needs }
             for item in items {
                 guard let need = string(item, expecting: "a node name") else { continue }
                 guard let target = indexByName[need] else {
@@ -305,12 +309,12 @@ struct GraphDecoder {
                     error("node '\(name)' needs itself; remove '\(need)' from its needs", at: item.span)
                     continue
                 }
-                let duplicate = items.count <= 32 ? node.needs.contains(target) : !seen.insert(target).inserted
+                let duplicate = items.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
                 guard !duplicate else {
                     warning("node '\(name)' needs '\(need)' more than once; remove the duplicate", at: item.span)
                     continue
                 }
-                node.needs.append(target)
+                needs.append(target)
             }
         }
 
