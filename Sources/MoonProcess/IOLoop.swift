@@ -105,6 +105,9 @@ final class IOLoop: @unchecked Sendable {
     }
 
     func start() {
+        if BackgroundThread.start(name: "moon.loop", { [self] in run() }) { return }
+        // No POSIX thread now: Foundation's may still come (it reports its
+        // own failure).
         let thread = Thread { [self] in run() }
         thread.name = "moon.loop"
         thread.start()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonProcess
 
 /// `moon run`'s graph file, read and checked while swift-argument-parser
 /// reads the command line on another thread. The parser takes ~1.7 ms at
@@ -49,7 +50,7 @@ final class EarlyGraph {
         guard let guess = guess(arguments) else { return try parser() }
         let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
         let parsed = ParserResult<Command>()
-        BackgroundThread.start {
+        BackgroundThread.run {
             parsed.value = Result { try (try? runParser()) ?? parser() }
             parsed.done.signal()
         }

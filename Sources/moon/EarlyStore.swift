@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonProcess
 import MoonGraph
 import MoonState
 
@@ -16,7 +17,7 @@ final class EarlyStore: @unchecked Sendable {
             done.signal()
             return
         }
-        BackgroundThread.start { [self] in
+        BackgroundThread.run { [self] in
             opened = RunCommand.openStore(graphPath: graphPath, create: create)
             done.signal()
         }

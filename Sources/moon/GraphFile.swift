@@ -1,4 +1,5 @@
 import Foundation
+import MoonProcess
 import MoonDocument
 import MoonGraph
 
@@ -37,7 +38,7 @@ struct GraphFile {
             // A large YAML tree is freed on another thread: for 1000 nodes
             // with 20 needs each, freeing its 22,000 objects was ~1 ms
             // before the first node could start.
-            if root.nodeCount > 5000 { BackgroundThread.start { withExtendedLifetime(root) {} } }
+            if root.nodeCount > 5000 { BackgroundThread.run { withExtendedLifetime(root) {} } }
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }

@@ -1,0 +1,50 @@
+import Glibc
+
+/// A new detached POSIX thread for `body`. For threads started in moon's
+/// first milliseconds (the event loop, `EarlyGraph`, `EarlyStore`): the
+/// first Foundation `Thread` of a process took ~1 ms before its body ran.
+public enum BackgroundThread {
+    private final class Body {
+        let name: String?
+        let run: () -> Void
+        init(_ name: String?, _ run: @escaping () -> Void) {
+            self.name = name
+            self.run = run
+        }
+    }
+
+    /// Starts `body` on a new thread; false (and nothing runs) when the
+    /// system cannot make one. `name` shows in `ps -T`, `top -H` and
+    /// debuggers (at most 15 bytes).
+    @discardableResult
+    public static func start(name: String? = nil, _ body: @escaping () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(Body(name, body)).toOpaque()
+        var thread = pthread_t()
+        let made = pthread_create(&thread, nil, { context in
+            guard let context else { return nil }
+            let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
+            if let name = body.name { BackgroundThread.setName(String(name.prefix(15))) }
+            body.run()
+            return nil
+        }, context)
+        guard made == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// glibc's `pthread_setname_np` (a GNU extension the Glibc module does not import).
+    fileprivate static func setName(_ name: String) {
+        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+        guard let symbol = dlsym(nil, "pthread_setname_np") else { return }
+        _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), name)
+    }
+
+    /// Runs `body` on a new thread, or here when none can be made (for work
+    /// that only runs sooner on another thread).
+    public static func run(name: String? = nil, _ body: @escaping () -> Void) {
+        if !start(name: name, body) { body() }
+    }
+}
