@@ -17,7 +17,7 @@ import MoonProcess
 /// correctness. Nothing is printed here; diagnostics are printed by
 /// `RunCommand`, as for a file it loaded itself.
 final class EarlyGraph {
-    /// Set by `parse(_:with:)` for `RunCommand`.
+    /// Set by `parse(_:runParser:with:)` for `RunCommand`.
     nonisolated(unsafe) private static var current: EarlyGraph?
 
     struct Guess: Equatable {
