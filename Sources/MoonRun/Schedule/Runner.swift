@@ -206,7 +206,7 @@ public final class Runner {
         values[node] = []
         // One object per attempt, which the three callbacks share (a closure
         // capturing one object needs no context of its own).
-        let context = AttemptContext(runner: self, node: node, attempt: thisAttempt)
+        let context = AttemptContext(runner: weakSelf, node: node, attempt: thisAttempt)
         // A Slurm node's `start` waits for its job id; whatever the attempt
         // reports first announces it (without an id if srun never named one).
         if !launcher.announcesStart(node: node) { context.announce(nil) }
@@ -227,16 +227,30 @@ public final class Runner {
         }
     }
 
+    /// The runner, held weakly by one object that every attempt shares:
+    /// an attempt that formed (and destroyed) its own weak reference made
+    /// two more atomic updates of the runner's side table per node.
+    private final class WeakRunner {
+        weak var runner: Runner?
+    }
+
+    private lazy var weakSelf: WeakRunner = {
+        let box = WeakRunner()
+        box.runner = self
+        return box
+    }()
+
     /// Where an attempt's callbacks land; events of an attempt that is no
     /// longer the node's current one are dropped.
     private final class AttemptContext {
-        weak var runner: Runner?
+        private let owner: WeakRunner
+        var runner: Runner? { owner.runner }
         let node: Int
         let attempt: Int
         private var announced = false
 
-        init(runner: Runner, node: Int, attempt: Int) {
-            self.runner = runner
+        init(runner: WeakRunner, node: Int, attempt: Int) {
+            owner = runner
             self.node = node
             self.attempt = attempt
         }
