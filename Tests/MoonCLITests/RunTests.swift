@@ -105,6 +105,41 @@ import Testing
         }
     }
 
+    /// moon keeps SIGCHLD blocked in its threads (it hears of exits through
+    /// pidfds, and a blocked SIGCHLD wakes no sleeping thread); a node starts
+    /// with nothing blocked and SIGCHLD at its default, so its own children
+    /// are waited for as usual. (The moon under test runs as a node of
+    /// another: it then starts with an empty mask, as a user's moon does,
+    /// not with whatever the test runner's threads block.)
+    @Test func nodesStartWithAnEmptySignalMaskWhileMoonBlocksSigchld() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              inner: { run: [\(Moon.binary), run, --json, inner.yaml] }
+            """)
+        try moon.write("inner.yaml", """
+            version: 1
+            nodes:
+              mask: { run: "grep -E '^Sig(Blk|Ign)' /proc/self/status; grep '^SigBlk' /proc/$PPID/status | sed 's/^/moon /'" }
+              child: { run: "sleep 0.1 & wait $!; echo waited $?" }
+            """)
+        let outer = try moon.run(["run", "--json"])
+        #expect(outer.status == 0, "\(outer.stderr)")
+        // The inner moon's events, as the outer one's `next` lines.
+        let stdout = outer.events("next", node: "inner").compactMap { $0["text"] as? String }.joined(separator: "\n")
+        let result = Moon.Result(stdout: stdout, stderr: "", status: 0)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.events("next", node: "mask").compactMap { $0["text"] as? String }
+        func mask(_ prefix: String) -> UInt64? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        }
+        #expect(mask("SigBlk:") == 0, "\(lines)")
+        #expect(mask("SigIgn:") == 0, "nothing moon ignores stays ignored: \(lines)")
+        let sigchld = UInt64(1) << (UInt64(SIGCHLD) - 1)
+        #expect((mask("moon SigBlk:") ?? 0) & sigchld != 0, "\(lines)")
+        #expect(result.events("next", node: "child").first?["text"] as? String == "waited 0")
+    }
+
     @Test func bashShellUsesPipefail() throws {
         let moon = try Moon(graph: """
             version: 1
