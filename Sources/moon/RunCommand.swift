@@ -104,11 +104,12 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
         let overrides = try overrides()
-        // The file and the state store beside it (up-to-date checks and
-        // history) are read on other threads: since the start of moon when
-        // it could tell them (`EarlyGraph`), else from here, the store while
-        // the file loads. A dry run only reads the store (recorded durations
-        // order the plan). Only an existing store is opened early.
+        // The state store beside the file (up-to-date checks and history)
+        // opens on another thread while the file loads. When moon could tell
+        // the file from its arguments (`EarlyGraph`), both began before the
+        // command line was parsed and the file is loaded already. A dry run
+        // only reads the store (recorded durations order the plan). Only an
+        // existing store is opened early.
         let file: GraphFile
         let early: EarlyStore
         if let started = EarlyGraph.matching(EarlyGraph.Guess(path: path, overrides: overrides, dryRun: dryRun)) {
