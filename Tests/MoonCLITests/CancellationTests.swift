@@ -25,7 +25,7 @@ import Testing
         running.signal(SIGINT)
         let result = try running.wait(limit: 20)
         #expect(result.status == 130)
-        for pid in started { #expect(!isAlive(pid), "pid \(pid) survived") }
+        for pid in started { #expect(!isAlive(pid, of: moon), "pid \(pid) survived") }
     }
 
     @Test func sigtermEndsWith143() throws {
@@ -47,7 +47,7 @@ import Testing
         running.signal(SIGINT)
         let result = try running.wait(limit: 10)
         #expect(result.status == 130)
-        for pid in stubborn { #expect(!isAlive(pid)) }
+        for pid in stubborn { #expect(!isAlive(pid, of: moon)) }
     }
 
     @Test func aTimeoutKillsTheNodesWholeGroup() throws {
@@ -62,7 +62,7 @@ import Testing
         #expect(result.status == 1)
         let child = pids(moon, ["child.pid"])
         #expect(child.count == 1)
-        for pid in child { #expect(!isAlive(pid)) }
+        for pid in child { #expect(!isAlive(pid, of: moon)) }
     }
 
     @Test func aBackgroundChildDoesNotOutliveItsNode() throws {
@@ -91,6 +91,6 @@ import Testing
         #expect(result.status == 1)
         let error = result.events("error", node: "slow").first?["error"] as? [String: Any]
         #expect(error?["kind"] as? String == "canceled")
-        for pid in pids(moon, ["slow.pid"]) { #expect(!isAlive(pid)) }
+        for pid in pids(moon, ["slow.pid"]) { #expect(!isAlive(pid, of: moon)) }
     }
 }

@@ -116,6 +116,17 @@ func eventually(_ limit: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// Whether `pid` is alive (not a zombie) and still one of `moon`'s test's
+/// processes. Pids are reused (pid_max is 32768 here, and the suite starts
+/// thousands of processes a second), so a pid read from a file may name
+/// another process seconds later. A node, and whatever it starts, carries
+/// `MOON_GRAPH_DIR`, which names the test's own directory.
+func isAlive(_ pid: Int32, of moon: Moon) -> Bool {
+    guard isAlive(pid) else { return false }
+    guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return true }
+    return String(decoding: environment, as: UTF8.self).contains(moon.directory.lastPathComponent)
+}
+
 /// Whether a process with this pid is alive (and not a zombie).
 func isAlive(_ pid: Int32) -> Bool {
     guard pid > 0, kill(pid, 0) == 0 else { return false }

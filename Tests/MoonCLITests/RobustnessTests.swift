@@ -124,7 +124,7 @@ import Testing
         for file in ["a.pid", "a2.pid", "b.pid"] {
             guard let pid = moon.read(file).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else { continue }
             checked += 1
-            #expect(eventually(5) { !isAlive(pid) }, "\(file) still runs")
+            #expect(eventually(5) { !isAlive(pid, of: moon) }, "\(file) still runs")
         }
         #expect(checked >= 2)
     }
@@ -150,10 +150,10 @@ import Testing
         #expect(eventually(10) { files.allSatisfy { moon.read($0)?.hasSuffix("\n") == true } })
         let pids = files.compactMap { moon.read($0).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } }
         #expect(pids.count == 3)
-        #expect(pids.allSatisfy(isAlive))
+        #expect(pids.allSatisfy { isAlive($0, of: moon) })
         running.signal(SIGKILL)
         _ = try running.wait(limit: 10)
-        for pid in pids { #expect(eventually(5) { !isAlive(pid) }, "pid \(pid) outlived moon") }
+        for pid in pids { #expect(eventually(5) { !isAlive(pid, of: moon) }, "pid \(pid) outlived moon") }
     }
 
     /// A node's processes see only stdin, stdout and stderr: no descriptor
