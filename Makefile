@@ -72,10 +72,17 @@ run: release
 	$(RELEASE_BIN) run examples/quickstart.yaml
 
 # The whole suite: unit tests of every stage and end-to-end tests of the
-# built binary (which find it in .build/debug).
+# built binary (which find it in .build/debug). When it fails, the failed
+# expectations are printed again at the end: CI keeps only the log's tail.
 test: deps test-deps
 	$(SWIFT) build
-	$(SWIFT) test
+	@{ $(SWIFT) test 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
+	status=$$(cat .build/test.status); \
+	if [ "$$status" != 0 ]; then \
+	  echo "=== make test failed ($$status); the failures (full log: .build/test.log) ==="; \
+	  grep -E -A6 'recorded an issue|error: |Fatal error|crashed|exited with' .build/test.log | grep -v '^. Test .* started\.$$' | head -80; \
+	  exit $$status; \
+	fi
 
 # The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.
 test-slurm: deps

@@ -101,7 +101,8 @@ struct SlurmClusterTests {
         #expect(try #require(builtinStart) < #require(prepareEnd))
         #expect(try #require(builtinStart) < #require(builtinEnd))
         let lines = result.events("next", node: "compute").compactMap { $0["text"] as? String }
-        #expect(lines == ["job=\(jobID) name=moon.\(name).compute dir=\(moon.directory.path)", "to stderr"])
+        // stdout and stderr come through srun on two streams: their order is not kept.
+        #expect(lines.sorted() == ["job=\(jobID) name=moon.\(name).compute dir=\(moon.directory.path)", "to stderr"].sorted())
         #expect(result.events("next", node: "execform").first?["text"] as? String == "exec in sub")
         #expect(result.events("complete", node: "compute").first?["outputs"] as? [String: String] == ["m": "42"])
         #expect(result.events("next", node: "report").first?["text"] as? String == "m=42")
@@ -172,8 +173,16 @@ struct SlurmClusterTests {
             \(nodes)
             """)
         let running = try moon.start(["run", "--json", "--grace", "1s"])
-        #expect(eventually(15) { SlurmCluster.jobs(of: name).count == 6 })
-        #expect(eventually(15) { (try? String(contentsOf: running.out, encoding: .utf8))?.contains("started") ?? false })
+        // Ctrl-C once moon has reported every job (its start event carries the
+        // job id): squeue lists a job before srun has told moon its id.
+        func reported() -> (jobs: Int, started: Bool) {
+            let text = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
+            let jobs = text.split(separator: "\n").filter { $0.contains("\"event\":\"start\"") && $0.contains("\"job_id\"") }
+            return (jobs.count, text.contains("started"))
+        }
+        #expect(eventually(15) { reported().jobs == 6 })
+        #expect(SlurmCluster.jobs(of: name).count == 6)
+        #expect(eventually(15) { reported().started })
         running.signal(SIGINT)
         let result = try running.wait(limit: 20)
         #expect(result.status == 130)
