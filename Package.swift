@@ -35,6 +35,8 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
+            // BackgroundThread, for the background checkpoint.
+            "MoonProcess",
             .product(name: "GRDB", package: "GRDB.swift"),
             // SQLite's C API itself, for the one bulk insert GRDB's generic
             // arguments made slow (StateStore.insertNodeRuns).

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import GRDBSQLite
+import MoonProcess
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
 /// file, an SQLite database (through GRDB) in WAL mode, so two moon
@@ -27,6 +29,12 @@ public final class StateStore: @unchecked Sendable {
     private init(path: String, db: DatabaseQueue) {
         self.path = path
         self.db = db
+    }
+
+    deinit {
+        // Before the store's own connection goes: not the last one, so
+        // closing it does not checkpoint.
+        if let connection = checkpointLock.withLock({ checkpointConnection }) { sqlite3_close_v2(connection) }
     }
 
     /// `.moon/` in `directory` (the graph file's).
@@ -105,7 +113,13 @@ public final class StateStore: @unchecked Sendable {
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
         SharedMemoryReset.installed
         var config = Configuration()
-        config.journalMode = .wal
+        // The writer turns WAL on itself (below): with `journalMode = .wal`
+        // GRDB also reads the -wal file's size through Foundation's URL
+        // resource values, which look up the file owner's user and group
+        // names (NSS: nscd's socket, /etc/passwd, /etc/group), ~0.3 ms of
+        // every start. GRDB's step makes sure a -wal file exists for
+        // readers of a DatabasePool; moon reads through this same queue.
+        config.journalMode = readonly ? .wal : .default
         config.busyMode = .timeout(busyTimeout)
         config.readonly = readonly
         config.label = "moon.state"
@@ -118,6 +132,13 @@ public final class StateStore: @unchecked Sendable {
             try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
             // A WAL left longer than this is cut back when it restarts.
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            if !readonly {
+                // (A no-op read once the file is in WAL mode, which persists.)
+                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                guard mode == "wal" else {
+                    throw DatabaseError(message: "cannot turn on WAL mode (journal_mode is \(mode ?? "unknown"))")
+                }
+            }
         }
         let db = try DatabaseQueue(path: path, configuration: config)
         let store = StateStore(path: path, db: db)
@@ -129,8 +150,7 @@ public final class StateStore: @unchecked Sendable {
             // nodes' fingerprints: those nodes run again) but not corrupt the
             // file. (ninja never syncs its logs either.) What it saves: a sync
             // of the WAL (1–2 ms here) after the last node, at every run's
-            // end. (Set here, not in `prepareDatabase`: GRDB sets NORMAL when
-            // it turns WAL on, after that.)
+            // end.
             try db.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = OFF")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
@@ -161,25 +181,33 @@ public final class StateStore: @unchecked Sendable {
     /// reads one run's pages. A checkpoint never blocks readers or writers
     /// (PASSIVE), and one cut short by moon's exit is safe (SQLite's
     /// checkpoints are atomic).
+    ///
+    /// On SQLite's C API and a POSIX thread: a second GRDB queue and the
+    /// process's first Foundation `Thread` cost ~1.5 ms of CPU while the
+    /// run's first nodes start, for one checkpoint call.
     private func checkpointInBackground() {
         let path = self.path
-        Thread.detachNewThread { [self] in
+        let started = BackgroundThread.start(name: "moon.checkpoint") { [self] in
             defer { backgroundCheckpointDone.signal() }
-            // (Not if the file is gone meanwhile: opening would make an empty one.)
-            guard FileManager.default.fileExists(atPath: path) else { return }
-            var config = Configuration()
-            config.busyMode = .timeout(0)
-            config.label = "moon.state.checkpoint"
+            // SQLITE_OPEN_READWRITE without CREATE: nothing is made if the
+            // file is gone meanwhile.
+            var connection: OpaquePointer?
+            guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+                  let connection else {
+                sqlite3_close(connection)
+                return
+            }
             // The WAL is synced before the database is written, and the
             // database after: a checkpoint cut short by a crash is harmless.
-            config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            guard let connection = try? DatabaseQueue(path: path, configuration: config) else { return }
-            _ = try? connection.writeWithoutTransaction { try $0.checkpoint(.passive) }
-            // Kept, not closed: releasing a GRDB queue first sets up
-            // Foundation's NotificationCenter (~3M instructions), for nothing
-            // when moon is about to exit. It goes with the store.
+            if sqlite3_exec(connection, "PRAGMA synchronous = FULL", nil, nil, nil) == SQLITE_OK {
+                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            // Kept open, not closed: closing the last connection but one is
+            // harmless, but this one goes with the store (closing it here
+            // would race moon's exit for nothing).
             checkpointLock.withLock { checkpointConnection = connection }
         }
+        if !started { backgroundCheckpointDone.signal() }
     }
 
     /// Waits at most `seconds` for this store's background checkpoint to end.
@@ -190,7 +218,7 @@ public final class StateStore: @unchecked Sendable {
     /// Signalled when the background checkpoint has ended (or never ran).
     private let backgroundCheckpointDone = DispatchSemaphore(value: 0)
     private let checkpointLock = NSLock()
-    private var checkpointConnection: DatabaseQueue?
+    private var checkpointConnection: OpaquePointer?
 
     private func migrate() throws {
         try db.write { db in
