@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MoonProcess
+import MoonRun
 
 /// `moon run`'s graph file, read and checked while swift-argument-parser
 /// reads the command line on another thread. The parser takes ~1.7 ms at
@@ -49,6 +50,8 @@ final class EarlyGraph {
                                with parser: @escaping () throws -> Command) throws -> Command {
         guard let guess = guess(arguments) else { return try parser() }
         let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
+        // The run's `$MOON_OUTPUT` directory, made meanwhile on a fourth thread.
+        if !guess.dryRun { OutputDirectory.prepare() }
         let parsed = ParserResult<Command>()
         BackgroundThread.run {
             parsed.value = Result { try (try? runParser()) ?? parser() }

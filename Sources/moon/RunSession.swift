@@ -80,6 +80,7 @@ final class RunSession {
         if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
 
         let done = DispatchSemaphore(value: 0)
+        let outputsRemoved = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
         runner.onFinish = { [state] (result: Runner.Summary) in
             // Still on the loop, where the reporter and the state live.
@@ -87,6 +88,12 @@ final class RunSession {
             state?.flush()
             summary = result
             done.signal()
+            // Every node's processes are gone (a node ends only then): the
+            // `$MOON_OUTPUT` directory goes now, here, while the main thread
+            // writes the history (removing it waits for the disk, ~0.2 ms on
+            // ext4 with discard). After a stop: at exit, once `killAll` ran.
+            if result.stopReason == nil { OutputDirectory.removeAll() }
+            outputsRemoved.signal()
         }
         // `moon run --json | head -1`: the reader is gone, so stop and clean up.
         // Asynchronously: the sink notices it inside a write, that is inside
@@ -123,8 +130,12 @@ final class RunSession {
                 warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
             }
         }
-        for source in sources { source.cancel() }
+        // The signal sources are not cancelled: moon exits next, and a
+        // cancel woke libdispatch's worker threads (two new threads, ~0.2 ms
+        // after the last node). A signal from here on stops nothing.
+        withExtendedLifetime(sources) {}
         processes.killAll()
+        outputsRemoved.wait()
 
         switch summary?.stopReason {
         case .interrupt(let number)?: return 128 + number

@@ -34,8 +34,9 @@ public final class CommandLauncher: NodeLauncher {
         // event loop, where the runner also runs: a child's exit, the
         // runner's decision and the next spawn then happen on one thread.
         let spawner = executor ?? QueueScheduler(label: "moon.spawn", qos: .userInitiated)
-        let outputDirectory = Self.makeTemporaryDirectory()
-        let outputWatch = outputDirectory.flatMap { OutputWatch(directory: $0) }
+        let outputs = OutputDirectory.take()
+        let outputDirectory = outputs.path
+        let outputWatch = outputs.watch
         let credit: OutputCredit? = scheduler is LoopScheduler ? nil : OutputCredit()
         let selected = plan.selected
         commands = Array(repeating: nil, count: selected.count)
@@ -58,20 +59,6 @@ public final class CommandLauncher: NodeLauncher {
 
     deinit {
         if let outputDirectory { TemporaryDirectories.remove(outputDirectory) }
-    }
-
-    /// `$TMPDIR/moon-XXXXXX`, private to the user (mkdtemp makes it 0700).
-    private static func makeTemporaryDirectory() -> String? {
-        var base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        if base.isEmpty { base = "/tmp" }
-        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
-        var template = Array((base + "/moon-XXXXXX").utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
-            return String(cString: made)
-        }
-        if let path { TemporaryDirectories.add(path) }
-        return path
     }
 
     /// A node on a Slurm queue announces its `start` once srun has named its job.
@@ -146,47 +133,5 @@ public final class CommandLauncher: NodeLauncher {
             launcher?.ended(node: node)
             events.finish(result)
         }
-    }
-}
-
-/// The output directories still to remove. The launcher removes its own when
-/// it is released; moon usually exits before that, so an `atexit` handler
-/// removes whatever is left.
-enum TemporaryDirectories {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var paths: Set<String> = []
-    nonisolated(unsafe) private static var registered = false
-
-    static func add(_ path: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        paths.insert(path)
-        if !registered {
-            registered = true
-            atexit { TemporaryDirectories.removeAll() }
-        }
-    }
-
-    static func remove(_ path: String) {
-        lock.lock()
-        let known = paths.remove(path) != nil
-        lock.unlock()
-        if known { delete(path) }
-    }
-
-    static func removeAll() {
-        lock.lock()
-        let all = paths
-        paths = []
-        lock.unlock()
-        for path in all { delete(path) }
-    }
-
-    /// Usually the directory is empty (nodes that write outputs are few, and
-    /// their files are consumed): one `rmdir`. FileManager's recursive
-    /// removal cost ~0.6 ms, after the last node, at every run's end.
-    private static func delete(_ path: String) {
-        if rmdir(path) == 0 || errno == ENOENT { return }
-        try? FileManager.default.removeItem(atPath: path)
     }
 }
