@@ -69,7 +69,8 @@ public final class PlainReporter: Reporter {
     }
 
     private func flushGroup(_ node: String) {
-        guard let lines = groups.removeValue(forKey: node), !lines.isEmpty else { return }
+        // (Most runs group nothing: no hashing of the node's name then.)
+        guard !groups.isEmpty, let lines = groups.removeValue(forKey: node), !lines.isEmpty else { return }
         write(lines.map { $0 + "\n" }.joined())
     }
 

@@ -127,7 +127,7 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: bin) }
         let srun = bin.appendingPathComponent("srun").path
-        FileManager.default.createFile(atPath: srun, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        _ = FileManager.default.createFile(atPath: srun, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
         let step = SlurmStep(options: SlurmOptions(mem: "1G"), graph: "g", node: "n", queue: "cluster")
         let spec = ProcessSpec(executable: "/bin/echo", arguments: ["hi"],
                                environment: ["PATH": bin.path, "A": "1", "SLURM_JOB_ID": "99", "SLURM_JOBID": "99"],
