@@ -32,6 +32,36 @@ import Testing
         #expect(outputs(result, "c") == [:])
     }
 
+    /// The outputs directory is `$TMPDIR/moon-XXXXXX`, private to the user,
+    /// and gone once moon exits: after a run that succeeded (removed while
+    /// the history is written) and after one that failed (removed at exit).
+    @Test func theOutputDirectoryIsPrivateAndGoneAfterTheRun() throws {
+        let temp = FileManager.default.temporaryDirectory.appendingPathComponent("moon-tmpdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        for failing in [false, true] {
+            let moon = try Moon(graph: """
+                version: 1
+                nodes:
+                  a:
+                    run: |
+                      dir=$(dirname "$MOON_OUTPUT")
+                      echo "dir=$dir" >> "$MOON_OUTPUT"
+                      echo "mode=$(stat -c %a "$dir")" >> "$MOON_OUTPUT"
+                  b:
+                    needs: a
+                    run: echo "${{ needs.a.outputs.dir }}"; exit \(failing ? 1 : 0)
+                """)
+            let result = try moon.run(["run", "--json"], environment: ["TMPDIR": temp])
+            #expect(result.status == (failing ? 1 : 0), "\(result.stderr)")
+            let dir = try #require(outputs(result, "a")["dir"])
+            #expect(dir.hasPrefix(temp + "/moon-"))
+            #expect(outputs(result, "a")["mode"] == "700")
+            #expect(stdout(result, "b") == [dir])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temp) == [], "left behind after a run that \(failing ? "failed" : "succeeded")")
+        }
+    }
+
     @Test func multiLineOutputs() throws {
         let moon = try Moon(graph: """
             version: 1
