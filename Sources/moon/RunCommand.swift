@@ -7,8 +7,16 @@ import MoonState
 
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
 struct RunCommand: ParsableCommand {
+    // `_superCommandName`: `EarlyGraph` parses `moon run`'s arguments with
+    // this command as the root, and swift-argument-parser then first parses
+    // them twice more, looking for `--generate-completion-script` (~0.5 ms
+    // of reflection on the parser's thread at every start), unless the root
+    // names a super-command. That request still works: it fails this parse,
+    // and the root command's parser, which looks for it, runs next. Help and
+    // usage are built from the root command `moon`, as before.
     static let configuration = CommandConfiguration(
         commandName: "run",
+        _superCommandName: "moon",
         abstract: "Run a graph, or only the given nodes and what they need.",
         discussion: """
         FILE defaults to moon.yaml or moon.yml in the current directory; the first \
