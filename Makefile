@@ -61,10 +61,20 @@ build: deps
 # at every start, ~3.5 MB lower peak RSS and ~0.4 ms sooner; the price is no
 # address randomisation of moon's own code. Only the symbols shared
 # libraries need are exported (--no-export-dynamic: 588 instead of 14,000),
-# ~0.4 ms less of the dynamic loader's work. See docs/decisions.md.
-RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic
+# ~0.4 ms less of the dynamic loader's work. libstdc++ and libgcc are
+# linked in too (the C++ of the Swift runtime and ICU): loading
+# libstdc++.so and resolving its 440 type-info relocations, symbol by
+# symbol, was ~0.6 ms of every start. The Swift driver asks for `-lstdc++`
+# itself; a directory holding only libstdc++.a, searched first, makes that
+# the static one (where the compiler cannot find libstdc++.a, the shared
+# one is used as before). See docs/decisions.md.
+STATIC_LIBS  = $(CURDIR)/.build/static-libs
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic \
+	-Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker -L$(STATIC_LIBS)
 
 release: deps
+	@mkdir -p $(STATIC_LIBS); lib=$$(cc -print-file-name=libstdc++.a 2>/dev/null || clang -print-file-name=libstdc++.a 2>/dev/null); \
+	case "$$lib" in /*) ln -sf "$$lib" $(STATIC_LIBS)/libstdc++.a ;; *) rm -f $(STATIC_LIBS)/libstdc++.a ;; esac
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 
 # Runs the quickstart graph with a release build.
