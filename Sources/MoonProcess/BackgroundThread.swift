@@ -1,3 +1,4 @@
+import CMoonSpawn
 import Glibc
 
 /// A new detached POSIX thread for `body`. For threads started in moon's
@@ -35,11 +36,9 @@ public enum BackgroundThread {
         return true
     }
 
-    /// glibc's `pthread_setname_np` (a GNU extension the Glibc module does not import).
+    /// glibc's `pthread_setname_np`, on the calling thread.
     fileprivate static func setName(_ name: String) {
-        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
-        guard let symbol = dlsym(nil, "pthread_setname_np") else { return }
-        _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), name)
+        moon_set_thread_name(name)
     }
 
     /// Runs `body` on a new thread, or here when none can be made (for work

@@ -1,42 +1,24 @@
+import CMoonSpawn
 import Glibc
 
-/// Linux calls the Glibc module does not import, looked up with `dlsym`:
-/// GNU extensions (the module is built without `_GNU_SOURCE`), headers that
-/// are not in its module map, and variadic functions; all of them are in
-/// glibc 2.36. (The spawn itself is C: the CMoonSpawn target.)
-enum LinuxCalls {
-    /// `prctl` is variadic in C; for integer arguments on x86_64 and aarch64
-    /// Linux, calling it through a fixed-arity pointer is ABI-compatible.
-    private typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-
-    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-
-    private static let pipe2Function: Pipe2? = symbol("pipe2")
-
+/// Linux calls the Glibc module does not import (GNU extensions: the
+/// module is built without `_GNU_SOURCE`; a variadic `prctl`), through C
+/// wrappers in the CMoonSpawn target (`moon_linux.h`), and a few helpers.
+/// (Not `dlsym`, which finds nothing in a static executable.)
+public enum LinuxCalls {
     /// `pipe2(2)`; fills `fds` (read end, write end).
     static func pipe2(_ fds: inout [Int32], _ flags: Int32) -> Int32 {
-        guard let function = pipe2Function else {
-            errno = ENOSYS
-            return -1
-        }
-        return fds.withUnsafeMutableBufferPointer { function($0.baseAddress!, flags) }
+        fds.withUnsafeMutableBufferPointer { moon_pipe2($0.baseAddress!, flags) }
     }
 
-    private static let prctlFunction: Prctl? = symbol("prctl")
-
-    static let PR_SET_CHILD_SUBREAPER: Int32 = 36
-
-    private static func symbol<F>(_ name: String) -> F? {
-        guard let address = dlsym(nil, name) else { return nil }
-        return unsafeBitCast(address, to: F.self)
+    /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`.
+    static func becomeSubreaper() -> Int32 {
+        moon_become_subreaper()
     }
 
-    static func prctl(_ option: Int32, _ argument: UInt) -> Int32 {
-        guard let function = prctlFunction else {
-            errno = ENOSYS
-            return -1
-        }
-        return function(option, argument, 0, 0, 0)
+    /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
+    public static func trimHeap() {
+        moon_trim_heap()
     }
 
     static func monotonicNanoseconds() -> UInt64 {

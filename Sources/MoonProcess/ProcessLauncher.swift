@@ -377,7 +377,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             return isSubreaper
         }
         if alreadyOn { return }
-        guard LinuxCalls.prctl(LinuxCalls.PR_SET_CHILD_SUBREAPER, 1) == 0 else {
+        guard LinuxCalls.becomeSubreaper() == 0 else {
             let code = errno
             lock.withLock { isSubreaper = false }
             throw ProcessLaunchError(kind: .systemError, program: "moon", errno: code,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonGraph
+import MoonProcess
 import MoonReport
 import MoonRun
 import MoonState
@@ -154,17 +155,10 @@ struct RunCommand: ParsableCommand {
         // Loading left freed memory behind (the YAML tree of a large file);
         // hand it back before the run, so the run's own memory comes on top
         // of what is live, not of the loading's peak.
-        Self.trimHeap()
+        LinuxCalls.trimHeap()
         throw MoonExit(code: session.run())
     }
 
-    /// glibc's `malloc_trim(0)` (a GNU extension the Glibc module does not
-    /// import): returns freed heap pages to the system.
-    static func trimHeap() {
-        typealias MallocTrim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(nil, "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-    }
 
     /// Opens the store of the graph at `graphPath` and reads its recorded
     /// durations (which give the critical-path weights).
