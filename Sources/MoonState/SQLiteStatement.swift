@@ -29,6 +29,12 @@ final class SQLiteStatement {
         sqlite3_finalize(statement)
     }
 
+    /// The first column of the first row of `sql` as text (nil: no row).
+    static func single(_ connection: OpaquePointer, _ sql: String) throws -> String? {
+        let query = try SQLiteStatement(connection, sql)
+        return try query.step() ? query.text(0) : nil
+    }
+
     func bind(_ index: Int32, _ value: Int64?) {
         if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
     }

@@ -24,17 +24,36 @@ public final class StateStore: @unchecked Sendable {
     static let schemaVersion = 3
 
     public let path: String
-    let db: DatabaseQueue
+    /// GRDB's queue: made by `make`, or later by `prepareQueue` or the first
+    /// method that needs it, after a quick open (`quickOpen`).
+    private let queue: SharedJob<Result<DatabaseQueue, Error>>
+    /// The connection of a quick open, on SQLite's C API (nil otherwise).
+    /// Kept open while the store lives: closing a process's last connection
+    /// checkpoints and deletes the WAL.
+    private let quick: OpaquePointer?
 
-    private init(path: String, db: DatabaseQueue) {
+    var db: DatabaseQueue {
+        get throws { try queue.value.get() }
+    }
+
+    private init(path: String, queue: SharedJob<Result<DatabaseQueue, Error>>, quick: OpaquePointer? = nil) {
         self.path = path
-        self.db = db
+        self.queue = queue
+        self.quick = quick
     }
 
     deinit {
         // Before the store's own connection goes: not the last one, so
         // closing it does not checkpoint.
         if let connection = checkpointLock.withLock({ checkpointConnection }) { sqlite3_close_v2(connection) }
+        if let quick { sqlite3_close_v2(quick) }
+    }
+
+    /// Makes GRDB's queue now, on this thread, unless it is made or being
+    /// made (`EarlyGraph`'s helper thread calls it once the run's start
+    /// needs nothing more of it).
+    public func prepareQueue() {
+        queue.runIfFree()
     }
 
     /// `.moon/` in `directory` (the graph file's).
@@ -61,6 +80,9 @@ public final class StateStore: @unchecked Sendable {
             } catch {
                 return Opened(warning: "cannot create \(dir) (\(Self.reason(error))); running everything, remembering nothing")
             }
+        }
+        if create, let store = quickOpen(path: path, busyTimeout: busyTimeout) {
+            return Opened(store: store)
         }
         do {
             return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create))
@@ -110,8 +132,51 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// The writer's open when the file is there, in WAL mode, with the
+    /// current schema: SQLite's C API reads what a run's start needs (the
+    /// schema version, then `lastDurations`), and GRDB's queue — ~2 ms of
+    /// CPU, mostly the Swift runtime's first look-ups of GRDB's generic types
+    /// and conformances, on the start's critical path — is made later:
+    /// by `prepareQueue` on `EarlyGraph`'s helper thread once the start has
+    /// what it needs, or by the first method that uses it. Anything else
+    /// (an older schema, a corrupt file, a lock): nil, and `open` takes the
+    /// full way, which migrates, moves a corrupt file aside, and so on.
+    private static func quickOpen(path: String, busyTimeout: TimeInterval) -> StateStore? {
+        SharedMemoryReset.installed
+        var opened: OpaquePointer?
+        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nil) == SQLITE_OK,
+              let connection = opened else {
+            sqlite3_close(opened)
+            return nil
+        }
+        sqlite3_busy_timeout(connection, Int32(clamping: Int(busyTimeout * 1000)))
+        guard sqlite3_exec(connection, "PRAGMA cache_size = -\(pageCacheKiB)", nil, nil, nil) == SQLITE_OK,
+              let mode = try? SQLiteStatement.single(connection, "PRAGMA journal_mode"), mode == "wal",
+              let version = try? SQLiteStatement.single(connection, "PRAGMA user_version"), version == String(schemaVersion) else {
+            sqlite3_close(connection)
+            return nil
+        }
+        let store = StateStore(path: path, queue: SharedJob { Result { try makeQueue(path: path, busyTimeout: busyTimeout, readonly: false) } },
+                               quick: connection)
+        store.checkpointInBackground()
+        return store
+    }
+
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
         SharedMemoryReset.installed
+        let db = try makeQueue(path: path, busyTimeout: busyTimeout, readonly: readonly)
+        let store = StateStore(path: path, queue: SharedJob { .success(db) })
+        if readonly {
+            _ = try db.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        } else {
+            try store.migrate()
+            store.checkpointInBackground()
+        }
+        return store
+    }
+
+    /// GRDB's queue on the store, with moon's settings.
+    private static func makeQueue(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> DatabaseQueue {
         var config = Configuration()
         // The writer turns WAL on itself (below): with `journalMode = .wal`
         // GRDB also reads the -wal file's size through Foundation's URL
@@ -141,7 +206,6 @@ public final class StateStore: @unchecked Sendable {
             }
         }
         let db = try DatabaseQueue(path: path, configuration: config)
-        let store = StateStore(path: path, db: db)
         if !readonly {
             // Commits are not synced to disk, and this connection does not
             // checkpoint: the background checkpoint (`checkpointInBackground`,
@@ -156,13 +220,7 @@ public final class StateStore: @unchecked Sendable {
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
         }
-        if readonly {
-            _ = try db.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        } else {
-            try store.migrate()
-            store.checkpointInBackground()
-        }
-        return store
+        return db
     }
 
     /// The WAL's size after a checkpoint, at most (bytes).
@@ -533,8 +591,7 @@ public final class StateStore: @unchecked Sendable {
         // Each node's newest success is kept as it happens (`node_durations`):
         // one row per node, no sorting of ten runs' rows (which took 3 ms of
         // every start of a 1000-node graph).
-        let result: [String: Int] = try db.read { db in
-            guard let connection = db.sqliteConnection else { return [:] }
+        func read(_ connection: OpaquePointer) throws -> [String: Int] {
             let query = try SQLiteStatement(connection, "SELECT node, duration_ms FROM node_durations WHERE graph = ?")
             query.bind(1, graph)
             var result: [String: Int] = [:]
@@ -542,6 +599,14 @@ public final class StateStore: @unchecked Sendable {
                 result[query.text(0)] = Int(query.int64(1))
             }
             return result
+        }
+        // On the quick open's connection when there is one: GRDB's queue may
+        // not be made yet.
+        let result: [String: Int]
+        if let quick {
+            result = try read(quick)
+        } else {
+            result = try db.read { db in try db.sqliteConnection.map(read) ?? [:] }
         }
         durationsLock.withLock { durationsRead[graph] = result }
         return result

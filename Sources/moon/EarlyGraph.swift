@@ -3,8 +3,10 @@ import Foundation
 import MoonProcess
 import MoonRun
 
-/// `moon run`'s graph file, read and checked while swift-argument-parser
-/// reads the command line on another thread. The parser takes ~1.7 ms at
+/// `moon run`'s graph file, read and checked while a helper thread opens the
+/// state store and swift-argument-parser reads the command line (the main
+/// thread takes the parsing over when the helper has not begun it by the
+/// time the file is loaded: `SharedJob`). The parser takes ~1.2 ms at
 /// every start (its reflection makes the Swift runtime scan thousands of
 /// protocol conformances), loading 1000 nodes 2–10 ms; one after the other
 /// they were most of the time before the first node started. The file loads
@@ -28,8 +30,8 @@ final class EarlyGraph {
     }
 
     let guess: Guess
-    /// The graph's state store, opened meanwhile on a third thread (it took
-    /// as long as the file; started after the parser, it was then the wait).
+    /// The graph's state store, opened meanwhile by the helper thread (it
+    /// took as long as the file; started after the parser, it was the wait).
     let store: EarlyStore
     /// The file, read and checked (diagnostics not printed yet).
     let result: Result<GraphFile.Parsed, Error>
@@ -49,22 +51,21 @@ final class EarlyGraph {
     static func parse<Command>(_ arguments: [String], runParser: @escaping () throws -> Command,
                                with parser: @escaping () throws -> Command) throws -> Command {
         guard let guess = guess(arguments) else { return try parser() }
-        let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun)
-        // The run's `$MOON_OUTPUT` directory, made meanwhile on a fourth thread.
-        if !guess.dryRun { OutputDirectory.prepare() }
-        let parsed = ParserResult<Command>()
-        BackgroundThread.run {
-            parsed.value = Result { try (try? runParser()) ?? parser() }
-            parsed.done.signal()
+        // The store, the parser and the run's `$MOON_OUTPUT` directory, on
+        // one helper thread (see `SharedJob`); the main thread takes the
+        // parser itself when the helper has not reached it by the time the
+        // file is loaded.
+        let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun, startThread: false)
+        let parsed = SharedJob { Result { try (try? runParser()) ?? parser() } }
+        let outputs = guess.dryRun ? nil : OutputDirectory.prepare()
+        BackgroundThread.run(name: "moon.early") {
+            store.runIfFree()
+            parsed.runIfFree()
+            outputs?.runIfFree()
+            store.prepareQueue()
         }
         current = EarlyGraph(guess, store: store, result: GraphFile.parse(guess.path, overrides: guess.overrides))
-        parsed.done.wait()
-        return try parsed.value?.get() ?? parser()
-    }
-
-    private final class ParserResult<Command>: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        var value: Result<Command, Error>?
+        return try parsed.value.get()
     }
 
     /// The file loaded early when the parser found the same file, `--set`s

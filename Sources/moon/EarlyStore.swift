@@ -1,31 +1,45 @@
-import Dispatch
 import Foundation
 import MoonProcess
 import MoonGraph
 import MoonState
 
-/// The state store of a graph opened on another thread while the graph file
-/// loads, when the store already exists (a missing one is made only after
-/// the file proved valid, as before: an invalid graph leaves no `.moon/`).
+/// The state store of a graph, opened by another thread while the graph
+/// file loads, when the store already exists (a missing one is made only
+/// after the file proved valid, as before: an invalid graph leaves no
+/// `.moon/`). `EarlyGraph` has its helper thread open it; `RunCommand`,
+/// when the early reading of the arguments was wrong, starts one itself.
 final class EarlyStore: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var opened: (StateStore.Opened, [String: Int]?)?
+    private let job: SharedJob<(StateStore.Opened, [String: Int]?)>?
 
-    init(graphPath: String, create: Bool) {
+    init(graphPath: String, create: Bool, startThread: Bool = true) {
         let database = StateStore.directory(besideGraphIn: Graph.directory(of: graphPath)) + "/state.db"
         guard FileManager.default.fileExists(atPath: database) else {
-            done.signal()
+            job = nil
             return
         }
-        BackgroundThread.run { [self] in
-            opened = RunCommand.openStore(graphPath: graphPath, create: create)
-            done.signal()
+        let job = SharedJob { RunCommand.openStore(graphPath: graphPath, create: create) }
+        self.job = job
+        if startThread {
+            BackgroundThread.run(name: "moon.store") {
+                job.runIfFree()
+                job.value.0.store?.prepareQueue()
+            }
         }
+    }
+
+    /// Opens the store here unless another thread has begun to.
+    func runIfFree() {
+        job?.runIfFree()
+    }
+
+    /// Makes the store's GRDB queue here (after a quick open, what the run
+    /// needs only later: see `StateStore.prepareQueue`).
+    func prepareQueue() {
+        job?.value.0.store?.prepareQueue()
     }
 
     /// The store and durations; nil when the store did not exist yet.
     func result() -> (StateStore.Opened, [String: Int]?)? {
-        done.wait()
-        return opened
+        job?.value
     }
 }

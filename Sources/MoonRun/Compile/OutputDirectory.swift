@@ -8,7 +8,7 @@ import MoonProcess
 /// Made and removed off the run's path. A directory costs an inode of the
 /// temp directory's filesystem each way (ext4 here: ~0.3 ms to make, in the
 /// last millisecond before the first node started; removing it waits for
-/// the disk's discard). So `moon run` starts making it on a helper thread as
+/// the disk's discard). So `moon run` has it made by a helper thread as
 /// soon as it knows it will run a graph (`prepare`), and removes it on the
 /// event loop's thread while the main thread writes the run's history.
 public final class OutputDirectory: @unchecked Sendable {
@@ -22,27 +22,23 @@ public final class OutputDirectory: @unchecked Sendable {
     }
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var prepared: (done: DispatchSemaphore, directory: OutputDirectory?)?
+    nonisolated(unsafe) private static var prepared: SharedJob<OutputDirectory>?
 
-    /// Starts making the directory on a helper thread, for the next `take()`.
-    public static func prepare() {
-        let done = DispatchSemaphore(value: 0)
-        lock.withLock { prepared = (done, nil) }
-        BackgroundThread.run(name: "moon.outputs") {
-            let directory = OutputDirectory()
-            lock.withLock { prepared?.directory = directory }
-            done.signal()
-        }
+    /// The directory to make ahead, for the next `take()`: the caller has a
+    /// helper thread run it (`runIfFree`); `take()` makes it if none did.
+    public static func prepare() -> SharedJob<OutputDirectory> {
+        let job = SharedJob { OutputDirectory() }
+        lock.withLock { prepared = job }
+        return job
     }
 
-    /// The directory `prepare()` made (waiting for it), else one made now.
+    /// The directory `prepare()` set up (made, or being made), else one made now.
     static func take() -> OutputDirectory {
-        guard let waiting = lock.withLock({ prepared }) else { return OutputDirectory() }
-        waiting.done.wait()
-        return lock.withLock {
+        let job = lock.withLock {
             defer { prepared = nil }
-            return prepared?.directory ?? OutputDirectory()
+            return prepared
         }
+        return job?.value ?? OutputDirectory()
     }
 
     /// Removes every output directory (only once no node can write there
