@@ -29,6 +29,24 @@ final class SQLiteStatement {
         sqlite3_finalize(statement)
     }
 
+    /// Runs `sql` (one statement, no result rows wanted).
+    static func execute(_ connection: OpaquePointer, _ sql: String) throws {
+        try SQLiteStatement(connection, sql).run()
+    }
+
+    /// `body` in a write transaction (`BEGIN IMMEDIATE`: the write lock is
+    /// taken, or waited for, first), rolled back when it throws.
+    static func inTransaction(_ connection: OpaquePointer, _ body: () throws -> Void) throws {
+        try execute(connection, "BEGIN IMMEDIATE")
+        do {
+            try body()
+            try execute(connection, "COMMIT")
+        } catch {
+            sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
     /// The first column of the first row of `sql` as text (nil: no row).
     static func single(_ connection: OpaquePointer, _ sql: String) throws -> String? {
         let query = try SQLiteStatement(connection, sql)

@@ -50,8 +50,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     /// Makes GRDB's queue now, on this thread, unless it is made or being
-    /// made (`EarlyGraph`'s helper thread calls it once the run's start
-    /// needs nothing more of it).
+    /// made: for a run whose up-to-date checks will need it (a run without
+    /// `sources` never does: durations and history go through SQLite's C API).
     public func prepareQueue() {
         queue.runIfFree()
     }
@@ -133,12 +133,12 @@ public final class StateStore: @unchecked Sendable {
     }
 
     /// The writer's open when the file is there, in WAL mode, with the
-    /// current schema: SQLite's C API reads what a run's start needs (the
-    /// schema version, then `lastDurations`), and GRDB's queue — ~2 ms of
-    /// CPU, mostly the Swift runtime's first look-ups of GRDB's generic types
-    /// and conformances, on the start's critical path — is made later:
-    /// by `prepareQueue` on `EarlyGraph`'s helper thread once the start has
-    /// what it needs, or by the first method that uses it. Anything else
+    /// current schema: SQLite's C API reads and writes what a run needs (the
+    /// schema version, `lastDurations`, `record`), and GRDB's queue — ~2 ms
+    /// of CPU, mostly the Swift runtime's first look-ups of GRDB's generic
+    /// types and conformances — is made only for what needs it: by
+    /// `prepareQueue` on a helper thread when the graph has `sources`, or
+    /// by the first method that uses it. Anything else
     /// (an older schema, a corrupt file, a lock): nil, and `open` takes the
     /// full way, which migrates, moves a corrupt file aside, and so on.
     private static func quickOpen(path: String, busyTimeout: TimeInterval) -> StateStore? {
@@ -150,7 +150,11 @@ public final class StateStore: @unchecked Sendable {
             return nil
         }
         sqlite3_busy_timeout(connection, Int32(clamping: Int(busyTimeout * 1000)))
-        guard sqlite3_exec(connection, "PRAGMA cache_size = -\(pageCacheKiB)", nil, nil, nil) == SQLITE_OK,
+        // The settings of `makeQueue`'s connection (see there), as this one
+        // writes the history too.
+        let settings = "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(walSizeLimit); "
+            + "PRAGMA synchronous = OFF; PRAGMA wal_autocheckpoint = 0"
+        guard sqlite3_exec(connection, settings, nil, nil, nil) == SQLITE_OK,
               let mode = try? SQLiteStatement.single(connection, "PRAGMA journal_mode"), mode == "wal",
               let version = try? SQLiteStatement.single(connection, "PRAGMA user_version"), version == String(schemaVersion) else {
             sqlite3_close(connection)
@@ -458,33 +462,44 @@ public final class StateStore: @unchecked Sendable {
 
     public func record(_ run: RunRecord) throws {
         // Through SQLite's C API: GRDB parsed the SQL (three statements) and
-        // matched its arguments by name at every run's end.
-        try db.write { db in
-            guard let connection = db.sqliteConnection else { return }
-            let insert = try SQLiteStatement(connection, """
-                INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            insert.bind(1, run.graph)
-            insert.bind(2, run.startedAt.timeIntervalSince1970)
-            let counts = [run.durationMilliseconds, run.ok ? 1 : 0, run.forced ? 1 : 0, run.succeeded, run.failed, run.skipped,
-                          run.upToDate, run.canceled]
-            for (offset, value) in counts.enumerated() { insert.bind(Int32(3 + offset), Int64(value)) }
-            try insert.run()
-            let id = db.lastInsertedRowID
-            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: readDurations(run.graph), in: db)
-            // Keep the newest runs only.
-            let oldest = id - Int64(Self.historyLimit)
-            for sql in ["DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
-                        "DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
-                        "DELETE FROM runs WHERE graph = ? AND id <= ?"] {
-                let delete = try SQLiteStatement(connection, sql)
-                delete.bind(1, run.graph)
-                delete.bind(2, oldest)
-                try delete.run()
+        // matched its arguments by name at every run's end. On the quick
+        // open's connection when there is one: no GRDB queue to make for a
+        // run that needed none, and no GRDB authorizer called back for
+        // every column the statements touch.
+        if let quick {
+            try SQLiteStatement.inTransaction(quick) { try write(run, on: quick) }
+        } else {
+            try db.write { db in
+                guard let connection = db.sqliteConnection else { return }
+                try write(run, on: connection)
             }
         }
         try checkpointIfLarge()
+    }
+
+    private func write(_ run: RunRecord, on connection: OpaquePointer) throws {
+        let insert = try SQLiteStatement(connection, """
+            INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        insert.bind(1, run.graph)
+        insert.bind(2, run.startedAt.timeIntervalSince1970)
+        let counts = [run.durationMilliseconds, run.ok ? 1 : 0, run.forced ? 1 : 0, run.succeeded, run.failed, run.skipped,
+                      run.upToDate, run.canceled]
+        for (offset, value) in counts.enumerated() { insert.bind(Int32(3 + offset), Int64(value)) }
+        try insert.run()
+        let id = sqlite3_last_insert_rowid(connection)
+        try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: readDurations(run.graph), on: connection)
+        // Keep the newest runs only.
+        let oldest = id - Int64(Self.historyLimit)
+        for sql in ["DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                    "DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                    "DELETE FROM runs WHERE graph = ? AND id <= ?"] {
+            let delete = try SQLiteStatement(connection, sql)
+            delete.bind(1, run.graph)
+            delete.bind(2, oldest)
+            try delete.run()
+        }
     }
 
     /// The WAL size (bytes) beyond which a run's end checkpoints itself.
@@ -502,6 +517,15 @@ public final class StateStore: @unchecked Sendable {
         // Not while this run's background checkpoint still works (it would
         // make this one fail with SQLITE_BUSY).
         waitForBackgroundCheckpoint(seconds: 1)
+        if let quick {
+            try SQLiteStatement.execute(quick, "PRAGMA synchronous = FULL")
+            defer { try? SQLiteStatement.execute(quick, "PRAGMA synchronous = OFF") }
+            let code = sqlite3_wal_checkpoint_v2(quick, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(quick)))
+            }
+            return
+        }
         try db.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             defer { try? db.execute(sql: "PRAGMA synchronous = OFF") }
@@ -523,8 +547,8 @@ public final class StateStore: @unchecked Sendable {
     /// `lastDurations` reads), through SQLite's C API. (A row per node,
     /// through GRDB's generic arguments, took 1.3 ms of a 1000-node run's
     /// end; through the C API still ~1 ms.)
-    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
-        guard let connection = db.sqliteConnection else { return }
+    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int],
+                               on connection: OpaquePointer) throws {
         let runs = try SQLiteStatement(connection, "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)")
         runs.bind(1, runID)
         runs.bind(2, NodeRunsText.encode(nodes))

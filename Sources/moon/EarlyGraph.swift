@@ -62,7 +62,6 @@ final class EarlyGraph {
             store.runIfFree()
             parsed.runIfFree()
             outputs?.runIfFree()
-            store.prepareQueue()
         }
         current = EarlyGraph(guess, store: store, result: GraphFile.parse(guess.path, overrides: guess.overrides))
         return try parsed.value.get()

@@ -19,23 +19,12 @@ final class EarlyStore: @unchecked Sendable {
         }
         let job = SharedJob { RunCommand.openStore(graphPath: graphPath, create: create) }
         self.job = job
-        if startThread {
-            BackgroundThread.run(name: "moon.store") {
-                job.runIfFree()
-                job.value.0.store?.prepareQueue()
-            }
-        }
+        if startThread { BackgroundThread.run(name: "moon.store") { job.runIfFree() } }
     }
 
     /// Opens the store here unless another thread has begun to.
     func runIfFree() {
         job?.runIfFree()
-    }
-
-    /// Makes the store's GRDB queue here (after a quick open, what the run
-    /// needs only later: see `StateStore.prepareQueue`).
-    func prepareQueue() {
-        job?.value.0.store?.prepareQueue()
     }
 
     /// The store and durations; nil when the store did not exist yet.
