@@ -4,7 +4,8 @@ import GRDBSQLite
 import MoonProcess
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
-/// file, an SQLite database (through GRDB) in WAL mode, so two moon
+/// file, an SQLite database in WAL mode (through GRDB; a run's own reads
+/// and writes through SQLite's C API, see `quickOpen`), so two moon
 /// processes on the same graph read while one writes and wait for each
 /// other's short write transactions instead of corrupting the file. Holds
 /// the stat cache, the last successful fingerprint of each node with its
