@@ -32,4 +32,19 @@ public final class EventLoop: @unchecked Sendable {
         let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
         loop.post(atMonotonic: overflow ? UInt64.max : deadline, action)
     }
+
+    /// Runs the loop on the calling thread, which must be the one that
+    /// adopted it (`ProcessLauncher.adoptEventLoop`), until `finished()` is
+    /// true; posted work and I/O are handled meanwhile.
+    public func run(until finished: () -> Bool) {
+        precondition(loop.isCurrent, "EventLoop.run(until:) is for the thread that adopted the loop")
+        loop.run(until: finished)
+    }
+
+    /// Calls `handler` on the loop with each of `signals` (SIGINT, SIGTERM…)
+    /// moon receives from now on, instead of their default action. Throws
+    /// a `POSIXError` when the signals cannot be taken over.
+    public func onSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws {
+        try loop.forwardSignals(signals, to: handler)
+    }
 }

@@ -1,3 +1,4 @@
+import CMoonSpawn
 import Foundation
 import Glibc
 import HeapModule
@@ -44,6 +45,8 @@ final class IOLoop: @unchecked Sendable {
             case wake
             case pipe(Pipe)
             case exit(LaunchedProcess)
+            /// Signal numbers, a byte each (`forwardSignals`).
+            case signals((Int32) -> Void)
         }
         let fd: Int32
         let kind: Kind
@@ -92,7 +95,7 @@ final class IOLoop: @unchecked Sendable {
     /// Throws the errno of `pipe2` if it cannot make its wake pipe.
     init(lock: Lock, reap: @escaping (LaunchedProcess) -> Termination) throws {
         var fds: [Int32] = [-1, -1]
-        guard LinuxCalls.pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { throw POSIXErrorCode(rawValue: errno).map { POSIXError($0) } ?? POSIXError(.EIO) }
+        guard LinuxCalls.pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { throw POSIXError.current }
         self.lock = lock
         self.reap = reap
         wakeRead = fds[0]
@@ -111,6 +114,19 @@ final class IOLoop: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "moon.loop"
         thread.start()
+    }
+
+    /// Calls `handler` on the loop's thread with each of `signals` moon
+    /// receives, instead of their default action: a signal handler writes
+    /// the number to a pipe the loop watches (`moon_forward_signals`), so
+    /// no thread waits for signals (a Dispatch signal source started one).
+    /// Throws the errno of `pipe2` or `sigaction`.
+    func forwardSignals(_ signals: [Int32], to handler: @escaping (Int32) -> Void) throws {
+        var fds: [Int32] = [-1, -1]
+        guard LinuxCalls.pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { throw POSIXError.current }
+        add([Watch(fd: fds[0], kind: .signals(handler))])
+        let code = signals.withUnsafeBufferPointer { moon_forward_signals(fds[1], $0.baseAddress, Int32($0.count)) }
+        if code != 0 { throw POSIXErrorCode(rawValue: code).map { POSIXError($0) } ?? POSIXError(.EINVAL) }
     }
 
     /// Whether the caller runs on the loop's thread.
@@ -168,10 +184,24 @@ final class IOLoop: @unchecked Sendable {
         _ = write(wakeWrite, &byte, 1)
     }
 
-    private func run() {
+    /// Makes the calling thread the loop's, instead of a thread of its own
+    /// (`start`): it then runs the loop with `run(until:)`.
+    func adoptCurrentThread() {
         pthread_setspecific(IOLoop.threadKey, Unmanaged.passUnretained(self).toOpaque())
-        while true {
+    }
+
+    private func run() {
+        adoptCurrentThread()
+        run(until: { false })
+    }
+
+    /// Runs turns of the loop on its thread until `finished()` is true
+    /// (checked after the work of a turn and after its poll, so the loop
+    /// never blocks in `poll` once its owner is done).
+    func run(until finished: () -> Bool) {
+        while !finished() {
             runTimersAndWork()
+            if finished() { return }
             let timeout: Int32 = work.isEmpty ? pollTimeout() : 0
             _ = pollOnce(timeout: timeout)
         }
@@ -225,6 +255,11 @@ final class IOLoop: @unchecked Sendable {
                     removed = true
                     close(watch.fd)
                     exited(process)
+                case .signals(let handler):
+                    var numbers = [UInt8](repeating: 0, count: 16)
+                    while case let count = read(watch.fd, &numbers, numbers.count), count > 0 {
+                        for number in numbers[0..<count] { handler(Int32(number)) }
+                    }
                 }
             }
         }
@@ -382,5 +417,12 @@ struct TimerHeap {
     mutating func popDue(now: UInt64) -> (() -> Void)? {
         guard let first = heap.min, first.deadline <= now else { return nil }
         return heap.removeMin().action
+    }
+}
+
+extension POSIXError {
+    /// The error `errno` names now.
+    static var current: POSIXError {
+        POSIXErrorCode(rawValue: errno).map { POSIXError($0) } ?? POSIXError(.EIO)
     }
 }

@@ -16,6 +16,12 @@ public enum LinuxCalls {
         moon_become_subreaper()
     }
 
+    /// Whether `path` is a directory on a memory file system (tmpfs) this
+    /// process may create entries in.
+    public static func isWritableMemoryFileSystem(_ path: String) -> Bool {
+        moon_is_writable_tmpfs(path) == 1
+    }
+
     /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
     public static func trimHeap() {
         moon_trim_heap()

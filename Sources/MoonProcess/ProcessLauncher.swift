@@ -295,12 +295,30 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         EventLoop(loop: try startedLoop(program: "moon"))
     }
 
-    private func startedLoop(program: String) throws -> IOLoop {
+    /// moon's event loop on the calling thread, which then runs it with
+    /// `EventLoop.run(until:)`; nil when the loop already runs on a thread
+    /// of its own. `moon run` does this on its main thread, which otherwise
+    /// only waited for the run to end: the first node starts without
+    /// waiting for a new thread to be scheduled (on a virtual machine whose
+    /// idle CPU must be woken, 0.5-1.5 ms), and the run's end reaches the
+    /// main thread without a wake-up. Throws as `eventLoop()` does.
+    public func adoptEventLoop() throws -> EventLoop? {
+        var adopted = false
+        let loop = try startedLoop(program: "moon") { loop in
+            loop.adoptCurrentThread()
+            adopted = true
+        }
+        return adopted ? EventLoop(loop: loop) : nil
+    }
+
+    /// Starts the loop if need be: on a thread of its own, or, the first
+    /// time, as `start` decides (`adoptEventLoop`).
+    private func startedLoop(program: String, start: ((IOLoop) -> Void)? = nil) throws -> IOLoop {
         try lock.withLock {
             if let ioLoop { return ioLoop }
             do {
                 let loop = try IOLoop(lock: lock) { [unowned self] process in reap(process) }
-                loop.start()
+                if let start { start(loop) } else { loop.start() }
                 ioLoop = loop
                 return loop
             } catch let error as POSIXError {

@@ -40,25 +40,26 @@ final class RunSession {
     }
 
     func run() -> Int32 {
-        // moon handles these itself: a closed stdout is noticed by the sink,
-        // and SIGINT/SIGTERM stop the run cleanly instead of killing moon.
+        // A closed stdout is noticed by the sink, not by a SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        // moon reaps (and can kill) whatever its nodes leave behind.
-        try? ProcessLauncher.becomeSubreaper()
-
         // The runner, its commands and the reporter live on moon's event
-        // loop, the launcher's thread: a child's exit, the runner's decision
-        // and the next spawn happen there without a thread hand-off.
+        // loop: a child's exit, the runner's decision and the next spawn
+        // happen there without a thread hand-off. The loop is this thread
+        // (it has nothing else to do until the run ends), unless it already
+        // runs on a thread of its own.
         let processes = ProcessLauncher.shared
-        let scheduler: DateScheduler
+        let loop: EventLoop
+        let ownLoop: EventLoop?
         do {
-            scheduler = LoopScheduler(loop: try processes.eventLoop())
+            ownLoop = try processes.adoptEventLoop()
+            loop = try ownLoop ?? processes.eventLoop()
         } catch {
             FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
             return 1
         }
+        let scheduler = LoopScheduler(loop: loop)
+        // moon reaps (and can kill) whatever its nodes leave behind.
+        try? ProcessLauncher.becomeSubreaper()
         let cpus = ProcessInfo.processInfo.activeProcessorCount
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
         let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
@@ -80,20 +81,13 @@ final class RunSession {
         if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
 
         let done = DispatchSemaphore(value: 0)
-        let outputsRemoved = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
         runner.onFinish = { [state] (result: Runner.Summary) in
             // Still on the loop, where the reporter and the state live.
             reporter.finish()
             state?.flush()
             summary = result
-            done.signal()
-            // Every node's processes are gone (a node ends only then): the
-            // `$MOON_OUTPUT` directory goes now, here, while the main thread
-            // writes the history (removing it waits for the disk, ~0.2 ms on
-            // ext4 with discard). After a stop: at exit, once `killAll` ran.
-            if result.stopReason == nil { OutputDirectory.removeAll() }
-            outputsRemoved.signal()
+            if ownLoop == nil { done.signal() }
         }
         // `moon run --json | head -1`: the reader is gone, so stop and clean up.
         // Asynchronously: the sink notices it inside a write, that is inside
@@ -103,17 +97,27 @@ final class RunSession {
         // Also when the nodes are silent and nothing is written to notice it.
         sink.notifyWhenReaderCloses(on: scheduler)
 
-        // Signals arrive on a Dispatch queue and hop to the loop.
-        var sources: [DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global(qos: .userInitiated))
-            source.setEventHandler { scheduler.schedule { runner.stop(Runner.StopReason.interrupt(signal: number)) } }
-            source.resume()
-            sources.append(source)
+        // SIGINT, SIGTERM and SIGHUP stop the run cleanly instead of killing
+        // moon: the loop hears of them.
+        do {
+            try loop.onSignals([SIGINT, SIGTERM, SIGHUP]) { number in
+                runner.stop(Runner.StopReason.interrupt(signal: number))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("moon: error: cannot take over SIGINT and SIGTERM (\(error))\n".utf8))
+            return 1
         }
 
         scheduler.schedule { runner.start() }
-        done.wait()
+        if let ownLoop {
+            ownLoop.run(until: { summary != nil })
+        } else {
+            done.wait()
+        }
+        // Every node's processes are gone (a node ends only then): the
+        // `$MOON_OUTPUT` directory can go. After a stop: at exit, once
+        // `killAll` ran.
+        if summary?.stopReason == nil { OutputDirectory.removeAll() }
         if let state {
             // For bench/uptodate.py: what the up-to-date checks cost.
             if Terminal.variable("MOON_STATE_STATS") == "1" {
@@ -130,12 +134,8 @@ final class RunSession {
                 warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
             }
         }
-        // The signal sources are not cancelled: moon exits next, and a
-        // cancel woke libdispatch's worker threads (two new threads, ~0.2 ms
-        // after the last node). A signal from here on stops nothing.
-        withExtendedLifetime(sources) {}
+        // A signal from here on stops nothing: the loop no longer runs.
         processes.killAll()
-        outputsRemoved.wait()
 
         switch summary?.stopReason {
         case .interrupt(let number)?: return 128 + number

@@ -17,4 +17,15 @@ void moon_set_thread_name(const char *name);
 /// malloc_trim(0): hands freed heap pages back to the system.
 void moon_trim_heap(void);
 
+/// 1 when `path` is a directory on a memory file system (tmpfs) that this
+/// process may create entries in, else 0.
+int moon_is_writable_tmpfs(const char *path);
+
+/// Has each of `signals` (count of them) write its number, as one byte,
+/// to `fd` (a non-blocking pipe's write end) from a signal handler, in
+/// whatever thread it is delivered: moon's event loop reads the pipe. They
+/// are unblocked in the calling thread. Returns 0, or the errno of the call
+/// that failed.
+int moon_forward_signals(int fd, const int *signals, int count);
+
 #endif
