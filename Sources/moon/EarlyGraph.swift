@@ -1,6 +1,8 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import MoonProcess
+import MoonReport
 import MoonRun
 
 /// `moon run`'s graph file, read and checked while a helper thread opens the
@@ -29,6 +31,13 @@ final class EarlyGraph {
         var dryRun = false
     }
 
+    /// The guess, and the whole command line as plain values when the quick
+    /// reading understood all of it (else nil: the parser reads it).
+    struct Reading {
+        var guess: Guess
+        var quick: RunInvocation?
+    }
+
     let guess: Guess
     /// The graph's state store, opened meanwhile by the helper thread (it
     /// took as long as the file; started after the parser, it was the wait).
@@ -42,29 +51,48 @@ final class EarlyGraph {
         self.result = result
     }
 
-    /// Runs `parser` (swift-argument-parser on moon's `arguments`, without
-    /// the program name); when they are a `moon run` whose file can be told
-    /// without it, on another thread while the file loads here. Then
-    /// `runParser` (`run`'s own command, without the root's subcommand
-    /// machinery: ~0.35 ms less) parses them, and `parser` only if it
-    /// fails, so that errors read as they always do.
-    static func parse<Command>(_ arguments: [String], runParser: @escaping () throws -> Command,
-                               with parser: @escaping () throws -> Command) throws -> Command {
-        guard let guess = guess(arguments) else { return try parser() }
+    /// Reads moon's `arguments` (without the program name) and returns
+    /// what runs the command. A usual `moon run` command line is read here
+    /// (`reading`) and its file loaded at once, while a helper thread opens
+    /// the state store. Otherwise `runParser` (`run`'s own command, without
+    /// the root's subcommand machinery: ~0.35 ms less) parses them, on the
+    /// helper thread while the file loads, when the file can be told without
+    /// it; and `parser` (the root command) only if that fails, so that
+    /// errors read as they always do.
+    static func parse(_ arguments: [String], runParser: @escaping () throws -> ParsableCommand,
+                      with parser: @escaping () throws -> ParsableCommand) throws -> () throws -> Void {
+        guard let reading = reading(arguments) else { return command(try parser()) }
+        let guess = reading.guess
+        // The quick reading stands only for a command line the parser would
+        // accept: one that fails `validate` is the parser's to report.
+        let quick = reading.quick.flatMap { (try? $0.validate()) == nil ? nil : $0 }
         // The store, the parser and the run's `$MOON_OUTPUT` directory, on
-        // one helper thread (see `SharedJob`); the main thread takes the
-        // parser itself when the helper has not reached it by the time the
-        // file is loaded.
+        // one helper thread (see `SharedJob`); the main thread takes over
+        // what the helper has not begun when it needs it.
         let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun, startThread: false)
-        let parsed = SharedJob { Result { try (try? runParser()) ?? parser() } }
+        let parsed = quick == nil ? SharedJob { Result { try (try? runParser()) ?? parser() } } : nil
         let outputs = guess.dryRun ? nil : OutputDirectory.prepare()
         BackgroundThread.run(name: "moon.early") {
             store.runIfFree()
-            parsed.runIfFree()
+            parsed?.runIfFree()
             outputs?.runIfFree()
         }
         current = EarlyGraph(guess, store: store, result: GraphFile.parse(guess.path, overrides: guess.overrides))
-        return try parsed.value.get()
+        guard let quick else { return command(try parsed!.value.get()) }
+        if Terminal.variable("MOON_DEBUG_EARLY") == "1" { compare(quick, with: runParser) }
+        return { try quick.run() }
+    }
+
+    private static func command(_ parsed: ParsableCommand) -> () throws -> Void {
+        { var command = parsed; try command.run() }
+    }
+
+    /// For the tests: whether the parser reads the command line as the
+    /// quick reading did.
+    private static func compare(_ quick: RunInvocation, with runParser: () throws -> ParsableCommand) {
+        let parsed = (try? runParser()) as? RunCommand
+        let verdict = parsed?.invocation == quick ? "matches the parser" : "differs from the parser: \(String(describing: parsed?.invocation)) vs \(quick)"
+        FileHandle.standardError.write(Data("moon: quick reading \(verdict)\n".utf8))
     }
 
     /// The file loaded early when the parser found the same file, `--set`s
@@ -91,19 +119,65 @@ final class EarlyGraph {
     /// The letters of `moon run`'s short flags (they may be combined: `-kq`).
     static let shortFlags: Set<Character> = ["k", "n", "B", "q", "v"]
 
-    /// The graph file and `--set`s of a `moon run` command line; nil for any
-    /// other command, for help, and for anything this reading is unsure of.
-    static func guess(_ arguments: [String]) -> Guess? {
+    /// The graph file and `--set`s of a `moon run` command line, and all
+    /// of it when every argument is understood; nil for any other command,
+    /// for help, and for anything this reading is unsure of.
+    static func reading(_ arguments: [String]) -> Reading? {
         guard arguments.first == "run" else { return nil }
         var positionals: [String] = []
         var overrides: [String: String] = [:]
         var dryRun = false
+        // Set to nil by anything the parser might read otherwise: a value
+        // it does not take, a value that looks like an option, a repeat.
+        var quick: RunInvocation? = RunInvocation()
+        var given: Set<String> = []
         var index = 1
         func set(_ assignment: String) -> Bool {
             guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else { return false }
             overrides[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
             return true
         }
+        func flag(_ name: String) {
+            guard given.insert(name).inserted else { quick = nil; return }
+            switch name {
+            case "--keep-going": quick?.keepGoing = true
+            case "--dry-run":
+                dryRun = true
+                quick?.dryRun = true
+            case "--json": quick?.json = true
+            case "--force": quick?.force = true
+            case "--quiet": quick?.quiet = true
+            case "--verbose": quick?.verbose = true
+            default: quick = nil
+            }
+        }
+        func option(_ name: String, _ value: String) {
+            if value.hasPrefix("-") { quick = nil }
+            if name != "--set" && !given.insert(name).inserted { quick = nil }
+            guard var read = quick else { return }
+            switch name {
+            case "--jobs": read.jobs = Int(value)
+            case "--output": read.output = RunCommand.OutputMode(rawValue: value) ?? .auto
+            case "--color": read.color = RunCommand.ColorMode(rawValue: value) ?? .auto
+            case "--timeout": read.timeout = value
+            case "--grace": read.grace = value
+            case "--set": read.assignments.append(value)
+            case "--output-mode": read.outputMode = NodeOutputMode(rawValue: value) ?? .prefixed
+            case "--stall-after": read.stallAfter = value
+            default: break
+            }
+            // A value the parser would not take is the parser's to report.
+            let understood: Bool
+            switch name {
+            case "--jobs": understood = read.jobs != nil
+            case "--output": understood = RunCommand.OutputMode(rawValue: value) != nil
+            case "--color": understood = RunCommand.ColorMode(rawValue: value) != nil
+            case "--output-mode": understood = NodeOutputMode(rawValue: value) != nil
+            default: understood = valueOptions.contains(name)
+            }
+            quick = understood ? read : nil
+        }
+        let longFlags: [Character: String] = ["k": "--keep-going", "n": "--dry-run", "B": "--force", "q": "--quiet", "v": "--verbose"]
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -113,9 +187,11 @@ final class EarlyGraph {
             }
             if argument.hasPrefix("--") {
                 let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-                if name == "--dry-run" { dryRun = true }
                 guard valueOptions.contains(name) else {
-                    if flags.contains(name) && name == argument { continue }
+                    if flags.contains(name) && name == argument {
+                        flag(name)
+                        continue
+                    }
                     return nil
                 }
                 let value: String
@@ -127,20 +203,24 @@ final class EarlyGraph {
                     index += 1
                 }
                 if name == "--set" && !set(value) { return nil }
+                option(name, value)
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 if argument == "-j" {
                     guard index < arguments.count else { return nil }
+                    option("--jobs", arguments[index])
                     index += 1
                 } else if !argument.dropFirst().allSatisfy(shortFlags.contains) {
                     return nil  // -h, or something this reading does not know
-                } else if argument.contains("n") {
-                    dryRun = true
+                } else {
+                    for letter in argument.dropFirst() { flag(longFlags[letter] ?? "") }
                 }
             } else {
+                if argument == "-" { quick = nil }
                 positionals.append(argument)
             }
         }
         guard let (path, _) = try? GraphFileLocator.split(positionals) else { return nil }
-        return Guess(path: path, overrides: overrides, dryRun: dryRun)
+        quick?.arguments = positionals
+        return Reading(guess: Guess(path: path, overrides: overrides, dryRun: dryRun), quick: quick)
     }
 }

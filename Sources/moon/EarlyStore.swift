@@ -17,7 +17,7 @@ final class EarlyStore: @unchecked Sendable {
             job = nil
             return
         }
-        let job = SharedJob { RunCommand.openStore(graphPath: graphPath, create: create) }
+        let job = SharedJob { RunInvocation.openStore(graphPath: graphPath, create: create) }
         self.job = job
         if startThread { BackgroundThread.run(name: "moon.store") { job.runIfFree() } }
     }

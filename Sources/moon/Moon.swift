@@ -27,9 +27,9 @@ struct Moon: ParsableCommand {
         let code: Int32
         do {
             let arguments = Self.normalized(Array(CommandLine.arguments.dropFirst()))
-            var command = try EarlyGraph.parse(arguments, runParser: { try RunCommand.parseAsRoot(Array(arguments.dropFirst())) },
-                                               with: { try parseAsRoot(arguments) })
-            try command.run()
+            let run = try EarlyGraph.parse(arguments, runParser: { try RunCommand.parseAsRoot(Array(arguments.dropFirst())) },
+                                           with: { try parseAsRoot(arguments) })
+            try run()
             code = 0
         } catch let exit as MoonExit {
             code = exit.code

@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import MoonGraph
+import MoonProcess
+import MoonReport
+import MoonRun
+import MoonState
+
+/// One `moon run`, as plain values: what swift-argument-parser read into
+/// `RunCommand`, or what `EarlyGraph`'s quick reading of a usual command
+/// line found (the parser's reflection was ~1.1 ms of every start, on the
+/// way to the first node). Both give the same value for the same command
+/// line (`MOON_DEBUG_EARLY=1` compares them; EarlyLoadTests).
+struct RunInvocation: Equatable {
+    var arguments: [String] = []
+    var jobs: Int?
+    var keepGoing = false
+    var dryRun = false
+    var output: RunCommand.OutputMode = .auto
+    var json = false
+    var color: RunCommand.ColorMode = .auto
+    var timeout: String?
+    var grace = "5s"
+    var assignments: [String] = []
+    var force = false
+    var outputMode: NodeOutputMode = .prefixed
+    var stallAfter = "30s"
+    var quiet = false
+    var verbose = false
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+        _ = try parsedDuration(grace, option: "--grace")
+        _ = try parsedDuration(stallAfter, option: "--stall-after")
+        if let timeout { _ = try parsedDuration(timeout, option: "--timeout") }
+        _ = try overrides()
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+    }
+
+    func parsedDuration(_ text: String, option: String) throws -> Duration {
+        do {
+            return try DurationParser.parse(text)
+        } catch {
+            throw ValidationError("\(option): '\(text)' is not a duration (use 250ms, 2s, 1m30s, 1h or a number of seconds)")
+        }
+    }
+
+    func overrides() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
+                throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
+            }
+            result[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
+        }
+        return result
+    }
+
+    func run() throws {
+        let (path, targets) = try GraphFileLocator.split(arguments)
+        let overrides = try overrides()
+        // The state store beside the file (up-to-date checks and history)
+        // opens on another thread while the file loads. When moon could tell
+        // the file from its arguments (`EarlyGraph`), both began before the
+        // command line was parsed and the file is loaded already. A dry run
+        // only reads the store (recorded durations order the plan). Only an
+        // existing store is opened early.
+        let file: GraphFile
+        let early: EarlyStore
+        if let started = EarlyGraph.matching(EarlyGraph.Guess(path: path, overrides: overrides, dryRun: dryRun)) {
+            early = started.store
+            file = try GraphFile.finish(started.result)
+        } else {
+            early = EarlyStore(graphPath: path, create: !dryRun)
+            file = try GraphFile.finish(GraphFile.parse(path, overrides: overrides))
+        }
+        let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
+        if let warning = opened.warning { warn(warning) }
+        let store = opened.store
+        let plan: Plan
+        do {
+            let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
+            plan = try Plan.make(graph: file.graph, targets: targets, weights: weights)
+        } catch {
+            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
+            throw MoonExit.invalid
+        }
+        if dryRun {
+            print(GraphRenderer.dryRun(file.graph, plan: plan), terminator: "")
+            return
+        }
+        var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
+        if let timeout { options.timeout = try parsedDuration(timeout, option: "--timeout") }
+        let state = IncrementalState(graph: file.graph, store: store, force: force, onWarning: warn)
+        // Up-to-date checks read and write through GRDB: its queue is made
+        // meanwhile, off the loop's path (only graphs with `sources` need it).
+        if let store, file.graph.nodes.contains(where: { !$0.sources.isEmpty }) {
+            BackgroundThread.run(name: "moon.store") { store.prepareQueue() }
+        }
+        let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity,
+                                 state: state, store: store)
+        session.outputMode = outputMode
+        session.stallAfter = try parsedDuration(stallAfter, option: "--stall-after")
+        session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
+                                            environment: Terminal.colorEnvironment, fd: 1).enabled
+        // Loading left freed memory behind (the YAML tree of a large file);
+        // hand it back before the run, so the run's own memory comes on top
+        // of what is live, not of the loading's peak.
+        LinuxCalls.trimHeap()
+        throw MoonExit(code: session.run())
+    }
+
+
+    /// Opens the store of the graph at `graphPath` and reads its recorded
+    /// durations (which give the critical-path weights).
+    static func openStore(graphPath: String, create: Bool) -> (StateStore.Opened, [String: Int]?) {
+        let opened = StateStore.open(graphDirectory: Graph.directory(of: graphPath), create: create)
+        let key = graphPath.split(separator: "/").last.map(String.init) ?? graphPath
+        return (opened, opened.store.flatMap { try? $0.lastDurations(graph: key) })
+    }
+
+    static func openStore(_ graph: Graph, create: Bool) -> (StateStore.Opened, [String: Int]?) {
+        openStore(graphPath: graph.path, create: create)
+    }
+
+    var verbosity: PlainReporter.Verbosity {
+        quiet ? .quiet : verbose ? .verbose : .normal
+    }
+
+    func reporterKind() -> RunSession.ReporterKind {
+        if json { return .json }
+        switch output {
+        case .json: return .json
+        case .tty: return .tty
+        case .auto: return isatty(1) == 1 ? .tty : .plain
+        case .plain: return .plain
+        }
+    }
+}
