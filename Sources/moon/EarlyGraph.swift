@@ -107,17 +107,31 @@ final class EarlyGraph {
         return used ? early : nil
     }
 
+    // Plain arrays and switches, not sets: each new generic type (a
+    // `Set<Character>`, a `[Character: String]`) cost the runtime look-ups
+    // of its conformances at every start.
+
     /// `moon run`'s options that take a value (`--name VALUE` or
     /// `--name=VALUE`); every other option is a flag. A test compares this
     /// with `moon run --help`.
-    static let valueOptions: Set<String> = ["--jobs", "-j", "--output", "--color", "--timeout", "--grace", "--set",
-                                            "--output-mode", "--stall-after"]
+    static let valueOptions = ["--jobs", "-j", "--output", "--color", "--timeout", "--grace", "--set", "--output-mode",
+                               "--stall-after"]
     /// `moon run`'s long flags. Any other option (`--help`, the parser's own
     /// `--generate-completion-script`, a typo) leaves the reading to the
     /// parser alone. A test compares these with `moon run --help` too.
-    static let flags: Set<String> = ["--keep-going", "--dry-run", "--json", "--force", "--quiet", "--verbose"]
-    /// The letters of `moon run`'s short flags (they may be combined: `-kq`).
-    static let shortFlags: Set<Character> = ["k", "n", "B", "q", "v"]
+    static let flags = ["--keep-going", "--dry-run", "--json", "--force", "--quiet", "--verbose"]
+
+    /// The long flag of a short one (they may be combined: `-kq`).
+    static func longFlag(_ letter: Character) -> String? {
+        switch letter {
+        case "k": "--keep-going"
+        case "n": "--dry-run"
+        case "B": "--force"
+        case "q": "--quiet"
+        case "v": "--verbose"
+        default: nil
+        }
+    }
 
     /// The graph file and `--set`s of a `moon run` command line, and all
     /// of it when every argument is understood; nil for any other command,
@@ -130,7 +144,7 @@ final class EarlyGraph {
         // Set to nil by anything the parser might read otherwise: a value
         // it does not take, a value that looks like an option, a repeat.
         var quick: RunInvocation? = RunInvocation()
-        var given: Set<String> = []
+        var given: [String] = []
         var index = 1
         func set(_ assignment: String) -> Bool {
             guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else { return false }
@@ -138,7 +152,8 @@ final class EarlyGraph {
             return true
         }
         func flag(_ name: String) {
-            guard given.insert(name).inserted else { quick = nil; return }
+            if given.contains(name) { quick = nil }
+            given.append(name)
             switch name {
             case "--keep-going": quick?.keepGoing = true
             case "--dry-run":
@@ -153,7 +168,8 @@ final class EarlyGraph {
         }
         func option(_ name: String, _ value: String) {
             if value.hasPrefix("-") { quick = nil }
-            if name != "--set" && !given.insert(name).inserted { quick = nil }
+            if name != "--set" && given.contains(name) { quick = nil }
+            given.append(name)
             guard var read = quick else { return }
             switch name {
             case "--jobs": read.jobs = Int(value)
@@ -177,7 +193,6 @@ final class EarlyGraph {
             }
             quick = understood ? read : nil
         }
-        let longFlags: [Character: String] = ["k": "--keep-going", "n": "--dry-run", "B": "--force", "q": "--quiet", "v": "--verbose"]
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -209,10 +224,10 @@ final class EarlyGraph {
                     guard index < arguments.count else { return nil }
                     option("--jobs", arguments[index])
                     index += 1
-                } else if !argument.dropFirst().allSatisfy(shortFlags.contains) {
+                } else if !argument.dropFirst().allSatisfy({ longFlag($0) != nil }) {
                     return nil  // -h, or something this reading does not know
                 } else {
-                    for letter in argument.dropFirst() { flag(longFlags[letter] ?? "") }
+                    for letter in argument.dropFirst() { flag(longFlag(letter) ?? "") }
                 }
             } else {
                 if argument == "-" { quick = nil }
