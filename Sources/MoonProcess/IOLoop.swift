@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import HeapModule
 
-/// The launcher's one thread, and moon's event loop: a `poll(2)` loop over
+/// The launcher's one thread (its own, or one that adopted the loop: `moon
+/// run`'s main thread), and moon's event loop: a `poll(2)` loop over
 /// every child's stdout and stderr pipes and its pidfd (readable when the
 /// child exits), a self-pipe to pick up work from other threads, a timer
 /// heap, and a queue of posted work.
