@@ -171,25 +171,23 @@ final class EarlyGraph {
             if name != "--set" && given.contains(name) { quick = nil }
             given.append(name)
             guard var read = quick else { return }
+            // A value the parser would not take is the parser's to report.
+            var understood = true
             switch name {
-            case "--jobs": read.jobs = Int(value)
-            case "--output": read.output = RunCommand.OutputMode(rawValue: value) ?? .auto
-            case "--color": read.color = RunCommand.ColorMode(rawValue: value) ?? .auto
+            case "--jobs":
+                read.jobs = Int(value)
+                understood = read.jobs != nil
+            case "--output":
+                if let mode = RunCommand.OutputMode(rawValue: value) { read.output = mode } else { understood = false }
+            case "--color":
+                if let mode = RunCommand.ColorMode(rawValue: value) { read.color = mode } else { understood = false }
             case "--timeout": read.timeout = value
             case "--grace": read.grace = value
             case "--set": read.assignments.append(value)
-            case "--output-mode": read.outputMode = NodeOutputMode(rawValue: value) ?? .prefixed
+            case "--output-mode":
+                if let mode = NodeOutputMode(rawValue: value) { read.outputMode = mode } else { understood = false }
             case "--stall-after": read.stallAfter = value
-            default: break
-            }
-            // A value the parser would not take is the parser's to report.
-            let understood: Bool
-            switch name {
-            case "--jobs": understood = read.jobs != nil
-            case "--output": understood = RunCommand.OutputMode(rawValue: value) != nil
-            case "--color": understood = RunCommand.ColorMode(rawValue: value) != nil
-            case "--output-mode": understood = NodeOutputMode(rawValue: value) != nil
-            default: understood = valueOptions.contains(name)
+            default: understood = false
             }
             quick = understood ? read : nil
         }
