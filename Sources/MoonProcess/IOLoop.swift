@@ -240,6 +240,7 @@ final class IOLoop: @unchecked Sendable {
         let current = watches
         if ready > 0 {
             for index in pollFds.indices where pollFds[index].revents != 0 {
+                let events = pollFds[index].revents
                 pollFds[index].revents = 0
                 let watch = current[index]
                 if watch.isDone { continue }
@@ -247,7 +248,7 @@ final class IOLoop: @unchecked Sendable {
                 case .wake:
                     takeIncoming()
                 case .pipe(let pipe):
-                    if !readPipe(pipe) {
+                    if !readPipe(pipe, events: events) {
                         watch.isDone = true
                         removed = true
                     }
@@ -309,12 +310,23 @@ final class IOLoop: @unchecked Sendable {
         work += newWork
     }
 
-    /// Reads once; returns false when the pipe is finished (EOF or error).
-    /// Reads what `pipe` holds, once: called only when poll reported it
-    /// readable (or hung up), so the read returns at once although the
+    /// Reads what `pipe` holds, once; returns false when the pipe is
+    /// finished (EOF or error). Called only when poll reported it readable
+    /// or hung up (`events`), so the read returns at once although the
     /// descriptor is blocking (see `ProcessLauncher.launchOnce`).
-    private func readPipe(_ pipe: Pipe) -> Bool {
+    ///
+    /// A pipe reports POLLIN while it holds data and POLLHUP once no writer
+    /// is left: POLLHUP alone is the end (no read, which would only return
+    /// 0), and a read that empties a hung-up pipe (less than the buffer
+    /// came) is its end too (no poll and read more). That is one system
+    /// call less per pipe and node, two when the node wrote something.
+    private func readPipe(_ pipe: Pipe, events: Int16) -> Bool {
         guard pipe.isOpen else { return false }
+        let hungUp = events & Int16(POLLHUP) != 0
+        if hungUp && events & Int16(POLLIN) == 0 {
+            closePipe(pipe)
+            return false
+        }
         let count = read(pipe.fd, buffer.baseAddress, buffer.count)
         if count > 0 {
             let process = pipe.process
@@ -322,6 +334,10 @@ final class IOLoop: @unchecked Sendable {
             let stream = pipe.stream
             pipe.splitter.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { bytes, continued in
                 process.onOutput(OutputLine(stream: stream, bytes: bytes, continued: continued))
+            }
+            if hungUp && count < buffer.count {
+                closePipe(pipe)
+                return false
             }
             return true
         }

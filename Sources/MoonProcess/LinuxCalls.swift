@@ -22,6 +22,14 @@ public enum LinuxCalls {
         moon_is_writable_tmpfs(path) == 1
     }
 
+    /// `signal(number, SIG_IGN)`, and the spawner told so: it notes which
+    /// signals moon ignores at its first spawn and resets only those in
+    /// each child (`moon_spawn_forget_signals`).
+    public static func ignoreSignal(_ number: Int32) {
+        signal(number, SIG_IGN)
+        moon_spawn_forget_signals()
+    }
+
     /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
     public static func trimHeap() {
         moon_trim_heap()

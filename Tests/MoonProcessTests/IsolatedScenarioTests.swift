@@ -171,6 +171,17 @@ import Testing
         #expect(await recorder.termination() == .exited(0))
         let masks = recorder.texts(.stdout).filter { ["SigBlk:", "SigIgn:", "SigCgt:"].contains($0.prefix(7)) }
         #expect(masks == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"])
+
+        // After the first spawn: a handler installed now is cleared by the
+        // kernel (clone3's CLONE_CLEAR_SIGHAND, or the reset of all 64), and
+        // a signal ignored through `ignoreSignal` is reset too (the spawner
+        // notes the ignored ones at its first spawn and is told to look again).
+        signal(SIGUSR2) { _ in }
+        LinuxCalls.ignoreSignal(SIGALRM)
+        let (again, _) = try start(ProcessSpec(executable: "cat", arguments: ["/proc/self/status"], environment: testEnvironment))
+        #expect(await again.termination() == .exited(0))
+        let later = again.texts(.stdout).filter { ["SigBlk:", "SigIgn:", "SigCgt:"].contains($0.prefix(7)) }
+        #expect(later == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"])
     }
 
     /// moon started with its standard descriptors closed: its own

@@ -26,4 +26,10 @@ struct moon_spawn_request {
 /// errors...), in which case the child has already been reaped.
 int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd);
 
+/// Call after changing a signal's disposition to or from SIG_IGN once
+/// `moon_spawn` has run: it notes the signals moon ignores at its first
+/// spawn, to reset only those in each child (the kernel resets the handled
+/// ones), and looks again at the next spawn after this call.
+void moon_spawn_forget_signals(void);
+
 #endif
