@@ -21,9 +21,10 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     private let environment: NodeEnvironment
     private let processes: ProcessLaunching
     private let scheduler: DateScheduler
-    /// Where each attempt's `$MOON_OUTPUT` file is made; nil: no outputs.
-    /// `<output directory>/<node>.`: the attempt number completes it.
-    private let outputPrefix: String?
+    /// Where each attempt's `$MOON_OUTPUT` file is made
+    /// (`<directory>/<node>.<attempt>`); nil: no outputs. (The path is
+    /// built once per attempt, as the command is made per attempt.)
+    private let outputDirectory: String?
 
     /// Hears which `$MOON_OUTPUT` files were created (nil: look each one up).
     private let outputWatch: OutputWatch?
@@ -37,7 +38,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
         self.node = node
         self.credit = credit
         self.outputWatch = outputWatch
-        self.outputPrefix = outputDirectory.map { $0 + "/" + node.name + "." }
+        self.outputDirectory = outputDirectory
         self.environment = environment
         self.processes = processes
         self.scheduler = scheduler
@@ -166,8 +167,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
     /// creating and removing a file per node was a measurable part of moon's
     /// cost per process (inode work on the temp directory's filesystem).
     private func makeOutputFile(attempt: Int) -> String? {
-        guard let outputPrefix else { return nil }
-        return outputPrefix + String(attempt)
+        guard let outputDirectory else { return nil }
+        return "\(outputDirectory)/\(node.name).\(attempt)"
     }
 
     private static func remove(_ path: String) {

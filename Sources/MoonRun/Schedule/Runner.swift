@@ -93,9 +93,13 @@ public final class Runner {
     private var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
     private var durations: [Int?]
-    private var handles: [Int: AttemptHandle] = [:]
-    private var timers: [Int: Disposable] = [:]
-    private var cancelReasons: [Int: CancelReason] = [:]
+    /// Per node: its running attempt, its timer (the attempt's timeout or
+    /// the delay before a retry), and why moon cancelled the attempt.
+    /// (Arrays, not dictionaries: each node's start and end set and cleared
+    /// them, a hash and a resize now and then per node.)
+    private var handles: [AttemptHandle?]
+    private var timers: [Disposable?]
+    private var cancelReasons: [CancelReason?]
     private var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
     private var outputs: [[String: String]]
@@ -135,6 +139,9 @@ public final class Runner {
         durations = Array(repeating: nil, count: n)
         values = Array(repeating: [], count: n)
         outputs = Array(repeating: [:], count: n)
+        handles = Array(repeating: nil, count: n)
+        timers = Array(repeating: nil, count: n)
+        cancelReasons = Array(repeating: nil, count: n)
     }
 
     // MARK: - Control (call on the scheduler)
@@ -163,7 +170,7 @@ public final class Runner {
     public func stop(_ reason: StopReason) {
         guard !finished else { return }
         if case .interrupt = stopReason, case .interrupt = reason {
-            for handle in handles.values { handle.cancel(immediately: true) }
+            for handle in handles { handle?.cancel(immediately: true) }
             return
         }
         if stopReason == nil || stopReason == .failure { stopReason = reason }
@@ -315,8 +322,10 @@ public final class Runner {
     private func attemptFinished(_ node: Int, _ result: AttemptResult) {
         guard case .running = state[node] else { return }
         handles[node] = nil
-        timers.removeValue(forKey: node)?.dispose()
-        let reason = cancelReasons.removeValue(forKey: node)
+        timers[node]?.dispose()
+        timers[node] = nil
+        let reason = cancelReasons[node]
+        cancelReasons[node] = nil
         let now = scheduler.now
         let spec = plan.nodes[node]
         let duration = milliseconds(from: firstStart[node] ?? now, to: now)
@@ -459,11 +468,13 @@ public final class Runner {
     /// Cancels running attempts and pending retries, and skips ready nodes
     /// (all of them, or all but clean-up nodes after a failure).
     private func cancelAllWork(includingCleanup: Bool) {
-        for node in handles.keys.sorted() {
+        // (The nodes are listed first: a cancelled attempt may end at once and
+        // let a clean-up node start, which this stop must not cancel.)
+        for node in handles.indices.filter({ handles[$0] != nil }) {
             cancelAttempt(node, reason: .stop)
         }
-        for (node, timer) in timers.sorted(by: { $0.key < $1.key }) {
-            guard case .retrying = state[node] else { continue }
+        for node in timers.indices.filter({ timers[$0] != nil }) {
+            guard let timer = timers[node], case .retrying = state[node] else { continue }
             timer.dispose()
             timers[node] = nil
             let now = scheduler.now
