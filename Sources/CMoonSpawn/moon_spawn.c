@@ -221,6 +221,12 @@ __attribute__((naked, noinline)) static long moon_clone3(struct moon_clone_args 
 static _Atomic int clone3_usable = 1;
 #endif
 
+void moon_spawn_use_plain_clone(void) {
+#ifdef MOON_HAS_CLONE3
+    atomic_store(&clone3_usable, 0);
+#endif
+}
+
 int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
     // The child's stack: part of this frame, which stays untouched while
     // this thread sleeps in clone (as musl's posix_spawn does). The child

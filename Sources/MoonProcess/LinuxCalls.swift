@@ -30,6 +30,12 @@ public enum LinuxCalls {
         moon_spawn_forget_signals()
     }
 
+    /// Makes the spawner use plain `clone` from now on, as it does where
+    /// `clone3` is refused (`moon_spawn_use_plain_clone`): for its tests.
+    static func usePlainCloneForSpawns() {
+        moon_spawn_use_plain_clone()
+    }
+
     /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
     public static func trimHeap() {
         moon_trim_heap()

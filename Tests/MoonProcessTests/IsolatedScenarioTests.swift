@@ -13,7 +13,8 @@ import Testing
 
     private static var selected: String? { ProcessInfo.processInfo.environment[variable] }
 
-    @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper", "signals", "closedStandardDescriptors", "failedSpawns"])
+    @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper", "signals", "closedStandardDescriptors", "failedSpawns",
+                      "plainClone"])
     func runInChildProcess(scenario: String) async throws {
         guard IsolatedScenarioTests.selected == nil else { return }
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -218,6 +219,27 @@ import Testing
 
     /// A spawn that fails (in the child, after clone) leaves no descriptor
     /// and no child behind, not even a zombie.
+    /// Where `clone3` is refused (kernels before 5.5, container runtimes'
+    /// seccomp filters), the spawner falls back to plain `clone` and resets
+    /// every signal itself. The same promises hold there: defaults and an
+    /// empty mask in the child, its own process group, exit codes, and a
+    /// clear error for a program that cannot run.
+    @Test func plainCloneScenario() async throws {
+        guard IsolatedScenarioTests.selected == "plainClone" else { return }
+        LinuxCalls.usePlainCloneForSpawns()
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGUSR1) { _ in }
+        let (status, _) = try start(ProcessSpec(executable: "cat", arguments: ["/proc/self/status"], environment: testEnvironment))
+        #expect(await status.termination() == .exited(0))
+        let masks = status.texts(.stdout).filter { ["SigBlk:", "SigIgn:", "SigCgt:"].contains($0.prefix(7)) }
+        #expect(masks == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"])
+        let (group, _) = try await run(shell("ps -o pgid= -p $$; echo $$"))
+        let ids = group.texts(.stdout).map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(ids.count == 2 && ids[0] == ids[1], "the child leads its own group: \(ids)")
+        #expect(try await run(shell("exit 7")).1 == .exited(7))
+        #expect(throws: ProcessLaunchError.self) { try start(ProcessSpec(executable: "/no/such/program", environment: testEnvironment)) }
+    }
+
     @Test func failedSpawnsScenario() async throws {
         guard IsolatedScenarioTests.selected == "failedSpawns" else { return }
         #expect(try await run(shell("true")).1 == .exited(0))  // the loop and /dev/null exist

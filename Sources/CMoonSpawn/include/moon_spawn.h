@@ -32,4 +32,9 @@ int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd)
 /// ones), and looks again at the next spawn after this call.
 void moon_spawn_forget_signals(void);
 
+/// From now on, spawns use plain clone and reset all 64 signals in the
+/// child, as where clone3 is refused (older kernels, seccomp filters such
+/// as container runtimes' defaults). For the tests of that path.
+void moon_spawn_use_plain_clone(void);
+
 #endif
