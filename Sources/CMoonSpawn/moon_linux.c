@@ -3,7 +3,10 @@
 #include "moon_linux.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <pthread.h>
 #include <string.h>
@@ -68,4 +71,49 @@ int moon_forward_signals(int fd, const int *signals, int count) {
     // that blocks them, as Dispatch's do, passes its mask on): unblocked
     // here, in the calling thread, they reach the handler.
     return pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/// Reads up to `size - 1` bytes of a small file into `buffer`, NUL-ended;
+/// 0 when it cannot be read.
+static int read_small_file(const char *path, char *buffer, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t count = read(fd, buffer, size - 1);
+    close(fd);
+    if (count <= 0) return 0;
+    buffer[count] = '\0';
+    return 1;
+}
+
+/// The CPUs a cgroup CPU quota allows (quota / period, rounded up), or 0
+/// without a quota: cgroup v2's `cpu.max` ("QUOTA PERIOD" or "max
+/// PERIOD"), else cgroup v1's `cpu.cfs_quota_us` (-1: none) and
+/// `cpu.cfs_period_us`, as a container sees them at /sys/fs/cgroup.
+static long cgroup_cpu_limit(void) {
+    char text[128];
+    long long quota = -1, period = 0;
+    if (read_small_file("/sys/fs/cgroup/cpu.max", text, sizeof text)) {
+        if (strncmp(text, "max", 3) == 0) return 0;
+        char *end;
+        quota = strtoll(text, &end, 10);
+        period = strtoll(end, NULL, 10);
+    } else if (read_small_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", text, sizeof text)) {
+        quota = strtoll(text, NULL, 10);
+        if (quota > 0 && read_small_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us", text, sizeof text)) {
+            period = strtoll(text, NULL, 10);
+        }
+    }
+    if (quota <= 0 || period <= 0) return 0;
+    return (long)((quota + period - 1) / period);
+}
+
+int moon_cpu_count(void) {
+    cpu_set_t set;
+    long count = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) count = CPU_COUNT(&set);
+    if (count < 1) count = sysconf(_SC_NPROCESSORS_ONLN);
+    if (count < 1) count = 1;
+    long limit = cgroup_cpu_limit();
+    if (limit > 0 && limit < count) count = limit;
+    return (int)count;
 }

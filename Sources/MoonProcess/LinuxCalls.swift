@@ -36,6 +36,12 @@ public enum LinuxCalls {
         moon_spawn_use_plain_clone()
     }
 
+    /// The CPUs this process may use (affinity, capped by a cgroup CPU
+    /// quota): `moon_cpu_count`.
+    public static func processorCount() -> Int {
+        Int(moon_cpu_count())
+    }
+
     /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
     public static func trimHeap() {
         moon_trim_heap()

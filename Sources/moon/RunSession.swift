@@ -60,7 +60,7 @@ final class RunSession {
         let scheduler = LoopScheduler(loop: loop)
         // moon reaps (and can kill) whatever its nodes leave behind.
         try? ProcessLauncher.becomeSubreaper()
-        let cpus = ProcessInfo.processInfo.activeProcessorCount
+        let cpus = LinuxCalls.processorCount()
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
         let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
                                     executeOn: scheduler)

@@ -15,6 +15,37 @@ import Testing
         #expect((done?["counts"] as? [String: Int])?["succeeded"] == 7)
     }
 
+    /// `concurrency: auto` is the number of CPUs moon may use: those of its
+    /// affinity mask (`taskset`, cpusets), as `nproc` and ninja count them,
+    /// capped by a cgroup CPU quota.
+    @Test func autoConcurrencyCountsTheCPUsMoonMayUse() throws {
+        let taskset = "/usr/bin/taskset"
+        guard FileManager.default.isExecutableFile(atPath: taskset) else { return }  // util-linux
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: "true" }
+            """)
+        func defaultWidth(_ launcher: [String]) throws -> Int? {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: launcher.first ?? Moon.binary)
+            process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [Moon.binary]) + ["run", "--json", "-q"]
+            process.currentDirectoryURL = moon.directory
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let start = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+            let event = try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: Any]
+            return (event?["queues"] as? [String: Int])?["default"]
+        }
+        let all = try #require(try defaultWidth([]))
+        #expect(all == ProcessInfo.processInfo.activeProcessorCount, "unrestricted, what Foundation counts")
+        #expect(try defaultWidth([taskset, "-c", "0"]) == 1, "one CPU allowed: one node at a time")
+    }
+
     @Test func jsonStdoutCarriesOnlyEventsInSequence() throws {
         let moon = try Moon(graph: """
             version: 1

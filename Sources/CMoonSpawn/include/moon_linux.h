@@ -28,4 +28,11 @@ int moon_is_writable_tmpfs(const char *path);
 /// that failed.
 int moon_forward_signals(int fd, const int *signals, int count);
 
+/// The number of CPUs this process may use: those of its affinity mask
+/// (which cpusets restrict), capped by a cgroup CPU quota (v2 `cpu.max`,
+/// v1 `cpu.cfs_quota_us`), rounded up; at least 1. What Foundation's
+/// `activeProcessorCount` answers, without its URL and Data machinery
+/// (~450k instructions, ~0.15 ms, at every `moon run`).
+int moon_cpu_count(void);
+
 #endif
