@@ -21,6 +21,10 @@ public enum NodeAction: Sendable, Hashable {
     public var summary: String {
         switch self {
         case .shell(let script):
+            // A one-line script is its own summary. (Splitting every script
+            // into lines cost ~2,400 instructions per node, for every node of
+            // the plan before the first could start.)
+            guard script.utf8.contains(UInt8(ascii: "\n")) else { return script }
             let lines = script.split(separator: "\n", omittingEmptySubsequences: true)
             guard let first = lines.first else { return "" }
             return lines.count > 1 ? "\(first) …" : String(first)
@@ -37,9 +41,22 @@ public enum NodeAction: Sendable, Hashable {
 /// Quoting for display only (never for execution: exec-form argv is passed as is).
 enum ShellQuoting {
     static func quote(_ word: String) -> String {
-        if !word.isEmpty, word.unicodeScalars.allSatisfy({ safe.contains($0) }) { return word }
+        if !word.isEmpty, word.utf8.allSatisfy(isSafe) { return word }
         return "'" + word.replacing("'", with: "'\\''") + "'"
     }
 
-    private static let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%".unicodeScalars)
+    /// Letters, digits and `_-.,/:=+@%`: bytes a shell reads as themselves.
+    /// (A byte test, not a `Set` of scalars: hashing every character of
+    /// every word cost more than the rest of the summary.)
+    private static func isSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: "/"), UInt8(ascii: ":"),
+             UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "@"), UInt8(ascii: "%"):
+            return true
+        default:
+            return false
+        }
+    }
 }

@@ -69,5 +69,9 @@ import Testing
         #expect(NodeAction.builtin("fail", with: ["message": .string("m"), "code": .integer(2)]).summary == "uses fail (code: 2, message: m)")
         #expect(NodeAction.exec(["echo", "a b", "it's"]).summary == "echo 'a b' 'it'\\''s'")
         #expect(NodeAction.shell("make\nmake install").summary == "make …")
+        #expect(NodeAction.shell("make -j4 all").summary == "make -j4 all")
+        #expect(NodeAction.shell("\nmake").summary == "make")
+        #expect(NodeAction.shell("").summary == "")
+        #expect(NodeAction.exec(["cc", "-O2", "a.c", "é", ""]).summary == "cc -O2 a.c 'é' ''")
     }
 }
