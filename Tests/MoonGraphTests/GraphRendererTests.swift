@@ -2,6 +2,24 @@ import Testing
 @testable import MoonGraph
 
 @Suite struct GraphRendererTests {
+    /// The one JSON string escaper (graph exports and the event stream):
+    /// text with nothing to escape is taken whole, the rest scalar by scalar.
+    @Test func jsonStringsEscapeWhatJSONAndJavaScriptLineReadersNeed() {
+        func quoted(_ s: String) -> String {
+            var out = ""
+            JSONString.quote(s, into: &out)
+            return out
+        }
+        #expect(quoted("build.release-1") == #""build.release-1""#)
+        #expect(quoted("") == #""""#)
+        #expect(quoted("café") == #""café""#)
+        #expect(quoted("5 €") == #""5 €""#)
+        #expect(quoted(#"say "hi" \ now"#) == #""say \"hi\" \\ now""#)
+        #expect(quoted("a\tb\nc\r\u{08}\u{0C}") == #""a\tb\nc\r\b\f""#)
+        #expect(quoted("\u{01}\u{1F}\u{7F}") == #""\u0001\u001f\u007f""#)
+        #expect(quoted("x\u{2028}y\u{2029}") == #""x\u2028y\u2029""#)
+    }
+
     static let sample: Graph = graph(doc([
         "fetch": ["run": "curl -o \"data.json\" $URL", "queue": "net", "description": "Download", "timeout": "30s"],
         "compile": ["run": ["swift", "build", "-c", "release"], "queue": "hpc", "retry": ["times": 2, "delay": "1s"]],

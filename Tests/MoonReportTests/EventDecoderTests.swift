@@ -27,6 +27,8 @@ import MoonRun
             let line = #"{"v":1,"seq":1,"ts":"\#(ts)","event":"skip","node":"a","reason":"condition"}"#
             #expect(JSONLinesReporter.encode(try EventDecoder.decode(line).event, seq: 1) == line)
         }
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 1_795_860_245.0071)) == "2026-11-28T10:04:05.007Z")
         #expect(RFC3339.parse("2026-11-22T12:04:05+02:00") == RFC3339.parse("2026-11-22T10:04:05Z"))
         #expect(RFC3339.parse("2026-11-22T10:04:05") == nil)
         #expect(RFC3339.parse("yesterday") == nil)
