@@ -185,10 +185,18 @@ def main():
                         ["make", "-s", "-j", str(JOBS)]]
             if have_ninja:
                 commands.append([ninja, "-j", str(JOBS), "--quiet"])
+            # The event stream too, on one graph: every event is encoded, so
+            # what it costs per node shows here and nowhere else.
+            json = g.name == "independent"
+            if json:
+                commands.append([MOON, "run", "-j", str(JOBS), "--json", "moon.yaml"])
             measured = measure_interleaved(commands, d)
             (mt, rss), (et, erss), (kt, _) = measured[:3]
             if have_ninja:
                 row(f"{g.name} ({len(g.order)} nodes, shell) vs ninja", mt, measured[3][0], "ninja", rss)
+                if json:
+                    jt, jrss = measured[4]
+                    row(f"{g.name} ({len(g.order)} nodes, --json) vs ninja", jt, measured[3][0], "ninja", jrss)
             row(f"{g.name} ({len(g.order)} nodes, shell) vs make", mt, kt, "make", rss)
             row(f"{g.name} ({len(g.order)} nodes, exec) vs make", et, kt, "make", erss)
 
