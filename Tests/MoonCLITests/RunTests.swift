@@ -26,10 +26,12 @@ import Testing
             nodes:
               a: { run: "true" }
             """)
-        func defaultWidth(_ launcher: [String]) throws -> Int? {
+        /// The default queue's width in `graph-start`, moon started through `prefix`.
+        func defaultWidth(under prefix: [String] = []) throws -> Int? {
+            let command = prefix + [Moon.binary, "run", "--json", "-q"]
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: launcher.first ?? Moon.binary)
-            process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [Moon.binary]) + ["run", "--json", "-q"]
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
             process.currentDirectoryURL = moon.directory
             let out = Pipe()
             process.standardOutput = out
@@ -37,13 +39,22 @@ import Testing
             try process.run()
             let data = out.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            let start = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-            let event = try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: Any]
+            let first = data.split(separator: UInt8(ascii: "\n")).first ?? Data()
+            let event = try JSONSerialization.jsonObject(with: Data(first)) as? [String: Any]
             return (event?["queues"] as? [String: Int])?["default"]
         }
-        let all = try #require(try defaultWidth([]))
-        #expect(all == ProcessInfo.processInfo.activeProcessorCount, "unrestricted, what Foundation counts")
-        #expect(try defaultWidth([taskset, "-c", "0"]) == 1, "one CPU allowed: one node at a time")
+        // Unrestricted: the CPUs of the affinity mask (nproc), capped by a
+        // quota as Foundation caps the online CPUs; whichever is lower.
+        let nproc = Process()
+        nproc.executableURL = URL(fileURLWithPath: "/usr/bin/nproc")
+        let count = Pipe()
+        nproc.standardOutput = count
+        try nproc.run()
+        let nprocText = String(decoding: count.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nproc.waitUntilExit()
+        let allowed = try #require(Int(nprocText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try defaultWidth() == min(allowed, ProcessInfo.processInfo.activeProcessorCount))
+        #expect(try defaultWidth(under: [taskset, "-c", "0"]) == 1, "one CPU allowed: one node at a time")
     }
 
     @Test func jsonStdoutCarriesOnlyEventsInSequence() throws {

@@ -30,9 +30,9 @@ int moon_forward_signals(int fd, const int *signals, int count);
 
 /// The number of CPUs this process may use: those of its affinity mask
 /// (which cpusets restrict), capped by a cgroup CPU quota (v2 `cpu.max`,
-/// v1 `cpu.cfs_quota_us`), rounded up; at least 1. What Foundation's
-/// `activeProcessorCount` answers, without its URL and Data machinery
-/// (~450k instructions, ~0.15 ms, at every `moon run`).
+/// v1 `cpu.cfs_quota_us`), rounded up; at least 1: as nproc(1) and ninja
+/// count. (Foundation's `activeProcessorCount` ignores the affinity mask,
+/// and its URL and Data machinery cost ~450k instructions per run.)
 int moon_cpu_count(void);
 
 #endif
