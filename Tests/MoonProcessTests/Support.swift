@@ -9,6 +9,7 @@ final class Recorder: @unchecked Sendable {
     private let lock = NSLock()
     private var storedLines: [OutputLine] = []
     private var storedTermination: Termination?
+    private var storedExitTime: ContinuousClock.Instant?
     private var exitCalls = 0
     private var outputAfterExit = 0
     private var exitWaiters: [CheckedContinuation<Termination?, Never>] = []
@@ -17,6 +18,10 @@ final class Recorder: @unchecked Sendable {
 
     var lines: [OutputLine] { lock.withLock { storedLines } }
     var exitCount: Int { lock.withLock { exitCalls } }
+    /// When the launcher reported the exit, read on the launcher's own thread:
+    /// unlike the time an awaiting test resumes, it does not include waiting
+    /// for a free thread of the test runner's pool behind other tests.
+    var exitTime: ContinuousClock.Instant? { lock.withLock { storedExitTime } }
     var linesAfterExit: Int { lock.withLock { outputAfterExit } }
     func texts(_ stream: OutputLine.Stream) -> [String] {
         lines.filter { $0.stream == stream }.map(\.text)
@@ -37,6 +42,7 @@ final class Recorder: @unchecked Sendable {
         let ready: [CheckedContinuation<Termination?, Never>] = lock.withLock {
             exitCalls += 1
             storedTermination = termination
+            storedExitTime = ContinuousClock.now
             defer { exitWaiters.removeAll() }
             return exitWaiters
         }

@@ -1,3 +1,4 @@
+import Foundation
 import MoonDocument
 @testable import MoonGraph
 
@@ -34,4 +35,26 @@ let loaderWorks: Bool = {
 
 func load(_ text: String, path: String = "graph.yaml", overrides: [String: String] = [:]) -> GraphLoadResult {
     GraphLoader.load(SourceFile(path: path, text: text), overrides: overrides)
+}
+
+/// Runs `body` on a thread of its own with a `stackSize`-byte stack and
+/// awaits its result without holding a thread of the test runner.
+///
+/// Why: the suite's tests run on Swift's cooperative pool, as many threads
+/// as CPUs (2 here and in CI). A heavy synchronous test holds one of them for
+/// seconds, and every test that awaits something (a process, a timer) waits
+/// behind it: a CI run once saw every test of the run finish 55 s late, and a
+/// hang guard in another target fail. On its own thread the work shares the
+/// CPUs with the rest instead of blocking it. The small stack makes "no
+/// recursion over the nodes" a sharper check: 20,000 frames of any recursive
+/// function do not fit in 512 KiB.
+///
+/// Expectations belong outside `body` (on the test's task, where the testing
+/// library attributes them), so `body` returns what the test checks.
+func onOwnThread<T: Sendable>(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = stackSize
+        thread.start()
+    }
 }
