@@ -83,19 +83,14 @@ public struct DiagnosticRenderer: Sendable {
 
     // MARK: Pieces
 
+    /// Characters of a quoted line shown at most. A longer line (a minified
+    /// file, a line of 100,000 brackets) is cut to a window around the span,
+    /// with `…` where it was cut: one diagnostic stays a few short lines.
+    public static let excerptWidth = 120
+
     private func excerpt(line: String, span: SourceSpan, gutterWidth: Int, severity: Diagnostic.Severity) -> String {
         let scalars = Array(Self.sanitize(line).unicodeScalars)
-        let number = String(span.start.line)
-        var out = String(repeating: " ", count: gutterWidth - number.count) + number + " | "
-        out += String(String.UnicodeScalarView(scalars)) + "\n"
-
-        // Everything before the caret mirrors the line's tabs and wide characters,
-        // so the caret lands under the right character whatever the tab width.
         let startIndex = min(max(span.start.column - 1, 0), scalars.count)
-        var lead = ""
-        for scalar in scalars[..<startIndex] {
-            lead += scalar == "\t" ? "\t" : (Self.isWide(scalar) ? "  " : " ")
-        }
         let endIndex: Int
         if span.end.line == span.start.line {
             endIndex = min(max(span.end.column - 1, startIndex), scalars.count)
@@ -104,8 +99,26 @@ public struct DiagnosticRenderer: Sendable {
         } else {
             endIndex = startIndex
         }
+        // The window: all of a usual line; of a long one, from a little
+        // before the span.
+        var from = 0, to = scalars.count
+        if scalars.count > Self.excerptWidth {
+            from = max(0, min(startIndex - Self.excerptWidth / 3, scalars.count - Self.excerptWidth))
+            to = from + Self.excerptWidth
+        }
+        let cutBefore = from > 0, cutAfter = to < scalars.count
+        let number = String(span.start.line)
+        var out = String(repeating: " ", count: gutterWidth - number.count) + number + " | "
+        out += (cutBefore ? "…" : "") + String(String.UnicodeScalarView(scalars[from..<to])) + (cutAfter ? "…" : "") + "\n"
+
+        // Everything before the caret mirrors the line's tabs and wide characters,
+        // so the caret lands under the right character whatever the tab width.
+        var lead = cutBefore ? " " : ""
+        for scalar in scalars[from..<startIndex] {
+            lead += scalar == "\t" ? "\t" : (Self.isWide(scalar) ? "  " : " ")
+        }
         var width = 0
-        for scalar in scalars[startIndex..<endIndex] { width += Self.isWide(scalar) ? 2 : 1 }
+        for scalar in scalars[startIndex..<max(startIndex, min(endIndex, to))] { width += Self.isWide(scalar) ? 2 : 1 }
         let marker = "^" + String(repeating: "~", count: max(width - 1, 0))
         out += String(repeating: " ", count: gutterWidth + 1) + "| " + lead + style(severityColor(severity), marker) + "\n"
         return out

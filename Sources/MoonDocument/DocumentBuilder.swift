@@ -79,7 +79,8 @@ struct DocumentBuilder {
 
     mutating func startCollection(mapping: Bool, anchor: String?, start: SourceLocation, end: SourceLocation) -> Bool {
         guard stack.count < limits.maxDepth else {
-            diagnostics.append(.error("the document is nested more than \(limits.maxDepth) levels deep", at: span(start, end)))
+            diagnostics.append(.error("the document is nested more than \(limits.maxDepth) levels deep", at: span(start, end),
+                                      notes: ["help: a graph needs a few levels at most; look for '[' or '{' opened by mistake"]))
             return false
         }
         guard count(1, at: span(start, end)) else { return false }
@@ -132,7 +133,8 @@ struct DocumentBuilder {
         let name = isMerge ? "merge key '<<'" : "key \(describeKey(key))"
         return .error(
             "duplicate \(name) in this mapping", at: key.span,
-            notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)"])
+            notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)",
+                    "help: keys of one mapping must differ (YAML readers disagree on which one wins): remove or rename one"])
     }
 
     /// Whether two keys are the same key; the common case (two scalars) needs no hashing.

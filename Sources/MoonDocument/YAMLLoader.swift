@@ -157,11 +157,8 @@ public enum YAMLLoader {
                     ? " (\(context))"
                     : " (\(context) at line \(contextLocation.line), column \(contextLocation.column))"
             }
-            var notes: [String] = []
-            // libyaml's message for a tab says nothing about tabs; it is the usual cause.
-            if location.offset < source.bytes.count, source.bytes[location.offset] == UInt8(ascii: "\t") {
-                notes.append("help: YAML does not allow tabs for indentation; indent with spaces")
-            }
+            let byte = location.offset < source.bytes.count ? source.bytes[location.offset] : nil
+            let notes = SyntaxHint.help(problem: problem, context: cString(parser.context), byte: byte).map { [$0] } ?? []
             return .error(message, at: SourceSpan(file: source.path, start: location, end: location), notes: notes)
         }
     }

@@ -302,7 +302,9 @@ struct GraphDecoder {
                 guard let need = string(item, expecting: "a node name") else { continue }
                 guard let target = indexByName[need] else {
                     let hint = suggestion(for: need, in: names)
-                    error("node '\(name)' needs unknown node '\(need)'\(hint)", at: item.span)
+                    // Without a near name to suggest, say how to fix it.
+                    let help = hint.isEmpty ? ["help: add a node '\(need)' under `nodes:`, or remove it from the needs of '\(name)'"] : []
+                    error("node '\(name)' needs unknown node '\(need)'\(hint)", at: item.span, notes: help)
                     continue
                 }
                 if target == index {

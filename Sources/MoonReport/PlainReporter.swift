@@ -1,8 +1,11 @@
 import Foundation
 import MoonRun
 
-/// Plain lines for pipes and CI logs: no cursor movement, no colour, one
-/// line per event that matters. Each output line is attributed to its node
+/// Plain lines for pipes and CI logs: no cursor movement, one line per
+/// event that matters, and colour as `ColorPolicy` decides: none in a pipe
+/// unless asked for (`--color always`, `FORCE_COLOR`: `moon run --color
+/// always | less -R`, a CI log that renders colour), as `ls`, `grep` and
+/// cargo do. Each output line is attributed to its node
 /// (`build │ text`); a line marks each success (`✓ build 1.2s`), failure,
 /// retry and skip, and with -v each start; the run ends with the summary
 /// (failed nodes with their command and last lines, critical path, slowest
@@ -14,15 +17,18 @@ public final class PlainReporter: Reporter {
     private let sink: OutputSink
     private let verbosity: Verbosity
     private let outputMode: NodeOutputMode
+    /// Escape sequences for the styles (and the nodes' own colours kept).
+    private let color: Bool
     private var ledger = RunLedger()
     /// Grouped mode: each running node's output, printed when it ends.
     private var groups: [String: [String]] = [:]
     private var summarized = false
 
-    public init(sink: OutputSink, verbosity: Verbosity = .normal, outputMode: NodeOutputMode = .prefixed) {
+    public init(sink: OutputSink, verbosity: Verbosity = .normal, outputMode: NodeOutputMode = .prefixed, color: Bool = false) {
         self.sink = sink
         self.verbosity = verbosity
         self.outputMode = outputMode
+        self.color = color
     }
 
     public func report(_ event: RunEvent) {
@@ -35,7 +41,7 @@ public final class PlainReporter: Reporter {
             if verbosity == .verbose { line(EventText.started(node: node, attempt: attempt, command: command)) }
         case .next(let node, let stream, let text, _):
             guard loud else { return }
-            let rendered = EventText.output(node: node, stream: stream, text: text, color: false).plain
+            let rendered = EventText.output(node: node, stream: stream, text: text, color: color).rendered(color: color)
             if outputMode == .grouped {
                 groups[node, default: []].append(rendered)
             } else {
@@ -65,7 +71,7 @@ public final class PlainReporter: Reporter {
     private func summarize() {
         summarized = true
         for node in groups.keys.sorted() { flushGroup(node) }
-        write(RunSummary.lines(ledger, verbosity: verbosity, color: false).map { $0.plain + "\n" }.joined())
+        write(RunSummary.lines(ledger, verbosity: verbosity, color: color).map { $0.rendered(color: color) + "\n" }.joined())
     }
 
     private func flushGroup(_ node: String) {
@@ -75,7 +81,7 @@ public final class PlainReporter: Reporter {
     }
 
     private func line(_ styled: StyledLine) {
-        write(styled.plain + "\n")
+        write(styled.rendered(color: color) + "\n")
     }
 
     private func write(_ text: String) {

@@ -47,7 +47,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .customLong("output-mode"), help: "prefixed (each line as it came) or grouped (each node's output together).")
     var outputMode: NodeOutputMode = .prefixed
 
-    @Option(help: "Colour: auto, always or never (NO_COLOR also turns it off).")
+    @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
     var color: ColorPolicy.Choice = .auto
 
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
@@ -69,12 +69,12 @@ struct ReplayCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let tty = output == .tty || (output == .auto && isatty(1) == 1)
         let reporter: Reporter
+        let colors = ColorPolicy.resolve(color, environment: environment, fd: 1)
         if tty {
-            let colors = ColorPolicy.resolve(color, environment: environment, fd: 1)
             reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: colors.enabled),
                                    scheduler: QueueScheduler(queue: queue))
         } else {
-            reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
+            reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode, color: colors.enabled)
         }
 
         // Ctrl-C: leave a clean screen (the summary so far), then exit as interrupted.

@@ -50,10 +50,10 @@ struct RunCommand: ParsableCommand {
     @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")
     var output: OutputMode = .auto
 
-    @Flag(help: "Events as JSON Lines on stdout (same as --output json).")
+    @Flag(help: "Events as JSON Lines on stdout (same as --output json); refused for a dry run, which has none.")
     var json = false
 
-    @Option(help: "Colour: auto, always or never (NO_COLOR also turns it off).")
+    @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
     var color: ColorMode = .auto
 
     @Option(help: ArgumentHelp("A limit for the whole run, e.g. 10m.", valueName: "duration"))

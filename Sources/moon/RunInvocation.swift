@@ -35,6 +35,13 @@ struct RunInvocation: Equatable {
         if let timeout { _ = try parsedDuration(timeout, option: "--timeout") }
         _ = try overrides()
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+        // With --json, stdout carries only events (DESIGN.md §5); a dry run
+        // has none, and its text plan there would break every reader of the
+        // stream. The plan as JSON is `moon graph`'s.
+        if dryRun && (json || output == .json) {
+            throw ValidationError("--dry-run prints the plan as text and starts nothing, so it has no events for --json; "
+                + "for the plan as JSON, use 'moon graph --format json' with the same file and nodes")
+        }
     }
 
     func parsedDuration(_ text: String, option: String) throws -> Duration {

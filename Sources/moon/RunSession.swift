@@ -69,7 +69,7 @@ final class RunSession {
         let reporter: Reporter
         switch reporterKind {
         case .json: reporter = JSONLinesReporter(sink: sink)
-        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode)
+        case .plain: reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode, color: color)
         case .tty:
             reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color,
                                                                          stallAfter: stallAfter),

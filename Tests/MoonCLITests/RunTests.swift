@@ -191,6 +191,39 @@ import Testing
         #expect(try moon.run(["run", "-q"]).status == 1)
     }
 
+    /// Into a pipe, the plain log has colour only when asked for: `--color
+    /// always` (which beats `NO_COLOR`) or `FORCE_COLOR`; `NO_COLOR` beats
+    /// `FORCE_COLOR`; by default none. Never a cursor movement.
+    @Test func colourInAPipeOnlyWhenAskedFor() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              hello: { run: "echo hello" }
+            """)
+        let escape = "\u{1B}["
+        let asked = try moon.run(["run", "--color", "always"])
+        #expect(asked.status == 0)
+        #expect(asked.stdout.contains("\u{1B}[\(Self.nodeColour("hello"))mhello │ \u{1B}[0mhello\n"))
+        #expect(asked.stdout.contains("\u{1B}[32m✓ \u{1B}[0m"))
+        #expect(!asked.stdout.contains("\u{1B}[2K") && !asked.stdout.contains("\r"))
+        let forced = try moon.run(["run"], environment: ["NO_COLOR": "", "FORCE_COLOR": "1"])
+        #expect(forced.stdout.contains(escape))
+        let both = try moon.run(["run"], environment: ["NO_COLOR": "1", "FORCE_COLOR": "1"])
+        #expect(!both.stdout.contains(escape))
+        let plain = try moon.run(["run"], environment: ["NO_COLOR": "", "FORCE_COLOR": "", "CLICOLOR_FORCE": ""])
+        #expect(!plain.stdout.contains(escape))
+        #expect(plain.stdout.contains("hello │ hello\n"))
+    }
+
+    /// The SGR parameters of a node's colour: FNV-1a of its name into the
+    /// reporters' palette (a user sees the same colour for a node in every run).
+    static func nodeColour(_ name: String) -> String {
+        let palette = ["36", "35", "34", "33", "32", "96", "95", "94", "93", "92"]
+        var hash: UInt32 = 2_166_136_261
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return palette[Int(hash % UInt32(palette.count))]
+    }
+
     @Test func everyBuiltinWorks() throws {
         let moon = try Moon(graph: """
             version: 1
@@ -205,7 +238,7 @@ import Testing
               check: { needs: write, uses: exists, with: { path: out/hello.txt } }
               wait: { needs: write, uses: wait-for, with: { path: out/hello.txt, timeout: 2s } }
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("out"), withIntermediateDirectories: true)
+        // `out/` does not exist: write-file makes it.
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)")
         func value(_ node: String) -> String? { result.events("next", node: node).first?["text"] as? String }
@@ -316,6 +349,14 @@ import Testing
         #expect(try moon.run(["run", "--no-such-flag"]).status == 2)
         #expect(try moon.run(["run", "missing.yaml"]).status == 2)
         #expect(try moon.run(["run", "--set", "novalue"]).status == 2)
+        // A dry run has no events: with --json its text plan would be on the
+        // stream's stdout. Refused, nothing on stdout, the way to JSON named.
+        for arguments in [["run", "-n", "--json"], ["run", "--dry-run", "--output", "json", "a"], ["run", "-n", "--output=json"]] {
+            let refused = try moon.run(arguments)
+            #expect(refused.status == 2, "\(arguments)")
+            #expect(refused.stdout.isEmpty, "\(arguments)")
+            #expect(refused.stderr.contains("moon graph --format json"), "\(arguments)")
+        }
     }
 
     @Test func withoutAFileMoonUsesMoonYamlHere() throws {

@@ -29,6 +29,27 @@ import MoonDocument
             """)
     }
 
+    /// A long line (minified, or hostile: 100,000 brackets) is quoted as a
+    /// window of `excerptWidth` characters around the span, cut with `…`,
+    /// the caret still under the span's character.
+    @Test func longLinesAreCutToAWindowAroundTheSpan() {
+        let text = String(repeating: "a", count: 150) + "XYZ" + String(repeating: "b", count: 1000)
+        let file = SourceFile(path: "graph.yaml", text: text + "\n")
+        let rendered = DiagnosticRenderer().render(.error("here", at: span(1, 151, 154)), source: file)
+        let lines = rendered.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let quoted = lines[1], caret = lines[2]
+        #expect(quoted.hasPrefix("    1 | …a") && quoted.hasSuffix("b…"))
+        #expect(quoted.count == "    1 | ".count + DiagnosticRenderer.excerptWidth + 2)
+        let at = quoted.distance(from: quoted.startIndex, to: quoted.firstIndex(of: "X")!)
+        #expect(caret.distance(from: caret.startIndex, to: caret.firstIndex(of: "^")!) == at)
+        #expect(caret.hasSuffix("^~~"))
+        // Near either end, only the other end is cut.
+        let early = DiagnosticRenderer().render(.error("here", at: span(1, 2, 3)), source: file)
+        #expect(early.contains("    1 | aa") && early.contains("a…\n"))
+        let late = DiagnosticRenderer().render(.error("here", at: span(1, 1150, 1151)), source: file)
+        #expect(late.contains("    1 | …b") && late.contains("bbb\n"))
+    }
+
     @Test func tabsStayAlignedAndNotesFollow() {
         let diagnostic = Diagnostic.error("unknown node 'biuld'", at: span(6, 10, 15),
                                           notes: ["help: did you mean 'build'?", "defined here"])
@@ -146,6 +167,7 @@ import MoonDocument
                 4 |   a: {run: y}
                   |   ^
                   = note: first defined at line 3, column 3
+                  = help: keys of one mapping must differ (YAML readers disagree on which one wins): remove or rename one
 
             """)
     }

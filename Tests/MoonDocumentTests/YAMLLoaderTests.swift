@@ -166,12 +166,31 @@ import Testing
 }
 
 @Suite struct YAMLLoaderErrorTests {
+    /// libyaml says what it expected; the help line says how to fix the file.
+    @Test(arguments: [
+        ("a: [b, c\n", "help: a flow list `[a, b]` separates its items with ',' and ends with ']'"),
+        ("a: { b: c d: e }\n", "help: a flow mapping"),
+        ("a:\n  run: echo a: b\n", "help: a plain value cannot hold ': '"),
+        ("a: `ls`\n", "help: '`' cannot start a plain value in YAML; quote the value"),
+        ("a: @x\n", "help: '@' cannot start a plain value"),
+        ("a: \"open\n", "help: a quoted value is not closed"),
+        ("a:\n  b: 1\n c: 2\n", "help: the keys of one mapping start in the same column"),
+        ("- a\nb: 1\n", "help: the items of a list each start with '- '"),
+        ("a:\n\tb: 1\n", "help: YAML does not allow tabs for indentation; indent with spaces"),
+    ])
+    func syntaxErrorsSayHowToFixThem(text: String, help: String) {
+        let found = problems(text)
+        #expect(found.count == 1)
+        #expect(found.first?.notes.count == 1, "\(found.first?.message ?? "no error")")
+        #expect(found.first?.notes.first?.hasPrefix(help) == true, "\(found.first?.message ?? "") \(found.first?.notes ?? [])")
+    }
+
     @Test func duplicateKeysAreReportedAtTheSecondWithANote() {
         let found = problems("nodes:\n  build: {run: a}\n  test: {run: b}\n  build: {run: c}\nversion: 1\nversion: 2\n")
         #expect(found.count == 2)
         #expect(found.first?.message == "duplicate key 'build' in this mapping")
         #expect(found.first.map { lc($0.span!.start) } == "4:3")
-        #expect(found.first?.notes == ["note: first defined at line 2, column 3"])
+        #expect(found.first?.notes == ["note: first defined at line 2, column 3", "help: keys of one mapping must differ (YAML readers disagree on which one wins): remove or rename one"])
         #expect(found.last.map { lc($0.span!.start) } == "6:1")
     }
 

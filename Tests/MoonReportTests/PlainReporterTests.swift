@@ -4,9 +4,10 @@ import Testing
 import MoonRun
 
 @Suite struct PlainReporterTests {
-    func render(_ events: [RunEvent], verbosity: Verbosity = .normal, mode: NodeOutputMode = .prefixed, finish: Bool = true) -> String {
+    func render(_ events: [RunEvent], verbosity: Verbosity = .normal, mode: NodeOutputMode = .prefixed, finish: Bool = true,
+                color: Bool = false) -> String {
         let capture = CapturedSink()
-        let reporter = PlainReporter(sink: capture.sink, verbosity: verbosity, outputMode: mode)
+        let reporter = PlainReporter(sink: capture.sink, verbosity: verbosity, outputMode: mode, color: color)
         for event in events { reporter.report(event) }
         if finish { reporter.finish() }
         return capture.text
@@ -44,6 +45,24 @@ import MoonRun
         #expect(!text.contains("\u{1B}"))
         #expect(!text.contains("\r"))
         #expect(text.contains("build │ 100%\n"))
+    }
+
+    /// `--color always` / `FORCE_COLOR` into a pipe: the same lines, styled
+    /// as on the terminal (prefixes in the node's colour, marks in green and
+    /// red, the node's own colours kept), still no cursor movement.
+    @Test func colourWhenAskedForStylesTheSameLines() {
+        var events = Fixture.failingRun
+        events.insert(Fixture.at(50, .next(node: "build", stream: .stdout, text: "\u{1B}[1;32mgreen\u{1B}[0m 50%\r100%", continued: false)), at: 3)
+        let coloured = render(events, verbosity: .verbose, color: true)
+        let plain = render(events, verbosity: .verbose)
+        #expect(coloured.contains("\u{1B}[\(Style.node("build").sgr)mbuild │ \u{1B}[0m"))
+        #expect(coloured.contains("\u{1B}[32m✓ \u{1B}[0m"))
+        #expect(coloured.contains("\u{1B}[31m✗ \u{1B}[0m"))
+        #expect(!coloured.contains("\r"))
+        #expect(!coloured.contains("\u{1B}[2K"))
+        // Without the escape sequences, it is the plain log.
+        let stripped = coloured.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+        #expect(stripped == plain)
     }
 
     @Test func quietShowsOnlyFailuresAndSummary() {

@@ -153,7 +153,9 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    // Without an environment of its own, the test's, less what would force
+    // colour into output the tests read as plain text.
+    process.environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "FORCE_COLOR" && $0.key != "CLICOLOR_FORCE" }
     if let directory { process.currentDirectoryURL = directory }
     // Files, not pipes: nothing to drain while it runs.
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("moon-prog-\(UUID().uuidString)")

@@ -69,9 +69,12 @@ enum Builtin {
 
     /// Atomic: the content goes to a temporary file in the same directory,
     /// which is then renamed over the target, so readers never see half a file.
+    /// Missing directories on the way are made (`out/report.txt` in a fresh
+    /// checkout), as `install -D` and the write-file steps of other runners do.
     static func writeFile(path: String, content: String, result: Result) {
         let url = URL(fileURLWithPath: path)
         do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(content.utf8).write(to: url, options: .atomic)
             result.complete()
         } catch {

@@ -186,7 +186,9 @@ public enum SlurmExport {
             return ["printf '%s\\n' \(quote(message)) >&2", "exit \(code == 0 ? 1 : code)"]
         case "write-file":
             let target = path("path")
-            return ["moon_tmp=\(quote(target)).moon-tmp.$$",
+            let directory = (target as NSString).deletingLastPathComponent
+            return ["mkdir -p \(quote(directory.isEmpty ? "." : directory))",
+                    "moon_tmp=\(quote(target)).moon-tmp.$$",
                     "printf '%s' \(quote(with["content"] ?? "")) > \"$moon_tmp\"",
                     "exec mv -f \"$moon_tmp\" \(quote(target))"]
         case "exists":

@@ -1,0 +1,40 @@
+/// A `help:` line for libyaml's commonest syntax errors. libyaml says what
+/// the parser expected (`did not find expected ',' or ']'`), not what the
+/// writer of the file got wrong; these say how to fix it. Matched on the
+/// problem and context texts (libyaml's wording is stable: these strings are in its
+/// scanner and parser since 0.1) and the byte at the error.
+enum SyntaxHint {
+    static func help(problem: String, context: String?, byte: UInt8?) -> String? {
+        // A tab is the usual cause whatever libyaml says.
+        if byte == UInt8(ascii: "\t") {
+            return "help: YAML does not allow tabs for indentation; indent with spaces"
+        }
+        if problem.hasPrefix("did not find expected ',' or ']'") {
+            return "help: a flow list `[a, b]` separates its items with ',' and ends with ']'"
+        }
+        if problem.hasPrefix("did not find expected ',' or '}'") {
+            return "help: a flow mapping `{ key: value, ... }` separates its entries with ',' and ends with '}'; "
+                + "quote a value that holds ': ' or ','"
+        }
+        if problem.hasPrefix("mapping values are not allowed in this context") {
+            return "help: a plain value cannot hold ': ' — quote it (run: \"echo a: b\"), or check this line's indentation"
+        }
+        if problem.hasPrefix("found character that cannot start any token") {
+            if let byte, byte == UInt8(ascii: "`") || byte == UInt8(ascii: "@") {
+                return "help: '\(Character(Unicode.Scalar(byte)))' cannot start a plain value in YAML; quote the value"
+            }
+            return "help: quote the value"
+        }
+        if problem.hasPrefix("found unexpected end of stream"), context?.contains("quoted scalar") == true {
+            return "help: a quoted value is not closed; add its closing quote"
+        }
+        if problem.hasPrefix("did not find expected key") {
+            return "help: the keys of one mapping start in the same column: check this line's indentation "
+                + "(or a quote left open above; in single quotes, write ' as '')"
+        }
+        if problem.hasPrefix("did not find expected '-' indicator") {
+            return "help: the items of a list each start with '- ' in the same column; a `key:` cannot follow them there"
+        }
+        return nil
+    }
+}
