@@ -16,10 +16,13 @@ struct ExpressionChecker {
     let source: SourceFile?
     let vars: Set<String>
     let nodes: [String]
+    /// Every var an expression reads, declared or not: a `--set` of a var
+    /// that is neither declared nor read is most likely a typo.
+    private(set) var usedVars: Set<String> = []
 
     /// Diagnostics for one scalar (nothing unless it holds `${{`); `shell`
     /// is set for a shell-form `run`, whose quoting contexts are checked too.
-    func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil) -> [Diagnostic] {
+    mutating func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil) -> [Diagnostic] {
         guard case .scalar(let text, let style, _) = node.kind, Template.containsExpression(text) else { return [] }
         let (template, problems) = Template.parse(text)
         // Every expression is an item, with or without a problem, so the
@@ -39,6 +42,7 @@ struct ExpressionChecker {
         }
         var any = !problems.isEmpty
         for (k, expression) in expressions.enumerated() {
+            if case .variable(let name) = expression.reference { usedVars.insert(name) }
             var messages: [(String, [String])] = []
             if let problem = problem(expression.reference, scope: scope) { messages.append(problem) }
             if let contexts, case .unsafe(let reason) = contexts[k] { messages.append((reason, [])) }

@@ -46,6 +46,7 @@ struct GraphDecoder {
         let name = keys["name"].flatMap { string($0.value, expecting: "a graph name") } ?? Graph.stem(of: path)
         let description = keys["description"].flatMap { string($0.value, expecting: "a description") }
         var vars = keys["vars"].map { variables($0.value, what: "variable", nameRule: .variable) } ?? Variables()
+        let declared = vars.names
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
         let env = keys["env"].map { variables($0.value, what: "environment variable", nameRule: .environment) } ?? Variables()
         let dotenv = keys["dotenv"].map { decodeDotenv($0.value) } ?? []
@@ -65,6 +66,10 @@ struct GraphDecoder {
         }
 
         findCycles(nodes)
+        for name in overrides.keys.sorted() where !declared.contains(name) && !expressions.usedVars.contains(name) {
+            warning("--set \(name): the graph neither declares nor reads a var '\(name)'\(Suggestion.clause(for: name, in: declared))",
+                    at: nil, notes: ["help: vars are declared under 'vars:' and read as ${{ vars.\(name) }}"])
+        }
 
         guard !diagnostics.contains(where: { $0.severity == .error }) else { return nil }
         var graph = Graph(name: name, description: description, path: path, vars: vars, env: env,

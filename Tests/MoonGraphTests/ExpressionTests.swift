@@ -186,7 +186,21 @@ struct ExpressionCheckTests {
     @Test func setDeclaresAVar() {
         let text = "version: 1\nnodes:\n  a: { run: 'echo ${{ vars.tag }}' }\n"
         #expect(load(text).hasErrors)
-        #expect(!load(text, overrides: ["tag": "v1"]).hasErrors)
+        let set = load(text, overrides: ["tag": "v1"])
+        #expect(!set.hasErrors)
+        #expect(set.warnings.isEmpty, "a --set of a var the graph reads is no typo")
+    }
+
+    /// `--set chanel=stable` would run with the file's channel, silently.
+    @Test func aSetOfAVarNeitherDeclaredNorReadIsAWarning() {
+        let text = "version: 1\nvars: { channel: beta, spare: x }\nnodes:\n  a: { run: 'echo ${{ vars.channel }}' }\n"
+        let result = load(text, overrides: ["chanel": "stable", "spare": "y"])
+        #expect(!result.hasErrors)
+        #expect(result.graph != nil)
+        #expect(result.warnings.map(\.message) == [
+            "--set chanel: the graph neither declares nor reads a var 'chanel' (did you mean 'channel'?)",
+        ])
+        #expect(result.warnings.first?.span == nil)
     }
 
     @Test func validReferencesAreQuiet() {
