@@ -83,9 +83,10 @@ public struct DiagnosticRenderer: Sendable {
 
     // MARK: Pieces
 
-    /// Characters of a quoted line shown at most. A longer line (a minified
-    /// file, a line of 100,000 brackets) is cut to a window around the span,
-    /// with `…` where it was cut: one diagnostic stays a few short lines.
+    /// Terminal cells of a quoted line shown at most (a tab counted as 8, a
+    /// wide character as 2). A longer line (a minified file, a line of
+    /// 100,000 brackets) is cut to a window around the span, with `…` where
+    /// it was cut: one diagnostic stays a few short lines.
     public static let excerptWidth = 120
 
     private func excerpt(line: String, span: SourceSpan, gutterWidth: Int, severity: Diagnostic.Severity) -> String {
@@ -99,12 +100,28 @@ public struct DiagnosticRenderer: Sendable {
         } else {
             endIndex = startIndex
         }
-        // The window: all of a usual line; of a long one, from a little
-        // before the span.
+        // The window: all of a usual line; of a long one, from a third of
+        // the width before the span, as far as the width allows.
+        func cells(_ s: Unicode.Scalar) -> Int { s == "\t" ? 8 : (Self.isWide(s) ? 2 : 1) }
         var from = 0, to = scalars.count
-        if scalars.count > Self.excerptWidth {
-            from = max(0, min(startIndex - Self.excerptWidth / 3, scalars.count - Self.excerptWidth))
-            to = from + Self.excerptWidth
+        if scalars.reduce(0, { $0 + cells($1) }) > Self.excerptWidth {
+            var before = 0
+            from = startIndex
+            while from > 0, before + cells(scalars[from - 1]) <= Self.excerptWidth / 3 {
+                from -= 1
+                before += cells(scalars[from])
+            }
+            var used = 0
+            to = from
+            while to < scalars.count, used + cells(scalars[to]) <= Self.excerptWidth {
+                used += cells(scalars[to])
+                to += 1
+            }
+            // Near the end, the window reaches back instead.
+            while to == scalars.count, from > 0, used + cells(scalars[from - 1]) <= Self.excerptWidth {
+                from -= 1
+                used += cells(scalars[from])
+            }
         }
         let cutBefore = from > 0, cutAfter = to < scalars.count
         let number = String(span.start.line)

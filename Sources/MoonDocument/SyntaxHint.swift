@@ -4,7 +4,9 @@
 /// problem and context texts (libyaml's wording is stable: these strings are in its
 /// scanner and parser since 0.1) and the byte at the error.
 enum SyntaxHint {
-    static func help(problem: String, context: String?, byte: UInt8?) -> String? {
+    /// `atLineStart`: the error is at the first character of its line
+    /// that is not a space (where a key would begin).
+    static func help(problem: String, context: String?, byte: UInt8?, atLineStart: Bool) -> String? {
         // A tab is the usual cause whatever libyaml says.
         if byte == UInt8(ascii: "\t") {
             return "help: YAML does not allow tabs for indentation; indent with spaces"
@@ -29,8 +31,12 @@ enum SyntaxHint {
             return "help: a quoted value is not closed; add its closing quote"
         }
         if problem.hasPrefix("did not find expected key") {
-            return "help: the keys of one mapping start in the same column: check this line's indentation "
-                + "(or a quote left open above; in single quotes, write ' as '')"
+            // At a line's start, a key out of line; in the middle, something
+            // after a complete value (`[a, b]]`, `"x" y`, `'it's'`).
+            return atLineStart
+                ? "help: the keys of one mapping start in the same column: check this line's indentation"
+                : "help: unexpected text after a value on this line: an extra ']' or '}', or text after a closing quote "
+                    + "(quote the whole value; in single quotes, write ' as '')"
         }
         if problem.hasPrefix("did not find expected '-' indicator") {
             return "help: the items of a list each start with '- ' in the same column; a `key:` cannot follow them there"

@@ -158,7 +158,11 @@ public enum YAMLLoader {
                     : " (\(context) at line \(contextLocation.line), column \(contextLocation.column))"
             }
             let byte = location.offset < source.bytes.count ? source.bytes[location.offset] : nil
-            let notes = SyntaxHint.help(problem: problem, context: cString(parser.context), byte: byte).map { [$0] } ?? []
+            var lineStart = min(location.offset, source.bytes.count)
+            while lineStart > 0, source.bytes[lineStart - 1] == UInt8(ascii: " ") { lineStart -= 1 }
+            let atLineStart = lineStart == 0 || source.bytes[lineStart - 1] == UInt8(ascii: "\n") || source.bytes[lineStart - 1] == UInt8(ascii: "\r")
+            let notes = SyntaxHint.help(problem: problem, context: cString(parser.context), byte: byte, atLineStart: atLineStart)
+                .map { [$0] } ?? []
             return .error(message, at: SourceSpan(file: source.path, start: location, end: location), notes: notes)
         }
     }

@@ -66,9 +66,15 @@ struct GraphDecoder {
         }
 
         findCycles(nodes)
-        for name in overrides.keys.sorted() where !declared.contains(name) && !expressions.usedVars.contains(name) {
-            warning("--set \(name): the graph neither declares nor reads a var '\(name)'\(Suggestion.clause(for: name, in: declared))",
-                    at: nil, notes: ["help: vars are declared under 'vars:' and read as ${{ vars.\(name) }}"])
+        // Only for a graph without errors: a node with an error may not have
+        // had its expressions read.
+        if !diagnostics.contains(where: { $0.severity == .error }) {
+            let known = Set(declared).union(expressions.usedVars).sorted()
+            for name in overrides.keys.sorted() where !declared.contains(name) && !expressions.usedVars.contains(name) {
+                let hint = Suggestion.clause(for: name, in: known)
+                warning("--set \(name): no var '\(name)' is declared or read in this graph\(hint)", at: nil,
+                        notes: hint.isEmpty ? ["help: vars are declared under 'vars:' and read as ${{ vars.NAME }} in run, env, with and dir"] : [])
+            }
         }
 
         guard !diagnostics.contains(where: { $0.severity == .error }) else { return nil }

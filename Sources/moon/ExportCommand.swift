@@ -32,17 +32,10 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the script to this file (made executable) instead of stdout.", valueName: "path"))
     var output: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
-    var assignments: [String] = []
+    @OptionGroup var vars: VarOverrides
 
     func run() throws {
-        var overrides: [String: String] = [:]
-        for assignment in assignments {
-            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
-                throw CLIError("--set expects KEY=VALUE, got '\(assignment)'")
-            }
-            overrides[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
-        }
+        let overrides = try vars.values()
         let (path, targets) = try GraphFileLocator.split(arguments)
         let file = try GraphFile.load(path, overrides: overrides)
         let plan: Plan

@@ -16,9 +16,11 @@ struct GraphCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "text, dot, mermaid or json.")
     var format: GraphRenderer.Format = .text
 
+    @OptionGroup var vars: VarOverrides
+
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
-        let file = try GraphFile.load(path)
+        let file = try GraphFile.load(path, overrides: try vars.values())
         let plan: Plan
         do {
             plan = try Plan.make(graph: file.graph, targets: targets)

@@ -2,6 +2,7 @@ import Foundation
 import MoonProcess
 import MoonDocument
 import MoonGraph
+import MoonReport
 
 /// Reads and validates a graph file for every subcommand, printing its
 /// diagnostics compiler-style on stderr. One place decides that an invalid
@@ -129,22 +130,11 @@ enum Terminal {
         return result
     }
 
-    static var noColorEnvironment: Bool {
-        if let value = variable("NO_COLOR"), !value.isEmpty { return true }
-        return false
+    /// Colour for diagnostics on stderr, by the rules of stdout's
+    /// (`ColorPolicy`): `choice` is the command's `--color`, for those that have one.
+    static func stderrColor(_ choice: ColorPolicy.Choice = .auto) -> Bool {
+        ColorPolicy.resolve(choice, environment: colorEnvironment, fd: 2).enabled
     }
 
-    static var forceColorEnvironment: Bool {
-        for key in ["FORCE_COLOR", "CLICOLOR_FORCE"] {
-            if let value = variable(key), !value.isEmpty, value != "0" { return true }
-        }
-        return false
-    }
-
-    /// Colour for diagnostics on stderr: only on a terminal, never with NO_COLOR.
-    static var stderrColor: Bool {
-        if noColorEnvironment { return false }
-        if forceColorEnvironment { return true }
-        return isatty(2) == 1 && variable("TERM") != "dumb"
-    }
+    static var stderrColor: Bool { stderrColor() }
 }

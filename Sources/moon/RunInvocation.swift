@@ -40,7 +40,7 @@ struct RunInvocation: Equatable {
         // stream. The plan as JSON is `moon graph`'s.
         if dryRun && (json || output == .json) {
             throw ValidationError("--dry-run prints the plan as text and starts nothing, so it has no events for --json; "
-                + "for the plan as JSON, use 'moon graph --format json' with the same file and nodes")
+                + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
         }
     }
 
@@ -53,14 +53,7 @@ struct RunInvocation: Equatable {
     }
 
     func overrides() throws -> [String: String] {
-        var result: [String: String] = [:]
-        for assignment in assignments {
-            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
-                throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
-            }
-            result[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
-        }
-        return result
+        try VarOverrides.parse(assignments)
     }
 
     func run() throws {
@@ -74,12 +67,14 @@ struct RunInvocation: Equatable {
         // existing store is opened early.
         let file: GraphFile
         let early: EarlyStore
+        // Diagnostics on stderr follow --color too.
+        let diagnosticsColor = Terminal.stderrColor(colorChoice)
         if let started = EarlyGraph.matching(EarlyGraph.Guess(path: path, overrides: overrides, dryRun: dryRun)) {
             early = started.store
-            file = try GraphFile.finish(started.result)
+            file = try GraphFile.finish(started.result, color: diagnosticsColor)
         } else {
             early = EarlyStore(graphPath: path, create: !dryRun)
-            file = try GraphFile.finish(GraphFile.parse(path, overrides: overrides))
+            file = try GraphFile.finish(GraphFile.parse(path, overrides: overrides), color: diagnosticsColor)
         }
         let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
@@ -89,7 +84,7 @@ struct RunInvocation: Equatable {
             let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
             plan = try Plan.make(graph: file.graph, targets: targets, weights: weights)
         } catch {
-            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
+            GraphFile.print(error.items, source: file.source, color: diagnosticsColor)
             throw MoonExit.invalid
         }
         if dryRun {
@@ -108,8 +103,7 @@ struct RunInvocation: Equatable {
                                  state: state, store: store)
         session.outputMode = outputMode
         session.stallAfter = try parsedDuration(stallAfter, option: "--stall-after")
-        session.color = ColorPolicy.resolve(ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto,
-                                            environment: Terminal.colorEnvironment, fd: 1).enabled
+        session.color = ColorPolicy.resolve(colorChoice, environment: Terminal.colorEnvironment, fd: 1).enabled
         // Loading left freed memory behind (the YAML tree of a large file);
         // hand it back before the run, so the run's own memory comes on top
         // of what is live, not of the loading's peak.
@@ -129,6 +123,8 @@ struct RunInvocation: Equatable {
     static func openStore(_ graph: Graph, create: Bool) -> (StateStore.Opened, [String: Int]?) {
         openStore(graphPath: graph.path, create: create)
     }
+
+    var colorChoice: ColorPolicy.Choice { ColorPolicy.Choice(rawValue: color.rawValue) ?? .auto }
 
     var verbosity: PlainReporter.Verbosity {
         quiet ? .quiet : verbose ? .verbose : .normal

@@ -19,18 +19,11 @@ struct StatusCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The graph file, then the nodes to look at (default: all).", valueName: "file-or-node"))
     var arguments: [String] = []
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file, as for run.", valueName: "KEY=VALUE"))
-    var assignments: [String] = []
+    @OptionGroup var vars: VarOverrides
 
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
-        var overrides: [String: String] = [:]
-        for assignment in assignments {
-            guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
-                throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
-            }
-            overrides[String(assignment[..<eq])] = String(assignment[assignment.index(after: eq)...])
-        }
+        let overrides = try vars.values()
         let file = try GraphFile.load(path, overrides: overrides)
         let graph = file.graph
         let plan: Plan

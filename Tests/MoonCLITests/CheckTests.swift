@@ -101,6 +101,17 @@ import Testing
         #expect(moon.read("first-ran") == nil)
     }
 
+    /// `moon graph` reads the graph `moon run --set` would: a var given only
+    /// with --set plans there too (the way to a dry run's plan as JSON).
+    @Test func graphTakesSetAsRunDoes() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: 'echo ${{ vars.tag }}' }\n")
+        #expect(try moon.run(["graph", "--format", "json"]).status == 2)
+        let set = try moon.run(["graph", "--format", "json", "--set", "tag=v1"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(set.stdout.contains("\"echo ${{ vars.tag }}\""))
+        #expect(try moon.run(["graph", "--set", "novalue"]).status == 2)
+    }
+
     @Test func graphFormats() throws {
         let moon = try Moon()
         let file = Moon.root.appendingPathComponent("examples/quickstart.yaml").path

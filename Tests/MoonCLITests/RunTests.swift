@@ -256,15 +256,24 @@ import Testing
               boom: { uses: fail, with: { message: "on purpose" } }
               missing: { uses: exists, with: { path: nope.txt } }
               never: { uses: wait-for, with: { tcp: "127.0.0.1:1", timeout: 300ms } }
+              folder: { uses: write-file, with: { path: out/, content: x } }
+              under: { uses: write-file, with: { path: afile/x.txt, content: x } }
             """)
+        try moon.write("afile", "a file")
         let result = try moon.run(["run", "--json", "-k"])
         #expect(result.status == 1)
-        for node in ["boom", "missing", "never"] {
+        func message(_ node: String) -> String? {
+            (result.events("error", node: node).first?["error"] as? [String: Any])?["message"] as? String
+        }
+        for node in ["boom", "missing", "never", "folder", "under"] {
             let error = result.events("error", node: node).first?["error"] as? [String: Any]
             #expect(error?["kind"] as? String == "builtin", "\(node)")
         }
-        let message = (result.events("error", node: "boom").first?["error"] as? [String: Any])?["message"] as? String
-        #expect(message?.contains("on purpose") == true)
+        #expect(message("boom")?.contains("on purpose") == true)
+        // write-file says what is wrong with the path, and writes nothing.
+        #expect(message("folder")?.hasSuffix("out/: it names a directory; give the name of the file to write") == true)
+        #expect(message("under")?.hasSuffix("afile is a file, not a directory") == true)
+        #expect(moon.read("out") == nil && moon.read("afile") == "a file")
     }
 
     @Test func aMissingProgramIsASpawnError() throws {

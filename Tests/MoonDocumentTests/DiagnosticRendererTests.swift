@@ -48,6 +48,12 @@ import MoonDocument
         #expect(early.contains("    1 | aa") && early.contains("a…\n"))
         let late = DiagnosticRenderer().render(.error("here", at: span(1, 1150, 1151)), source: file)
         #expect(late.contains("    1 | …b") && late.contains("bbb\n"))
+        // The width is in terminal cells: wide characters count twice.
+        let wide = SourceFile(path: "graph.yaml", text: String(repeating: "漢", count: 300) + "\n")
+        let cut = DiagnosticRenderer().render(.error("here", at: span(1, 150, 151)), source: wide)
+        let shown = cut.split(separator: "\n")[1].dropFirst("    1 | …".count).dropLast()
+        #expect(shown.count == DiagnosticRenderer.excerptWidth / 2)
+        #expect(cut.split(separator: "\n")[2].hasSuffix(String(repeating: " ", count: 1 + 2 * (DiagnosticRenderer.excerptWidth / 3 / 2)) + "^~"))
     }
 
     @Test func tabsStayAlignedAndNotesFollow() {

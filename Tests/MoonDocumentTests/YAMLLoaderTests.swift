@@ -175,6 +175,9 @@ import Testing
         ("a: @x\n", "help: '@' cannot start a plain value"),
         ("a: \"open\n", "help: a quoted value is not closed"),
         ("a:\n  b: 1\n c: 2\n", "help: the keys of one mapping start in the same column"),
+        ("a: [b, c]]\n", "help: unexpected text after a value on this line: an extra ']'"),
+        ("a: \"x\" y\n", "help: unexpected text after a value on this line"),
+        ("a: 'it's'\n", "help: unexpected text after a value on this line"),
         ("- a\nb: 1\n", "help: the items of a list each start with '- '"),
         ("a:\n\tb: 1\n", "help: YAML does not allow tabs for indentation; indent with spaces"),
     ])

@@ -198,9 +198,20 @@ struct ExpressionCheckTests {
         #expect(!result.hasErrors)
         #expect(result.graph != nil)
         #expect(result.warnings.map(\.message) == [
-            "--set chanel: the graph neither declares nor reads a var 'chanel' (did you mean 'channel'?)",
+            "--set chanel: no var 'chanel' is declared or read in this graph (did you mean 'channel'?)",
         ])
         #expect(result.warnings.first?.span == nil)
+        #expect(result.warnings.first?.notes == [], "the suggestion is the help")
+        // A var read but not declared is known too; with no near name, the help says where vars go.
+        let reads = "version: 1\nnodes:\n  a: { run: 'echo ${{ vars.release }}' }\n"
+        #expect(load(reads, overrides: ["release": "1", "relase": "2"]).warnings.map(\.message) == [
+            "--set relase: no var 'relase' is declared or read in this graph (did you mean 'release'?)",
+        ])
+        let far = load(reads, overrides: ["release": "1", "zzz": "2"]).warnings
+        #expect(far.first?.notes.first?.hasPrefix("help: vars are declared under 'vars:'") == true)
+        // Next to errors, nothing: the node with the error may read it.
+        let broken = "version: 1\nnodes:\n  a: { run: 'echo ${{ vars.x }}', bogus: 1 }\n"
+        #expect(load(broken, overrides: ["x": "1"]).warnings.isEmpty)
     }
 
     @Test func validReferencesAreQuiet() {

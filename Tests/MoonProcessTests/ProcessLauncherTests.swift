@@ -240,8 +240,9 @@ import Testing
         // machine may be busy. Measured to the exit's report on the launcher's
         // thread: this test's own resumption may wait for the runner's pool
         // (a CI run once measured 54 s here from that alone).
+        // Below the recorder's own 20 s give-up, so this bound can fail.
         let elapsed = try #require(recorder.exitTime) - began
-        #expect(elapsed < .seconds(30))
+        #expect(elapsed < .seconds(15))
         if let escaped = recorder.lines.first.flatMap({ pid_t($0.text) }) {
             _ = Glibc.kill(escaped, SIGKILL)
         }

@@ -62,7 +62,7 @@ import Testing
         #expect(text.contains("exec sleep 1.500\n"))
         #expect(text.contains("printf '%s\\n' 'hi world'\n"))
         #expect(text.contains("export GREETING='hello world'\n"))
-        #expect(text.contains("mkdir -p '/work/proj/out'\nmoon_tmp='/work/proj/out/x.txt'.moon-tmp.$$\n"))
+        #expect(text.contains("mkdir -p '/work/proj/out' || exit 1\nmoon_tmp='/work/proj/out/x.txt'.moon-tmp.$$\n"))
         #expect(text.contains("exec mv -f \"$moon_tmp\" '/work/proj/out/x.txt'\n"))
         #expect(text.contains("[ -e '/etc/hostname' ] && exit 0\n"))
         #expect(text.contains("printf '%s\\n' 'no' >&2\nexit 3\n"))

@@ -73,8 +73,27 @@ enum Builtin {
     /// checkout), as `install -D` and the write-file steps of other runners do.
     static func writeFile(path: String, content: String, result: Result) {
         let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        if path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            result.fail("cannot write \(path): it names a directory; give the name of the file to write")
+            return
+        }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            // The usual cause: a file where a directory of the path should be.
+            var parent = url.deletingLastPathComponent()
+            while parent.path != "/" {
+                if FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    result.fail("cannot write \(path): \(parent.path) is a file, not a directory")
+                    return
+                }
+                parent = parent.deletingLastPathComponent()
+            }
+            result.fail("cannot write \(path): cannot make its directory (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+            return
+        }
+        do {
             try Data(content.utf8).write(to: url, options: .atomic)
             result.complete()
         } catch {

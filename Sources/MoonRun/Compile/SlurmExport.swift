@@ -185,9 +185,12 @@ public enum SlurmExport {
             let code = with["code"].flatMap { Int($0) } ?? 1
             return ["printf '%s\\n' \(quote(message)) >&2", "exit \(code == 0 ? 1 : code)"]
         case "write-file":
+            if (with["path"] ?? "").hasSuffix("/") {
+                throw Refusal(node: node.name, reason: "write-file's path ends in '/', which names a directory; give the name of the file to write")
+            }
             let target = path("path")
             let directory = (target as NSString).deletingLastPathComponent
-            return ["mkdir -p \(quote(directory.isEmpty ? "." : directory))",
+            return ["mkdir -p \(quote(directory.isEmpty ? "." : directory)) || exit 1",
                     "moon_tmp=\(quote(target)).moon-tmp.$$",
                     "printf '%s' \(quote(with["content"] ?? "")) > \"$moon_tmp\"",
                     "exec mv -f \"$moon_tmp\" \(quote(target))"]

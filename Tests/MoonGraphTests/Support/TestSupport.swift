@@ -46,8 +46,8 @@ func load(_ text: String, path: String = "graph.yaml", overrides: [String: Strin
 /// behind it: a CI run once saw every test of the run finish 55 s late, and a
 /// hang guard in another target fail. On its own thread the work shares the
 /// CPUs with the rest instead of blocking it. The small stack makes "no
-/// recursion over the nodes" a sharper check: 20,000 frames of any recursive
-/// function do not fit in 512 KiB.
+/// recursion over the nodes" a sharper check: 20,000 frames of a recursive
+/// function of a debug build (rarely under 100 bytes) do not fit in 512 KiB.
 ///
 /// Expectations belong outside `body` (on the test's task, where the testing
 /// library attributes them), so `body` returns what the test checks.
