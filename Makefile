@@ -64,8 +64,10 @@ build: deps
 # getaddrinfo/getpwuid load NSS modules at run time: they need the glibc
 # moon was built with, which is the one on the machine that built it.
 # Position-dependent (-no-pie): nothing of moon's code is relocated at
-# start. See docs/decisions.md ("Building").
-RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie
+# start. Cross-module optimisation: the reactive core's generics are
+# specialised for the runner's types (2-3% fewer instructions per run).
+# See docs/decisions.md ("Building").
+RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization
 
 release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
