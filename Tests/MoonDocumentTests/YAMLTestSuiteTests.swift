@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import MoonDocument
 
-/// Runs every case of the YAML test suite (../shared/testdata/yaml-test-suite,
-/// beside the repository) through `YAMLLoader`: nothing crashes or hangs,
+/// Runs every case of the YAML test suite (Tests/Fixtures/yaml-test-suite, a
+/// snapshot kept in the repository with its MIT licence) through `YAMLLoader`: nothing crashes or hangs,
 /// invalid YAML is rejected, valid YAML is accepted, and the loaded value
 /// (plain scalars resolved by the core schema) equals the suite's JSON.
 ///
@@ -15,7 +15,7 @@ import MoonDocument
         .deletingLastPathComponent()  // MoonDocumentTests
         .deletingLastPathComponent()  // Tests
         .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("../shared/testdata/yaml-test-suite")
+        .appendingPathComponent("Tests/Fixtures/yaml-test-suite")
         .standardizedFileURL
 
     /// Valid cases that libyaml accepts but whose value differs from the
