@@ -24,6 +24,9 @@ public struct ContentHash: Sendable, Hashable {
         words = (w[0], w[1], w[2], w[3])
     }
 
+    /// All zeros: no file or fingerprint hashes to it in practice; marks "unknown".
+    public static let zero = ContentHash(bytes: [UInt8](repeating: 0, count: 32))!
+
     init(_ digest: SHA256.Digest) {
         self.init(bytes: Array(digest))!
     }

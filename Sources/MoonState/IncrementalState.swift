@@ -24,6 +24,10 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
     /// No store (missing, locked or corrupt): nothing is known.
     case noStore
     case neverRun
+    /// It started after its last success and did not succeed (failed,
+    /// timed out, cancelled, or moon was stopped or killed): its outputs
+    /// may be half-written.
+    case unfinished
     case commandChanged
     case environmentChanged
     case needsChanged
@@ -37,6 +41,7 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
         case .forced: return "forced (--force)"
         case .noStore: return "no state store"
         case .neverRun: return "never run successfully"
+        case .unfinished: return "its last run did not succeed"
         case .commandChanged: return "command changed"
         case .environmentChanged: return "environment changed"
         case .needsChanged: return "outputs of its needs changed"
@@ -91,6 +96,9 @@ public final class IncrementalState: @unchecked Sendable {
     /// stored, so a graph without `sources` costs nothing here.
     private let tracked: [Bool]
     private var pending: [Int: NodeFingerprint] = [:]
+    /// Nodes whose last success the store holds (seen by `check`): what
+    /// `starting` has to forget.
+    private var remembered = Set<Int>()
     private var succeeded: [Int: StoredNode] = [:]
     private let onWarning: (String) -> Void
 
@@ -99,7 +107,7 @@ public final class IncrementalState: @unchecked Sendable {
         self.store = store
         self.force = force
         self.onWarning = onWarning
-        self.graphKey = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
+        self.graphKey = StateStore.graphKey(forGraphAt: graph.path)
         self.scanner = SourceScanner(root: graph.directory)
         var tracked = graph.nodes.map { !$0.sources.isEmpty }
         for node in graph.nodes where !node.sources.isEmpty {
@@ -139,6 +147,7 @@ public final class IncrementalState: @unchecked Sendable {
         let node = graph.nodes[index]
         // The last success first: its manifest spares re-reading unchanged files.
         let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
+        if stored != nil { remembered.insert(index) }
         // Kept for `moon status` of its dependents too (hence `tracked`).
         let fingerprint = fingerprintLocked(index, needs: needs, previous: stored?.fingerprint.manifest)
         pending[index] = fingerprint
@@ -146,6 +155,7 @@ public final class IncrementalState: @unchecked Sendable {
         if force { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
         guard let stored else { return .stale([.neverRun]) }
+        if stored.unfinished { return .stale([.unfinished]) }
         var reasons: [Staleness] = []
         let old = stored.fingerprint
         if old.command != fingerprint.command { reasons.append(.commandChanged) }
@@ -176,6 +186,22 @@ public final class IncrementalState: @unchecked Sendable {
         } catch {
             failed(error)
             return nil
+        }
+    }
+
+    /// Graph nodes about to start: their last success no longer says they
+    /// are up to date, in the store, before their processes spawn (one
+    /// transaction for all). Only nodes the store remembers are written, so
+    /// a run that starts nothing it remembered writes nothing here.
+    public func starting(nodes indices: [Int]) {
+        lock.lock()
+        defer { lock.unlock() }
+        let names = indices.filter { remembered.remove($0) != nil }.map { graph.nodes[$0].name }
+        guard let store, !names.isEmpty else { return }
+        do {
+            try store.markUnfinished(graph: graphKey, nodes: names)
+        } catch {
+            failed(error)
         }
     }
 
@@ -238,7 +264,10 @@ public final class IncrementalState: @unchecked Sendable {
                 command.add(with[key]!.text)
             }
         }
-        command.add(graph.workingDirectory(for: node))
+        // `dir:` as the file writes it, not the resolved path: the graph
+        // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
+        // symlinked path) and moon's own working directory do not matter.
+        command.add(Self.fingerprintedDirectory(node.dir))
 
         var environment = DigestBuilder("environment")
         for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", graph.vars)] {
@@ -311,6 +340,18 @@ public final class IncrementalState: @unchecked Sendable {
         }
         return NodeFingerprint(command: command.finish(), environment: environment.finish(), needs: needsDigest.finish(),
                                sources: sources.finish(), manifest: Manifest(entries: manifest))
+    }
+
+    /// A node's `dir:` relative to the graph file's directory, without `.`
+    /// segments and doubled slashes (`.` when it has none): the same
+    /// directory whatever path moon was given to the graph file. `..` is
+    /// kept (lexically `a/../b` need not be `b` when `a` is a link).
+    static func fingerprintedDirectory(_ dir: String?) -> String {
+        guard let dir, !dir.isEmpty else { return "." }
+        let parts = dir.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let joined = parts.joined(separator: "/")
+        if dir.hasPrefix("/") { return "/" + joined }
+        return joined.isEmpty ? "." : joined
     }
 
     /// The stat cache, whose table is read only when a manifest does not answer.

@@ -57,6 +57,14 @@ public final class StateStore: @unchecked Sendable {
         queue.runIfFree()
     }
 
+    /// The key of a graph's entries in its store: the graph file's name.
+    /// One store serves every graph file of a directory, and the store is
+    /// found beside the file, so the name is all that tells them apart; the
+    /// path to the directory (however it is spelled) is not part of it.
+    public static func graphKey(forGraphAt path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
     /// `.moon/` in `directory` (the graph file's).
     public static func directory(besideGraphIn directory: String) -> String {
         directory == "." || directory.isEmpty ? ".moon" : (directory.hasSuffix("/") ? directory + ".moon" : directory + "/.moon")
@@ -416,6 +424,18 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// Marks the last successes of these nodes as unfinished (their
+    /// fingerprint all zeros; the manifest stays, so their files need not
+    /// be read again): they started again, and until they succeed they are
+    /// not up to date.
+    public func markUnfinished(graph: String, nodes: [String]) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE node_state SET fingerprint = ? WHERE graph = ? AND node = ?")
+            let zero = Data(count: 32)
+            for node in nodes { try statement.execute(arguments: [zero, graph, node]) }
+        }
+    }
+
     /// Saves the fingerprints and outputs of nodes that succeeded, with the
     /// stat cache entries hashed since the last save, in one transaction.
     public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry]) throws {
@@ -653,6 +673,9 @@ public struct StoredNode: Sendable {
     public var outputs: [(String, String)]
     public var values: [String]
     public var updatedAt: Date
+
+    /// The node started after this success and has not succeeded since (`markUnfinished`).
+    public var unfinished: Bool { fingerprint.combined == ContentHash.zero }
 
     public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date) {
         self.fingerprint = fingerprint

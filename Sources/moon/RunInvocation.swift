@@ -116,7 +116,7 @@ struct RunInvocation: Equatable {
     /// durations (which give the critical-path weights).
     static func openStore(graphPath: String, create: Bool) -> (StateStore.Opened, [String: Int]?) {
         let opened = StateStore.open(graphDirectory: Graph.directory(of: graphPath), create: create)
-        let key = graphPath.split(separator: "/").last.map(String.init) ?? graphPath
+        let key = StateStore.graphKey(forGraphAt: graphPath)
         return (opened, opened.store.flatMap { try? $0.lastDurations(graph: key) })
     }
 
