@@ -21,8 +21,9 @@ public final class StateStore: @unchecked Sendable {
 
     /// The schema this moon writes (`PRAGMA user_version`). 2 added
     /// `node_durations`; 3 `run_nodes` (a run's nodes in one row; the
-    /// `node_runs` rows of earlier runs are still read).
-    static let schemaVersion = 3
+    /// `node_runs` rows of earlier runs are still read); 4 `node_state.deps`
+    /// (what a node's depfile listed).
+    static let schemaVersion = 4
 
     public let path: String
     /// GRDB's queue: made by `make`, or later by `prepareQueue` or the first
@@ -321,6 +322,7 @@ public final class StateStore: @unchecked Sendable {
                     outputs TEXT NOT NULL,
                     node_values TEXT NOT NULL,
                     updated_at REAL NOT NULL,
+                    deps BLOB,
                     PRIMARY KEY (graph, node)
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS runs (
@@ -359,6 +361,10 @@ public final class StateStore: @unchecked Sendable {
                 ) WITHOUT ROWID;
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('node_state')")
+            if !columns.contains("deps") {
+                try db.execute(sql: "ALTER TABLE node_state ADD COLUMN deps BLOB")
+            }
             if version == 1 {
                 // Each node's newest success, from the history so far.
                 try db.execute(sql: """
@@ -413,14 +419,14 @@ public final class StateStore: @unchecked Sendable {
     public func nodeState(graph: String, node: String) throws -> StoredNode? {
         try db.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at
+                SELECT fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps
                 FROM node_state WHERE graph = ? AND node = ?
                 """, arguments: [graph, node]) else { return nil }
             func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[i] as Data) ?? ContentHash(bytes: [UInt8](repeating: 0, count: 32))! }
             let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                               manifest: Manifest(encoded: row[5]), combined: hash(0))
             return StoredNode(fingerprint: fingerprint, outputs: Self.decodePairs(row[6]), values: Self.decodeList(row[7]),
-                              updatedAt: Date(timeIntervalSince1970: row[8]))
+                              updatedAt: Date(timeIntervalSince1970: row[8]), deps: (row[9] as Data?).map(Self.decodePaths))
         }
     }
 
@@ -443,8 +449,8 @@ public final class StateStore: @unchecked Sendable {
             try Self.saveFiles(files, in: db)
             let statement = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO node_state
-                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (node, state) in nodes {
                 let f = state.fingerprint
@@ -452,9 +458,24 @@ public final class StateStore: @unchecked Sendable {
                     graph, node, Data(f.combined.bytes), Data(f.command.bytes), Data(f.environment.bytes),
                     Data(f.needs.bytes), Data(f.sources.bytes), f.manifest.encoded,
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
+                    state.deps.map(Self.encodePaths),
                 ])
             }
         }
+    }
+
+    /// A depfile's paths, each ended by a NUL byte (no path holds one).
+    static func encodePaths(_ paths: [String]) -> Data {
+        var out: [UInt8] = []
+        for path in paths {
+            out.append(contentsOf: path.utf8)
+            out.append(0)
+        }
+        return Data(out)
+    }
+
+    static func decodePaths(_ data: Data) -> [String] {
+        data.split(separator: 0, omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func encodePairs(_ pairs: [(String, String)]) -> String {
@@ -673,12 +694,16 @@ public struct StoredNode: Sendable {
     public var outputs: [(String, String)]
     public var values: [String]
     public var updatedAt: Date
+    /// For a node with a `depfile`, the files it listed after this success
+    /// (relative to the graph file's directory); nil when it was not read.
+    public var deps: [String]?
 
     /// The node started after this success and has not succeeded since (`markUnfinished`).
     public var unfinished: Bool { fingerprint.combined == ContentHash.zero }
 
-    public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date) {
+    public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date, deps: [String]? = nil) {
         self.fingerprint = fingerprint
+        self.deps = deps
         self.outputs = outputs
         self.values = values
         self.updatedAt = updatedAt

@@ -139,4 +139,112 @@ import Testing
         #expect(failed.status == 1)
         try expectRerun(moon)
     }
+
+    // MARK: - depfile
+
+    static let cGraph = """
+        version: 1
+        env: { CC: cc }
+        nodes:
+          x.o:
+            sources: [src/x.c]
+            generates: [build/x.o]
+            depfile: build/x.d
+            run: $CC -Iinclude -MMD -MF build/x.d -c src/x.c -o build/x.o
+          y.o:
+            dir: build
+            sources: [src/y.c]
+            generates: [build/y.o]
+            depfile: y.d
+            run: $CC -I../include -MMD -MF y.d -c ../src/y.c -o y.o
+          z.o:
+            sources: [src/z.c]
+            generates: [build/z.o]
+            depfile: build/z.d
+            run: $CC -MD -MF build/z.d -Iinclude -c src/z.c -o build/z.o
+        """
+
+    /// Writes `name` with an mtime in the past, as an edit made before the run would have.
+    func writeOld(_ moon: Moon, _ name: String, _ text: String) throws {
+        try moon.write(name, text)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-10)], ofItemAtPath: moon.path(name))
+    }
+
+    func cProject() throws -> Moon {
+        let moon = try Moon(graph: Self.cGraph)
+        for dir in ["src", "include", "build"] {
+            try FileManager.default.createDirectory(atPath: moon.path(dir), withIntermediateDirectories: true)
+        }
+        try writeOld(moon, "include/a.h", "#define A 1\n")
+        try writeOld(moon, "include/b.h", "#define B 2\n")
+        try writeOld(moon, "include/my common.h", "#define C 3\n")
+        try writeOld(moon, "src/x.c", "#include \"a.h\"\n#include \"my common.h\"\nint x(void) { return A + C; }\n")
+        try writeOld(moon, "src/y.c", "#include \"b.h\"\n#include \"my common.h\"\nint y(void) { return B + C; }\n")
+        try writeOld(moon, "src/z.c", "#include <stdio.h>\n#include \"a.h\"\nint z(void) { return A; }\n")
+        return moon
+    }
+
+    /// Which of the objects ran.
+    func ran(_ moon: Moon, _ extra: [String] = []) throws -> [String] {
+        let result = try moon.run(["run", "--json"] + extra)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        return ["x.o", "y.o", "z.o"].filter { Self.outcome(result, $0) == "ran" }
+    }
+
+    /// Editing a header reruns only the objects whose depfile lists it
+    /// (escaped spaces, `dir:`, system headers with -MD included).
+    @Test func aHeaderEditRebuildsOnlyTheObjectsThatIncludeIt() throws {
+        let moon = try cProject()
+        #expect(try ran(moon) == ["x.o", "y.o", "z.o"])
+        #expect(try ran(moon) == [], "a no-op after the build")
+        try writeOld(moon, "include/a.h", "#define A 10\n")
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("x.o  runs: include/a.h changed"), "\(status.stdout)")
+        #expect(status.stdout.contains("y.o  up to date"), "\(status.stdout)")
+        #expect(try ran(moon) == ["x.o", "z.o"])
+        try writeOld(moon, "include/my common.h", "#define C 30\n")
+        #expect(try ran(moon) == ["x.o", "y.o"])
+        try writeOld(moon, "include/b.h", "#define B 20\n")
+        #expect(try ran(moon) == ["y.o"])
+        #expect(try ran(moon) == [])
+        // A header the source no longer includes stops counting.
+        try writeOld(moon, "src/z.c", "int z(void) { return 1; }\n")
+        #expect(try ran(moon) == ["z.o"])
+        try writeOld(moon, "include/a.h", "#define A 11\n")
+        #expect(try ran(moon) == ["x.o"])
+        // The store keeps them: another spelling of the graph, the same answer.
+        #expect(try moon.run(["run", "--json", moon.path("moon.yaml")]).stdout.contains("\"reason\":\"up-to-date\""))
+    }
+
+    /// A depfile that is missing or malformed after a success: a warning,
+    /// and the node runs again next time (never counted as up to date).
+    @Test func aMissingOrMalformedDepfileIsAWarningAndRunsAgain() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen:
+                sources: [in.txt]
+                depfile: out.d
+                run: |
+                  if [ -f good ]; then echo "out: in.txt" > out.d; elif [ -f bad ]; then echo "no colon" > out.d; else rm -f out.d; fi
+            """)
+        try writeOld(moon, "in.txt", "a\n")
+        var result = try moon.run(["run", "--json"])
+        #expect(Self.outcome(result, "gen") == "ran")
+        #expect(result.stderr.contains("warning") && result.stderr.contains("out.d cannot be read"), "\(result.stderr)")
+        #expect(try moon.run(["status"]).stdout.contains("gen  runs: its depfile out.d was not read after its last success"))
+        result = try moon.run(["run", "--json"])
+        #expect(Self.outcome(result, "gen") == "ran")
+        try moon.write("bad", "")
+        result = try moon.run(["run", "--json"])
+        #expect(result.stderr.contains("out.d is malformed (line 1"), "\(result.stderr)")
+        result = try moon.run(["run", "--json"])
+        #expect(Self.outcome(result, "gen") == "ran")
+        try FileManager.default.removeItem(atPath: moon.path("bad"))
+        try moon.write("good", "")
+        #expect(Self.outcome(try moon.run(["run", "--json"]), "gen") == "ran")
+        result = try moon.run(["run", "--json"])
+        #expect(Self.outcome(result, "gen") == "up-to-date", "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+    }
 }
