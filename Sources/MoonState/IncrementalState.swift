@@ -181,6 +181,14 @@ public final class IncrementalState: @unchecked Sendable {
         return reasons.isEmpty ? .upToDate(outputs: stored.outputs, values: stored.values) : .stale(reasons)
     }
 
+    /// The source files (and depfile dependencies) `check` found for graph
+    /// node `index`, relative to the graph file's directory.
+    public func checkedSources(node index: Int) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return pending[index]?.fingerprint.manifest.entries.map(\.path) ?? []
+    }
+
     /// What the store remembers of node `name`'s last success (nil without a store).
     public func stored(_ name: String) -> StoredNode? {
         lock.lock()

@@ -88,7 +88,7 @@ struct RunInvocation: Equatable {
             throw MoonExit.invalid
         }
         if dryRun {
-            print(GraphRenderer.dryRun(file.graph, plan: plan), terminator: "")
+            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
         }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
@@ -111,6 +111,26 @@ struct RunInvocation: Equatable {
         throw MoonExit(code: session.run())
     }
 
+
+    /// The plan, and for a graph with `sources` what a run would do to each
+    /// node (the forecast `moon status` prints); only "nothing to do" when
+    /// every node is up to date, as `ninja -n` and `make -n` say.
+    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool) {
+        let graph = plan.graph
+        guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
+            print(GraphRenderer.dryRun(plan), terminator: "")
+            return
+        }
+        let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
+        let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
+        let counts = forecast.counts
+        if counts.runs == 0 && counts.mayRun == 0 {
+            let all = counts.upToDate == 1 ? "its node is" : "all \(counts.upToDate) nodes are"
+            print("dry run: graph \(graph.name), nothing to do: \(all) up to date")
+            return
+        }
+        print(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)), terminator: "")
+    }
 
     /// Opens the store of the graph at `graphPath` and reads its recorded
     /// durations (which give the critical-path weights).

@@ -247,4 +247,58 @@ import Testing
         #expect(Self.outcome(result, "gen") == "up-to-date", "\(result.stderr)")
         #expect(result.stderr.isEmpty)
     }
+
+    // MARK: - moon status and moon run -n
+
+    static let chain = """
+        version: 1
+        nodes:
+          a.o:
+            sources: [a.c]
+            generates: [a.o]
+            run: cp a.c a.o
+          lib.a:
+            needs: a.o
+            sources: [a.o]
+            generates: [lib.a]
+            run: cat a.o > lib.a
+          app:
+            needs: lib.a
+            sources: [lib.a]
+            generates: [app]
+            run: cp lib.a app
+          other:
+            sources: [other.c]
+            run: "true"
+        """
+
+    /// B7 and B4: after an edit, `moon status` and `moon run -n` say what the
+    /// run then does, down the whole chain; with nothing to do, `-n` says so.
+    @Test func statusAndDryRunTellWhatTheRunDoes() throws {
+        let moon = try Moon(graph: Self.chain)
+        try moon.write("a.c", "a\n")
+        try moon.write("other.c", "o\n")
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        let noop = try moon.run(["run", "-n"])
+        #expect(noop.stdout == "dry run: graph moon, nothing to do: all 4 nodes are up to date\n", "\(noop.stdout)")
+        #expect(try moon.run(["run", "-n", "moon.yaml", "app"]).stdout.contains("nothing to do: all 3 nodes are up to date"))
+
+        try moon.write("a.c", "a2\n")
+        let status = try moon.run(["status"]).stdout
+        #expect(status.contains("a.o    runs: a.c changed"), "\(status)")
+        #expect(status.contains("lib.a  may run: 'a.o' runs and writes its sources (a.o)"), "\(status)")
+        #expect(status.contains("app    may run: 'lib.a' may run and writes its sources (lib.a)"), "\(status)")
+        #expect(status.contains("other  up to date"), "\(status)")
+        let dry = try moon.run(["run", "-n"]).stdout
+        #expect(dry.hasPrefix("dry run: graph moon, 4 nodes in 3 levels: 1 will run, 2 may run, 1 up to date\n"), "\(dry)")
+        #expect(dry.contains("a.o    level 0  default  will run    cp a.c a.o"), "\(dry)")
+        #expect(dry.contains("app    level 2  default  may run     cp lib.a app"), "\(dry)")
+        #expect(dry.contains("other  level 0  default  up to date  true"), "\(dry)")
+        let forced = try moon.run(["run", "-n", "-B"]).stdout
+        #expect(forced.contains("4 will run"), "\(forced)")
+
+        let result = try moon.run(["run", "--json"])
+        #expect(["a.o", "lib.a", "app"].map { Self.outcome(result, $0) } == ["ran", "ran", "ran"])
+        #expect(Self.outcome(result, "other") == "up-to-date")
+    }
 }
