@@ -198,12 +198,31 @@ public final class IncrementalState: @unchecked Sendable {
 
     private func storedLocked(_ name: String) -> StoredNode? {
         guard let store else { return nil }
+        if let all = allStored { return all[name] }
         do {
-            return try store.nodeState(graph: graphKey, node: name)
+            // All of the graph's at the first question (one read, not one per node).
+            let all = try store.nodeStates(graph: graphKey)
+            allStored = all
+            return all[name]
         } catch {
             failed(error)
             return nil
         }
+    }
+
+    /// The store's node states of this graph as the run began (read once).
+    private var allStored: [String: StoredNode]?
+
+    /// Stats of depfile dependencies (many nodes list the same headers),
+    /// kept only while no node of this run has started: once one has, any
+    /// file may change, and each check stats afresh.
+    private var dependencyStats: [String: (FileStat, FileStat.Kind)?]? = [:]
+
+    private func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
+        if let known = dependencyStats?[path] { return known }
+        let stat = FileStat.of(scanner.fullPath(path))
+        dependencyStats?[path] = .some(stat)
+        return stat
     }
 
     /// Graph nodes about to start: their last success no longer says they
@@ -213,6 +232,7 @@ public final class IncrementalState: @unchecked Sendable {
     public func starting(nodes indices: [Int]) {
         lock.lock()
         defer { lock.unlock() }
+        dependencyStats = nil
         let names = indices.filter { remembered.remove($0) != nil }.map { graph.nodes[$0].name }
         guard let store, !names.isEmpty else { return }
         do {
@@ -347,7 +367,7 @@ public final class IncrementalState: @unchecked Sendable {
                     sources.add(deps.count)
                     for dep in deps {
                         sources.add(dep)
-                        if let stat = FileStat.of(scanner.fullPath(dep)), stat.1 == .file,
+                        if let stat = dependencyStat(dep), stat.1 == .file,
                            let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
                             sources.add(entry.hash)
                             manifest.append(entry)
