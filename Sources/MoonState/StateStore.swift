@@ -503,6 +503,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     static func decodePairs(_ text: String) -> [(String, String)] {
+        // Most nodes have none: no JSON parser for them.
+        if text == "[]" { return [] }
         guard let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
         return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
@@ -513,7 +515,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     static func decodeList(_ text: String) -> [String] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+        if text == "[]" { return [] }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
     }
 
     // MARK: - History
