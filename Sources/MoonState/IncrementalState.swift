@@ -178,7 +178,16 @@ public final class IncrementalState: @unchecked Sendable {
         for pattern in node.generates where !scanner.exists(pattern) {
             reasons.append(.outputMissing(pattern))
         }
-        return reasons.isEmpty ? .upToDate(outputs: stored.outputs, values: stored.values) : .stale(reasons)
+        guard reasons.isEmpty else { return .stale(reasons) }
+        // Files that were racy at the last success and are settled now: keep
+        // the settled manifest, so later checks need not load the stat cache.
+        if stored.fingerprint.manifest.entries.contains(where: \.racy),
+           fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
+           fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
+            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
+                                          updatedAt: stored.updatedAt, deps: stored.deps)
+        }
+        return .upToDate(outputs: stored.outputs, values: stored.values)
     }
 
     /// The source files (and depfile dependencies) `check` found for graph
