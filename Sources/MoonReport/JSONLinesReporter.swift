@@ -85,6 +85,7 @@ public final class JSONLinesReporter: Reporter {
             c.field("canceled", counts.canceled)
             o.rawField("counts", c.text)
             o.rawField("critical_path", JSONObjectWriter.array(path.map(JSONObjectWriter.quote)))
+            if let signal = event.interrupted { o.field("interrupted", signal) }
         }
         return o.close(ending)
     }

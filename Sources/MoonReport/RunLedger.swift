@@ -38,6 +38,8 @@ struct RunLedger {
         var durationMilliseconds: Int
         var counts: RunCounts
         var criticalPath: [String]
+        /// The signal that stopped the run (`SIGINT`), if one did.
+        var interrupted: String?
     }
 
     static let tailLines = 20
@@ -95,7 +97,7 @@ struct RunLedger {
             forget(node)
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
-            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path)
+            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
         }
     }
 

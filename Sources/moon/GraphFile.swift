@@ -111,7 +111,7 @@ struct GraphFile {
         var text = DiagnosticRenderer(color: color).render(diagnostics, source: source)
         if !text.hasSuffix("\n") { text += "\n" }
         text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        Console.rawError(text)
     }
 }
 

@@ -12,11 +12,17 @@ public struct RunEvent: Sendable {
     /// (A field of the event rather than of `.start`, so that reporters
     /// matching `.start` need no change.)
     public var jobID: String?
+    /// On `graph-complete` of a run a signal stopped (Ctrl-C, SIGTERM,
+    /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
+    /// reporters say "interrupted", not "FAILED". (A field of the event, as
+    /// `jobID`, so that reporters matching `.graphComplete` need no change.)
+    public var interrupted: String?
 
-    public init(time: Date, kind: Kind, jobID: String? = nil) {
+    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil) {
         self.time = time
         self.kind = kind
         self.jobID = jobID
+        self.interrupted = interrupted
     }
 
     public enum Kind: Sendable {

@@ -504,8 +504,10 @@ public final class Runner {
         let ok = hardFailures == 0 && stopReason == nil
         let path = criticalPath()
         let duration = milliseconds(from: runStart, to: now)
+        var interrupted: String?
+        if case .interrupt(let signal)? = stopReason { interrupted = Termination.signalName(signal) }
         emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
-                                                     counts: counts, criticalPath: path)))
+                                                     counts: counts, criticalPath: path), interrupted: interrupted))
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
                          durationMilliseconds: duration, nodes: nodeSummaries()))
