@@ -77,7 +77,9 @@ import Testing
 
     /// After Ctrl-C the summary, the JSON stream and `moon history` say
     /// interrupted, not FAILED; the exit code stays 128 + the signal.
-    @Test(arguments: [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")])
+    static let signals: [(Int32, String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")]
+
+    @Test(arguments: signals)
     func anInterruptedRunSaysSo(_ signal: Int32, _ name: String) throws {
         let moon = try Moon(graph: """
             version: 1
