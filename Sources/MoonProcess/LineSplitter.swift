@@ -42,6 +42,16 @@ struct LineSplitter {
         }
     }
 
+    /// The end of the line being written, whose newline has not come (nil
+    /// when there is none): at most `limit` bytes, starting on a character
+    /// boundary. For a live view of a progress bar or a row of dots.
+    func pendingTail(limit: Int) -> [UInt8]? {
+        var start = max(0, pending.count - limit)
+        // Not inside a character: past its continuation bytes.
+        while start > 0 && start < pending.count && pending[start] & 0xC0 == 0x80 { start += 1 }
+        return start < pending.count ? Array(pending[start...]) : nil
+    }
+
     /// Delivers a last line that had no newline (at EOF).
     mutating func finish(emit: ([UInt8], Bool) -> Void) {
         if !pending.isEmpty { flushLine(emit: emit) }

@@ -15,6 +15,8 @@ public final class JSONLinesReporter: Reporter {
     }
 
     public func report(_ event: RunEvent) {
+        // A line still being written comes whole later: the stream has lines only.
+        if event.partial { return }
         seq += 1
         sink.write(Self.encode(event, seq: seq, ending: "}\n"))
     }

@@ -10,8 +10,10 @@ struct RunLedger {
         var queue: String
         var attempt: Int
         var started: Date
-        /// The last output line (or the start): for "stalled".
+        /// The last output, a whole line or bytes of one (or the start): for "stalled".
         var lastOutput: Date
+        /// The end of the line the node is writing (no newline yet), shown in its status row.
+        var partial: String?
         /// Kept in `commands` if the node fails.
         var command: String = ""
     }
@@ -76,7 +78,11 @@ struct RunLedger {
             // A new attempt's tail starts empty (made by its first line).
             if !tails.isEmpty { tails[node] = nil }
         case .next(let node, _, let text, _):
-            if let i = running.firstIndex(where: { $0.node == node }) { running[i].lastOutput = event.time }
+            if let i = running.firstIndex(where: { $0.node == node }) {
+                running[i].lastOutput = event.time
+                running[i].partial = event.partial ? text : nil
+            }
+            if event.partial { return }
             tails[node, default: OutputTail(limit: Self.tailLines)].append(text)
         case .retry(let node, _, _, _):
             running.removeAll { $0.node == node }

@@ -118,6 +118,33 @@ struct TerminalTests {
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
     }
 
+    /// A node printing progress dots or a `\r` progress bar, a byte every
+    /// 100 ms and no newline for seconds: not stalled (stall detection counts
+    /// bytes), and its line so far shows in its status row; the line reaches
+    /// the output once it ends.
+    @Test func aLineBeingWrittenShowsInTheStatusRowAndIsNoStall() throws {
+        let session = try TmuxSession(files: ["moon.yaml": """
+            version: 1
+            nodes:
+              dots:
+                run: "for i in $(seq 1 40); do printf .; sleep 0.1; done; echo done"
+              bar:
+                run: "for i in $(seq 1 40); do printf '\\rprogress %d%%' $i; sleep 0.1; done; echo"
+            """])
+        session.start("'\(Repository.moon)' run --stall-after 1s")
+        let screen = try #require(session.waitFor { $0.contains("│ .......") && $0.contains("│ progress ") },
+                                  "no line being written in the status area:\n\(session.screen())")
+        // Well past --stall-after since the start, bytes still coming.
+        let later = try #require(session.waitFor { text in
+            text.split(separator: "\n").contains { $0.contains("dots") && $0.contains("│ ...................") }
+        }, "\(session.screen())")
+        #expect(!screen.contains("stalled") && !later.contains("stalled"), "\(later)")
+        #expect(later.split(separator: "\n").contains { $0.contains("bar") && $0.contains("│ progress ") && !$0.contains("%progress") })
+        let end = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "\(session.screen())")
+        #expect(end.contains("dots │ ........................................done"), "\(end)")
+        #expect(end.contains("bar  │ progress 40%"), "\(end)")
+    }
+
     @Test func colourIsOnByDefaultOnATerminal() throws {
         let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
         session.start("'\(Repository.moon)' run")
