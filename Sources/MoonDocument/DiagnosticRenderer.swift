@@ -31,14 +31,14 @@ public struct DiagnosticRenderer: Sendable {
         let message = Self.sanitize(diagnostic.message)
         var gutterWidth = 5
         if let span = diagnostic.span {
-            out += style(bold, "\(span.file):\(span.start.line):\(span.start.column):") + " "
+            out += style(bold, "\(Self.sanitize(span.file)):\(span.start.line):\(span.start.column):") + " "
             out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
             if let source, source.path == span.file, let line = source.line(span.start.line) {
                 gutterWidth = max(gutterWidth, String(span.start.line).count)
                 out += excerpt(line: line, span: span, gutterWidth: gutterWidth, severity: diagnostic.severity)
             }
         } else {
-            let path = source?.path ?? ""
+            let path = Self.sanitize(source?.path ?? "")
             out += (path.isEmpty ? "" : style(bold, path + ":") + " ")
             out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
         }
@@ -110,7 +110,7 @@ public struct DiagnosticRenderer: Sendable {
         var parts: [String] = []
         if errors > 0 { parts.append(plural(errors, "error")) }
         if warnings > 0 { parts.append(plural(warnings, "warning")) }
-        return (parts.isEmpty ? "no problems" : parts.joined(separator: " and ")) + " in \(path)"
+        return (parts.isEmpty ? "no problems" : parts.joined(separator: " and ")) + " in \(sanitize(path))"
     }
 
     /// Source order: no span first, then by file, line and column; stable.
