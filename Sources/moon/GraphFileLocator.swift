@@ -48,6 +48,19 @@ enum GraphFileLocator {
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 
+    /// For a file given as a path that is no valid graph (`moon run ./lua`,
+    /// the built binary): when the default file here has a node of that
+    /// name, how to select it. Read only on this error path.
+    static func nodeHint(forInvalidFile path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
+              let defaultFile = defaultFileHere(), !defaultNames.contains(path),
+              case .success(let parsed) = GraphFile.parse(defaultFile),
+              parsed.result.graph?.nodes.contains(where: { $0.name == name }) == true else { return nil }
+        return "help: \(defaultFile) here has a node '\(name)'; to select it, give its name without a path: "
+            + "moon run \(name) (or moon run \(defaultFile) \(name))"
+    }
+
     /// The plan of `targets` in `file`; prints its errors and throws
     /// `MoonExit.invalid` when a target is unknown. An unknown target that
     /// names a file here was read as a node by rule 2: the error says how to

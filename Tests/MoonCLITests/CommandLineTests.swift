@@ -68,6 +68,8 @@ import Testing
         let binary = try moon.run(["run", "./lua"])
         #expect(binary.status == 2)
         #expect(binary.stderr.contains("binary"), "\(binary.stderr)")
+        #expect(binary.stderr.contains("moon.yaml here has a node 'lua'; to select it, give its name without a path: moon run lua"),
+                "\(binary.stderr)")
         // Without moon.yaml here, a bare name that is a file is the file (as before).
         try FileManager.default.removeItem(atPath: moon.path("moon.yaml"))
         let noDefault = try moon.run(["run", "other"])
