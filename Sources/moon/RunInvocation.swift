@@ -79,14 +79,8 @@ struct RunInvocation: Equatable {
         let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
-        let plan: Plan
-        do {
-            let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
-            plan = try Plan.make(graph: file.graph, targets: targets, weights: weights)
-        } catch {
-            GraphFile.print(error.items, source: file.source, color: diagnosticsColor)
-            throw MoonExit.invalid
-        }
+        let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
         if dryRun {
             printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
@@ -118,7 +112,7 @@ struct RunInvocation: Equatable {
     private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool) {
         let graph = plan.graph
         guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
-            print(GraphRenderer.dryRun(plan), terminator: "")
+            Console.write(GraphRenderer.dryRun(plan))
             return
         }
         let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
@@ -126,10 +120,10 @@ struct RunInvocation: Equatable {
         let counts = forecast.counts
         if counts.runs == 0 && counts.mayRun == 0 {
             let all = counts.upToDate == 1 ? "its node is" : "all \(counts.upToDate) nodes are"
-            print("dry run: graph \(graph.name), nothing to do: \(all) up to date")
+            Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
             return
         }
-        print(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)), terminator: "")
+        Console.write(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)))
     }
 
     /// Opens the store of the graph at `graphPath` and reads its recorded
