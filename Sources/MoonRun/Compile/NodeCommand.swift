@@ -55,7 +55,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                 result.error(NodeError(.builtin, "\(error)"))
                 return nil
             }
-            let context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
+            var context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
+            for (key, argument) in written { if case .template = argument { context.fromValues.insert(key) } }
             // A built-in's value is also its output `value` (the last one it sent).
             var last: String?
             let sink = Builtin.Result(
