@@ -52,6 +52,9 @@ FRAGMENTS = [
     "declare -i n; n={}", "x={}; echo $(( x ))", "echo ${!X} {}", ": {} && echo ok", "echo $(({}))",
     "echo \"${X:-'{}'}\"", "echo ${X:-\"{}\"}", "while false; do echo {}; done", "echo {} &\nwait",
     "select x in {}; do break; done </dev/null", "local_f() { local v={}; echo \"$v\"; }; local_f",
+    "echo {} | sh", "printf '%s\\n' \"{}\" | bash", "sh <<EOF\n{}\nEOF", "cat <<EOF | sh\necho {}\nEOF",
+    'eval "$(echo {})"', "bash -s <<EOF\n{}\nEOF", 'sh -c "$(echo {})"', "echo {} | tee /dev/null | sh -s",
+    "x=$(echo {} | sh)", "command eval echo {}", "exec sh -c 'echo {}'", "echo {} || echo {} | cat",
 ]
 
 NOISE = list("'\"$(){}[]`\\;|&<># \n") + ["$(", "${", "$((", "<<", "))", "]]", "[[", "case ", "esac", "'\"", "\\\n"]
@@ -154,7 +157,7 @@ def main():
                 text = graph([(k, cases[k]) for k in keep])
                 with open(path, "w") as f:
                     f.write(text)
-                check = subprocess.run([moon, "check", "--color", "never", "moon.yaml"], cwd=work,
+                check = subprocess.run([moon, "check", "moon.yaml"], cwd=work,
                                        capture_output=True, text=True, timeout=60)
                 if check.returncode == 0:
                     break

@@ -170,6 +170,16 @@ public enum ShellTemplate {
             var words: [String] = []
             /// Expressions of the current `[[ … ]]`, arithmetic if it compares numbers.
             var conditional: [Int] = []
+            /// Expressions of the current pipeline's commands so far, refused
+            /// if a later command of it is a shell reading its stdin (`| sh`).
+            var pipeline: [Int] = []
+            /// Expressions of the current simple command (also those inside its `$(…)`).
+            var expressions: [Int] = []
+            /// A command of the current pipeline that is a shell reading its
+            /// stdin (for here-documents of the line).
+            var pipelineShell: String?
+            /// Here-documents: whether their text is a shell's script.
+            var feedsShell: String?
             /// `${…}`: its text so far, which tells a subscript or offset from a default word.
             var text = ""
             /// Here-documents: the delimiter (nil: moon could not read it),
@@ -182,6 +192,8 @@ public enum ShellTemplate {
             var delimiter: String?
             var stripTabs: Bool
             var quoted: Bool
+            /// The command the operator belongs to (its words so far).
+            var command: [String]
         }
 
         let bash: Bool
@@ -246,8 +258,24 @@ public enum ShellTemplate {
             return false
         }
 
-        /// The context of expression `k` at the current position.
+        /// The context of expression `k` at the current position. Besides
+        /// where it sits, every enclosing command counts: `eval "$(echo X)"`
+        /// runs what the inner command prints.
         mutating func context(for k: Int) -> ShellContext {
+            let inner = innerContext(for: k)
+            if case .comment = inner { return inner }
+            for j in stack.indices where isCode(stack[j].kind) { stack[j].expressions.append(k) }
+            if inner.isUnsafe { return inner }
+            for j in stack.indices.reversed() {
+                if isCode(stack[j].kind), let reason = Self.runsAsCode(stack[j].words) { return .unsafe(reason) }
+                if let shell = stack[j].feedsShell {
+                    return .unsafe("this here-document is the script of \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+            }
+            return inner
+        }
+
+        mutating func innerContext(for k: Int) -> ShellContext {
             let previous = i > 0 ? char(i - 1) : nil
             switch kind {
             case .comment: return .comment
@@ -374,12 +402,45 @@ public enum ShellTemplate {
 
         /// The end of a simple command: a `[[ … ]]` that compares numbers
         /// makes its expressions arithmetic.
-        mutating func endCommand() {
+        mutating func endCommand(pipe: Bool = false) {
             if !top.conditional.isEmpty, top.words.contains(where: Self.arithmeticOperators.contains) {
                 for k in top.conditional where !contexts[k].isUnsafe { contexts[k] = .arithmetic }
             }
+            if let shell = Self.readsScript(top.words) {
+                // `… | sh`: what the earlier commands print is the shell's script.
+                for k in top.pipeline where !contexts[k].isUnsafe {
+                    contexts[k] = .unsafe("this command's output is piped into \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+                top.pipelineShell = shell
+            }
+            lineShell = top.pipelineShell
+            if pipe {
+                top.pipeline += top.expressions
+            } else {
+                top.pipeline = []
+                top.pipelineShell = nil
+            }
+            top.expressions = []
             top.conditional = []
             top.words = []
+        }
+
+        /// The shell that reads its script from stdin in this command (`sh`,
+        /// `bash -s`, not `sh -c …` or `sh FILE`), or nil.
+        static func readsScript(_ words: [String]) -> String? {
+            guard let name = commandName(words) else { return nil }
+            let base = String(name.split(separator: "/").last ?? "")
+            guard shells.contains(base) else { return nil }
+            let rest = words.drop { $0 != name }.dropFirst()
+            for word in rest {
+                if word.hasPrefix("-") && !word.hasPrefix("--") {
+                    if word.contains("c") { return nil }
+                    continue
+                }
+                if word.hasPrefix("--") { continue }
+                return nil  // a script file's name
+            }
+            return name
         }
 
         static let reserved: Set<String> = ["then", "do", "else", "elif", "if", "while", "until", "!", "{", "}", "time", "fi", "done"]
@@ -494,11 +555,15 @@ public enum ShellTemplate {
             return true
         }
 
+        /// The shell of the line whose here-documents begin (set at its newline).
+        var lineShell: String?
+
         /// The body of the next pending here-document begins.
         mutating func startHereDocument() {
             guard !pending.isEmpty else { atWordStart = true; return }
             let document = pending.removeFirst()
             var frame = Frame(kind: .hereDocument(quoted: document.quoted))
+            frame.feedsShell = Self.readsScript(document.command) ?? lineShell
             frame.delimiter = document.delimiter
             frame.stripTabs = document.stripTabs
             stack.append(frame)
@@ -533,7 +598,11 @@ public enum ShellTemplate {
             let boundary = c == " " || c == "\t" || c == "\n" || Self.operators.contains(c)
             if boundary {
                 endWord()
-                if c == "\n" || c == ";" || c == "&" || c == "|" || c == "(" || c == ")" { endCommand() }
+                if c == "|" && char(i + 1) != "|" && char(i - 1) != "|" {
+                    endCommand(pipe: true)
+                } else if c == "\n" || c == ";" || c == "&" || c == "|" || c == "(" || c == ")" {
+                    endCommand()
+                }
             } else {
                 if c == "[", !top.word.isEmpty, top.word == top.word.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }),
                    top.word.first.map({ !$0.isNumber }) == true, top.words.isEmpty || Self.commandName(top.words) == nil {
@@ -630,7 +699,8 @@ public enum ShellTemplate {
                     }
                 }
             }
-            pending.append(HereDocument(delimiter: known && !delimiter.isEmpty ? delimiter : nil, stripTabs: strip, quoted: quoted))
+            pending.append(HereDocument(delimiter: known && !delimiter.isEmpty ? delimiter : nil, stripTabs: strip, quoted: quoted,
+                                        command: top.words))
             atWordStart = false
         }
     }

@@ -161,8 +161,9 @@ import Testing
         #expect(stdout(result, "dq") == ["dq \(p) dq"])
     }
 
-    /// `eval`, `trap` and `sh -c` run their argument as code: `moon check`
-    /// refuses a value there and names the `env:` pattern.
+    /// `eval`, `trap`, `sh -c`, a pipe into `sh` and a here-document read by
+    /// a shell run their text as code: `moon check` refuses a value there
+    /// (also one printed by an inner command) and names the `env:` pattern.
     @Test func commandsThatRunTextAsCodeAreRefused() throws {
         let moon = try Moon(graph: """
             version: 1
@@ -172,10 +173,15 @@ import Testing
               tr: { run: "trap 'echo ${{ vars.v }}' EXIT" }
               shc: { run: 'sh -c "echo ${{ vars.v }}"' }
               bashc: { run: 'bash -ec "echo ${{ vars.v }}"' }
+              inner: { run: 'eval "echo $(echo ${{ vars.v }})"' }
+              pipe: { run: 'echo ${{ vars.v }} | sh' }
+              heredoc: { run: "sh <<EOF\\necho ${{ vars.v }}\\nEOF" }
+              catpipe: { run: "cat <<EOF | bash -s\\necho ${{ vars.v }}\\nEOF" }
             """, file: "graph.yaml")
         let check = try moon.run(["check", "graph.yaml"])
         #expect(check.status == 2)
-        for (line, word) in [(4, "eval"), (5, "trap"), (6, "sh"), (7, "bash")] {
+        for (line, word) in [(4, "eval"), (5, "trap"), (6, "sh"), (7, "bash"), (8, "inner eval"), (9, "| sh"), (10, "sh <<"),
+                             (11, "| bash")] {
             #expect(check.stderr.contains("graph.yaml:\(line):"), "\(word): \(check.stderr)")
         }
         #expect(check.stderr.contains("env:"))
