@@ -175,6 +175,8 @@ public enum ShellTemplate {
             var pipeline: [Int] = []
             /// Expressions of the current simple command (also those inside its `$(…)`).
             var expressions: [Int] = []
+            /// The next word is a redirection's target.
+            var redirection = false
             /// A command of the current pipeline that is a shell reading its
             /// stdin (for here-documents of the line).
             var pipelineShell: String?
@@ -253,9 +255,10 @@ public enum ShellTemplate {
         }
 
         func isCode(_ kind: Kind) -> Bool {
-            if case .top = kind { return true }
-            if case .command = kind { return true }
-            return false
+            switch kind {
+            case .top, .command, .backtick: return true
+            default: return false
+            }
         }
 
         /// The context of expression `k` at the current position. Besides
@@ -285,11 +288,9 @@ public enum ShellTemplate {
                     return .unsafe("nothing is expanded in a here-document whose delimiter is quoted, so a value cannot reach it; use an unquoted delimiter (<<EOF), or \(Self.envHint)")
                 }
                 return .doubleQuoted
-            case .backtick:
-                return stack[stack.count - 2].kind.isDouble ? .doubleQuoted : .word
             case .parameter: return parameterContext(top.text)
             case .arithmetic, .bracketArithmetic, .arraySubscript: return .arithmetic
-            case .top, .command, .double, .single:
+            case .top, .command, .backtick, .double, .single:
                 if case .single = kind {} else {
                     if previous == "\\" && escapeIsActive(before: i - 1) {
                         return .unsafe("a backslash right before ${{ … }} would change how the shell reads it; remove it")
@@ -390,6 +391,13 @@ public enum ShellTemplate {
         /// The end of a word in a code frame.
         mutating func endWord() {
             guard top.inWord else { return }
+            if top.redirection {
+                // A redirection's target (`> /dev/null`) is no word of the command.
+                top.redirection = false
+                top.word = ""
+                top.inWord = false
+                return
+            }
             let word = top.word
             if word == "case" { top.cases += 1 }
             if word == "esac" { top.cases = max(0, top.cases - 1) }
@@ -397,7 +405,6 @@ public enum ShellTemplate {
             top.word = ""
             top.inWord = false
             if top.words.count == 1, Self.reserved.contains(word) { top.words = [] }
-            if word == "]]" { endCommand() }
         }
 
         /// The end of a simple command: a `[[ … ]]` that compares numbers
@@ -467,19 +474,31 @@ public enum ShellTemplate {
             case .comment:
                 if c == "\n" { stack.removeLast() } else { i += 1 }
             case .single:
-                if c == "'" { stack.removeLast() }
+                if c == "'" { stack.removeLast() } else { appendQuoted(c) }
                 i += 1
             case .ansiC:
                 if c == "\\" { skipEscape(); return }
                 if c == "'" { stack.removeLast() }
                 i += 1
             case .backtick:
-                if c == "\\" { skipEscape(); return }
-                if c == "`" { stack.removeLast() }
-                i += 1
+                // The inside of backticks is a command, followed like `$(…)`.
+                if c == "`" {
+                    endWord()
+                    endCommand()
+                    stack.removeLast()
+                    atWordStart = false
+                    i += 1
+                    return
+                }
+                code(c)
             case .double:
-                if c == "\\" { skipEscape(); return }
+                if c == "\\" {
+                    if let next = char(i + 1), next != "\n" { appendQuoted(next) }
+                    skipEscape()
+                    return
+                }
                 if c == "\"" { stack.removeLast(); i += 1; return }
+                if c != "`" && c != "$" { appendQuoted(c) }
                 if c == "`" { stack.append(Frame(kind: .backtick)); i += 1; return }
                 if c == "$" { dollar(); return }
                 i += 1
@@ -533,6 +552,13 @@ public enum ShellTemplate {
             case .top, .command:
                 code(c)
             }
+        }
+
+        /// A quoted character belongs to the word around the quotes
+        /// (`e'v'al` is `eval`).
+        mutating func appendQuoted(_ c: Unicode.Scalar) {
+            guard stack.count >= 2, isCode(stack[stack.count - 2].kind) else { return }
+            stack[stack.count - 2].word.unicodeScalars.append(c)
         }
 
         /// At the start of a here-document's line: if the line is its
@@ -597,9 +623,21 @@ public enum ShellTemplate {
         mutating func code(_ c: Unicode.Scalar) {
             let boundary = c == " " || c == "\t" || c == "\n" || Self.operators.contains(c)
             if boundary {
+                let previous = i > 0 ? char(i - 1) : nil
+                if (c == "<" || c == ">"), top.inWord, !top.word.isEmpty, top.word.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                    top.word = ""  // `2>`: a descriptor, no word
+                    top.inWord = false
+                }
                 endWord()
-                if c == "|" && char(i + 1) != "|" && char(i - 1) != "|" {
+                if c == ">" || (c == "<" && char(i + 1) != "<" && previous != "<") || (c == "<" && char(i + 1) == "<" && char(i + 2) == "<") {
+                    top.redirection = true
+                }
+                if c == "&" && (previous == ">" || previous == "<" || char(i + 1) == ">") {
+                    // `>&2`, `&>`: part of a redirection.
+                } else if c == "|" && char(i + 1) != "|" && previous != "|" {
                     endCommand(pipe: true)
+                } else if c == "&" && previous == "|" {
+                    // `|&` was a pipe.
                 } else if c == "\n" || c == ";" || c == "&" || c == "|" || c == "(" || c == ")" {
                     endCommand()
                 }
@@ -623,6 +661,8 @@ public enum ShellTemplate {
             atWordStart = boundary
             switch c {
             case "\\":
+                // `e\val` is `eval`: the escaped character is part of the word.
+                if let next = char(i + 1), next != "\n" { top.word.unicodeScalars.append(next) }
                 skipEscape()
             case "'":
                 stack.append(Frame(kind: .single)); i += 1

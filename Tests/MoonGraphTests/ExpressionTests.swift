@@ -70,7 +70,7 @@ import Testing
         #expect(contexts("x=$(case a in a) echo ${{ vars.a }};; esac)\necho \"${{ vars.a }}\"") == [.word, .doubleQuoted])
         #expect(contexts("cat <<EOF\nplain\nEOF\necho ${{ vars.a }}") == [.word])
         #expect(contexts("cat <<EOF\n${{ vars.a }} $(( ${{ vars.a }} ))\nEOF\necho ${{ vars.a }}") == [.doubleQuoted, .arithmetic, .word])
-        #expect(contexts("echo `${{ vars.a }}` \"`${{ vars.a }}`\"") == [.word, .doubleQuoted])
+        #expect(contexts("echo `${{ vars.a }}` \"`${{ vars.a }}`\" `echo \"${{ vars.a }}\"`") == [.word, .word, .doubleQuoted])
         #expect(contexts("echo ${X:-${{ vars.a }}} ${X#${{ vars.a }}} ${X:${{ vars.a }}} ${A[${{ vars.a }}]}") == [.word, .word, .arithmetic, .arithmetic])
         #expect(contexts("sh -c 'echo \"$1\"' sh ${{ vars.a }}") == [.word])
     }
