@@ -55,6 +55,8 @@ FRAGMENTS = [
     "echo {} | sh", "printf '%s\\n' \"{}\" | bash", "sh <<EOF\n{}\nEOF", "cat <<EOF | sh\necho {}\nEOF",
     'eval "$(echo {})"', "bash -s <<EOF\n{}\nEOF", 'sh -c "$(echo {})"', "echo {} | tee /dev/null | sh -s",
     "x=$(echo {} | sh)", "command eval echo {}", "exec sh -c 'echo {}'", "echo {} || echo {} | cat",
+    "sh <(echo {})", "bash <<< \"echo {}\"", "cat <(echo {})", ". /dev/stdin <<< {}", "bash < <(echo {})",
+    "echo {} 2>/dev/null | sh", "echo {} >&2 | cat", "echo {} |& sh", "{ echo {}; } | sh", "(echo {}) | bash",
 ]
 
 NOISE = list("'\"$(){}[]`\\;|&<># \n") + ["$(", "${", "$((", "<<", "))", "]]", "[[", "case ", "esac", "'\"", "\\\n"]

@@ -170,13 +170,17 @@ public enum ShellTemplate {
             var words: [String] = []
             /// Expressions of the current `[[ … ]]`, arithmetic if it compares numbers.
             var conditional: [Int] = []
-            /// Expressions of the current pipeline's commands so far, refused
-            /// if a later command of it is a shell reading its stdin (`| sh`).
+            /// Expressions since the start of the line (or of the group
+            /// `{ …; }`, `( … )` spanning lines), refused if a later command
+            /// of it is a shell reading its stdin (`… | sh`).
             var pipeline: [Int] = []
+            var braces = 0
             /// Expressions of the current simple command (also those inside its `$(…)`).
             var expressions: [Int] = []
             /// The next word is a redirection's target.
             var redirection = false
+            /// `<(…)` or `>(…)`: a file name argument of the command around it.
+            var processSubstitution = false
             /// A command of the current pipeline that is a shell reading its
             /// stdin (for here-documents of the line).
             var pipelineShell: String?
@@ -267,10 +271,17 @@ public enum ShellTemplate {
         mutating func context(for k: Int) -> ShellContext {
             let inner = innerContext(for: k)
             if case .comment = inner { return inner }
-            for j in stack.indices where isCode(stack[j].kind) { stack[j].expressions.append(k) }
+            for j in stack.indices where isCode(stack[j].kind) {
+                stack[j].expressions.append(k)
+                stack[j].pipeline.append(k)
+            }
             if inner.isUnsafe { return inner }
             for j in stack.indices.reversed() {
                 if isCode(stack[j].kind), let reason = Self.runsAsCode(stack[j].words) { return .unsafe(reason) }
+                if isCode(stack[j].kind), j + 1 < stack.count, stack[j + 1].processSubstitution,
+                   let name = Self.commandName(stack[j].words), Self.readsFiles(name) {
+                    return .unsafe("\(name) runs the file <(…) names as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
                 if let shell = stack[j].feedsShell {
                     return .unsafe("this here-document is the script of \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
                 }
@@ -404,7 +415,11 @@ public enum ShellTemplate {
             top.words.append(word)
             top.word = ""
             top.inWord = false
-            if top.words.count == 1, Self.reserved.contains(word) { top.words = [] }
+            if top.words.count == 1, Self.reserved.contains(word) {
+                if word == "{" { top.braces += 1 }
+                if word == "}" { top.braces = max(0, top.braces - 1) }
+                top.words = []
+            }
         }
 
         /// The end of a simple command: a `[[ … ]]` that compares numbers
@@ -418,15 +433,14 @@ public enum ShellTemplate {
                 for k in top.pipeline where !contexts[k].isUnsafe {
                     contexts[k] = .unsafe("this command's output is piped into \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
                 }
+                // `sh <<< "…"`, `bash < <(…)`: the command's own input is its script.
+                for k in top.expressions where !contexts[k].isUnsafe {
+                    contexts[k] = .unsafe("\(shell) reads its script from its input, which holds this value, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
                 top.pipelineShell = shell
             }
             lineShell = top.pipelineShell
-            if pipe {
-                top.pipeline += top.expressions
-            } else {
-                top.pipeline = []
-                top.pipelineShell = nil
-            }
+            if !pipe { top.pipelineShell = nil }
             top.expressions = []
             top.conditional = []
             top.words = []
@@ -436,8 +450,11 @@ public enum ShellTemplate {
         /// `bash -s`, not `sh -c …` or `sh FILE`), or nil.
         static func readsScript(_ words: [String]) -> String? {
             guard let name = commandName(words) else { return nil }
-            let base = String(name.split(separator: "/").last ?? "")
-            guard shells.contains(base) else { return nil }
+            if name == "source" || name == "." {
+                let file = words.drop { $0 != name }.dropFirst().first
+                return file == "/dev/stdin" || file == "/proc/self/fd/0" ? name : nil
+            }
+            guard readsFiles(name) else { return nil }
             let rest = words.drop { $0 != name }.dropFirst()
             for word in rest {
                 if word.hasPrefix("-") && !word.hasPrefix("--") {
@@ -448,6 +465,11 @@ public enum ShellTemplate {
                 return nil  // a script file's name
             }
             return name
+        }
+
+        /// A shell, or `source`: a command whose file argument is a script.
+        static func readsFiles(_ name: String) -> Bool {
+            name == "source" || name == "." || shells.contains(String(name.split(separator: "/").last ?? ""))
         }
 
         static let reserved: Set<String> = ["then", "do", "else", "elif", "if", "while", "until", "!", "{", "}", "time", "fi", "done"]
@@ -621,6 +643,17 @@ public enum ShellTemplate {
 
         /// Unquoted shell code (the script, or the inside of `$(…)`).
         mutating func code(_ c: Unicode.Scalar) {
+            if c == "(", i > 0, char(i - 1) == "<" || char(i - 1) == ">" {
+                // `<(…)`: a command whose output is a file name argument.
+                top.redirection = false
+                top.inWord = true
+                var frame = Frame(kind: .command)
+                frame.processSubstitution = true
+                stack.append(frame)
+                atWordStart = true
+                i += 1
+                return
+            }
             let boundary = c == " " || c == "\t" || c == "\n" || Self.operators.contains(c)
             if boundary {
                 let previous = i > 0 ? char(i - 1) : nil
@@ -698,6 +731,7 @@ public enum ShellTemplate {
                 if char(i + 2) == "<" { i += 3 } else { hereDocumentOperator() }
             case "\n":
                 i += 1
+                if top.parens == 0 && top.braces == 0 { top.pipeline = [] }
                 if !pending.isEmpty { startHereDocument() }
             default:
                 i += 1

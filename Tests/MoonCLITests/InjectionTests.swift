@@ -144,6 +144,12 @@ import Testing
               dq:
                 needs: src
                 run: echo "dq ${{ needs.src.outputs.a }} dq"
+              positional:
+                needs: src
+                run: sh -c 'echo "$1"' sh ${{ needs.src.outputs.a }}
+              procsub:
+                needs: src
+                run: cat <(echo ${{ needs.src.outputs.a }})
             """))
         let check = try moon.run(["check"])
         #expect(check.status == 0, "\(check.stderr)")
@@ -159,6 +165,8 @@ import Testing
         #expect(stdout(result, "ticks") == [p])
         #expect(stdout(result, "single") == ["sq \(p) sq"])
         #expect(stdout(result, "dq") == ["dq \(p) dq"])
+        #expect(stdout(result, "positional") == [p])
+        #expect(stdout(result, "procsub") == [p])
     }
 
     /// `eval`, `trap`, `sh -c`, a pipe into `sh` and a here-document read by
@@ -177,11 +185,13 @@ import Testing
               pipe: { run: 'echo ${{ vars.v }} | sh' }
               heredoc: { run: "sh <<EOF\\necho ${{ vars.v }}\\nEOF" }
               catpipe: { run: "cat <<EOF | bash -s\\necho ${{ vars.v }}\\nEOF" }
+              procsub: { run: 'sh <(echo ${{ vars.v }})' }
+              herestring: { run: 'bash <<< "echo ${{ vars.v }}"' }
             """, file: "graph.yaml")
         let check = try moon.run(["check", "graph.yaml"])
         #expect(check.status == 2)
         for (line, word) in [(4, "eval"), (5, "trap"), (6, "sh"), (7, "bash"), (8, "inner eval"), (9, "| sh"), (10, "sh <<"),
-                             (11, "| bash")] {
+                             (11, "| bash"), (12, "sh <(…)"), (13, "bash <<<")] {
             #expect(check.stderr.contains("graph.yaml:\(line):"), "\(word): \(check.stderr)")
         }
         #expect(check.stderr.contains("env:"))
