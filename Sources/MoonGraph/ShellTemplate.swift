@@ -643,6 +643,10 @@ public enum ShellTemplate {
 
         /// Unquoted shell code (the script, or the inside of `$(…)`).
         mutating func code(_ c: Unicode.Scalar) {
+            if c == "\\", char(i + 1) == "\n" {
+                i += 2  // a line continuation: nothing at all
+                return
+            }
             if c == "(", i > 0, char(i - 1) == "<" || char(i - 1) == ">" {
                 // `<(…)`: a command whose output is a file name argument.
                 top.redirection = false
