@@ -455,10 +455,13 @@ public enum ShellTemplate {
                 return file == "/dev/stdin" || file == "/proc/self/fd/0" ? name : nil
             }
             guard readsFiles(name) else { return nil }
-            let rest = words.drop { $0 != name }.dropFirst()
-            for word in rest {
-                if word.hasPrefix("-") && !word.hasPrefix("--") {
-                    if word.contains("c") { return nil }
+            var optionArgument = false
+            for word in words.drop(while: { $0 != name }).dropFirst() {
+                if optionArgument { optionArgument = false; continue }
+                if (word.hasPrefix("-") || word.hasPrefix("+")) && !word.hasPrefix("--") {
+                    if word.hasPrefix("-") && word.contains("c") { return nil }
+                    if word.hasPrefix("-") && word.contains("s") { return name }  // `-s`: the script is stdin, the rest are arguments
+                    optionArgument = word.hasSuffix("o") || word.hasSuffix("O")  // `-o pipefail`
                     continue
                 }
                 if word.hasPrefix("--") { continue }
