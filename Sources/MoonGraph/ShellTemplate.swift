@@ -695,7 +695,7 @@ public enum ShellTemplate {
                     return
                 }
                 top.inWord = true
-                if c != "\\" { top.word.unicodeScalars.append(c) }
+                if c != "\\" && c != "'" && c != "\"" { top.word.unicodeScalars.append(c) }
             }
             let wasWordStart = atWordStart
             atWordStart = boundary

@@ -91,7 +91,13 @@ import Testing
                        "echo \"\\${{ vars.a }}\"", "echo 'unclosed ${{ vars.a }}", "echo \"$(echo ${{ vars.a }}\"",
                        "eval \"echo ${{ vars.a }}\"", "eval echo ${{ vars.a }}", "trap 'echo ${{ vars.a }}' EXIT",
                        "sh -c \"echo ${{ vars.a }}\"", "bash -ec 'echo ${{ vars.a }}'", "sudo /bin/sh -c \"${{ vars.a }}\"",
-                       "echo ${${{ vars.a }}}", "echo ${X@${{ vars.a }}}"] {
+                       "echo ${${{ vars.a }}}", "echo ${X@${{ vars.a }}}",
+                       // Found by fuzz/shell-values.py: each ran the value before moon saw it.
+                       "eval \"$(echo ${{ vars.a }})\"", "echo `echo ${{ vars.a }} | sh`", "echo ${{ vars.a }} | sh >/dev/null",
+                       "e\\val \"echo ${{ vars.a }}\"", "e'v'al \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} |\\\n bash",
+                       "x=$(echo [[ ${{ vars.a }} -eq 0 ]] | sh)", "bash -s ]<<EOF\n${{ vars.a }}\nEOF",
+                       "bash -o pipefail <<EOF\n${{ vars.a }}\nEOF", "{ echo ${{ vars.a }}; } | sh", "(echo ${{ vars.a }}) | bash",
+                       "sh <(echo ${{ vars.a }})", "bash <<< \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} 2>&1 | sh"] {
             let found = contexts(script)
             #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
         }
