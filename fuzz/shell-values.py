@@ -141,10 +141,20 @@ def main():
     moon = os.environ.get("MOON_BIN") or os.path.join(ROOT, ".build/debug/moon")
     if not os.access(moon, os.X_OK):
         subprocess.run(["swift", "build", "--product", "moon"], cwd=ROOT, check=True)
+    # A copy: a rebuild during the run would otherwise replace it under us.
+    snapshot = tempfile.mkdtemp(prefix="moon-shellfuzz-bin-")
+    shutil.copy2(moon, os.path.join(snapshot, "moon"))
+    try:
+        return fuzz(os.path.join(snapshot, "moon"), rng, seed, args.seconds)
+    finally:
+        shutil.rmtree(snapshot, ignore_errors=True)
+
+
+def fuzz(moon, rng, seed, seconds):
     artifacts = os.path.join(ROOT, ".build-fuzz/shell-artifacts")
-    deadline = time.monotonic() + args.seconds
+    deadline = time.monotonic() + seconds
     rounds = scripts = ran = refused = 0
-    print(f"shell-values: seed {seed}, {args.seconds:g} s, {moon}", flush=True)
+    print(f"shell-values: seed {seed}, {seconds:g} s", flush=True)
     while time.monotonic() < deadline:
         rounds += 1
         work = tempfile.mkdtemp(prefix="moon-shellfuzz-")
