@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonProcess
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
 /// One place (`main`) turns errors into exit codes (DESIGN.md §4).
@@ -22,6 +23,11 @@ struct Moon: ParsableCommand {
     )
 
     static func main() {
+        if let problem = ProcessStartup.prepare() {
+            let text = Array("moon: error: \(problem)\n".utf8)
+            _ = text.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            Foundation.exit(1)
+        }
         ensureStandardDescriptors()
         blockChildSignals()
         let code: Int32
