@@ -43,6 +43,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     static let spareDeathPipeLimit = 256
     private var reapGeneration: UInt64 = 0
     private var patienceNanoseconds: UInt64 = 10_000_000_000
+    /// `RLIMIT_NOFILE` as last read (0: not yet; see `hasReserve`).
+    private var descriptorLimit: Int32 = 0
     /// Every child's stdin (see `devNullDescriptor`); -1 until first needed.
     private var devNull: Int32 = -1
 
@@ -233,6 +235,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             deathPipe.close()
             throw ProcessLaunchError.from(errno: code, program: program, doing: "creating a pipe")
         }
+        // Keep a reserve: the pidfd still comes, and moon's own code (the
+        // state store, libdispatch's first worker, which crashes without a
+        // descriptor for its epoll) must still find some when nodes have
+        // taken the rest. Descriptors are numbered lowest-free first, so
+        // the highest new one tells how many are left.
+        if !hasReserve(after: max(stderrPipe[0], stderrPipe[1])) {
+            [stdoutPipe[0], stdoutPipe[1], stderrPipe[0], stderrPipe[1]].forEach { close($0) }
+            deathPipe.close()
+            throw ProcessLaunchError.from(errno: EMFILE, program: program, doing: "creating a pipe")
+        }
         // The read ends stay blocking (no fcntl per pipe): the loop reads a
         // pipe only when poll said it is readable or hung up, once per
         // report, so a read never waits. (Not O_NONBLOCK in pipe2 either:
@@ -317,6 +329,23 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
         loop.add(pipes.map { IOLoop.Watch(fd: $0.fd, kind: .pipe($0)) } + [IOLoop.Watch(fd: pidfd, kind: .exit(process))])
         return process
+    }
+
+    /// Descriptors a spawn leaves free for the rest of moon (see `launchOnce`).
+    static let descriptorReserve: Int32 = 8
+
+    /// Whether, with `highest` the highest descriptor just made, the
+    /// pidfd and `descriptorReserve` more still fit under the limit. The
+    /// limit is read again only when it seems reached (it may have been
+    /// raised).
+    private func hasReserve(after highest: Int32) -> Bool {
+        func fits(_ limit: Int32) -> Bool { highest &+ 1 &+ Self.descriptorReserve < limit }
+        if fits(lock.withLock({ descriptorLimit })) { return true }
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return true }
+        let current = Int32(clamping: limit.rlim_cur)
+        lock.withLock { descriptorLimit = current }
+        return fits(current)
     }
 
     /// `/dev/null`, opened once (`O_CLOEXEC`) and kept: every child gets it

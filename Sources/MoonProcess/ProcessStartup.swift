@@ -3,13 +3,14 @@ import Glibc
 /// What moon sets up first thing in `main`, before any thread or library
 /// (Foundation, Dispatch) could need a descriptor or a signal.
 public enum ProcessStartup {
-    /// The fewest open files moon starts with: the three standard
-    /// descriptors, the event loop's wake and signal pipes, the output
-    /// watch, /dev/null, the state store (database, journal, shared
-    /// memory), Dispatch's epoll, and a node's pipes, pidfd and death pipe.
+    /// The fewest open files moon starts with: about 15 of its own (the
+    /// standard descriptors, the event loop's wake and signal pipes, the
+    /// output watch, /dev/null, the state store's database, journal and
+    /// shared memory), one node's pipes, pidfd and death pipe, and the
+    /// launcher's reserve (`ProcessLauncher.descriptorReserve`).
     /// Below it, libdispatch's start-up (`epoll_create` failing with
     /// EMFILE) crashed moon with SIGILL instead of saying anything.
-    public static let minimumDescriptors: rlim_t = 24
+    public static let minimumDescriptors: rlim_t = 32
 
     /// Ctrl-\ (SIGQUIT) quits as in any Unix tool (`moon run` then takes it
     /// over to stop its run cleanly): the Swift runtime's backtracer would

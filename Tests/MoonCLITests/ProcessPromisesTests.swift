@@ -207,7 +207,7 @@ import Testing
 
     // MARK: Descriptor limits
 
-    /// A descriptor limit too low to start with (`ulimit -n` 4 to 16) is a
+    /// A descriptor limit too low to start with (`ulimit -n` 4 to 31) is a
     /// clear error, never a crash in libdispatch's start-up.
     @Test func aTinyDescriptorLimitIsAClearError() throws {
         let moon = try Moon(graph: """
@@ -215,7 +215,7 @@ import Testing
             nodes:
               a: { run: "true" }
             """)
-        for limit in [4, 5, 6, 8, 16] {
+        for limit in [4, 5, 8, 16, 31] {
             for _ in 0..<3 {
                 let result = try shell(#"ulimit -n \#(limit) && exec "$MOON" run"#, in: moon)
                 #expect(result.status == 1, "ulimit -n \(limit): \(result.status) \(result.stderr)")
@@ -237,6 +237,7 @@ extension ProcessPromisesTests {
     @Test func eventsFlowWhileNodesWaitForDescriptors() throws {
         var graph = """
             version: 1
+            queues: { default: { concurrency: 50 } }
             nodes:
               ticker: { run: 'for i in 1 2 3 4 5; do echo tick $i; sleep 0.5; done' }
 
@@ -256,7 +257,7 @@ extension ProcessPromisesTests {
     /// Out of descriptors, `--timeout` still stops the run on time, also
     /// the nodes still waiting to start.
     @Test func theRunTimeoutFiresWhileNodesWaitForDescriptors() throws {
-        var graph = "version: 1\nnodes:\n"
+        var graph = "version: 1\nqueues: { default: { concurrency: 50 } }\nnodes:\n"
         for index in 0..<14 { graph += "  n\(index): { run: 'sleep 60' }\n" }
         let moon = try Moon(graph: graph)
         let began = Date()
@@ -271,7 +272,7 @@ extension ProcessPromisesTests {
     /// spent waiting for a descriptor: short nodes with `timeout: 2s` all
     /// succeed although most wait longer than that.
     @Test func waitingForADescriptorDoesNotCountAgainstANodesTimeout() throws {
-        var graph = "version: 1\nnodes:\n"
+        var graph = "version: 1\nqueues: { default: { concurrency: 50 } }\nnodes:\n"
         for index in 0..<40 { graph += "  n\(index): { run: 'sleep 0.4', timeout: 2s }\n" }
         let moon = try Moon(graph: graph)
         let result = try shell(#"ulimit -n 40 && exec "$MOON" run --json -j 50"#, in: moon, limit: 120)
