@@ -24,7 +24,8 @@ struct RunCommand: ParsableCommand {
         argument is taken as FILE when it ends in .yaml/.yml or names an existing file.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
-        command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+        command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 on \
+        SIGHUP, 131 on SIGQUIT (Ctrl-\\). Ctrl-Z stops the nodes with moon; fg resumes them.
         """)
 
     enum OutputMode: String, ExpressibleByArgument, CaseIterable {

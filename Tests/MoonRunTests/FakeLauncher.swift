@@ -16,6 +16,9 @@ final class FakeLauncher: NodeLauncher {
         /// The process had exited already when it was cancelled (its exit
         /// was on its way): it ends as its script says, not as cancelled.
         var exitsDespiteCancel = false
+        /// Virtual seconds the attempt waits for descriptors before its
+        /// process starts (`AttemptEvents.waiting`); its duration follows.
+        var waitsForResources: TimeInterval = 0
     }
 
     let scheduler: TestScheduler
@@ -59,7 +62,11 @@ final class FakeLauncher: NodeLauncher {
                 scheduler.schedule { end(.failure(NodeError(.signal, "killed by SIGTERM", signal: 15))) }
             }
         }
-        let timer = scheduler.schedule(after: script.duration) {
+        if script.waitsForResources > 0 {
+            scheduler.schedule { events.waiting(true) }
+            scheduler.schedule(after: script.waitsForResources) { events.waiting(false) }
+        }
+        let timer = scheduler.schedule(after: script.waitsForResources + script.duration) {
             for line in script.lines { events.next(.stdout, line, false) }
             for value in script.values { events.next(.value, value, false) }
             let code = script.exitCodes[attempt] ?? 0

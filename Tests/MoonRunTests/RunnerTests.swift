@@ -190,6 +190,21 @@ import Testing
         #expect(h.summary?.stopReason == .timeout)
     }
 
+    /// A node that waits 5 s for descriptors, then runs 1.5 s, does not
+    /// time out with `timeout: 2s`: the timeout counts from its real start.
+    @Test func aNodesTimeoutStartsWhenItsProcessReallyStarts() {
+        let h = RunHarness(nodes: [node("late", timeout: .seconds(2)), node("slow", timeout: .seconds(2))],
+                           scripts: ["late": .init(duration: 1.5, waitsForResources: 5),
+                                     "slow": .init(duration: 2.5, waitsForResources: 5)])
+        h.run()
+        #expect(h.trace == ["start late#1", "start slow#1", "complete late", "error slow timeout"])
+        guard case .error(_, let duration, _)? = h.events.first(where: { $0.name == "error" })?.kind else {
+            Issue.record("no error event")
+            return
+        }
+        #expect(duration == 7000)
+    }
+
     @Test func valuesFlowToDependents() {
         let nodes = [node("zero"), node("five"), node("final", needs: [0, 1])]
         let h = RunHarness(nodes: nodes, scripts: ["zero": .init(values: ["0"]), "five": .init(values: ["5"])])
