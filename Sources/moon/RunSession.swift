@@ -54,7 +54,7 @@ final class RunSession {
             ownLoop = try processes.adoptEventLoop()
             loop = try ownLoop ?? processes.eventLoop()
         } catch {
-            FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+            Console.error("\(error)")
             return 1
         }
         let scheduler = LoopScheduler(loop: loop)
@@ -102,7 +102,7 @@ final class RunSession {
         // Also when the nodes are silent and nothing is written to notice it.
         sink.notifyWhenReaderCloses(on: scheduler)
 
-        // SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\\, which the Swift
+        // SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\, which the Swift
         // runtime would answer with a crash report) stop the run cleanly
         // instead of killing moon: the loop hears of them. Ctrl-Z (SIGTSTP)
         // stops the nodes too, and `fg` (SIGCONT) resumes them.
@@ -115,7 +115,7 @@ final class RunSession {
                 }
             }
         } catch {
-            FileHandle.standardError.write(Data("moon: error: cannot take over SIGINT and SIGTERM (\(error))\n".utf8))
+            Console.error("cannot take over SIGINT and SIGTERM (\(error))")
             return 1
         }
 
@@ -134,11 +134,12 @@ final class RunSession {
             if Terminal.variable("MOON_STATE_STATS") == "1" {
                 let (hashed, reused) = state.statistics
                 let ms = String(format: "%.1f", state.checkSeconds * 1000)
-                FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))
+                Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
             }
         }
         if let store, let summary {
-            let record = HistoryRecorder.record(summary, graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false)
+            var record = HistoryRecorder.record(summary, graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false)
+            if case .interrupt? = summary.stopReason { record.interrupted = true }
             do {
                 try store.record(record)
             } catch {
@@ -153,9 +154,4 @@ final class RunSession {
         default: return summary?.ok == true ? 0 : 1
         }
     }
-}
-
-/// A warning of moon itself (not of a graph file), on stderr.
-func warn(_ message: String) {
-    FileHandle.standardError.write(Data("moon: warning: \(message)\n".utf8))
 }
