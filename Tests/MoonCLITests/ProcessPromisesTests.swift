@@ -66,7 +66,7 @@ import Testing
             #expect(result.status == 130, "\(result.stderr)")
         case .closedPipe:
             let result = try shell(#""$MOON" run --json | grep -m1 '"text":"ready"'; echo "status=${PIPESTATUS[0]}""#,
-                                   in: moon, environment: ["HOLD": "1"])
+                                   in: moon, bash: true, environment: ["HOLD": "1"])
             #expect(result.stdout.contains("status=141"), "\(result.stdout) \(result.stderr)")
         }
         for file in ["p1.ready", "p2.ready", "p3.ready", "p4.ready"] {
@@ -319,7 +319,7 @@ extension ProcessPromisesTests {
             #expect(result.status == 1)
         case .closedPipe:
             let began = Date()
-            let result = try shell(#""$MOON" run --json | head -c 1 >/dev/null; echo "status=${PIPESTATUS[0]}""#, in: moon)
+            let result = try shell(#""$MOON" run --json | head -c 1 >/dev/null; echo "status=${PIPESTATUS[0]}""#, in: moon, bash: true)
             #expect(Date().timeIntervalSince(began) < 4, "a closed pipe took \(Date().timeIntervalSince(began))s")
             #expect(result.stdout.contains("status=141"), "\(result.stdout)")
         }
@@ -363,28 +363,4 @@ func processState(_ pid: Int32) -> Character? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
           let close = stat.lastIndex(of: ")") else { return nil }
     return stat[stat.index(close, offsetBy: 2)]
-}
-
-/// Runs `script` with bash in the test's directory, `$MOON` set to the
-/// binary.
-func shell(_ script: String, in moon: Moon, environment extra: [String: String] = [:],
-           limit: TimeInterval = 60) throws -> Moon.Result {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/bash")
-    process.arguments = ["-c", script]
-    process.currentDirectoryURL = moon.directory
-    var environment = ProcessInfo.processInfo.environment
-    environment["MOON"] = Moon.binary
-    environment["NO_COLOR"] = "1"
-    for (key, value) in extra { environment[key] = value }
-    process.environment = environment
-    let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")
-    let err = moon.directory.appendingPathComponent(".sh-err-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return try Moon.Running(process: process, out: out, err: err).wait(limit: limit)
 }
