@@ -116,9 +116,11 @@ import Testing
 
     // MARK: Signals
 
-    /// Ctrl-\ (SIGQUIT) stops the run as SIGTERM does: the node is
-    /// cancelled, moon exits 131, and no crash report is printed.
-    @Test func sigquitCancelsTheRunAndExits131() throws {
+    /// Ctrl-\ (SIGQUIT) and SIGHUP stop the run as SIGTERM does: the node
+    /// is cancelled, moon exits 128 + the signal (131, 129), and no crash
+    /// report is printed.
+    @Test(arguments: [SIGQUIT, SIGHUP])
+    func sigquitAndSighupCancelTheRun(signal: Int32) throws {
         let moon = try Moon(graph: """
             version: 1
             nodes:
@@ -126,9 +128,9 @@ import Testing
             """)
         let running = try moon.start(["run", "--json"])
         #expect(eventually(30) { moon.read(running.out.lastPathComponent)?.contains(#""text":"started""#) == true })
-        running.signal(SIGQUIT)
+        running.signal(signal)
         let result = try running.wait(limit: 30)
-        #expect(result.status == 131, "\(result.stderr)")
+        #expect(result.status == 128 + signal, "\(result.stderr)")
         #expect(!result.stderr.contains("crashed") && !result.stderr.contains("Backtrac"), "\(result.stderr)")
         let error = result.events("error", node: "a").first?["error"] as? [String: Any]
         #expect(error?["kind"] as? String == "canceled")
