@@ -70,6 +70,9 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         while true {
             let generation = lock.withLock { reapGeneration }
             do {
+                if mustQueueBehindWaiters {
+                    throw ProcessLaunchError.from(errno: EMFILE, program: spec.executable, doing: "creating a pipe")
+                }
                 return try launchOnce(spec, onOutput: onOutput, onExit: onExit)
             } catch let error as ProcessLaunchError where error.kind == .outOfResources {
                 // Spare death pipes hold descriptors: give them back first.
@@ -129,10 +132,20 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// Owned by the loop's thread.
     private var resourceWaiters: [(Bool) -> Bool] = []
     private var waitersRetryPosted = false
+    /// Whether the waiters are being retried (they launch then).
+    private var retryingWaiters = false
     /// When the first of the current waiters began to wait, and when a
     /// child last completed (its descriptors free again); guarded by `lock`.
     private var waitingSince: UInt64 = 0
     private var lastCompletion: UInt64 = 0
+
+    /// A new launch on the loop while others wait for resources goes behind
+    /// them (it throws, and its caller queues it), so that nodes start in
+    /// the order the runner chose, not whichever came after a child's end.
+    private var mustQueueBehindWaiters: Bool {
+        guard let loop = lock.withLock({ ioLoop }), loop.isCurrent else { return false }
+        return !resourceWaiters.isEmpty && !retryingWaiters && canWaitForResources
+    }
 
     /// Whether a launch on the loop that ran out of resources may wait: a
     /// child is running (its end gives resources back) and patience allows.
@@ -190,10 +203,12 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         waitersRetryPosted = true
         loop.post { [self] in
             waitersRetryPosted = false
+            retryingWaiters = true
             while let first = resourceWaiters.first {
                 guard first(false) else { break }
                 resourceWaiters.removeFirst()
             }
+            retryingWaiters = false
             // Still short and no child left whose end could help.
             if !resourceWaiters.isEmpty && lock.withLock({ live.isEmpty }) { giveUpWaiters() }
         }
