@@ -141,6 +141,7 @@ bench: release
 	@command -v ninja >/dev/null || python3 -m pip install -q ninja
 	python3 bench/bench.py $(RELEASE_BIN)
 	python3 bench/uptodate.py $(RELEASE_BIN)
+	python3 bench/cproject.py $(RELEASE_BIN)
 
 clean:
 	rm -rf .build .build-tsan

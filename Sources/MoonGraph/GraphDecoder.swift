@@ -383,6 +383,21 @@ struct GraphDecoder {
                 warning("'generates' only matters with 'sources'; node '\(name)' always runs", at: g.key.span)
             }
         }
+        if let d = keys["depfile"], !d.value.isNull,
+           let path = string(d.value, expecting: "a path (relative to the node's dir)", allowNull: false) {
+            if path.isEmpty {
+                error("an empty 'depfile'; write the path the command writes, such as build/main.d", at: d.value.span)
+            } else if path.contains("${{") {
+                error("'depfile' cannot use expressions; write the path as it is", at: d.value.span)
+            } else if node.dir?.contains("${{") == true {
+                error("'depfile' is read relative to 'dir', which uses expressions here; write 'dir' as it is", at: d.key.span)
+            } else {
+                node.depfile = path
+                if node.sources.isEmpty {
+                    warning("'depfile' only matters with 'sources'; node '\(name)' always runs", at: d.key.span)
+                }
+            }
+        }
         if let s = keys["slurm"], !s.value.isNull, let options = decodeSlurm(s.value) {
             node.slurm = options
             if queues[node.queue].slurm == nil {

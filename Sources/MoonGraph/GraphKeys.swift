@@ -39,6 +39,7 @@ enum GraphKeys {
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file): the node is not up to date while one is missing."),
+        Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
     ]
 
     static let queue: [Key] = [

@@ -215,11 +215,25 @@ public enum GraphRenderer {
     public static func dryRun(_ graph: Graph, plan: Plan) -> String { dryRun(plan) }
 
     /// The dry-run listing of `plan` (whose `graph` is the graph listed).
-    public static func dryRun(_ plan: Plan) -> String {
+    /// `states`: what a run would do to each node (`will run`, `may run`, `up
+    /// to date`, by graph node index), shown in a column and counted in the
+    /// heading; nil leaves them out.
+    public static func dryRun(_ plan: Plan, states: [Int: String]? = nil) -> String {
         let graph = plan.graph
         var out = "dry run: graph \(graph.name), \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))"
         if plan.selected.count != graph.nodes.count { out += " (of \(graph.nodes.count))" }
+        if let states {
+            var counts: [(String, Int)] = []
+            for v in plan.startOrder {
+                let state = states[v] ?? ""
+                if let i = counts.firstIndex(where: { $0.0 == state }) { counts[i].1 += 1 } else { counts.append((state, 1)) }
+            }
+            let order = ["will run", "may run", "up to date"]
+            let rank = { (state: String) in order.firstIndex(of: state) ?? order.count }
+            out += ": " + counts.sorted { rank($0.0) < rank($1.0) }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
+        }
         out += "\n"
+        let stateWidth = states.map { s in plan.startOrder.map { s[$0]?.count ?? 0 }.max() ?? 0 } ?? 0
         let numberWidth = String(plan.startOrder.count).count
         let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
         let levelWidth = String(max(0, plan.levels.count - 1)).count
@@ -229,6 +243,7 @@ public enum GraphRenderer {
             let queue = graph.queue(of: node)
             out += "  " + pad(String(i + 1), numberWidth, right: true) + ". " + pad(node.name, nameWidth)
             out += "  level " + pad(String(plan.level[v]), levelWidth) + "  " + pad(queue.name, queueWidth)
+            if let states { out += "  " + pad(states[v] ?? "", stateWidth) }
             out += "  " + node.action.summary
             if let slurm = graph.slurmOptions(for: node) {
                 let summary = slurm.summary

@@ -71,6 +71,7 @@ public enum GraphSchema {
             "slurm": ref("slurm"),
             "sources": globList,
             "generates": globList,
+            "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
         ]
     }
 

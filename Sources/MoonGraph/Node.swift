@@ -29,6 +29,7 @@ public struct Node: Sendable {
         var slurm: SlurmOptions
         var sources: [String] = []
         var generates: [String] = []
+        var depfile: String?
         var span: SourceSpan
     }
 
@@ -147,6 +148,15 @@ public struct Node: Sendable {
         get { storage.fields.generates }
         _modify { yield &unique.fields.generates }
         set { unique.fields.generates = newValue }
+    }
+
+    /// `depfile:` as written: a Makefile-style dependency file the node's
+    /// command writes (`gcc -MD -MF`), relative to the node's `dir`; after a
+    /// success the files it lists count as further sources.
+    public var depfile: String? {
+        get { storage.fields.depfile }
+        _modify { yield &unique.fields.depfile }
+        set { unique.fields.depfile = newValue }
     }
 
     /// The span of the node's whole definition.

@@ -19,10 +19,25 @@ public struct ContentHash: Sendable, Hashable {
     /// The 32 bytes of a digest (nil unless exactly 32).
     public init?<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
         guard bytes.count == 32 else { return nil }
+        // Contiguous storage (Data, arrays) is read in place: the store
+        // decodes five hashes per node of a run.
+        if let made = bytes.withContiguousStorageIfAvailable({ ContentHash(contiguous: UnsafeRawBufferPointer($0)) }) {
+            self = made
+            return
+        }
         var w: [UInt64] = [0, 0, 0, 0]
         for (i, byte) in bytes.enumerated() { w[i / 8] = w[i / 8] << 8 | UInt64(byte) }
         words = (w[0], w[1], w[2], w[3])
     }
+
+    /// Exactly 32 bytes, most significant first.
+    private init(contiguous raw: UnsafeRawBufferPointer) {
+        func word(_ i: Int) -> UInt64 { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }
+        words = (word(0), word(1), word(2), word(3))
+    }
+
+    /// All zeros: no file or fingerprint hashes to it in practice; marks "unknown".
+    public static let zero = ContentHash(bytes: [UInt8](repeating: 0, count: 32))!
 
     init(_ digest: SHA256.Digest) {
         self.init(bytes: Array(digest))!

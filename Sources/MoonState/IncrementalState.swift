@@ -24,11 +24,17 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
     /// No store (missing, locked or corrupt): nothing is known.
     case noStore
     case neverRun
+    /// It started after its last success and did not succeed (failed,
+    /// timed out, cancelled, or moon was stopped or killed): its outputs
+    /// may be half-written.
+    case unfinished
     case commandChanged
     case environmentChanged
     case needsChanged
     /// The source files' content, or the patterns themselves, changed.
     case sourcesChanged(changed: [String], added: [String], removed: [String])
+    /// Its depfile could not be read or parsed after its last success.
+    case depfileUnread(String)
     /// A `generates` pattern matches nothing.
     case outputMissing(String)
 
@@ -37,10 +43,12 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
         case .forced: return "forced (--force)"
         case .noStore: return "no state store"
         case .neverRun: return "never run successfully"
+        case .unfinished: return "its last run did not succeed"
         case .commandChanged: return "command changed"
         case .environmentChanged: return "environment changed"
         case .needsChanged: return "outputs of its needs changed"
         case .outputMissing(let pattern): return "output missing: \(pattern)"
+        case .depfileUnread(let path): return "its depfile \(path) was not read after its last success"
         case .sourcesChanged(let changed, let added, let removed):
             var parts: [String] = []
             func list(_ files: [String], _ verb: String) {
@@ -90,7 +98,15 @@ public final class IncrementalState: @unchecked Sendable {
     /// reads its last outputs). The others are neither fingerprinted nor
     /// stored, so a graph without `sources` costs nothing here.
     private let tracked: [Bool]
-    private var pending: [Int: NodeFingerprint] = [:]
+    /// Fingerprints taken by `check`, until the node succeeds.
+    private var pending: [Int: Pending] = [:]
+    private struct Pending {
+        var fingerprint: NodeFingerprint
+        var depfile: PendingDepfile?
+    }
+    /// Nodes whose last success the store holds (seen by `check`): what
+    /// `starting` has to forget.
+    private var remembered = Set<Int>()
     private var succeeded: [Int: StoredNode] = [:]
     private let onWarning: (String) -> Void
 
@@ -99,7 +115,7 @@ public final class IncrementalState: @unchecked Sendable {
         self.store = store
         self.force = force
         self.onWarning = onWarning
-        self.graphKey = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
+        self.graphKey = StateStore.graphKey(forGraphAt: graph.path)
         self.scanner = SourceScanner(root: graph.directory)
         var tracked = graph.nodes.map { !$0.sources.isEmpty }
         for node in graph.nodes where !node.sources.isEmpty {
@@ -139,13 +155,16 @@ public final class IncrementalState: @unchecked Sendable {
         let node = graph.nodes[index]
         // The last success first: its manifest spares re-reading unchanged files.
         let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
+        if stored != nil { remembered.insert(index) }
         // Kept for `moon status` of its dependents too (hence `tracked`).
-        let fingerprint = fingerprintLocked(index, needs: needs, previous: stored?.fingerprint.manifest)
-        pending[index] = fingerprint
+        let (fingerprint, depfile) = fingerprintLocked(index, needs: needs, previous: stored)
+        pending[index] = Pending(fingerprint: fingerprint, depfile: depfile)
         guard !node.sources.isEmpty else { return .untracked }
         if force { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
         guard let stored else { return .stale([.neverRun]) }
+        if stored.unfinished { return .stale([.unfinished]) }
+        if let path = node.depfile, stored.deps == nil { return .stale([.depfileUnread(path)]) }
         var reasons: [Staleness] = []
         let old = stored.fingerprint
         if old.command != fingerprint.command { reasons.append(.commandChanged) }
@@ -159,7 +178,24 @@ public final class IncrementalState: @unchecked Sendable {
         for pattern in node.generates where !scanner.exists(pattern) {
             reasons.append(.outputMissing(pattern))
         }
-        return reasons.isEmpty ? .upToDate(outputs: stored.outputs, values: stored.values) : .stale(reasons)
+        guard reasons.isEmpty else { return .stale(reasons) }
+        // Files that were racy at the last success and are settled now: keep
+        // the settled manifest, so later checks need not load the stat cache.
+        if stored.fingerprint.manifest.entries.contains(where: \.racy),
+           fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
+           fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
+            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
+                                          updatedAt: stored.updatedAt, deps: stored.deps)
+        }
+        return .upToDate(outputs: stored.outputs, values: stored.values)
+    }
+
+    /// The source files (and depfile dependencies) `check` found for graph
+    /// node `index`, relative to the graph file's directory.
+    public func checkedSources(node index: Int) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return pending[index]?.fingerprint.manifest.entries.map(\.path) ?? []
     }
 
     /// What the store remembers of node `name`'s last success (nil without a store).
@@ -171,11 +207,47 @@ public final class IncrementalState: @unchecked Sendable {
 
     private func storedLocked(_ name: String) -> StoredNode? {
         guard let store else { return nil }
+        if let all = allStored { return all[name] }
         do {
-            return try store.nodeState(graph: graphKey, node: name)
+            // All of the graph's at the first question (one read, not one per node).
+            let all = try store.nodeStates(graph: graphKey)
+            allStored = all
+            return all[name]
         } catch {
             failed(error)
             return nil
+        }
+    }
+
+    /// The store's node states of this graph as the run began (read once).
+    private var allStored: [String: StoredNode]?
+
+    /// Stats of depfile dependencies (many nodes list the same headers),
+    /// kept only while no node of this run has started: once one has, any
+    /// file may change, and each check stats afresh.
+    private var dependencyStats: [String: (FileStat, FileStat.Kind)?]? = [:]
+
+    private func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
+        if let known = dependencyStats?[path] { return known }
+        let stat = FileStat.of(scanner.fullPath(path))
+        dependencyStats?[path] = .some(stat)
+        return stat
+    }
+
+    /// Graph nodes about to start: their last success no longer says they
+    /// are up to date, in the store, before their processes spawn (one
+    /// transaction for all). Only nodes the store remembers are written, so
+    /// a run that starts nothing it remembered writes nothing here.
+    public func starting(nodes indices: [Int]) {
+        lock.lock()
+        defer { lock.unlock() }
+        dependencyStats = nil
+        let names = indices.filter { remembered.remove($0) != nil }.map { graph.nodes[$0].name }
+        guard let store, !names.isEmpty else { return }
+        do {
+            try store.markUnfinished(graph: graphKey, nodes: names)
+        } catch {
+            failed(error)
         }
     }
 
@@ -183,8 +255,11 @@ public final class IncrementalState: @unchecked Sendable {
     public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String]) {
         lock.lock()
         defer { lock.unlock() }
-        guard let fingerprint = pending.removeValue(forKey: index) else { return }
-        succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date())
+        guard let taken = pending.removeValue(forKey: index) else { return }
+        var fingerprint = taken.fingerprint
+        var deps: [String]?
+        if let depfile = taken.depfile { (fingerprint, deps) = withDepfile(index, fingerprint, depfile) }
+        succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps)
     }
 
     /// Writes what this run learnt (fingerprints of nodes that succeeded, the
@@ -215,10 +290,10 @@ public final class IncrementalState: @unchecked Sendable {
     public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
         lock.lock()
         defer { lock.unlock() }
-        return fingerprintLocked(index, needs: needs, previous: nil)
+        return fingerprintLocked(index, needs: needs, previous: nil).0
     }
 
-    private func fingerprintLocked(_ index: Int, needs: [NeedState], previous: Manifest?) -> NodeFingerprint {
+    private func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> (NodeFingerprint, PendingDepfile?) {
         let node = graph.nodes[index]
         var command = DigestBuilder("command")
         switch node.action {
@@ -238,7 +313,10 @@ public final class IncrementalState: @unchecked Sendable {
                 command.add(with[key]!.text)
             }
         }
-        command.add(graph.workingDirectory(for: node))
+        // `dir:` as the file writes it, not the resolved path: the graph
+        // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
+        // symlinked path) and moon's own working directory do not matter.
+        command.add(Self.fingerprintedDirectory(node.dir))
 
         var environment = DigestBuilder("environment")
         for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", graph.vars)] {
@@ -272,45 +350,182 @@ public final class IncrementalState: @unchecked Sendable {
             sources.add(patterns.count)
             for pattern in patterns { sources.add(pattern) }
         }
+        var depfile: PendingDepfile?
         if !node.sources.isEmpty {
-            let cache = loadedCache()
             let files = scanner.files(matching: node.sources)
             manifest.reserveCapacity(files.count)
             sources.add(files.count)
-            // The previous manifest, walked in step with the scan (same order
-            // when nothing moved); a dictionary only once they disagree.
-            let old = previous?.entries ?? []
-            var j = 0
-            var byPath: [String: Int]?
+            var old = OldEntries(previous?.fingerprint.manifest.entries ?? [])
             for file in files {
-                var candidate: Manifest.Entry?
-                if j < old.count, old[j].path == file.path {
-                    candidate = old[j]
-                    j += 1
-                } else if !old.isEmpty {
-                    if byPath == nil {
-                        var made: [String: Int] = [:]
-                        made.reserveCapacity(old.count)
-                        for (k, entry) in old.enumerated() { made[entry.path] = k }
-                        byPath = made
-                    }
-                    candidate = byPath![file.path].map { old[$0] }
-                }
                 sources.add(file.path)
-                if let c = candidate, c.stat == file.stat, !c.racy {
-                    cache.countReused()
-                    sources.add(c.hash)
-                    manifest.append(c)
-                } else if let entry = cache.hash(of: file, fullPath: scanner.fullPath(file.path)) {
+                if let entry = entry(for: file, old: old.next(file.path)) {
                     sources.add(entry.hash)
-                    manifest.append(Manifest.Entry(path: file.path, stat: entry.stat, racy: entry.racy, hash: entry.hash))
+                    manifest.append(entry)
                 } else {
                     sources.add("unreadable")
                 }
             }
+            if let path = node.depfile {
+                // The files the depfile of the last success listed, after the
+                // patterns' (`record` digests them again as the new depfile lists them).
+                let patternDigest = sources
+                let patternCount = manifest.count
+                sources.add("depfile")
+                sources.add(path)
+                if let deps = previous?.deps {
+                    sources.add(deps.count)
+                    for dep in deps {
+                        sources.add(dep)
+                        if let stat = dependencyStat(dep), stat.1 == .file,
+                           let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
+                            sources.add(entry.hash)
+                            manifest.append(entry)
+                        } else {
+                            sources.add("missing")
+                        }
+                    }
+                } else {
+                    sources.add("unread")
+                }
+                depfile = PendingDepfile(digest: patternDigest, patternFiles: patternCount,
+                                         checkedAt: FileStat.nowNanoseconds())
+            }
         }
-        return NodeFingerprint(command: command.finish(), environment: environment.finish(), needs: needsDigest.finish(),
-                               sources: sources.finish(), manifest: Manifest(entries: manifest))
+        let fingerprint = NodeFingerprint(command: command.finish(), environment: environment.finish(), needs: needsDigest.finish(),
+                                          sources: sources.finish(), manifest: Manifest(entries: manifest))
+        return (fingerprint, depfile)
+    }
+
+    /// A file's manifest entry: `old`'s when its stat is unchanged (and it
+    /// was not racy), else from the stat cache or read and hashed; nil when
+    /// it cannot be read.
+    private func entry(for file: ScannedFile, old: Manifest.Entry?) -> Manifest.Entry? {
+        let cache = loadedCache()
+        if let old, old.stat == file.stat, !old.racy {
+            cache.countReused()
+            return old
+        }
+        guard let hashed = cache.hash(of: file, fullPath: scanner.fullPath(file.path)) else { return nil }
+        return Manifest.Entry(path: file.path, stat: hashed.stat, racy: hashed.racy, hash: hashed.hash)
+    }
+
+    /// The previous manifest, walked in step with a new scan (same order when
+    /// nothing moved); a dictionary only once they disagree.
+    private struct OldEntries {
+        let entries: [Manifest.Entry]
+        var position = 0
+        var byPath: [String: Int]?
+
+        init(_ entries: [Manifest.Entry]) { self.entries = entries }
+
+        mutating func next(_ path: String) -> Manifest.Entry? {
+            if position < entries.count, entries[position].path == path {
+                position += 1
+                return entries[position - 1]
+            }
+            guard !entries.isEmpty else { return nil }
+            if byPath == nil {
+                var made: [String: Int] = [:]
+                made.reserveCapacity(entries.count)
+                for (k, entry) in entries.enumerated() { made[entry.path] = k }
+                byPath = made
+            }
+            return byPath![path].map { entries[$0] }
+        }
+    }
+
+    /// What `record` needs to digest a depfile node's new dependencies.
+    struct PendingDepfile {
+        /// The sources digest up to the patterns' files.
+        var digest: DigestBuilder
+        /// How many of the manifest's entries are the patterns' files.
+        var patternFiles: Int
+        /// When the node was checked (wall clock, ns): a dependency written
+        /// since then may have changed while the command read it.
+        var checkedAt: Int64
+    }
+
+    // MARK: - Depfiles
+
+    /// After a success of depfile node `index`: its depfile's files, relative
+    /// to the graph file's directory, and the fingerprint with them as its
+    /// dependencies (nil deps: the depfile could not be read or parsed, a
+    /// warning said so, and the node is not up to date next time).
+    private func withDepfile(_ index: Int, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile)
+        -> (NodeFingerprint, [String]?) {
+        let node = graph.nodes[index]
+        guard let path = node.depfile else { return (fingerprint, nil) }
+        let dir = Self.fingerprintedDirectory(node.dir)
+        let depfilePath = Self.path(path, in: dir)
+        let listed: [String]
+        do {
+            guard let data = FileManager.default.contents(atPath: scanner.fullPath(depfilePath)) else {
+                onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) cannot be read; it runs again next time")
+                return (fingerprint, nil)
+            }
+            listed = try Depfile.parse([UInt8](data))
+        } catch {
+            onWarning("node '\(node.name)': its depfile \(depfilePath) is malformed (\(error)); it runs again next time")
+            return (fingerprint, nil)
+        }
+        let patternEntries = fingerprint.manifest.entries[..<pending.patternFiles]
+        var before: [String: Manifest.Entry] = [:]
+        for entry in fingerprint.manifest.entries[pending.patternFiles...] { before[entry.path] = entry }
+        var taken = Set(patternEntries.map(\.path))
+        var deps: [String] = []
+        for file in listed {
+            let dep = Self.path(file, in: dir)
+            if taken.insert(dep).inserted { deps.append(dep) }
+        }
+        var sources = pending.digest
+        var manifest = Array(patternEntries)
+        sources.add("depfile")
+        sources.add(path)
+        sources.add(deps.count)
+        for dep in deps {
+            sources.add(dep)
+            guard let found = FileStat.of(scanner.fullPath(dep)), found.1 == .file else {
+                sources.add("missing")
+                continue
+            }
+            let stat = found.0
+            var entry: Manifest.Entry?
+            if let old = before[dep] {
+                // Hashed at the check: trusted while unchanged since.
+                if old.stat == stat { entry = old }
+            } else if !stat.isRacy(hashedAt: pending.checkedAt) {
+                entry = self.entry(for: ScannedFile(path: dep, stat: stat), old: nil)
+            }
+            // Written while the command ran (or unreadable): what it read is
+            // unknown, so the node runs again next time.
+            let known = entry ?? Manifest.Entry(path: dep, stat: stat, racy: true, hash: .zero)
+            sources.add(known.hash)
+            manifest.append(known)
+        }
+        let updated = NodeFingerprint(command: fingerprint.command, environment: fingerprint.environment, needs: fingerprint.needs,
+                                      sources: sources.finish(), manifest: Manifest(entries: manifest))
+        return (updated, deps)
+    }
+
+    /// `file` (as a depfile or a node's command names it, relative to the
+    /// node's directory `dir`) relative to the graph file's directory.
+    static func path(_ file: String, in dir: String) -> String {
+        var file = Substring(file)
+        while file.hasPrefix("./") { file = file.dropFirst(2).drop { $0 == "/" } }
+        if file.hasPrefix("/") || dir == "." { return String(file) }
+        return dir.hasSuffix("/") ? dir + file : dir + "/" + file
+    }
+
+    /// A node's `dir:` relative to the graph file's directory, without `.`
+    /// segments and doubled slashes (`.` when it has none): the same
+    /// directory whatever path moon was given to the graph file. `..` is
+    /// kept (lexically `a/../b` need not be `b` when `a` is a link).
+    static func fingerprintedDirectory(_ dir: String?) -> String {
+        guard let dir, !dir.isEmpty else { return "." }
+        let parts = dir.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let joined = parts.joined(separator: "/")
+        if dir.hasPrefix("/") { return "/" + joined }
+        return joined.isEmpty ? "." : joined
     }
 
     /// The stat cache, whose table is read only when a manifest does not answer.

@@ -21,8 +21,9 @@ public final class StateStore: @unchecked Sendable {
 
     /// The schema this moon writes (`PRAGMA user_version`). 2 added
     /// `node_durations`; 3 `run_nodes` (a run's nodes in one row; the
-    /// `node_runs` rows of earlier runs are still read).
-    static let schemaVersion = 3
+    /// `node_runs` rows of earlier runs are still read); 4 `node_state.deps`
+    /// (what a node's depfile listed).
+    static let schemaVersion = 4
 
     public let path: String
     /// GRDB's queue: made by `make`, or later by `prepareQueue` or the first
@@ -55,6 +56,14 @@ public final class StateStore: @unchecked Sendable {
     /// `sources` never does: durations and history go through SQLite's C API).
     public func prepareQueue() {
         queue.runIfFree()
+    }
+
+    /// The key of a graph's entries in its store: the graph file's name.
+    /// One store serves every graph file of a directory, and the store is
+    /// found beside the file, so the name is all that tells them apart; the
+    /// path to the directory (however it is spelled) is not part of it.
+    public static func graphKey(forGraphAt path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     /// `.moon/` in `directory` (the graph file's).
@@ -313,6 +322,7 @@ public final class StateStore: @unchecked Sendable {
                     outputs TEXT NOT NULL,
                     node_values TEXT NOT NULL,
                     updated_at REAL NOT NULL,
+                    deps BLOB,
                     PRIMARY KEY (graph, node)
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS runs (
@@ -351,6 +361,10 @@ public final class StateStore: @unchecked Sendable {
                 ) WITHOUT ROWID;
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('node_state')")
+            if !columns.contains("deps") {
+                try db.execute(sql: "ALTER TABLE node_state ADD COLUMN deps BLOB")
+            }
             if version == 1 {
                 // Each node's newest success, from the history so far.
                 try db.execute(sql: """
@@ -405,14 +419,45 @@ public final class StateStore: @unchecked Sendable {
     public func nodeState(graph: String, node: String) throws -> StoredNode? {
         try db.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at
-                FROM node_state WHERE graph = ? AND node = ?
+                SELECT \(Self.nodeStateColumns) FROM node_state WHERE graph = ? AND node = ?
                 """, arguments: [graph, node]) else { return nil }
-            func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[i] as Data) ?? ContentHash(bytes: [UInt8](repeating: 0, count: 32))! }
-            let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
-                                              manifest: Manifest(encoded: row[5]), combined: hash(0))
-            return StoredNode(fingerprint: fingerprint, outputs: Self.decodePairs(row[6]), values: Self.decodeList(row[7]),
-                              updatedAt: Date(timeIntervalSince1970: row[8]))
+            return Self.storedNode(row)
+        }
+    }
+
+    /// Every node state of `graph`, by node name, in one read: a run that
+    /// checks many nodes spares a transaction and a statement per node.
+    public func nodeStates(graph: String) throws -> [String: StoredNode] {
+        try db.read { db in
+            var result: [String: StoredNode] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT node, \(Self.nodeStateColumns) FROM node_state WHERE graph = ?",
+                                           arguments: [graph])
+            while let row = try rows.next() {
+                result[row[0]] = Self.storedNode(row, from: 1)
+            }
+            return result
+        }
+    }
+
+    private static let nodeStateColumns = "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps"
+
+    private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
+        func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
+        let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
+                                          manifest: Manifest(encoded: row[o + 5]), combined: hash(0))
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
+                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths))
+    }
+
+    /// Marks the last successes of these nodes as unfinished (their
+    /// fingerprint all zeros; the manifest stays, so their files need not
+    /// be read again): they started again, and until they succeed they are
+    /// not up to date.
+    public func markUnfinished(graph: String, nodes: [String]) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE node_state SET fingerprint = ? WHERE graph = ? AND node = ?")
+            let zero = Data(count: 32)
+            for node in nodes { try statement.execute(arguments: [zero, graph, node]) }
         }
     }
 
@@ -423,8 +468,8 @@ public final class StateStore: @unchecked Sendable {
             try Self.saveFiles(files, in: db)
             let statement = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO node_state
-                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (node, state) in nodes {
                 let f = state.fingerprint
@@ -432,9 +477,24 @@ public final class StateStore: @unchecked Sendable {
                     graph, node, Data(f.combined.bytes), Data(f.command.bytes), Data(f.environment.bytes),
                     Data(f.needs.bytes), Data(f.sources.bytes), f.manifest.encoded,
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
+                    state.deps.map(Self.encodePaths),
                 ])
             }
         }
+    }
+
+    /// A depfile's paths, each ended by a NUL byte (no path holds one).
+    static func encodePaths(_ paths: [String]) -> Data {
+        var out: [UInt8] = []
+        for path in paths {
+            out.append(contentsOf: path.utf8)
+            out.append(0)
+        }
+        return Data(out)
+    }
+
+    static func decodePaths(_ data: Data) -> [String] {
+        data.split(separator: 0, omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func encodePairs(_ pairs: [(String, String)]) -> String {
@@ -443,6 +503,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     static func decodePairs(_ text: String) -> [(String, String)] {
+        // Most nodes have none: no JSON parser for them.
+        if text == "[]" { return [] }
         guard let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
         return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
@@ -453,7 +515,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     static func decodeList(_ text: String) -> [String] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+        if text == "[]" { return [] }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
     }
 
     // MARK: - History
@@ -655,9 +718,16 @@ public struct StoredNode: Sendable {
     public var outputs: [(String, String)]
     public var values: [String]
     public var updatedAt: Date
+    /// For a node with a `depfile`, the files it listed after this success
+    /// (relative to the graph file's directory); nil when it was not read.
+    public var deps: [String]?
 
-    public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date) {
+    /// The node started after this success and has not succeeded since (`markUnfinished`).
+    public var unfinished: Bool { fingerprint.combined == ContentHash.zero }
+
+    public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date, deps: [String]? = nil) {
         self.fingerprint = fingerprint
+        self.deps = deps
         self.outputs = outputs
         self.values = values
         self.updatedAt = updatedAt

@@ -33,7 +33,7 @@ struct HistoryCommand: ParsableCommand {
         let graph = try GraphFile.load(path).graph
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }
-        let key = graph.path.split(separator: "/").last.map(String.init) ?? graph.path
+        let key = StateStore.graphKey(forGraphAt: graph.path)
         let runs: [RunRecord]
         do {
             runs = try opened.store?.recentRuns(graph: key, limit: limit) ?? []

@@ -50,7 +50,7 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "After a failure, keep running whatever does not depend on it.")
     var keepGoing = false
 
-    @Flag(name: [.customShort("n"), .long], help: "Print the plan in the order it would start; start nothing.")
+    @Flag(name: [.customShort("n"), .long], help: "Print the plan in the order it would start, each node marked will run, may run or up to date (as moon status says); start nothing.")
     var dryRun = false
 
     @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")

@@ -85,7 +85,7 @@ struct RunInvocation: Equatable {
         let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
         let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
         if dryRun {
-            Console.write(GraphRenderer.dryRun(file.graph, plan: plan))
+            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
         }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
@@ -109,11 +109,31 @@ struct RunInvocation: Equatable {
     }
 
 
+    /// The plan, and for a graph with `sources` what a run would do to each
+    /// node (the forecast `moon status` prints); only "nothing to do" when
+    /// every node is up to date, as `ninja -n` and `make -n` say.
+    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool) {
+        let graph = plan.graph
+        guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
+            Console.write(GraphRenderer.dryRun(plan))
+            return
+        }
+        let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
+        let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
+        let counts = forecast.counts
+        if counts.runs == 0 && counts.mayRun == 0 {
+            let all = counts.upToDate == 1 ? "its node is" : "all \(counts.upToDate) nodes are"
+            Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
+            return
+        }
+        Console.write(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)))
+    }
+
     /// Opens the store of the graph at `graphPath` and reads its recorded
     /// durations (which give the critical-path weights).
     static func openStore(graphPath: String, create: Bool) -> (StateStore.Opened, [String: Int]?) {
         let opened = StateStore.open(graphDirectory: Graph.directory(of: graphPath), create: create)
-        let key = graphPath.split(separator: "/").last.map(String.init) ?? graphPath
+        let key = StateStore.graphKey(forGraphAt: graphPath)
         return (opened, opened.store.flatMap { try? $0.lastDurations(graph: key) })
     }
 

@@ -31,6 +31,10 @@ final class StoreChecker: UpToDateChecking {
         return RestoredResult(outputs: outputs.map { KeyValue($0.0, $0.1) }, values: values)
     }
 
+    func starting(nodes: [Int]) {
+        state.starting(nodes: nodes.map { graphIndex[$0] })
+    }
+
     func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
         guard state.isTracked(graphIndex[node]) else { return }
         state.recordSuccess(node: graphIndex[node], outputs: outputs.map { ($0.key, $0.value) }, values: values)

@@ -443,6 +443,29 @@ import Testing
 
     // MARK: - Strict keys in nodes
 
+    @Test func depfileIsAPathRelativeToTheNodesDir() throws {
+        let text = """
+            version: 1
+            vars: { d: x }
+            nodes:
+              ok: { sources: a.c, depfile: build/a.d, dir: sub, run: cc }
+              expr: { sources: a.c, depfile: "${{ vars.d }}.d", run: cc }
+              empty: { sources: a.c, depfile: "", run: cc }
+              dirExpr: { sources: a.c, dir: "${{ vars.d }}", depfile: a.d, run: cc }
+              alone: { depfile: a.d, run: cc }
+            """
+        guard loaderWorks else { return }
+        let result = load(text)
+        #expect(lines(result) == [
+            "5:34: error: 'depfile' cannot use expressions; write the path as it is",
+            "6:35: error: an empty 'depfile'; write the path the command writes, such as build/main.d",
+            "7:50: error: 'depfile' is read relative to 'dir', which uses expressions here; write 'dir' as it is",
+            "8:12: warning: 'depfile' only matters with 'sources'; node 'alone' always runs",
+        ])
+        let valid = load("version: 1\nnodes:\n  ok: { sources: a.c, depfile: build/a.d, dir: sub, run: cc }\n")
+        #expect(valid.graph?.nodes[0].depfile == "build/a.d")
+    }
+
     @Test func unknownNodeKeysSuggest() throws {
         let result = decode(doc(["a": ["run": "x", "need": ["b"], "timout": "1s", "continue_on_error": true, "zzz": 1], "b": ["run": "y"]]))
         #expect(lines(result) == [
@@ -452,7 +475,7 @@ import Testing
             "8:5: error: unknown key 'zzz' in node 'a'",
         ])
         #expect(result.diagnostics[3].notes == [
-            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates",
+            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates, depfile",
         ])
     }
 

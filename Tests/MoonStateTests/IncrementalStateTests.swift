@@ -134,4 +134,22 @@ import Testing
         state.recordSuccess(node: 0, outputs: [], values: [])
         state.flush()
     }
+
+    /// `dir:` as fingerprinted: relative to the graph file, spelled one way.
+    @Test func theFingerprintedDirectoryIgnoresHowItIsSpelled() {
+        #expect(IncrementalState.fingerprintedDirectory(nil) == ".")
+        #expect(IncrementalState.fingerprintedDirectory("") == ".")
+        #expect(IncrementalState.fingerprintedDirectory("./") == ".")
+        #expect(IncrementalState.fingerprintedDirectory("./sub//deep/.") == "sub/deep")
+        #expect(IncrementalState.fingerprintedDirectory("/abs/./x/") == "/abs/x")
+        #expect(IncrementalState.fingerprintedDirectory("a/../b") == "a/../b", "no lexical '..': a may be a link")
+    }
+
+    /// Depfile paths (relative to the node's dir) as kept: relative to the graph file.
+    @Test func depfilePathsAreKeptRelativeToTheGraphFile() {
+        #expect(IncrementalState.path("include/a.h", in: ".") == "include/a.h")
+        #expect(IncrementalState.path("./include/a.h", in: ".") == "include/a.h")
+        #expect(IncrementalState.path("../include/a.h", in: "build") == "build/../include/a.h")
+        #expect(IncrementalState.path("/usr/include/stdio.h", in: "build") == "/usr/include/stdio.h")
+    }
 }

@@ -195,6 +195,7 @@ public final class Runner {
     /// Starts ready nodes while their queue and `-j` have room, best priority first.
     private func pump() {
         let jobs = options.jobs ?? Int.max
+        var starting: [Int] = []
         while totalInFlight < jobs {
             var best: Int?
             for q in ready.indices where inFlight[q] < plan.queues[q].concurrency {
@@ -206,11 +207,24 @@ public final class Runner {
                     best = head
                 }
             }
-            guard let node = best else { return }
+            guard let node = best else { break }
             let q = plan.nodes[node].queue
             _ = ready[q].pop()
             inFlight[q] += 1
             totalInFlight += 1
+            starting.append(node)
+        }
+        guard !starting.isEmpty else { return }
+        // The up-to-date check forgets them first, in one write for the lot.
+        upToDate?.starting(nodes: starting)
+        for node in starting {
+            // A spawn that failed at once may have stopped the run meanwhile.
+            if let stop = stopReason, stop != .failure || plan.nodes[node].condition == .success {
+                inFlight[plan.nodes[node].queue] -= 1
+                totalInFlight -= 1
+                skip(node, .canceled)
+                continue
+            }
             startAttempt(node)
         }
     }

@@ -10,6 +10,11 @@ public protocol UpToDateChecking: AnyObject {
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult?
     /// An attempt of `node` succeeded with these outputs and values.
     func succeeded(node: Int, outputs: [KeyValue], values: [String])
+    /// These nodes are about to start their first attempt (their processes
+    /// spawn right after this returns): whatever says they are up to date
+    /// must be forgotten now, durably, so that a node that does not succeed
+    /// (failure, timeout, cancel, Ctrl-C, or moon itself killed) runs again.
+    func starting(nodes: [Int])
     /// Whether `node` can be up to date at all (false: `upToDate` would
     /// say nil, and the runner does not gather its inputs to ask).
     func checks(node: Int) -> Bool
@@ -17,6 +22,7 @@ public protocol UpToDateChecking: AnyObject {
 
 extension UpToDateChecking {
     public func checks(node: Int) -> Bool { true }
+    public func starting(nodes: [Int]) {}
 }
 
 /// What an up-to-date node's last successful run left for its dependents.

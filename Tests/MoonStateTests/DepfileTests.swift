@@ -1,0 +1,61 @@
+import Testing
+@testable import MoonState
+
+@Suite struct DepfileTests {
+    func parse(_ text: String) throws -> [String] {
+        try Depfile.parse(Array(text.utf8))
+    }
+
+    @Test func gccOutputWithContinuations() throws {
+        let text = "main.o: src/main.c include/a.h \\\n include/b.h \\\n  /usr/include/stdio.h\n"
+        #expect(try parse(text) == ["src/main.c", "include/a.h", "include/b.h", "/usr/include/stdio.h"])
+    }
+
+    @Test func crlfLineEndingsAndContinuations() throws {
+        #expect(try parse("a.o: a.c \\\r\n a.h\r\nb.o: b.h\r\n") == ["a.c", "a.h", "b.h"])
+    }
+
+    @Test func escapedSpacesAndBackslashes() throws {
+        #expect(try parse("a.o: my\\ header.h x.h\n") == ["my header.h", "x.h"])
+        // 2N+1 backslashes and a space: N backslashes and a space, in the name.
+        #expect(try parse("a.o: a\\\\\\ b.h\n") == ["a\\ b.h"])
+        // 2N backslashes and a space: they stay, and the name ends.
+        #expect(try parse("a.o: a\\\\ b.h\n") == ["a\\\\", "b.h"])
+        // Other backslashes stay.
+        #expect(try parse("a.o: dir\\x.h\n") == ["dir\\x.h"])
+    }
+
+    @Test func dollarsAndHashes() throws {
+        #expect(try parse("a.o: cost$$.h a\\#b.h\n") == ["cost$.h", "a#b.h"])
+        #expect(try parse("# a comment\na.o: a.h # trailing\n") == ["a.h"])
+    }
+
+    @Test func severalTargetsAndRules() throws {
+        // swiftc: several targets, with a space before the colon.
+        #expect(try parse("a.o a.swiftmodule : a.swift b.swift\n") == ["a.swift", "b.swift"])
+        // Several rules; each file once; -MP's phony rules add nothing.
+        let text = "a.o: a.c x.h\nb.o: b.c x.h\nx.h:\n\na.c:\n"
+        #expect(try parse(text) == ["a.c", "x.h", "b.c"])
+        #expect(try parse("a.o: a.h") == ["a.h"], "no final newline")
+    }
+
+    @Test func emptyIsNoFiles() throws {
+        #expect(try parse("") == [])
+        #expect(try parse("\n  \n") == [])
+        #expect(try parse("a.o:\n") == [])
+    }
+
+    @Test func malformedTextIsAnError() {
+        #expect(throws: Depfile.Malformed.self) { try parse("just some words\n") }
+        #expect(throws: Depfile.Malformed.self) { try parse("a.o: a.h\nstray\n") }
+        #expect(throws: Depfile.Malformed.self) { try parse("a.o: a\0.h\n") }
+        #expect((try? parse("a.o: a.h\n\nstray words\n")) == nil)
+        do {
+            _ = try parse("a.o: a.h\n\nstray words\n")
+        } catch let error as Depfile.Malformed {
+            #expect(error.line == 3)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
