@@ -11,9 +11,11 @@ struct GraphDecoder {
     var diagnostics: [Diagnostic] = []
     /// Checks `${{ … }}`; set up once vars and node names are known.
     private var expressions = ExpressionChecker(source: nil, vars: [], nodes: [])
-    /// Suggestions cost a scan of every candidate; a hostile file with thousands
-    /// of unknown names gets the first ones with suggestions and the rest without.
-    private var suggestionBudget = 200
+    /// Suggestions cost a scan of every candidate, so one file's scans are
+    /// bounded by the candidates they compare: a hostile file with thousands
+    /// of unknown names among thousands of nodes gets the first ones with
+    /// suggestions and the rest without, in time linear in its size.
+    private var suggestionBudget = 200_000
 
     init(path: String, source: SourceFile? = nil) {
         self.path = path
@@ -815,7 +817,7 @@ struct GraphDecoder {
 
     private mutating func suggestion(for word: String, in candidates: [String]) -> String {
         guard suggestionBudget > 0 else { return "" }
-        suggestionBudget -= 1
+        suggestionBudget -= max(candidates.count, 1)
         return Suggestion.clause(for: word, in: candidates)
     }
 
