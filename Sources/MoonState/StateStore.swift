@@ -160,10 +160,12 @@ public final class StateStore: @unchecked Sendable {
     /// The reason of a failure of this store in use, for a warning: a
     /// corrupt file (garbage the opening's `probe` did not reach) is moved
     /// aside here, once, and the reason says where; the next run starts a
-    /// new store instead of failing on this one at every run.
+    /// new store instead of failing on this one at every run. (Not by a
+    /// store opened only to read: the reason says `moon run` will.)
     public func failureReason(_ error: Error) -> String {
         let reason = Self.reason(error)
         guard Self.isCorruption(error) else { return reason }
+        guard !readonly else { return "\(reason); the next `moon run` moves it aside and starts a new one" }
         let first = movedAsideLock.withLock {
             defer { movedAside = true }
             return !movedAside
@@ -175,6 +177,9 @@ public final class StateStore: @unchecked Sendable {
 
     private let movedAsideLock = NSLock()
     private var movedAside = false
+    /// Opened only to read (`moon status`, `moon history`): such a store
+    /// leaves a corrupt file where it is, for `moon run` to move.
+    private var readonly = false
 
     /// Reads the first row of each of moon's tables (their root pages and
     /// the leftmost leaves): a store with garbage pages behind a sound
@@ -185,13 +190,18 @@ public final class StateStore: @unchecked Sendable {
         let tables = try SQLiteStatement(connection, "SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: [String] = []
         while try tables.step() { names.append(tables.text(0)) }
-        for name in names where probedTables.contains(name) {
-            let first = try SQLiteStatement(connection, "SELECT * FROM \(name) LIMIT 1")
-            _ = try first.step()
-        }
+        try probe(connection, tables: names.filter(probedTables.contains))
     }
 
-    private static let probedTables: Set<String> = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "sqlite_sequence"]
+    /// `probe` of tables known to exist: one statement.
+    static func probe(_ connection: OpaquePointer, tables: [String]) throws {
+        guard !tables.isEmpty else { return }
+        let first = try SQLiteStatement(connection, "SELECT " + tables.map { "(SELECT 1 FROM \($0))" }.joined(separator: ", "))
+        _ = try first.step()
+    }
+
+    /// The tables of the current schema.
+    private static let probedTables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "sqlite_sequence"]
 
     /// A short reason for a store error, for warnings.
     public static func reason(_ error: Error) -> String {
@@ -245,7 +255,7 @@ public final class StateStore: @unchecked Sendable {
         guard sqlite3_exec(connection, settings, nil, nil, nil) == SQLITE_OK,
               let mode = try? SQLiteStatement.single(connection, "PRAGMA journal_mode"), mode == "wal",
               let version = try? SQLiteStatement.single(connection, "PRAGMA user_version"), version == String(schemaVersion),
-              (try? probe(connection)) != nil else {
+              (try? probe(connection, tables: probedTables)) != nil else {
             sqlite3_close(connection)
             return nil
         }
@@ -259,6 +269,7 @@ public final class StateStore: @unchecked Sendable {
         SharedMemoryReset.installed
         let db = try makeQueue(path: path, busyTimeout: busyTimeout, readonly: readonly)
         let store = StateStore(path: path, queue: SharedJob { .success(db) })
+        store.readonly = readonly
         if readonly {
             _ = try db.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
         } else {

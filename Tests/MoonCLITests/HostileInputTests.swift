@@ -165,6 +165,43 @@ import Testing
         #expect(r.stderr.components(separatedBy: "warning:").count == 3, "\(r.stderr)")
     }
 
+    // MARK: Leftovers of a killed moon
+
+    /// A moon killed with SIGKILL leaves its private outputs directory
+    /// behind; the next run removes it — only one named by this moon's
+    /// form (`moon-PID-XXXXXX`), whose moon is gone and which no live moon
+    /// has locked. Older moons' `moon-XXXXXX` are left alone.
+    @Test func theNextRunRemovesTheOutputDirectoryOfAKilledMoon() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: 'sleep 30' }\n")
+        let base = moon.path("tmp")
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        func entries() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []) }
+        // The report's reproduction: SIGKILL leaves the directory behind.
+        let killed = try moon.start(["run", "-q"], environment: ["TMPDIR": base])
+        #expect(eventually(20) { entries().contains { $0.hasPrefix("moon-\(killed.pid)-") } }, "\(entries())")
+        killed.signal(SIGKILL)
+        _ = try killed.wait(limit: 20)
+        let leftover = entries()
+        #expect(leftover.count == 1, "\(leftover)")
+        // Others: a dead moon's (with an output file), an older moon's form,
+        // a live process's, and a dead pid's that a live moon has locked.
+        let dead = "moon-99999999-abcdef"  // no such process: pids stop far below
+        try FileManager.default.createDirectory(atPath: base + "/" + dead, withIntermediateDirectories: true)
+        try Data("a=1\n".utf8).write(to: URL(fileURLWithPath: base + "/" + dead + "/out-1"))
+        let old = "moon-Xy12ab"
+        let alive = "moon-\(getpid())-abcdef"
+        let locked = "moon-99999998-abcdef"
+        for name in [old, alive, locked] { try FileManager.default.createDirectory(atPath: base + "/" + name, withIntermediateDirectories: true) }
+        let holder = open(base + "/" + locked, O_RDONLY | O_DIRECTORY)
+        #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        defer { close(holder) }
+
+        try moon.write("moon.yaml", Self.small)
+        let r = try moon.run(["run", "-q"], environment: ["TMPDIR": base])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(entries() == [old, alive, locked], "\(entries())")
+    }
+
     // MARK: The state store
 
     static let tracked = """
@@ -215,6 +252,49 @@ import Testing
         #expect(history.status == 0, "\(history.stderr)")
         #expect(history.stderr.isEmpty, "\(history.stderr)")
         #expect(history.stdout.contains("#2"), "\(history.stdout)")
+    }
+
+    /// Garbage deeper in a table than opening looks (the last leaf of the
+    /// stat cache's table): found when the run reads it, moved aside then,
+    /// once; the next run starts a new store, the one after is up to date.
+    @Test func garbageDeepInATableIsMovedAsideWhenFound() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen: { sources: ["src/*.txt"], run: 'ls src | wc -l' }
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        let long = String(repeating: "n", count: 120)
+        for i in 0..<1500 { try moon.write("src/\(long)-\(i).txt", "\(i)\n") }
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
+        let database = moon.path(".moon/state.db")
+        var connection: OpaquePointer?
+        #expect(sqlite3_open(database, &connection) == SQLITE_OK)
+        #expect(sqlite3_exec(connection, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
+        // The stat cache's rightmost leaf: the probe at opening reads the leftmost.
+        var statement: OpaquePointer?
+        #expect(sqlite3_prepare_v2(connection, "SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
+                                   -1, &statement, nil) == SQLITE_OK)
+        #expect(sqlite3_step(statement) == SQLITE_ROW)
+        let page = Int(sqlite3_column_int64(statement, 0))
+        sqlite3_finalize(statement)
+        sqlite3_close(connection)
+        #expect(page > 2, "the stat cache spans several pages")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
+        try handle.seek(toOffset: UInt64((page - 1) * 4096))
+        handle.write(Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+        try handle.close()
+
+        let first = try moon.run(["run", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(gen(first) == "ran")
+        #expect(first.stderr.contains("moved it to .moon/state.db.corrupt, and the next run starts a new one"), "\(first.stderr)")
+        #expect(first.stderr.components(separatedBy: "warning:").count == 2, "one warning: \(first.stderr)")
+        let second = try moon.run(["run", "--json"])
+        #expect(second.stderr.isEmpty, "\(second.stderr)")
+        #expect(gen(second) == "ran")
+        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
     }
 
     /// `moon status` and `moon history` on a corrupt store: a warning that

@@ -69,7 +69,7 @@ import Testing
         #expect(values["B"] == "x\ny")
         #expect(values["C"] == "caf\u{E9}")
         #expect(values["D"] == "\u{FFFD}")
-        #expect(problems.map(\.line) == [5])
+        #expect(problems.map(\.line) == [6])
     }
 
     /// Linear and quick: a 10 MB value and 100,000 keys.
