@@ -176,7 +176,7 @@ import Testing
         let base = moon.path("tmp")
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         func entries() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []) }
-        // The report's reproduction: SIGKILL leaves the directory behind.
+        // SIGKILL leaves the directory behind.
         let killed = try moon.start(["run", "-q"], environment: ["TMPDIR": base])
         #expect(eventually(20) { entries().contains { $0.hasPrefix("moon-\(killed.pid)-") } }, "\(entries())")
         killed.signal(SIGKILL)
@@ -215,29 +215,22 @@ import Testing
         result.events("skip", node: "gen").first?["reason"] as? String ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
     }
 
-    /// A store with a sound header but garbage pages (the report's
-    /// reproduction): moved aside once, with a warning that says where, and
-    /// a new store made, which the next run uses without a word.
+    /// A store with a sound header but garbage in pages 2-4: moved aside
+    /// once, with a warning that says where, and a new store made, which
+    /// the next run uses without a word.
     @Test func aStoreWithCorruptPagesIsMovedAsideOnce() throws {
         let moon = try Moon(graph: Self.tracked)
         try moon.write("in.txt", "x\n")
         for _ in 0..<3 { #expect(try moon.run(["run", "-q"]).status == 0) }
         let database = moon.path(".moon/state.db")
-        // Everything into the main file, as a closed store leaves it.
-        var connection: OpaquePointer?
-        #expect(sqlite3_open(database, &connection) == SQLITE_OK)
-        #expect(sqlite3_exec(connection, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
-        sqlite3_close(connection)
+        Self.checkpoint(database) { _ in }
         try? FileManager.default.removeItem(atPath: database + "-wal")
         try? FileManager.default.removeItem(atPath: database + "-shm")
         let size = (try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) ?? 0
         #expect(size >= 5 * 4096, "\(size) bytes")
+        // As `dd if=/dev/urandom bs=4096 seek=1 count=3`.
         var generator = SystemRandomNumberGenerator()
-        let garbage = (0..<3 * 4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
-        try handle.seek(toOffset: 4096)
-        handle.write(Data(garbage))
-        try handle.close()
+        for page in 2...4 { try Self.overwrite(database, page: page) { _ in UInt8.random(in: 0...255, using: &generator) } }
 
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")
@@ -255,7 +248,7 @@ import Testing
     }
 
     /// Garbage deeper in a table than opening looks (the last leaf of the
-    /// stat cache's table): found when the run reads it, moved aside then,
+    /// stat cache's table): found when a run reads it, moved aside then,
     /// once; the next run starts a new store, the one after is up to date.
     @Test func garbageDeepInATableIsMovedAsideWhenFound() throws {
         let moon = try Moon(graph: """
@@ -269,22 +262,20 @@ import Testing
         #expect(try moon.run(["run", "-q"]).status == 0)
         #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
         let database = moon.path(".moon/state.db")
-        var connection: OpaquePointer?
-        #expect(sqlite3_open(database, &connection) == SQLITE_OK)
-        #expect(sqlite3_exec(connection, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
         // The stat cache's rightmost leaf: the probe at opening reads the leftmost.
-        var statement: OpaquePointer?
-        #expect(sqlite3_prepare_v2(connection, "SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
-                                   -1, &statement, nil) == SQLITE_OK)
-        #expect(sqlite3_step(statement) == SQLITE_ROW)
-        let page = Int(sqlite3_column_int64(statement, 0))
-        sqlite3_finalize(statement)
-        sqlite3_close(connection)
+        var page = 0
+        Self.checkpoint(database) { connection in
+            var statement: OpaquePointer?
+            #expect(sqlite3_prepare_v2(connection, "SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
+                                       -1, &statement, nil) == SQLITE_OK)
+            #expect(sqlite3_step(statement) == SQLITE_ROW)
+            page = Int(sqlite3_column_int64(statement, 0))
+            sqlite3_finalize(statement)
+        }
         #expect(page > 2, "the stat cache spans several pages")
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
-        try handle.seek(toOffset: UInt64((page - 1) * 4096))
-        handle.write(Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
-        try handle.close()
+        try Self.overwrite(database, page: page) { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
+        // A touched source: its node's manifest no longer answers, so the run reads the stat cache.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-30)], ofItemAtPath: moon.path("src/\(long)-7.txt"))
 
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")
@@ -348,6 +339,24 @@ import Testing
     }
 
     // MARK: Helpers
+
+    /// Copies the WAL of the store at `database` into its main file (as a
+    /// closed store leaves it), then hands `body` the connection.
+    static func checkpoint(_ database: String, _ body: (OpaquePointer?) -> Void) {
+        var connection: OpaquePointer?
+        #expect(sqlite3_open(database, &connection) == SQLITE_OK)
+        #expect(sqlite3_exec(connection, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
+        body(connection)
+        sqlite3_close(connection)
+    }
+
+    /// Writes `byte(i)` for each byte `i` of 4 KiB page `page` (1-based) of `database`.
+    static func overwrite(_ database: String, page: Int, byte: (Int) -> UInt8) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
+        try handle.seek(toOffset: UInt64((page - 1) * 4096))
+        handle.write(Data((0..<4096).map(byte)))
+        try handle.close()
+    }
 
 }
 
