@@ -12,6 +12,10 @@ public struct Diagnostic: Error, Sendable, Hashable {
     public var span: SourceSpan?
     /// Extra lines printed after the source excerpt, such as "help: ...".
     public var notes: [String]
+    /// The node being read when the problem was found. Text a YAML anchor
+    /// merges into many nodes is read once per node: the renderer shows the
+    /// copies once, naming the nodes (`DiagnosticRenderer.merged`).
+    public var node: String?
 
     public init(_ severity: Severity = .error, _ message: String, at span: SourceSpan?, notes: [String] = []) {
         self.severity = severity

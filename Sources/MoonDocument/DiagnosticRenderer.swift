@@ -31,14 +31,14 @@ public struct DiagnosticRenderer: Sendable {
         let message = Self.sanitize(diagnostic.message)
         var gutterWidth = 5
         if let span = diagnostic.span {
-            out += style(bold, "\(span.file):\(span.start.line):\(span.start.column):") + " "
+            out += style(bold, "\(Self.sanitize(span.file)):\(span.start.line):\(span.start.column):") + " "
             out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
             if let source, source.path == span.file, let line = source.line(span.start.line) {
                 gutterWidth = max(gutterWidth, String(span.start.line).count)
                 out += excerpt(line: line, span: span, gutterWidth: gutterWidth, severity: diagnostic.severity)
             }
         } else {
-            let path = source?.path ?? ""
+            let path = Self.sanitize(source?.path ?? "")
             out += (path.isEmpty ? "" : style(bold, path + ":") + " ")
             out += style(severityColor(diagnostic.severity), severity) + " " + style(bold, message) + "\n"
         }
@@ -51,19 +51,66 @@ public struct DiagnosticRenderer: Sendable {
     /// Every diagnostic in source order (those without a position first),
     /// keeping the given order among equal positions.
     public func render(_ diagnostics: [Diagnostic], source: SourceFile?) -> String {
-        Self.sorted(diagnostics).map { render($0, source: source) }.joined()
+        Self.sorted(Self.merged(diagnostics)).map { render($0, source: source) }.joined()
+    }
+
+    /// The names listed in a merged diagnostic at most.
+    static let mergedNamesShown = 8
+
+    /// One diagnostic for each problem found at the same place in several
+    /// nodes (text a YAML anchor merges into them, read once per node): the
+    /// first, its node's name taken out of the message, and `(in 22 nodes:
+    /// a, b, …)` after it. Copies are those with the same span, severity, and
+    /// message and notes once the node's own name is set aside.
+    public static func merged(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        struct Key: Hashable {
+            var span: SourceSpan
+            var severity: Diagnostic.Severity
+            var message: String
+            var notes: [String]
+        }
+        func key(_ d: Diagnostic) -> Key? {
+            guard let node = d.node, let span = d.span else { return nil }
+            let name = "'\(node)'"
+            return Key(span: span, severity: d.severity, message: d.message.replacing(name, with: "'\u{1}'"),
+                       notes: d.notes.map { $0.replacing(name, with: "'\u{1}'") })
+        }
+        var groups: [Key: [String]] = [:]
+        for d in diagnostics {
+            if let k = key(d), let node = d.node { groups[k, default: []].append(node) }
+        }
+        guard groups.values.contains(where: { $0.count > 1 }) else { return diagnostics }
+        var out: [Diagnostic] = []
+        var shown = Set<Key>()
+        for d in diagnostics {
+            guard let k = key(d), let nodes = groups[k], nodes.count > 1 else {
+                out.append(d)
+                continue
+            }
+            guard shown.insert(k).inserted else { continue }
+            var merged = d
+            var names = nodes.prefix(mergedNamesShown).joined(separator: ", ")
+            if nodes.count > mergedNamesShown { names += ", …" }
+            let first = "'\(nodes[0])'"
+            merged.message = k.message.replacing(" in node '\u{1}'", with: "")
+                .replacing("'\u{1}'", with: first) + " (in \(nodes.count) nodes: \(names))"
+            merged.notes = k.notes.map { $0.replacing("'\u{1}'", with: first) }
+            out.append(merged)
+        }
+        return out
     }
 
     /// "2 errors in graph.yaml", "1 error and 1 warning in graph.yaml",
     /// or "no problems in graph.yaml". Notes are not counted.
     public static func summary(of diagnostics: [Diagnostic], path: String) -> String {
+        let diagnostics = merged(diagnostics)
         let errors = diagnostics.filter { $0.severity == .error }.count
         let warnings = diagnostics.filter { $0.severity == .warning }.count
         func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
         var parts: [String] = []
         if errors > 0 { parts.append(plural(errors, "error")) }
         if warnings > 0 { parts.append(plural(warnings, "warning")) }
-        return (parts.isEmpty ? "no problems" : parts.joined(separator: " and ")) + " in \(path)"
+        return (parts.isEmpty ? "no problems" : parts.joined(separator: " and ")) + " in \(sanitize(path))"
     }
 
     /// Source order: no span first, then by file, line and column; stable.

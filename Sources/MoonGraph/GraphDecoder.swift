@@ -270,8 +270,11 @@ struct GraphDecoder {
         var nodes: [Node] = []
         nodes.reserveCapacity(accepted.count)
         for (index, entry) in accepted.enumerated() {
+            let found = diagnostics.count
             nodes.append(decodeNode(entry.name, index: index, pair: entry.pair, names: names,
                                     indexByName: indexByName, queues: queues, defaults: defaults))
+            // Tagged with the node, so that a problem in an anchor merged into many nodes is shown once.
+            for i in found..<diagnostics.count { diagnostics[i].node = entry.name }
         }
         return nodes
     }

@@ -335,6 +335,11 @@ final class IOLoop: @unchecked Sendable {
             pipe.splitter.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { bytes, continued in
                 process.onOutput(OutputLine(stream: stream, bytes: bytes, continued: continued))
             }
+            // A line still being written (progress dots, a `\r` progress
+            // bar): its end so far, for the live view and stall detection.
+            if let tail = pipe.splitter.pendingTail(limit: OutputLine.partialLimit) {
+                process.onOutput(OutputLine(stream: stream, bytes: tail, partial: true))
+            }
             if hungUp && count < buffer.count {
                 closePipe(pipe)
                 return false

@@ -18,11 +18,19 @@ public struct OutputLine: Sendable, Hashable {
     public var bytes: [UInt8]
     /// `true` when this part is not the end of its line.
     public var continued: Bool
+    /// `true` for a line still being written (no newline yet): the last
+    /// bytes of what came so far (`partialLimit` at most), for a live view.
+    /// These bytes come again, in the line or part that ends them.
+    public var partial = false
 
-    public init(stream: Stream, bytes: [UInt8], continued: Bool = false) {
+    /// The most bytes of a line still being written that `partial` lines carry.
+    public static let partialLimit = 512
+
+    public init(stream: Stream, bytes: [UInt8], continued: Bool = false, partial: Bool = false) {
         self.stream = stream
         self.bytes = bytes
         self.continued = continued
+        self.partial = partial
     }
 
     /// The bytes as UTF-8, each invalid sequence replaced by U+FFFD.

@@ -6,7 +6,9 @@ import Glibc
 /// Callback contract (for every implementation):
 /// - `onOutput` is called once per line (or line part), in the order the
 ///   child wrote them per stream; stdout and stderr lines interleave in the
-///   order the launcher read them.
+///   order the launcher read them. Between them, lines marked `partial` may
+///   come: the end of a line still being written, whose bytes come again in
+///   the line (for a live view; ignore them to see every byte once).
 /// - `onExit` is called exactly once, after the last `onOutput` of that
 ///   process, with how the main process ended.
 /// - Callbacks of one process are serial, never concurrent. They run on the

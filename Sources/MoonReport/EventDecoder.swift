@@ -109,7 +109,8 @@ public enum EventDecoder {
             throw fail("unknown event '\(name)'")
         }
         let jobID = name == "start" ? try fields.optionalString("job_id") : nil
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID))
+        let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted))
     }
 
     /// Typed access to an object's fields, with errors that name the field.

@@ -27,7 +27,7 @@ enum EventText {
         let pad = max(0, width - TextWidth.columns(node))
         var line = StyledLine(node + String(repeating: " ", count: pad) + " │ ", Style.node(node))
         if stream == .value { line.append("= ", .dim) }
-        line.append(TextWidth.sanitize(text, keepColor: color))
+        line.append(sanitized: TextWidth.sanitize(text, keepColor: color))
         return line
     }
 

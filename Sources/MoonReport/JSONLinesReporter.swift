@@ -15,6 +15,8 @@ public final class JSONLinesReporter: Reporter {
     }
 
     public func report(_ event: RunEvent) {
+        // A line still being written comes whole later: the stream has lines only.
+        if event.partial { return }
         seq += 1
         sink.write(Self.encode(event, seq: seq, ending: "}\n"))
     }
@@ -85,6 +87,7 @@ public final class JSONLinesReporter: Reporter {
             c.field("canceled", counts.canceled)
             o.rawField("counts", c.text)
             o.rawField("critical_path", JSONObjectWriter.array(path.map(JSONObjectWriter.quote)))
+            if let signal = event.interrupted { o.field("interrupted", signal) }
         }
         return o.close(ending)
     }

@@ -13,6 +13,8 @@ import Darwin
 public final class OutputSink {
     public let fd: Int32
     public private(set) var isBroken = false
+    /// The `errno` of the write that failed (`EPIPE`: the reader went away), 0 before.
+    public private(set) var failure: Int32 = 0
     public var onBrokenPipe: (() -> Void)?
 
     public init(fd: Int32) {
@@ -69,6 +71,7 @@ public final class OutputSink {
             let written = Glibc.write(fd, base, remaining)
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
+                failure = errno
                 markBroken()
                 return
             }

@@ -32,6 +32,8 @@ public final class PlainReporter: Reporter {
     }
 
     public func report(_ event: RunEvent) {
+        // A line still being written is printed when it ends, as every line.
+        if event.partial { return }
         ledger.apply(event)
         let loud = verbosity != .quiet
         switch event.kind {

@@ -10,8 +10,10 @@ struct RunLedger {
         var queue: String
         var attempt: Int
         var started: Date
-        /// The last output line (or the start): for "stalled".
+        /// The last output, a whole line or bytes of one (or the start): for "stalled".
         var lastOutput: Date
+        /// The end of the line the node is writing (no newline yet), shown in its status row.
+        var partial: String?
         /// Kept in `commands` if the node fails.
         var command: String = ""
     }
@@ -38,6 +40,8 @@ struct RunLedger {
         var durationMilliseconds: Int
         var counts: RunCounts
         var criticalPath: [String]
+        /// The signal that stopped the run (`SIGINT`), if one did.
+        var interrupted: String?
     }
 
     static let tailLines = 20
@@ -74,7 +78,11 @@ struct RunLedger {
             // A new attempt's tail starts empty (made by its first line).
             if !tails.isEmpty { tails[node] = nil }
         case .next(let node, _, let text, _):
-            if let i = running.firstIndex(where: { $0.node == node }) { running[i].lastOutput = event.time }
+            if let i = running.firstIndex(where: { $0.node == node }) {
+                running[i].lastOutput = event.time
+                running[i].partial = event.partial ? text : nil
+            }
+            if event.partial { return }
             tails[node, default: OutputTail(limit: Self.tailLines)].append(text)
         case .retry(let node, _, _, _):
             running.removeAll { $0.node == node }
@@ -95,7 +103,7 @@ struct RunLedger {
             forget(node)
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
-            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path)
+            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
         }
     }
 

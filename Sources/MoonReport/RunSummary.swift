@@ -43,14 +43,22 @@ enum RunSummary {
         return out
     }
 
-    /// `moon: ok - 7 succeeded in 203ms` / `moon: FAILED - 2 succeeded, 1 failed in 3ms`.
+    /// `moon: ok - 7 succeeded in 203ms` / `moon: FAILED - 2 succeeded, 1 failed in 3ms`
+    /// / `moon: interrupted (SIGINT) - 2 succeeded, 2 canceled in 2.5s`.
     static func result(_ end: RunLedger.End) -> StyledLine {
         var parts = ["\(end.counts.succeeded) succeeded"]
         if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
         if end.counts.skipped > 0 { parts.append("\(end.counts.skipped) skipped") }
         if end.counts.canceled > 0 { parts.append("\(end.counts.canceled) canceled") }
         var line = StyledLine("moon: ", .dim)
-        line.append(end.ok ? "ok" : "FAILED", end.ok ? .boldGreen : .boldRed)
+        if end.ok {
+            line.append("ok", .boldGreen)
+        } else if let signal = end.interrupted {
+            line.append("interrupted", .boldYellow)
+            line.append(" (\(signal))")
+        } else {
+            line.append("FAILED", .boldRed)
+        }
         line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.milliseconds(end.durationMilliseconds))")
         return line
     }

@@ -3,8 +3,9 @@ import MoonRun
 
 /// The live status at the bottom of the terminal view, as lines that fit
 /// the terminal: `[done/total]`, the elapsed time, and each running node
-/// with its queue and own elapsed time; a node that printed nothing for
-/// `stallAfter` is marked stalled. A pure function of the ledger and the
+/// with its queue and own elapsed time, and the line it is writing when
+/// that has no newline yet (progress dots, a `\r` progress bar); a node that
+/// wrote no byte for `stallAfter` is marked stalled. A pure function of the ledger and the
 /// time, so tests render it without a terminal or a clock.
 struct StatusArea {
     var width: Int
@@ -28,6 +29,10 @@ struct StatusArea {
             line.append("  " + DurationText.elapsed(ms(now, since: node.started)))
             if node.attempt > 1 { line.append(" (attempt \(node.attempt))", .yellow) }
             if let quiet = stalled(node, now: now) { line.append("  stalled: no output for \(DurationText.elapsed(quiet))", .yellow) }
+            if let partial = node.partial.map(Self.lastSegment), !partial.isEmpty {
+                line.append("  │ ", Style.node(node.node))
+                line.append(partial)
+            }
             out.append(line)
         }
         if running.count > shown {
@@ -64,6 +69,15 @@ struct StatusArea {
         if !ledger.running.isEmpty { line.append(" · \(ledger.running.count) running", .dim) }
         if ledger.failedCount > 0 { line.append(" · \(ledger.failedCount) failed", .red) }
         return line
+    }
+
+    /// What a terminal shows of a line being written: after its last `\r`
+    /// (a progress bar redraws itself so), one that ends it aside.
+    static func lastSegment(_ text: String) -> String {
+        var text = Substring(text)
+        while text.last == "\r" { text = text.dropLast() }
+        if let cr = text.lastIndex(of: "\r") { text = text[text.index(after: cr)...] }
+        return String(text)
     }
 
     /// How long a node has been silent, when that is at least `stallAfter`.

@@ -17,6 +17,7 @@ public struct Style: Sendable, Equatable {
     public static let cyan = Style("36")
     public static let boldRed = Style("1;31")
     public static let boldGreen = Style("1;32")
+    public static let boldYellow = Style("1;33")
 
     /// Node colours: distinguishable on dark and light backgrounds; red is
     /// kept for failures.
@@ -35,16 +36,22 @@ public struct Style: Sendable, Equatable {
     }
 }
 
-/// One line of output made of styled spans.
+/// One line of output made of styled spans. Every span's text is
+/// sanitized as it is added (`TextWidth.sanitize`, colour off): whatever a
+/// reporter puts in a line — a node's name, a graph's name, a command, an
+/// error message from a built-in or a recording — reaches the terminal with
+/// no escape sequence or control character but moon's own styling. Only
+/// `append(sanitized:)` takes text that went through the sanitizer already
+/// (node output, which may keep its colours).
 public struct StyledLine: Sendable, Equatable {
     public var spans: [(text: String, style: Style)]
 
     public init(_ spans: [(text: String, style: Style)] = []) {
-        self.spans = spans
+        self.spans = spans.map { (TextWidth.sanitize($0.text, keepColor: false), $0.style) }
     }
 
     public init(_ text: String, _ style: Style = .none) {
-        self.spans = [(text, style)]
+        self.spans = [(TextWidth.sanitize(text, keepColor: false), style)]
     }
 
     public static func == (a: StyledLine, b: StyledLine) -> Bool {
@@ -52,6 +59,13 @@ public struct StyledLine: Sendable, Equatable {
     }
 
     public mutating func append(_ text: String, _ style: Style = .none) {
+        guard !text.isEmpty else { return }
+        spans.append((TextWidth.sanitize(text, keepColor: false), style))
+    }
+
+    /// Appends text that `TextWidth.sanitize` returned (node output, with
+    /// the colours it may keep).
+    public mutating func append(sanitized text: String, _ style: Style = .none) {
         guard !text.isEmpty else { return }
         spans.append((text, style))
     }
@@ -85,10 +99,10 @@ public struct StyledLine: Sendable, Equatable {
         for span in spans {
             let w = TextWidth.columns(span.text)
             if w <= left {
-                out.append(span.text, span.style)
+                out.append(sanitized: span.text, span.style)
                 left -= w
             } else {
-                out.append(TextWidth.prefix(span.text, columns: left), span.style)
+                out.append(sanitized: TextWidth.prefix(span.text, columns: left), span.style)
                 left = 0
                 break
             }

@@ -93,6 +93,8 @@ public final class TTYReporter: Reporter {
         guard !ended else { return }
         ledger.apply(event)
         lastArrival = clock()
+        // A line still being written only shows in its node's status row (the ledger has it).
+        if event.partial { return }
         let loud = options.verbosity != .quiet
         switch event.kind {
         case .graphStart(let graph, let nodes, _):

@@ -47,9 +47,7 @@ public enum TextWidth {
     /// escape sequence at all.
     public static func sanitize(_ text: String, keepColor: Bool) -> String {
         // Fast path: most lines are plain.
-        if !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F || $0.value == 0x9B }) {
-            return text
-        }
+        guard needsSanitizing(text, keepingNewlines: false) else { return text }
         var out = String.UnicodeScalarView()
         var keptColor = false
         var scalars = Array(text.unicodeScalars)
@@ -95,5 +93,25 @@ public enum TextWidth {
         }
         if keptColor { out.append(contentsOf: "\u{1B}[0m".unicodeScalars) }
         return String(out)
+    }
+
+    /// Whether `text` holds anything `sanitize` removes: a C0 control
+    /// character other than tab (and line feed, with `keepingNewlines`),
+    /// DEL, or a C1 control character (U+0080–U+009F, bytes C2 80–C2 9F).
+    /// Read as UTF-8 bytes: the usual line has none and is scanned once.
+    public static func needsSanitizing(_ text: String, keepingNewlines: Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte < 0x20 {
+                    if byte != 0x09 && !(keepingNewlines && byte == 0x0A) { return true }
+                } else if byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) {
+                    return true
+                }
+                previous = byte
+            }
+            return false
+        }
     }
 }

@@ -8,6 +8,9 @@ public struct RunRecord: Sendable {
     public var startedAt: Date
     public var durationMilliseconds: Int
     public var ok: Bool
+    /// A signal stopped the run (Ctrl-C, SIGTERM, SIGHUP, a closed stdout).
+    /// Stored as `ok` = 2 (0 failed, 1 ok), so the table keeps its columns.
+    public var interrupted = false
     /// `--force`: nothing was skipped as up to date.
     public var forced: Bool
     public var succeeded = 0

@@ -585,7 +585,7 @@ public final class StateStore: @unchecked Sendable {
             """)
         insert.bind(1, run.graph)
         insert.bind(2, run.startedAt.timeIntervalSince1970)
-        let counts = [run.durationMilliseconds, run.ok ? 1 : 0, run.forced ? 1 : 0, run.succeeded, run.failed, run.skipped,
+        let counts = [run.durationMilliseconds, run.ok ? 1 : run.interrupted ? 2 : 0, run.forced ? 1 : 0, run.succeeded, run.failed, run.skipped,
                       run.upToDate, run.canceled]
         for (offset, value) in counts.enumerated() { insert.bind(Int32(3 + offset), Int64(value)) }
         try insert.run()
@@ -676,8 +676,10 @@ public final class StateStore: @unchecked Sendable {
                 FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?
                 """, arguments: [graph, limit])
             return try rows.map { row in
+                let outcome: Int = row[3]
                 var run = RunRecord(graph: graph, startedAt: Date(timeIntervalSince1970: row[1]), durationMilliseconds: row[2],
-                                    ok: row[3], forced: row[4])
+                                    ok: outcome == 1, forced: row[4])
+                run.interrupted = outcome == 2
                 run.id = row[0]
                 run.succeeded = row[5]
                 run.failed = row[6]

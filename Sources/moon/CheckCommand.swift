@@ -26,10 +26,10 @@ struct CheckCommand: ParsableCommand {
                 let file = try GraphFile.load(path)
                 if !quiet {
                     let n = file.graph.nodes.count
-                    print("\(path): ok (\(n) node\(n == 1 ? "" : "s"))")
+                    Console.line("\(path): ok (\(n) node\(n == 1 ? "" : "s"))")
                 }
             } catch let error as CLIError {
-                FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+                Console.error("\(error)")
                 invalid += 1
             } catch {
                 invalid += 1

@@ -92,7 +92,7 @@ final class EarlyGraph {
     private static func compare(_ quick: RunInvocation, with runParser: () throws -> ParsableCommand) {
         let parsed = (try? runParser()) as? RunCommand
         let verdict = parsed?.invocation == quick ? "matches the parser" : "differs from the parser: \(String(describing: parsed?.invocation)) vs \(quick)"
-        FileHandle.standardError.write(Data("moon: quick reading \(verdict)\n".utf8))
+        Console.errorLine("moon: quick reading \(verdict)")
     }
 
     /// The file loaded early when the parser found the same file, `--set`s
@@ -102,7 +102,7 @@ final class EarlyGraph {
         current = nil
         let used = early.guess == guess
         if Terminal.variable("MOON_DEBUG_EARLY") == "1" {
-            FileHandle.standardError.write(Data("moon: early load \(used ? "used" : "not used")\n".utf8))
+            Console.errorLine("moon: early load \(used ? "used" : "not used")")
         }
         return used ? early : nil
     }

@@ -38,23 +38,18 @@ struct ExportCommand: ParsableCommand {
         let overrides = try vars.values()
         let (path, targets) = try GraphFileLocator.split(arguments)
         let file = try GraphFile.load(path, overrides: overrides)
-        let plan: Plan
-        do {
-            plan = try Plan.make(graph: file.graph, targets: targets)
-        } catch {
-            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
-            throw MoonExit.invalid
-        }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
         let script: String
         do {
             script = try SlurmExport.script(for: plan)
         } catch let refusals as SlurmExport.Refusals {
-            let text = refusals.items.map { "moon: error: \($0)\n" }.joined()
-            FileHandle.standardError.write(Data(text.utf8))
+            for item in refusals.items { Console.error("\(item)") }
             throw MoonExit.invalid
         }
         guard let output else {
-            print(script, terminator: "")
+            // The script as it is for a file or a pipe (its bytes are the
+            // commands); on a terminal, read by a person, as every text moon prints.
+            if isatty(1) == 1 { Console.write(script) } else { Console.standardOutput.write(script) }
             return
         }
         guard FileManager.default.createFile(atPath: output, contents: Data(script.utf8), attributes: [.posixPermissions: 0o755]) else {

@@ -21,14 +21,8 @@ struct GraphCommand: ParsableCommand {
     func run() throws {
         let (path, targets) = try GraphFileLocator.split(arguments)
         let file = try GraphFile.load(path, overrides: try vars.values())
-        let plan: Plan
-        do {
-            plan = try Plan.make(graph: file.graph, targets: targets)
-        } catch {
-            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
-            throw MoonExit.invalid
-        }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
         let text = GraphRenderer.render(plan, format: format)
-        print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+        Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }
 }

@@ -69,7 +69,10 @@ struct GraphFile {
     static func finish(_ parsed: Result<Parsed, Error>, color: Bool = Terminal.stderrColor) throws -> GraphFile {
         let parsed = try parsed.get()
         print(parsed.result.diagnostics, source: parsed.source, color: color)
-        guard !parsed.result.hasErrors, let graph = parsed.result.graph else { throw MoonExit.invalid }
+        guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
+            if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
+            throw MoonExit.invalid
+        }
         return GraphFile(source: parsed.source, graph: graph)
     }
 
@@ -89,7 +92,7 @@ struct GraphFile {
         var text = DiagnosticRenderer(color: color).render(diagnostics, source: source)
         if !text.hasSuffix("\n") { text += "\n" }
         text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        Console.rawError(text)
     }
 }
 

@@ -1,16 +1,28 @@
 import Foundation
+import MoonGraph
 
-/// Finds the graph file on the command line: FILE is optional, and without it
-/// moon looks for `moon.yaml` or `moon.yml` in the current directory. The first
-/// argument is taken as FILE when it ends in `.yaml`/`.yml` or names an
-/// existing file (DESIGN.md §4); the rest are node names.
+/// Finds the graph file on the command line, one rule for every command
+/// that takes `[FILE] [NODE...]` (run, status, graph, export, and `EarlyGraph`'s
+/// quick reading of `moon run`). FILE is optional; the first argument is it
+/// when
+/// 1. it ends in `.yaml` or `.yml`, or contains a `/` (`./lua`, `sub/graph`):
+///    a path, never a node name (node names have no `/`);
+/// 2. else, when the current directory has `moon.yaml` or `moon.yml`, it is
+///    a NODE of that file, even when a file of that name exists: a build
+///    graph names its nodes after their outputs (`moon run lua` beside the
+///    built `lua`), and the file it meant is the one beside it;
+/// 3. else it is FILE when a file of that name exists.
+/// Nothing is read to decide (the quick reading decides before the file is
+/// loaded). A node name that is not in the graph but names a file gets a
+/// hint (`plan(for:targets:color:)`).
 enum GraphFileLocator {
     static let defaultNames = ["moon.yaml", "moon.yml"]
 
+    /// Whether `argument`, first on the command line, is the graph file.
     static func isFileArgument(_ argument: String) -> Bool {
-        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") { return true }
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory) && !isDirectory.boolValue
+        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || argument.contains("/") { return true }
+        if defaultFileHere() != nil { return false }
+        return isFile(argument)
     }
 
     /// Splits `[FILE] [NODE...]` into the file path and the node names.
@@ -22,11 +34,50 @@ enum GraphFileLocator {
     }
 
     static func defaultFile() throws -> String {
-        for name in defaultNames where FileManager.default.fileExists(atPath: name) {
-            return name
-        }
+        if let name = defaultFileHere() { return name }
         throw CLIError("no graph file given and no moon.yaml or moon.yml in \(FileManager.default.currentDirectoryPath)",
                        help: "pass a file (`moon run path/to/graph.yaml`) or create moon.yaml here")
+    }
+
+    private static func defaultFileHere() -> String? {
+        defaultNames.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    private static func isFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+
+    /// For a file given as a path that is no valid graph (`moon run ./lua`,
+    /// the built binary): when the default file here has a node of that
+    /// name, how to select it. Read only on this error path.
+    static func nodeHint(forInvalidFile path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
+              let defaultFile = defaultFileHere(), !defaultNames.contains(path),
+              case .success(let parsed) = GraphFile.parse(defaultFile),
+              parsed.result.graph?.nodes.contains(where: { $0.name == name }) == true else { return nil }
+        return "help: \(defaultFile) here has a node '\(name)'; to select it, give its name without a path: "
+            + "moon run \(name) (or moon run \(defaultFile) \(name))"
+    }
+
+    /// The plan of `targets` in `file`; prints its errors and throws
+    /// `MoonExit.invalid` when a target is unknown. An unknown target that
+    /// names a file here was read as a node by rule 2: the error says how to
+    /// use the file instead.
+    static func plan(for file: GraphFile, targets: [String], weights: [Int]? = nil, color: Bool) throws -> Plan {
+        do {
+            return try Plan.make(graph: file.graph, targets: targets, weights: weights)
+        } catch {
+            var items = error.items
+            if let first = targets.first, let index = items.firstIndex(where: { $0.message.hasPrefix("unknown node '\(first)'") }),
+               !first.contains("/"), isFile(first) {
+                items[index].notes.append("help: '\(first)' is also a file here; a name without a '/' is a node of "
+                    + "\(file.source.path), so to read the file as the graph, write ./\(first)")
+            }
+            GraphFile.print(items, source: file.source, color: color)
+            throw MoonExit.invalid
+        }
     }
 }
 

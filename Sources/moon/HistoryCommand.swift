@@ -42,7 +42,7 @@ struct HistoryCommand: ParsableCommand {
             throw MoonExit.failure
         }
         guard !runs.isEmpty else {
-            print("no runs of \(path) recorded yet")
+            Console.line("no runs of \(path) recorded yet")
             return
         }
         let formatter = DateFormatter()
@@ -58,16 +58,16 @@ struct HistoryCommand: ParsableCommand {
             if run.canceled > 0 { counts.append("\(run.canceled) canceled") }
             if counts.isEmpty { counts.append("nothing ran") }
             let id = ("#" + String(run.id)).padding(toLength: idWidth, withPad: " ", startingAt: 0)
-            let status = (run.ok ? "ok" : "FAILED").padding(toLength: 6, withPad: " ", startingAt: 0)
+            let status = (run.ok ? "ok" : run.interrupted ? "interrupted" : "FAILED").padding(toLength: 11, withPad: " ", startingAt: 0)
             let duration = Self.duration(run.durationMilliseconds).leftPadded(to: 7)
-            print("\(id)  \(formatter.string(from: run.startedAt))  \(status) \(duration)  \(counts.joined(separator: ", "))\(run.forced ? " (--force)" : "")")
+            Console.line("\(id)  \(formatter.string(from: run.startedAt))  \(status) \(duration)  \(counts.joined(separator: ", "))\(run.forced ? " (--force)" : "")")
             guard nodes else { continue }
             let width = run.nodes.map(\.node.count).max() ?? 0
             for node in run.nodes {
                 var text = node.result.rawValue
                 if let ms = node.durationMilliseconds { text += " " + Self.duration(ms) }
                 if node.attempts > 1 { text += " (\(node.attempts) attempts)" }
-                print("    " + node.node.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
+                Console.line("    " + node.node.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
             }
         }
     }

@@ -21,7 +21,7 @@ struct ListCommand: ParsableCommand {
             if !node.needs.isEmpty { meta.append("needs: " + node.needs.map { graph.nodes[$0].name }.joined(separator: ", ")) }
             if graph.queues.count > 1 || node.queue != 0 { meta.append("queue: \(graph.queues[node.queue].name)") }
             if !meta.isEmpty { details.append("(\(meta.joined(separator: "; ")))") }
-            print(details.isEmpty ? node.name : "\(name)  \(details.joined(separator: " "))")
+            Console.line(details.isEmpty ? node.name : "\(name)  \(details.joined(separator: " "))")
         }
     }
 }

@@ -24,6 +24,7 @@ struct Moon: ParsableCommand {
     static func main() {
         ensureStandardDescriptors()
         blockChildSignals()
+        Console.takeOverBrokenPipes()
         let code: Int32
         do {
             let arguments = Self.normalized(Array(CommandLine.arguments.dropFirst()))
@@ -34,22 +35,22 @@ struct Moon: ParsableCommand {
         } catch let exit as MoonExit {
             code = exit.code
         } catch let error as CLIError {
-            FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+            Console.error("\(error)")
             code = 2
         } catch {
             let message = fullMessage(for: error)
             let exitCode = exitCode(for: error)
             if exitCode == .success {
-                if !message.isEmpty { print(message) }
+                if !message.isEmpty { Console.line(message) }
                 code = 0
             } else {
-                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                if !message.isEmpty { Console.errorLine(message) }
                 // swift-argument-parser uses EX_USAGE (64) for usage errors;
                 // moon's contract says 2, like most Unix tools.
                 code = exitCode == .validationFailure ? 2 : exitCode.rawValue
             }
         }
-        Foundation.exit(code)
+        Foundation.exit(Console.exitCode(code))
     }
 }
 

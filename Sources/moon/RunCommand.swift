@@ -20,11 +20,16 @@ struct RunCommand: ParsableCommand {
         _superCommandName: "moon",
         abstract: "Run a graph, or only the given nodes and what they need.",
         discussion: """
-        FILE defaults to moon.yaml or moon.yml in the current directory; the first \
-        argument is taken as FILE when it ends in .yaml/.yml or names an existing file.
+        FILE defaults to moon.yaml or moon.yml in the current directory. The first \
+        argument is FILE when it ends in .yaml/.yml or contains a '/'; a bare name is \
+        a node of moon.yaml/moon.yml when the current directory has one, even when a \
+        file of that name exists (moon run lua runs the node lua beside a built lua; \
+        moon run ./lua reads the file), and FILE when there is no default file and a \
+        file of that name exists.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
-        command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+        command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up \
+        (SIGHUP), 141 stdout closed; the summary then says interrupted, not FAILED.
         """)
 
     enum OutputMode: String, ExpressibleByArgument, CaseIterable {

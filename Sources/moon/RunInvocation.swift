@@ -79,16 +79,10 @@ struct RunInvocation: Equatable {
         let (opened, durations) = early.result() ?? Self.openStore(file.graph, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
-        let plan: Plan
-        do {
-            let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
-            plan = try Plan.make(graph: file.graph, targets: targets, weights: weights)
-        } catch {
-            GraphFile.print(error.items, source: file.source, color: diagnosticsColor)
-            throw MoonExit.invalid
-        }
+        let weights = durations.flatMap { PriorityWeights.weights(for: file.graph, durations: $0) }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
         if dryRun {
-            print(GraphRenderer.dryRun(file.graph, plan: plan), terminator: "")
+            Console.write(GraphRenderer.dryRun(file.graph, plan: plan))
             return
         }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))

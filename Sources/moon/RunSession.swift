@@ -54,7 +54,7 @@ final class RunSession {
             ownLoop = try processes.adoptEventLoop()
             loop = try ownLoop ?? processes.eventLoop()
         } catch {
-            FileHandle.standardError.write(Data("moon: error: \(error)\n".utf8))
+            Console.error("\(error)")
             return 1
         }
         let scheduler = LoopScheduler(loop: loop)
@@ -104,7 +104,7 @@ final class RunSession {
                 runner.stop(Runner.StopReason.interrupt(signal: number))
             }
         } catch {
-            FileHandle.standardError.write(Data("moon: error: cannot take over SIGINT and SIGTERM (\(error))\n".utf8))
+            Console.error("cannot take over SIGINT and SIGTERM (\(error))")
             return 1
         }
 
@@ -123,11 +123,12 @@ final class RunSession {
             if Terminal.variable("MOON_STATE_STATS") == "1" {
                 let (hashed, reused) = state.statistics
                 let ms = String(format: "%.1f", state.checkSeconds * 1000)
-                FileHandle.standardError.write(Data("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\n".utf8))
+                Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
             }
         }
         if let store, let summary {
-            let record = HistoryRecorder.record(summary, graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false)
+            var record = HistoryRecorder.record(summary, graphKey: state?.graphKey ?? graph.name, forced: state?.force ?? false)
+            if case .interrupt? = summary.stopReason { record.interrupted = true }
             do {
                 try store.record(record)
             } catch {
@@ -142,9 +143,4 @@ final class RunSession {
         default: return summary?.ok == true ? 0 : 1
         }
     }
-}
-
-/// A warning of moon itself (not of a graph file), on stderr.
-func warn(_ message: String) {
-    FileHandle.standardError.write(Data("moon: warning: \(message)\n".utf8))
 }

@@ -9,6 +9,6 @@ struct SchemaCommand: ParsableCommand {
         abstract: "Print the JSON Schema (2020-12) of graph files, for editors.")
 
     func run() throws {
-        print(GraphSchema.json(), terminator: "")
+        Console.write(GraphSchema.json())
     }
 }

@@ -26,13 +26,7 @@ struct StatusCommand: ParsableCommand {
         let overrides = try vars.values()
         let file = try GraphFile.load(path, overrides: overrides)
         let graph = file.graph
-        let plan: Plan
-        do {
-            plan = try Plan.make(graph: graph, targets: targets)
-        } catch {
-            GraphFile.print(error.items, source: file.source, color: Terminal.stderrColor)
-            throw MoonExit.invalid
-        }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }
         let state = IncrementalState(graph: graph, store: opened.store, onWarning: warn)
@@ -68,7 +62,7 @@ struct StatusCommand: ParsableCommand {
         }
         for (index, text) in rows.sorted(by: { $0.0 < $1.0 }) {
             let name = graph.nodes[index].name
-            print(name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0) + "  " + text)
+            Console.line(name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0) + "  " + text)
         }
     }
 }

@@ -154,3 +154,36 @@ import Testing
         }
     }
 }
+
+/// An error inside a YAML anchor merged into many nodes is one error that
+/// names the nodes, whatever the kind of error.
+@Suite struct AnchorErrorTests {
+    @Test func anErrorInAMergedAnchorIsReportedOnce() throws {
+        var graph = """
+            version: 1
+            x-test: &test
+              timout: 60s
+              retry: { times: 2, delay: "5 secs" }
+              needs: [biuld]
+              run: "echo ${{ vars.nope }}"
+            nodes:
+              build: { run: "true" }
+
+            """
+        for n in 0..<22 { graph += "  test-\(n): { <<: *test, description: \"test \(n)\" }\n" }
+        let moon = try Moon(graph: graph)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        let errors = result.stderr.split(separator: "\n").filter { $0.contains(": error: ") }
+        #expect(errors.count == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("unknown key 'timout' (did you mean 'timeout'?) (in 22 nodes: test-0, test-1, test-2"), "\(result.stderr)")
+        #expect(result.stderr.contains("invalid duration '5 secs'"))
+        #expect(result.stderr.contains("needs unknown node 'biuld' (did you mean 'build'?) (in 22 nodes"), "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "valid keys").count <= 2)
+        #expect(result.stderr.contains("4 errors in moon.yaml"))
+        // An error in one node's own text still names that node alone.
+        try moon.write("one.yaml", "version: 1\nnodes:\n  a: { runn: x }\n  b: { runn: y }\n")
+        let one = try moon.run(["check", "one.yaml"])
+        #expect(one.stderr.contains("unknown key 'runn' in node 'a'") && one.stderr.contains("unknown key 'runn' in node 'b'"))
+    }
+}

@@ -29,6 +29,34 @@ import MoonDocument
             """)
     }
 
+    /// Copies of one problem found in several nodes at one place (an
+    /// anchor's text) become one, naming the nodes; a problem of one node,
+    /// or at another place, stays as it is; the count follows.
+    @Test func copiesOfAnAnchorsProblemAreMergedNamingTheNodes() {
+        func tagged(_ d: Diagnostic, _ node: String) -> Diagnostic {
+            var d = d
+            d.node = node
+            return d
+        }
+        let names = (1...10).map { "test-\($0)" }
+        var diagnostics = names.map {
+            tagged(.error("unknown key 'timout' in node '\($0)' (did you mean 'timeout'?)", at: span(6, 2, 8), notes: ["valid keys: run"]), $0)
+        }
+        diagnostics += names.map { tagged(.error("node '\($0)' needs unknown node 'biuld'", at: span(6, 10, 15)), $0) }
+        diagnostics.append(tagged(.error("unknown key 'runn' in node 'build'", at: span(4, 5, 9)), "build"))
+        diagnostics.append(tagged(.error("unknown key 'runn' in node 'deploy'", at: span(7, 5, 9)), "deploy"))
+        let merged = DiagnosticRenderer.merged(diagnostics)
+        #expect(merged.map(\.message) == [
+            "unknown key 'timout' (did you mean 'timeout'?) (in 10 nodes: test-1, test-2, test-3, test-4, test-5, test-6, test-7, test-8, …)",
+            "node 'test-1' needs unknown node 'biuld' (in 10 nodes: test-1, test-2, test-3, test-4, test-5, test-6, test-7, test-8, …)",
+            "unknown key 'runn' in node 'build'",
+            "unknown key 'runn' in node 'deploy'",
+        ])
+        #expect(merged[0].notes == ["valid keys: run"])
+        #expect(DiagnosticRenderer.summary(of: diagnostics, path: "graph.yaml") == "4 errors in graph.yaml")
+        #expect(DiagnosticRenderer().render(diagnostics, source: source).components(separatedBy: "error:").count == 5)
+    }
+
     /// A long line (minified, or hostile: 100,000 brackets) is quoted as a
     /// window of `excerptWidth` characters around the span, cut with `…`,
     /// the caret still under the span's character.

@@ -35,6 +35,17 @@ import Testing
         #expect(recorder.lines.allSatisfy { !$0.continued })
     }
 
+    /// A line still being written is told as `partial` lines (its end so
+    /// far), then delivered whole; a complete line is never partial.
+    @Test func aLineBeingWrittenComesAsPartialThenWhole() async throws {
+        // A second between the writes: the loop reads each on its own even on a loaded machine.
+        let (recorder, _) = try await run(shell(#"printf 'ab'; sleep 1; printf 'cd'; sleep 1; printf 'e\nwhole\n'"#))
+        #expect(recorder.texts(.stdout) == ["abcde", "whole"])
+        let partials = recorder.partials.map(\.text)
+        #expect(!partials.isEmpty)
+        #expect(partials.allSatisfy { ["ab", "abcd"].contains($0) }, "\(partials)")
+    }
+
     @Test func lastLineWithoutNewlineAndEmptyLines() async throws {
         let (recorder, _) = try await run(shell(#"printf 'a\n\nb\r\nlast'; printf 'e' >&2"#))
         #expect(recorder.texts(.stdout) == ["a", "", "b\r", "last"])

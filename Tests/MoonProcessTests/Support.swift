@@ -8,6 +8,8 @@ import Glibc
 final class Recorder: @unchecked Sendable {
     private let lock = NSLock()
     private var storedLines: [OutputLine] = []
+    /// Lines still being written (`partial`), kept apart: `lines` has every byte once.
+    private var partialLines: [OutputLine] = []
     private var storedTermination: Termination?
     private var storedExitTime: ContinuousClock.Instant?
     private var exitCalls = 0
@@ -17,6 +19,7 @@ final class Recorder: @unchecked Sendable {
     private var nextWaiter = 0
 
     var lines: [OutputLine] { lock.withLock { storedLines } }
+    var partials: [OutputLine] { lock.withLock { partialLines } }
     var exitCount: Int { lock.withLock { exitCalls } }
     /// When the launcher reported the exit, read on the launcher's own thread:
     /// unlike the time an awaiting test resumes, it does not include waiting
@@ -28,6 +31,10 @@ final class Recorder: @unchecked Sendable {
     }
 
     func onOutput(_ line: OutputLine) {
+        if line.partial {
+            lock.withLock { partialLines.append(line) }
+            return
+        }
         let ready: [CheckedContinuation<OutputLine?, Never>] = lock.withLock {
             if exitCalls > 0 { outputAfterExit += 1 }
             storedLines.append(line)

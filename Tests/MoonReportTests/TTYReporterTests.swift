@@ -127,6 +127,45 @@ import MoonRun
         #expect(area.compactLine(ledgerOf(events), now: Fixture.t0.addingTimeInterval(5)).plain.contains("silent 5.0s (stalled)"))
     }
 
+    /// Bytes of a line still being written count as output (progress dots
+    /// are not a stall), and the row shows the line so far: after its last
+    /// `\r` (a progress bar), cleaned, cut to the width.
+    @Test func aLineBeingWrittenShowsInItsRowAndIsNoStall() {
+        func partial(_ ms: Int, _ node: String, _ text: String) -> RunEvent {
+            var event = Fixture.at(ms, .next(node: node, stream: .stdout, text: text, continued: true))
+            event.partial = true
+            return event
+        }
+        var events = [
+            Fixture.at(0, .graphStart(graph: "g", nodes: ["dots", "bar", "silent"], queues: [])),
+            Fixture.at(0, .start(node: "dots", queue: "default", attempt: 1, command: "")),
+            Fixture.at(0, .start(node: "bar", queue: "default", attempt: 1, command: "")),
+            Fixture.at(0, .start(node: "silent", queue: "default", attempt: 1, command: "")),
+            partial(4_000, "dots", "......"),
+            partial(4_800, "bar", " 10% [=    ]\r 55% [\u{1B}]0;TITLE\u{07}=====\u{9D}]\r"),
+        ]
+        let area = StatusArea(width: 80, maxLines: 6, stallAfterMilliseconds: 3_000)
+        var lines = area.lines(ledgerOf(events), now: Fixture.t0.addingTimeInterval(5)).map(\.plain)
+        #expect(lines[1] == "  dots    default  5.0s  │ ......")
+        #expect(lines[2] == "  bar     default  5.0s  │  55% [=====]")
+        #expect(lines[3] == "  silent  default  5.0s  stalled: no output for 5.0s")
+        // Narrow: the row is cut, never wrapped.
+        let narrow = StatusArea(width: 24, maxLines: 6, stallAfterMilliseconds: 3_000).lines(ledgerOf(events), now: Fixture.t0.addingTimeInterval(5))
+        #expect(narrow.allSatisfy { $0.columns <= 23 })
+        // The line ends: it goes into the output as usual, the row is plain again.
+        events.append(Fixture.at(4_900, .next(node: "dots", stream: .stdout, text: "...... done", continued: false)))
+        lines = area.lines(ledgerOf(events), now: Fixture.t0.addingTimeInterval(5)).map(\.plain)
+        #expect(lines[1] == "  dots    default  5.0s")
+        // Partial lines never reach the plain log or the event stream.
+        let plain = PlainReporterTests().render(events)
+        #expect(!plain.contains("│ ......\n") && plain.contains("dots │ ...... done"))
+        let capture = CapturedSink()
+        let json = JSONLinesReporter(sink: capture.sink)
+        for event in events { json.report(event) }
+        #expect(capture.text.split(separator: "\n").count == events.count - 2, "\(capture.text)")
+        #expect(capture.text.contains("\"seq\":5,") && !capture.text.contains("\"seq\":7,"))
+    }
+
     @Test func stalledUsesTheConfiguredTime() {
         let h = Harness(width: 80, stallAfter: .seconds(2))
         h.play(Array(Fixture.passingRun.prefix(3)))

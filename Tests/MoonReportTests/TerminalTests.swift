@@ -118,6 +118,35 @@ struct TerminalTests {
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
     }
 
+    /// A node printing progress dots or a `\r` progress bar, a byte every
+    /// 100 ms and no newline for seconds: not stalled (stall detection counts
+    /// bytes), and its line so far shows in its status row; the line reaches
+    /// the output once it ends.
+    @Test func aLineBeingWrittenShowsInTheStatusRowAndIsNoStall() throws {
+        let session = try TmuxSession(files: ["moon.yaml": """
+            version: 1
+            nodes:
+              dots:
+                run: "for i in $(seq 1 40); do printf .; sleep 0.1; done; echo done"
+              bar:
+                run: "for i in $(seq 1 40); do printf '\\rprogress %d%%' $i; sleep 0.1; done; echo"
+            """])
+        session.start("'\(Repository.moon)' run --stall-after 1s")
+        // The status rows (with their queue), not the output above them.
+        func row(_ node: String, _ screen: String, _ text: String) -> Bool {
+            screen.split(separator: "\n").contains { $0.hasPrefix("  \(node) ") && $0.contains(" default ") && $0.contains(text) }
+        }
+        let screen = try #require(session.waitFor { row("dots", $0, "│ ...") && row("bar", $0, "│ progress ") },
+                                  "no line being written in the status area:\n\(session.screen())")
+        // Past --stall-after (2 s of dots), bytes still coming: no stall.
+        let later = try #require(session.waitFor { row("dots", $0, "│ " + String(repeating: ".", count: 20)) }, "\(session.screen())")
+        #expect(!screen.contains("stalled") && !later.contains("stalled"), "\(later)")
+        #expect(row("bar", later, "│ progress ") && !later.contains("%progress"), "\(later)")
+        let end = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "\(session.screen())")
+        #expect(end.contains("dots │ ........................................done"), "\(end)")
+        #expect(end.contains("bar  │ progress 40%"), "\(end)")
+    }
+
     @Test func colourIsOnByDefaultOnATerminal() throws {
         let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
         session.start("'\(Repository.moon)' run")

@@ -114,6 +114,7 @@ public final class CommandLauncher: NodeLauncher {
                 case .line(let stream, let text, let continued):
                     events.next(stream, text, continued)
                     launcher?.credit?.give()
+                case .partial(let stream, let text): events.partial(stream, text)
                 case .value(let value): events.next(.value, value, false)
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values

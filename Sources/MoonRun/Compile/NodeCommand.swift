@@ -126,6 +126,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                 }
                 let handle = try processes.launch(spec, onOutput: { line in
                     let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
+                    // Not a line: no output credit, never srun's job id.
+                    if line.partial { return result.next(.partial(stream, line.text)) }
                     if let slurm, stream == .stderr, !line.continued {
                         switch slurm.read(line.text) {
                         case .keep: break

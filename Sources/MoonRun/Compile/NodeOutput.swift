@@ -2,6 +2,9 @@
 /// before it completes — how its process ended.
 public enum NodeOutput: Sendable {
     case line(OutputStream, String, continued: Bool)
+    /// The end of a line still being written (no newline yet), for the live
+    /// view; the line comes whole later as `line`.
+    case partial(OutputStream, String)
     case value(String)
     case exited(code: Int32)
     /// The node's outputs (`$MOON_OUTPUT`, or a built-in's `value`), sent once, just before it completes.

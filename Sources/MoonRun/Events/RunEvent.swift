@@ -12,11 +12,23 @@ public struct RunEvent: Sendable {
     /// (A field of the event rather than of `.start`, so that reporters
     /// matching `.start` need no change.)
     public var jobID: String?
+    /// On `graph-complete` of a run a signal stopped (Ctrl-C, SIGTERM,
+    /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
+    /// reporters say "interrupted", not "FAILED". (A field of the event, as
+    /// `jobID`, so that reporters matching `.graphComplete` need no change.)
+    public var interrupted: String?
+    /// On a `next`: the end of a line still being written (no newline yet:
+    /// progress dots, a `\r` progress bar), for the live view. The line
+    /// comes again whole as a usual `next`; the event stream and the plain
+    /// log leave these out.
+    public var partial: Bool
 
-    public init(time: Date, kind: Kind, jobID: String? = nil) {
+    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false) {
         self.time = time
         self.kind = kind
         self.jobID = jobID
+        self.interrupted = interrupted
+        self.partial = partial
     }
 
     public enum Kind: Sendable {

@@ -42,12 +42,15 @@ public struct AttemptEvents {
     public let finish: (AttemptResult) -> Void
     /// The attempt's Slurm job id, as soon as it is known (see `NodeLauncher.announcesStart`).
     public let started: (String) -> Void
+    /// The end of a line still being written (`NodeOutput.partial`).
+    public let partial: (OutputStream, String) -> Void
 
     public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void,
-                started: @escaping (String) -> Void = { _ in }) {
+                started: @escaping (String) -> Void = { _ in }, partial: @escaping (OutputStream, String) -> Void = { _, _ in }) {
         self.next = next
         self.finish = finish
         self.started = started
+        self.partial = partial
     }
 }
 

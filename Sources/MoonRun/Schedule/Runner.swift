@@ -220,7 +220,8 @@ public final class Runner {
         let events = AttemptEvents(
             next: { [context] stream, text, continued in context.next(stream, text, continued) },
             finish: { [context] result in context.finish(result) },
-            started: { [context] jobID in context.started(jobID) })
+            started: { [context] jobID in context.started(jobID) },
+            partial: { [context] stream, text in context.partial(stream, text) })
         let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
         // A launcher may finish synchronously (a failed spawn): only keep live handles.
@@ -282,6 +283,15 @@ public final class Runner {
             if stream == .value { runner.values[node].append(text) }
             runner.emit(RunEvent(time: runner.scheduler.now,
                                  kind: .next(node: runner.plan.nodes[node].name, stream: stream, text: text, continued: continued)))
+        }
+
+        /// A line still being written: a `next` marked `partial`, for the live view only.
+        func partial(_ stream: OutputStream, _ text: String) {
+            guard let runner = current else { return }
+            announce(nil)
+            runner.emit(RunEvent(time: runner.scheduler.now,
+                                 kind: .next(node: runner.plan.nodes[node].name, stream: stream, text: text, continued: true),
+                                 partial: true))
         }
 
         func finish(_ result: AttemptResult) {
@@ -504,8 +514,10 @@ public final class Runner {
         let ok = hardFailures == 0 && stopReason == nil
         let path = criticalPath()
         let duration = milliseconds(from: runStart, to: now)
+        var interrupted: String?
+        if case .interrupt(let signal)? = stopReason { interrupted = Termination.signalName(signal) }
         emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
-                                                     counts: counts, criticalPath: path)))
+                                                     counts: counts, criticalPath: path), interrupted: interrupted))
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
                          durationMilliseconds: duration, nodes: nodeSummaries()))

@@ -1,0 +1,79 @@
+import Foundation
+import MoonProcess
+import MoonReport
+
+/// moon's own messages: what a command prints on stdout and its errors and
+/// warnings on stderr, all through `OutputSink` (`write(2)`). A failed write
+/// (`2>/dev/full`, a closed pipe) loses the message and nothing else:
+/// Foundation's `FileHandle.write` traps on one, and `print`'s buffered stdio
+/// kept SIGPIPE as the only way to notice a reader that went away.
+///
+/// Text that may hold what came from a graph file, a node or a recording
+/// (names, descriptions, commands, messages, paths) passes `TextWidth`'s
+/// sanitizer line by line, as node output does: no escape sequence and no
+/// C0 or C1 control character reaches the terminal except moon's own styling,
+/// which only `raw` writes carry (already-rendered diagnostics).
+enum Console {
+    static var standardOutput: OutputSink { OutputSink.standardOutput }
+    static var standardError: OutputSink { OutputSink.standardError }
+
+    /// From the start: moon notices a closed stdout or stderr from the
+    /// failed write (`EPIPE`), never by being killed with SIGPIPE in the
+    /// middle of a run or of writing its state. (The spawner resets it in
+    /// every node.)
+    static func takeOverBrokenPipes() {
+        LinuxCalls.ignoreSignal(SIGPIPE)
+    }
+
+    /// `text` and a line break on stdout, each line sanitized.
+    static func line(_ text: String) {
+        standardOutput.write(safe(text) + "\n")
+    }
+
+    /// `text` on stdout as it is, each line sanitized (it brings its own line breaks).
+    static func write(_ text: String) {
+        standardOutput.write(safe(text))
+    }
+
+    /// `moon: error: MESSAGE` on stderr.
+    static func error(_ message: String) {
+        standardError.write("moon: error: " + safe(message) + "\n")
+    }
+
+    /// `moon: warning: MESSAGE` on stderr.
+    static func warning(_ message: String) {
+        standardError.write("moon: warning: " + safe(message) + "\n")
+    }
+
+    /// A message on stderr, each line sanitized.
+    static func errorLine(_ text: String) {
+        standardError.write(safe(text) + "\n")
+    }
+
+    /// Text that is safe already and may carry moon's own styling (rendered
+    /// diagnostics, whose renderer replaces control characters itself).
+    static func rawError(_ text: String) {
+        standardError.write(text)
+    }
+
+    /// The exit code, given the command's: 141 (128 + SIGPIPE) when stdout's
+    /// reader went away before moon could say everything, as for a command
+    /// killed by SIGPIPE.
+    static func exitCode(_ code: Int32) -> Int32 {
+        code == 0 && standardOutput.failure == EPIPE ? 128 + SIGPIPE : code
+    }
+
+    /// Every line of `text` through the node-output sanitizer (colour off:
+    /// no escape sequence survives); line breaks kept.
+    static func safe(_ text: String) -> String {
+        guard TextWidth.needsSanitizing(text, keepingNewlines: true) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TextWidth.sanitize(String($0), keepColor: false) }
+            .joined(separator: "\n")
+    }
+}
+
+/// A warning of moon itself (not of a graph file), on stderr.
+func warn(_ message: String) {
+    Console.warning(message)
+}
