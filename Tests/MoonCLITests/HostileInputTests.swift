@@ -361,67 +361,60 @@ import Testing
 }
 
 /// Runs moon (or a shell around it) and measures its wall time and peak
-/// memory: `posix_spawn` and `wait4`, whose resource usage covers the
-/// process and the children it waited for.
+/// memory: the largest `VmHWM` of the process seen while it runs (sampled
+/// every few milliseconds; `wait4`'s `ru_maxrss` would count the test
+/// process's own memory, which a spawned child inherits until it execs).
 enum Measured {
     struct Result {
         var stdout: String
         var stderr: String
         var status: Int32
         var seconds: Double
-        /// Peak resident set size of the largest process, in KiB.
+        /// Peak resident set size seen, in KiB.
         var peakKiB: Int
     }
 
     static func run(_ moon: Moon, _ arguments: [String], limit: TimeInterval = 60) throws -> Result {
-        try spawn(Moon.binary, arguments, in: moon, limit: limit)
+        try measure(moon.start(arguments), limit: limit)
     }
 
     /// `script` with bash in the test's directory, `$MOON` the binary.
     static func shell(_ script: String, in moon: Moon, limit: TimeInterval = 60) throws -> Result {
-        try spawn("/bin/bash", ["-c", script], in: moon, limit: limit)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = moon.directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["MOON"] = Moon.binary
+        environment["NO_COLOR"] = "1"
+        process.environment = environment
+        let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")
+        let err = moon.directory.appendingPathComponent(".sh-err-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return try measure(Moon.Running(process: process, out: out, err: err), limit: limit)
     }
 
-    private static func spawn(_ program: String, _ arguments: [String], in moon: Moon, limit: TimeInterval) throws -> Result {
-        let out = moon.path(".out-\(UUID().uuidString)")
-        let err = moon.path(".err-\(UUID().uuidString)")
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = "1"
-        environment["MOON"] = Moon.binary
-        // In the test's directory: `sh` changes to it and becomes the program.
-        let argv = (["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", moon.directory.path, program] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var pid: pid_t = 0
+    private static func measure(_ running: Moon.Running, limit: TimeInterval) throws -> Result {
         let started = Date()
-        let code = posix_spawn(&pid, "/bin/sh", &actions, nil, argv, envp)
-        guard code == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        var killed = false
-        while true {
-            let got = wait4(pid, &status, WNOHANG, &usage)
-            if got == pid { break }
-            if got < 0 && errno != EINTR { break }
-            if !killed && Date().timeIntervalSince(started) > limit {
-                Issue.record("\(program) \(arguments) did not finish within \(limit)s")
-                kill(pid, SIGKILL)
-                killed = true
-            }
-            usleep(5_000)
+        var peak = 0
+        while running.process.isRunning && Date().timeIntervalSince(started) < limit {
+            peak = max(peak, highWaterMark(running.pid))
+            usleep(2_000)
         }
-        let seconds = Date().timeIntervalSince(started)
-        let exit: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        let stdout = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: out)
-        try? FileManager.default.removeItem(atPath: err)
-        return Result(stdout: stdout, stderr: stderr, status: exit, seconds: seconds, peakKiB: usage.ru_maxrss)
+        let result = try running.wait(limit: max(1, limit - Date().timeIntervalSince(started)))
+        return Result(stdout: result.stdout, stderr: result.stderr, status: result.status,
+                      seconds: Date().timeIntervalSince(started), peakKiB: peak)
+    }
+
+    /// `VmHWM` of `pid` in KiB (0 once it is gone).
+    private static func highWaterMark(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 }
