@@ -172,7 +172,9 @@ import Testing
     /// form (`moon-PID-XXXXXX`), whose moon is gone and which no live moon
     /// has locked. Older moons' `moon-XXXXXX` are left alone.
     @Test func theNextRunRemovesTheOutputDirectoryOfAKilledMoon() throws {
-        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: 'sleep 30' }\n")
+        // A built-in sleep: no node process, which the test process (a
+        // subreaper, for the launcher's tests) would inherit from a SIGKILLed moon.
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { uses: sleep, with: { duration: 30s } }\n")
         let base = moon.path("tmp")
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         func entries() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []) }
