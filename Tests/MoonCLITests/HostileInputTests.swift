@@ -380,25 +380,13 @@ enum Measured {
         try measure(moon.start(arguments), limit: limit)
     }
 
-    /// `script` with bash in the test's directory, `$MOON` the binary.
+    /// `script` with bash in the test's directory, `$MOON` the binary
+    /// (`shell` of MoonProcessRunner), timed; its memory is not measured.
     static func shell(_ script: String, in moon: Moon, limit: TimeInterval = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = moon.directory
-        var environment = ProcessInfo.processInfo.environment
-        environment["MOON"] = Moon.binary
-        environment["NO_COLOR"] = "1"
-        process.environment = environment
-        let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")
-        let err = moon.directory.appendingPathComponent(".sh-err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return try measure(Moon.Running(process: process, out: out, err: err), limit: limit)
+        let started = Date()
+        let result = try MoonCLITests.shell(script, in: moon, bash: true, limit: limit)
+        return Result(stdout: result.stdout, stderr: result.stderr, status: result.status,
+                      seconds: Date().timeIntervalSince(started), peakKiB: 0)
     }
 
     private static func measure(_ running: Moon.Running, limit: TimeInterval) throws -> Result {
