@@ -649,10 +649,29 @@ struct GraphDecoder {
             } else if text.contains("${{") {
                 error("'\(key)' cannot use expressions; write the paths as they are", at: item.span)
             } else {
+                if key == "sources", let root = Self.walkOutsideTheGraph(text) {
+                    warning("'sources' pattern '\(text)' walks \(root): every run stats, and hashes when changed, every file it matches",
+                            at: item.span, notes: ["help: name the directories the node reads, e.g. 'src/**' or '../shared/include/**'"])
+                }
                 result.append(text)
             }
         }
         return result
+    }
+
+    /// What a `sources` pattern walks when its walk starts at the root of
+    /// the file system or at a directory above the graph's (`/**`,
+    /// `../**`): a description for a warning, else nil. A pattern below a
+    /// named directory (`/opt/sdk/**`, `../shared/**`) may well be meant.
+    static func walkOutsideTheGraph(_ pattern: String) -> String? {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        guard let wild = segments.firstIndex(where: { $0.contains(where: { "*?[{".contains($0) }) }) else { return nil }
+        let fixed = segments[..<wild].filter { $0 != "." }
+        if pattern.hasPrefix("/") {
+            return fixed.isEmpty ? "the whole file system" : nil
+        }
+        guard !fixed.isEmpty, fixed.allSatisfy({ $0 == ".." }) else { return nil }
+        return "'\(fixed.joined(separator: "/"))', a directory above the graph's, and all of it"
     }
 
     /// A list of strings, or one string taken as a list of one.

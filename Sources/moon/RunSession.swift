@@ -143,7 +143,7 @@ final class RunSession {
             do {
                 try store.record(record)
             } catch {
-                warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
+                warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
             }
         }
         // A signal from here on stops nothing: the loop no longer runs.
