@@ -128,10 +128,15 @@ install: release completions
 	install -m 644 .build/completions/moon.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/moon.fish
 
 # libFuzzer + AddressSanitizer over the YAML loader and graph decoder, seeded
-# from fuzz/corpus; crashes go to .build-fuzz/artifacts/.
+# from fuzz/corpus; crashes go to .build-fuzz/artifacts/. Then the shell-value
+# fuzzer (fuzz/shell-values.py): random shell text around ${{ }} with values
+# that would create a mark file if run, through the built moon, sh and bash;
+# a mark is a failure (.build-fuzz/shell-artifacts/). Each gets FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+	$(SWIFT) build --product moon
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/shell-values.py
 
 # Speed against ninja and make on the same generated graphs (see bench/).
 bench: release

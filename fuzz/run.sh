@@ -6,6 +6,8 @@
 # New interesting inputs go to .build-fuzz/corpus (fuzz/corpus, the committed
 # seeds, is only read); crashes are written to .build-fuzz/artifacts/ and the
 # script exits non-zero. Turn each crash into a regression test.
+# `make fuzz` then runs fuzz/shell-values.py (values that must stay data in
+# shell scripts) for as long.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"

@@ -39,8 +39,10 @@ struct DocumentBuilder {
     private var stack: [Frame] = []
     /// Anchored nodes by name; a later anchor with the same name replaces the earlier one.
     private var anchors: [String: YAMLNode] = [:]
-    /// Nodes so far with every alias counted at its expanded size.
-    private var expandedCount = 0
+    /// Nodes written so far, and nodes repeated by aliases so far (each
+    /// alias at the size of the node it names).
+    private var writtenCount = 0
+    private var aliasCount = 0
 
     init(path: String, limits: YAMLLoader.Limits) {
         self.path = path
@@ -52,7 +54,7 @@ struct DocumentBuilder {
     mutating func scalar(_ text: String, style: YAMLNode.ScalarStyle, tag: String?, anchor: String?,
                          start: SourceLocation, end: SourceLocation) -> Bool {
         let node = YAMLNode(kind: .scalar(text, style: style, tag: tag), span: span(start, end))
-        guard count(1, at: node.span) else { return false }
+        guard countWritten(at: node.span) else { return false }
         if let anchor { anchors[anchor] = node }
         attach(node)
         return true
@@ -70,9 +72,9 @@ struct DocumentBuilder {
             attach(YAMLNode(kind: .scalar("", style: .plain, tag: nil), span: here))
             return true
         }
-        // An alias shares the anchored node; its size counts again, which is
-        // what stops an alias bomb before anything is copied or walked.
-        guard count(node.nodeCount, at: here) else { return false }
+        // An alias shares the anchored node; its size counts, which is what
+        // stops an alias bomb before anything is copied or walked.
+        guard countAlias(node.nodeCount, at: here) else { return false }
         attach(node)
         return true
     }
@@ -83,7 +85,7 @@ struct DocumentBuilder {
                                       notes: ["help: a graph needs a few levels at most; look for '[' or '{' opened by mistake"]))
             return false
         }
-        guard count(1, at: span(start, end)) else { return false }
+        guard countWritten(at: span(start, end)) else { return false }
         stack.append(Frame(isMapping: mapping, anchor: anchor, start: start))
         return true
     }
@@ -227,12 +229,24 @@ struct DocumentBuilder {
         }
     }
 
-    /// Adds `nodes` to the expanded count; false (with a diagnostic) once over the limit.
-    private mutating func count(_ nodes: Int, at span: SourceSpan) -> Bool {
-        expandedCount = YAMLNode.saturatingAdd(expandedCount, nodes)
-        guard expandedCount > limits.maxNodes else { return true }
+    /// Counts one written node; false (with a diagnostic) once over the limit.
+    private mutating func countWritten(at span: SourceSpan) -> Bool {
+        writtenCount += 1
+        guard writtenCount > limits.maxNodes else { return true }
         diagnostics.append(.error(
-            "the document has more than \(limits.maxNodes) nodes once aliases are expanded",
+            "the document has more than \(limits.maxNodes) nodes (keys, values and list items)",
+            at: span,
+            notes: ["note: this is where the limit was reached; it bounds the memory a graph file can take to load",
+                    "help: split the graph into several files"]))
+        return false
+    }
+
+    /// Adds the `nodes` an alias repeats; false (with a diagnostic) once over the limit.
+    private mutating func countAlias(_ nodes: Int, at span: SourceSpan) -> Bool {
+        aliasCount = YAMLNode.saturatingAdd(aliasCount, nodes)
+        guard aliasCount > limits.maxAliasNodes else { return true }
+        diagnostics.append(.error(
+            "the aliases of this document repeat more than \(limits.maxAliasNodes) nodes",
             at: span,
             notes: ["note: this is where the limit was reached; a file whose aliases refer to aliases (a \"billion laughs\" file) grows this way"]))
         return false

@@ -9,18 +9,29 @@ import CYaml
 /// 0-based, character-counted marks are converted to `SourceLocation`s here
 /// and nowhere else.
 public enum YAMLLoader {
-    /// Bounds that keep hostile input (alias bombs, deep nesting) a quick error.
+    /// Bounds that keep hostile input (alias bombs, deep nesting, huge
+    /// files) a quick error.
     public struct Limits: Sendable {
         /// Maximum nesting depth of collections.
         public var maxDepth: Int = 256
-        /// Maximum number of nodes after alias expansion.
-        public var maxNodes: Int = 1_000_000
+        /// Maximum number of nodes written in the document (every scalar
+        /// and collection once): with the graph file's size cap it bounds
+        /// loading's memory. A 200,000-node graph of one-line built-ins
+        /// has about 2,000,000.
+        public var maxNodes: Int = 4_000_000
+        /// Maximum number of nodes that aliases repeat (an alias counts the
+        /// size of the node it names): what stops an alias bomb (a "billion
+        /// laughs" file) before anything walks it. A file without aliases
+        /// never reaches it.
+        public var maxAliasNodes: Int = 4_000_000
         public init() {}
 
-        /// Limits with the given bounds (for tests and tools that need other values).
-        public init(maxDepth: Int, maxNodes: Int) {
+        /// Limits with the given bounds (for tests and tools that need other
+        /// values); `maxAliasNodes` is `maxNodes` unless given.
+        public init(maxDepth: Int, maxNodes: Int, maxAliasNodes: Int? = nil) {
             self.maxDepth = maxDepth
             self.maxNodes = maxNodes
+            self.maxAliasNodes = maxAliasNodes ?? maxNodes
         }
     }
 

@@ -11,9 +11,11 @@ struct GraphDecoder {
     var diagnostics: [Diagnostic] = []
     /// Checks `${{ … }}`; set up once vars and node names are known.
     private var expressions = ExpressionChecker(source: nil, vars: [], nodes: [])
-    /// Suggestions cost a scan of every candidate; a hostile file with thousands
-    /// of unknown names gets the first ones with suggestions and the rest without.
-    private var suggestionBudget = 200
+    /// Suggestions cost a scan of every candidate, so one file's scans are
+    /// bounded by the candidates they compare: a hostile file with thousands
+    /// of unknown names among thousands of nodes gets the first ones with
+    /// suggestions and the rest without, in time linear in its size.
+    private var suggestionBudget = 200_000
 
     init(path: String, source: SourceFile? = nil) {
         self.path = path
@@ -647,10 +649,29 @@ struct GraphDecoder {
             } else if text.contains("${{") {
                 error("'\(key)' cannot use expressions; write the paths as they are", at: item.span)
             } else {
+                if key == "sources", let root = Self.walkOutsideTheGraph(text) {
+                    warning("'sources' pattern '\(text)' walks \(root): every run stats, and hashes when changed, every file it matches",
+                            at: item.span, notes: ["help: name the directories the node reads, e.g. 'src/**' or '../shared/include/**'"])
+                }
                 result.append(text)
             }
         }
         return result
+    }
+
+    /// What a `sources` pattern walks when its walk starts at the root of
+    /// the file system or at a directory above the graph's (`/**`,
+    /// `../**`): a description for a warning, else nil. A pattern below a
+    /// named directory (`/opt/sdk/**`, `../shared/**`) may well be meant.
+    static func walkOutsideTheGraph(_ pattern: String) -> String? {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        guard let wild = segments.firstIndex(where: { $0.contains(where: { "*?[{".contains($0) }) }) else { return nil }
+        let fixed = segments[..<wild].filter { $0 != "." }
+        if pattern.hasPrefix("/") {
+            return fixed.isEmpty ? "the whole file system" : nil
+        }
+        guard !fixed.isEmpty, fixed.allSatisfy({ $0 == ".." }) else { return nil }
+        return "'\(fixed.joined(separator: "/"))', a directory above the graph's, and all of it"
     }
 
     /// A list of strings, or one string taken as a list of one.
@@ -815,7 +836,7 @@ struct GraphDecoder {
 
     private mutating func suggestion(for word: String, in candidates: [String]) -> String {
         guard suggestionBudget > 0 else { return "" }
-        suggestionBudget -= 1
+        suggestionBudget -= max(candidates.count, 1)
         return Suggestion.clause(for: word, in: candidates)
     }
 

@@ -1,35 +1,69 @@
-/// Where an expression sits in a shell-form `run` script, which decides how
-/// its value is quoted so that it is always data, never code.
+/// Where an expression sits in a shell-form `run` script. moon never puts a
+/// value into the script's text: each expression becomes a reference to a
+/// variable moon sets in the node's environment (`ShellTemplate.variable`),
+/// so the shell only ever expands it as data. The context decides how the
+/// reference is written; a wrong guess can change word splitting, never what runs.
 public enum ShellContext: Sendable, Hashable {
-    /// Outside quotes: inserted as one single-quoted word, `'v'`.
+    /// Outside quotes: `"${MOON_EXPR_1}"`, one word.
     case word
-    /// Inside `'…'`: the quote is closed, the word inserted, and reopened: `'…''v''…'`.
+    /// Inside `'…'`: the quote is closed, the reference inserted, and reopened: `'…'"${MOON_EXPR_1}"'…'`.
     case singleQuoted
-    /// Inside `"…"`: the same with double quotes: `"…"'v'"…"`.
+    /// Inside `"…"` or an unquoted here-document: `${MOON_EXPR_1}`.
     case doubleQuoted
-    /// Inside `$(( … ))`, `(( … ))` or `$[ … ]`: the shell evaluates the text
-    /// (bash even runs `$(…)` found in array subscripts), so only an integer is inserted.
+    /// Where bash evaluates text as arithmetic or as a variable name
+    /// (`$(( ))`, `(( ))`, `$[ ]`, `let`, `declare -i`, `[[ … -eq … ]]`,
+    /// array subscripts, `${s:OFFSET}`): it runs `$(…)` found in a subscript
+    /// of the value, so the value must be a plain integer.
     case arithmetic
     /// In a `#` comment: left as written.
     case comment
-    /// Where no quoting is safe (backticks, here-documents, `${…}`, after `\`
-    /// or `$`): `moon check` reports it, with the reason.
+    /// Where moon refuses a value (`eval`, `sh -c`, a quoted here-document,
+    /// after `\` or `$`, a script moon cannot follow): `moon check` reports it, with the reason.
     case unsafe(String)
 }
 
-/// Renders shell-form `run` scripts with their expressions quoted as their
-/// context requires. A small lexer follows the script's quoting (quotes,
-/// `$(…)`, backticks, `${…}`, arithmetic, comments, here-documents, `case`
-/// patterns) up to each expression. Where it cannot be sure — an unclosed
-/// quote or bracket — every expression of the script is `unsafe`, so a
-/// mistake of the lexer is a check error, never an injection.
+/// Renders shell-form `run` scripts: each `${{ … }}` becomes a reference to
+/// an environment variable holding its value, written for its context. A
+/// small lexer follows the script's quoting (quotes, `$(…)`, backticks,
+/// `${…}`, arithmetic, comments, here-documents, `case` patterns, the words
+/// of each simple command) up to each expression. Safety does not rest on
+/// it: a value is never part of the script's text. The lexer decides only
+/// the quoting of the reference, where bash would evaluate the value as
+/// arithmetic (integers only), and where a command runs its argument as
+/// code (refused). Where it cannot follow the script — an unclosed quote or
+/// bracket — every expression of the script is `unsafe`.
 public enum ShellTemplate {
-    /// A value that cannot be inserted (a non-integer in arithmetic, a NUL byte).
+    /// A value that cannot be passed (a non-integer in arithmetic, a NUL byte).
     public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         public var message: String
         public init(_ message: String) { self.message = message }
         public var description: String { message }
     }
+
+    /// A script ready to run: its text, and the variables to set in the
+    /// process's environment for it.
+    public struct Rendered: Sendable, Hashable {
+        public var script: String
+        public var bindings: [Binding]
+        public init(script: String, bindings: [Binding]) {
+            self.script = script
+            self.bindings = bindings
+        }
+    }
+
+    public struct Binding: Sendable, Hashable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The environment variable that carries the script's `k`th expression
+    /// (from 0). moon's own `MOON_` prefix: set after the node's `env:`, so
+    /// nothing of the graph can shadow it.
+    public static func variable(_ k: Int) -> String { "MOON_EXPR_\(k + 1)" }
 
     /// The context of each expression of `template`, in order.
     public static func contexts(of template: Template, shell: Shell) -> [ShellContext] {
@@ -37,10 +71,12 @@ public enum ShellTemplate {
         return lexer.run()
     }
 
-    /// The script with every expression replaced by its quoted value.
-    public static func render(_ template: Template, shell: Shell, value: (Expression) throws -> String) throws -> String {
+    /// The script with every expression replaced by a reference to its
+    /// variable, and the variables' values.
+    public static func render(_ template: Template, shell: Shell, value: (Expression) throws -> String) throws -> Rendered {
         let contexts = self.contexts(of: template, shell: shell)
         var out = ""
+        var bindings: [Binding] = []
         var k = 0
         for part in template.parts {
             switch part {
@@ -56,23 +92,26 @@ public enum ShellTemplate {
                 if case .unsafe(let reason) = context { throw Failure(reason) }
                 let v = try value(expression)
                 if v.unicodeScalars.contains("\0") { throw Failure("the value of \(expression.raw) contains a NUL byte") }
+                if case .arithmetic = context, !isInteger(v) {
+                    throw Failure("\(expression.raw) is where bash evaluates arithmetic (or a variable name), so its value must be a plain integer; it is '\(preview(v))'")
+                }
+                if hasSubscriptSubstitution(v) {
+                    throw Failure("the value of \(expression.raw) ('\(preview(v))') has a '$(' or '`' after a '[': bash runs that as a command wherever it evaluates the value as arithmetic or a variable name, which moon cannot see everywhere, so it is refused in a shell script; pass it through 'env:' and use \"$NAME\" if you must")
+                }
+                let name = variable(bindings.count)
+                bindings.append(Binding(name: name, value: v))
                 switch context {
-                case .word: out += quote(v)
-                case .singleQuoted: out += "'" + quote(v) + "'"
-                case .doubleQuoted: out += "\"" + quote(v) + "\""
-                case .arithmetic:
-                    guard isInteger(v) else {
-                        throw Failure("\(expression.raw) is inside an arithmetic expression, where only integers are inserted; its value is not one")
-                    }
-                    out += v
+                case .word: out += "\"${\(name)}\""
+                case .singleQuoted: out += "'\"${\(name)}\"'"
+                case .doubleQuoted, .arithmetic: out += "${\(name)}"
                 case .comment, .unsafe: break
                 }
             }
         }
-        return out
+        return Rendered(script: out, bindings: bindings)
     }
 
-    /// One single-quoted shell word: `it's` -> `'it'\''s'`.
+    /// One single-quoted shell word: `it's` -> `'it'\\''s'`.
     public static func quote(_ value: String) -> String {
         "'" + value.replacing("'", with: "'\\''") + "'"
     }
@@ -83,19 +122,84 @@ public enum ShellTemplate {
         return !digits.isEmpty && digits.count <= 18 && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
+    /// `a[$(cmd)]`: the one shape of data that bash executes, when it
+    /// evaluates it as arithmetic or a name (`let`, `declare -i`, `read`,
+    /// `printf -v`, `${!x}`, `[[ -v ]]`, a variable with the integer attribute).
+    static func hasSubscriptSubstitution(_ text: String) -> Bool {
+        guard let bracket = text.utf8.firstIndex(of: UInt8(ascii: "[")) else { return false }
+        let rest = text.utf8[bracket...]
+        if rest.contains(UInt8(ascii: "`")) { return true }
+        var previous: UInt8 = 0
+        for byte in rest {
+            if previous == UInt8(ascii: "$") && byte == UInt8(ascii: "(") { return true }
+            previous = byte
+        }
+        return false
+    }
+
+    static func preview(_ text: String) -> String {
+        let line = text.prefix { $0 != "\n" }
+        return line.count > 60 || line.count < text.count ? String(line.prefix(60)) + "…" : String(line)
+    }
+
     // MARK: - The lexer
 
     private struct Lexer {
         enum Element { case char(Unicode.Scalar), expression(Int) }
-        enum Kind { case top, command, single, ansiC, double, backtick, parameter, arithmetic, bracketArithmetic, comment }
+        enum Kind {
+            case top, command, single, ansiC, double, backtick, parameter, arithmetic, bracketArithmetic, arraySubscript, comment
+            case hereDocument(quoted: Bool)
+
+            var isDouble: Bool {
+                if case .double = self { return true }
+                return false
+            }
+            var isHereDocument: Bool {
+                if case .hereDocument = self { return true }
+                return false
+            }
+        }
         struct Frame {
             var kind: Kind
             var parens = 0
             var cases = 0
+            /// Code frames: the current word's unquoted characters, whether a
+            /// word has begun, and the words of the current simple command.
+            var word = ""
+            var inWord = false
+            var words: [String] = []
+            /// Expressions of the current `[[ … ]]`, arithmetic if it compares numbers.
+            var conditional: [Int] = []
+            /// Expressions since the start of the line (or of the group
+            /// `{ …; }`, `( … )` spanning lines), refused if a later command
+            /// of it is a shell reading its stdin (`… | sh`).
+            var pipeline: [Int] = []
+            var braces = 0
+            /// Expressions of the current simple command (also those inside its `$(…)`).
+            var expressions: [Int] = []
+            /// The next word is a redirection's target.
+            var redirection = false
+            /// `<(…)` or `>(…)`: a file name argument of the command around it.
+            var processSubstitution = false
+            /// A command of the current pipeline that is a shell reading its
+            /// stdin (for here-documents of the line).
+            var pipelineShell: String?
+            /// Here-documents: whether their text is a shell's script.
+            var feedsShell: String?
+            /// `${…}`: its text so far, which tells a subscript or offset from a default word.
+            var text = ""
+            /// Here-documents: the delimiter (nil: moon could not read it),
+            /// whether leading tabs are stripped, and whether a line starts here.
+            var delimiter: String?
+            var stripTabs = false
+            var lineStart = true
         }
         struct HereDocument {
             var delimiter: String?
             var stripTabs: Bool
+            var quoted: Bool
+            /// The command the operator belongs to (its words so far).
+            var command: [String]
         }
 
         let bash: Bool
@@ -104,8 +208,9 @@ public enum ShellTemplate {
         var stack = [Frame(kind: .top)]
         var pending: [HereDocument] = []
         var atWordStart = true
-        var word = ""
         var i = 0
+
+        static let envHint = "pass the value through 'env:' and use \"$NAME\""
 
         init(template: Template, bash: Bool) {
             self.bash = bash
@@ -115,7 +220,7 @@ public enum ShellTemplate {
                 case .expression:
                     elements.append(.expression(contexts.count))
                     // Replaced when the lexer reaches it; an expression it never placed stays unsafe.
-                    contexts.append(.unsafe("moon could not tell where this expression sits in the script; pass the value through 'env:' and use \"$NAME\""))
+                    contexts.append(.unsafe("moon could not tell where this expression sits in the script; \(Self.envHint)"))
                 }
             }
         }
@@ -126,6 +231,10 @@ public enum ShellTemplate {
         }
 
         var kind: Kind { stack[stack.count - 1].kind }
+        var top: Frame {
+            get { stack[stack.count - 1] }
+            set { stack[stack.count - 1] = newValue }
+        }
 
         mutating func run() -> [ShellContext] {
             while i < elements.count {
@@ -133,40 +242,240 @@ public enum ShellTemplate {
                 case .expression(let k):
                     contexts[k] = context(for: k)
                     atWordStart = false
-                    word = ""
+                    if case .hereDocument = kind { top.lineStart = false }
+                    if isCode(kind) { top.inWord = true }
                     i += 1
                 case .char(let c):
                     step(c)
                 }
             }
-            if kind == .comment { stack.removeLast() }
+            if case .comment = kind { stack.removeLast() }
+            if isCode(kind) { endWord(); endCommand() }
             if stack.count != 1 || !pending.isEmpty {
-                let reason = "moon cannot follow the quoting of this script (an unclosed quote, bracket or here-document), so it cannot insert this value safely; pass it through 'env:' and use \"$NAME\""
+                let reason = "moon cannot follow the quoting of this script (an unclosed quote, bracket or here-document), so it cannot tell how to pass this value; \(Self.envHint)"
                 for k in contexts.indices where !contexts[k].isUnsafe { contexts[k] = .unsafe(reason) }
             }
             return contexts
         }
 
-        /// The context of expression `k` at the current position.
-        func context(for k: Int) -> ShellContext {
+        func isCode(_ kind: Kind) -> Bool {
+            switch kind {
+            case .top, .command, .backtick: return true
+            default: return false
+            }
+        }
+
+        /// The context of expression `k` at the current position. Besides
+        /// where it sits, every enclosing command counts: `eval "$(echo X)"`
+        /// runs what the inner command prints.
+        mutating func context(for k: Int) -> ShellContext {
+            let inner = innerContext(for: k)
+            if case .comment = inner { return inner }
+            for j in stack.indices where isCode(stack[j].kind) {
+                stack[j].expressions.append(k)
+                stack[j].pipeline.append(k)
+            }
+            if inner.isUnsafe { return inner }
+            for j in stack.indices.reversed() {
+                if isCode(stack[j].kind), let reason = Self.runsAsCode(stack[j].words) { return .unsafe(reason) }
+                if isCode(stack[j].kind), j + 1 < stack.count, stack[j + 1].processSubstitution,
+                   let name = Self.commandName(stack[j].words), Self.readsFiles(name) {
+                    return .unsafe("\(name) runs the file <(…) names as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+                if let shell = stack[j].feedsShell {
+                    return .unsafe("this here-document is the script of \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+            }
+            return inner
+        }
+
+        mutating func innerContext(for k: Int) -> ShellContext {
             let previous = i > 0 ? char(i - 1) : nil
             switch kind {
             case .comment: return .comment
-            case .single: return .singleQuoted
-            case .ansiC: return .unsafe("an expression inside $'…' cannot be quoted safely; pass the value through 'env:' and use \"$NAME\"")
-            case .backtick: return .unsafe("an expression inside backticks cannot be quoted safely; use $(…) instead, or pass the value through 'env:' and use \"$NAME\"")
-            case .parameter: return .unsafe("an expression inside ${…} cannot be quoted safely; pass the value through 'env:' and use \"$NAME\"")
-            case .arithmetic, .bracketArithmetic: return .arithmetic
-            case .top, .command, .double:
-                if previous == "\\" && escapeIsActive(before: i - 1) {
-                    return .unsafe("a backslash right before ${{ … }} would escape moon's quoting; remove it")
+            case .ansiC: return .unsafe("an expression inside $'…' cannot be passed; \(Self.envHint)")
+            case .hereDocument(let quoted):
+                if quoted {
+                    return .unsafe("nothing is expanded in a here-document whose delimiter is quoted, so a value cannot reach it; use an unquoted delimiter (<<EOF), or \(Self.envHint)")
                 }
-                if previous == "$" {
-                    return .unsafe("a '$' right before ${{ … }} would change how the shell reads the value; remove it or put a space between")
+                return .doubleQuoted
+            case .parameter: return parameterContext(top.text)
+            case .arithmetic, .bracketArithmetic, .arraySubscript: return .arithmetic
+            case .top, .command, .backtick, .double, .single:
+                if case .single = kind {} else {
+                    if previous == "\\" && escapeIsActive(before: i - 1) {
+                        return .unsafe("a backslash right before ${{ … }} would change how the shell reads it; remove it")
+                    }
+                    if previous == "$" {
+                        return .unsafe("a '$' right before ${{ … }} would change how the shell reads it; remove it or put a space between")
+                    }
                 }
-                return kind == .double ? .doubleQuoted : .word
+                // The code frame whose simple command holds the expression.
+                var j = stack.count - 1
+                while j > 0, !isCode(stack[j].kind) {
+                    switch stack[j].kind {
+                    case .single, .double: j -= 1
+                    default: return kind.isDouble ? .doubleQuoted : .word
+                    }
+                }
+                let command = stack[j].words
+                if let reason = Self.runsAsCode(command) { return .unsafe(reason) }
+                if Self.isArithmeticCommand(command) { return .arithmetic }
+                if Self.commandName(command) == "[[" { stack[j].conditional.append(k) }
+                switch kind {
+                case .single: return .singleQuoted
+                case .double: return .doubleQuoted
+                default: return .word
+                }
             }
         }
+
+        /// `${NAME…}`: in a default, alternative or pattern word the value is
+        /// data; in a subscript or a `:OFFSET:LENGTH` it is arithmetic.
+        func parameterContext(_ text: String) -> ShellContext {
+            var rest = Substring(text)
+            if rest.first == "#" || rest.first == "!" { rest = rest.dropFirst() }
+            let name = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            if name.isEmpty {
+                guard let special = rest.first, "@*#?$!-".contains(special) else {
+                    return .unsafe("an expression cannot name the parameter of ${…}; \(Self.envHint)")
+                }
+                rest = rest.dropFirst()
+            } else {
+                rest = rest.dropFirst(name.count)
+            }
+            if rest.first == "[" {
+                guard let close = rest.firstIndex(of: "]") else { return .arithmetic }
+                rest = rest[rest.index(after: close)...]
+            }
+            guard let op = rest.first else {
+                return .unsafe("an expression cannot name the parameter of ${…}; \(Self.envHint)")
+            }
+            if op == ":" {
+                if let next = rest.dropFirst().first, "-=?+".contains(next) { return .word }
+                return .arithmetic
+            }
+            if "-=?+#%/^,".contains(op) { return .word }
+            return .unsafe("moon cannot pass a value inside this ${…} form; \(Self.envHint)")
+        }
+
+        static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox"]
+        static let arithmeticOperators: Set<String> = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"]
+
+        /// The command's name: its first word that is not an assignment or a
+        /// wrapper (`command`, `builtin`, `exec`, `env`, `sudo`, `nohup`).
+        static func commandName(_ words: [String]) -> String? {
+            words.first { !isAssignment($0) && !["command", "builtin", "exec", "env", "sudo", "nohup", "time"].contains($0) }
+        }
+
+        static func isAssignment(_ word: String) -> Bool {
+            guard let equals = word.firstIndex(of: "="), equals != word.startIndex else { return false }
+            let name = word[..<equals].prefix { $0 != "[" }
+            return name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+        }
+
+        /// Why the next word of `words` is run as shell code: an argument of
+        /// `eval` or `trap`, or the command string after a shell's `-c`.
+        static func runsAsCode(_ words: [String]) -> String? {
+            let name = commandName(words)
+            if name == "eval" {
+                return "eval runs its arguments as shell code, so a value there would be code; \(envHint) inside single quotes (eval 'echo \"$NAME\"')"
+            }
+            if name == "trap" {
+                return "trap runs its action as shell code, so a value there would be code; \(envHint) inside single quotes (trap 'echo \"$NAME\"' EXIT)"
+            }
+            if let option = words.last, option.hasPrefix("-"), !option.hasPrefix("--"), option.contains("c"),
+               let shell = words.dropLast().last(where: { shells.contains(String($0.split(separator: "/").last ?? "")) }) {
+                return "\(shell) \(option) runs its argument as shell code, so a value there would be code; \(envHint) inside single quotes (sh -c 'echo \"$NAME\"')"
+            }
+            return nil
+        }
+
+        /// `let`, and `declare -i` and its kin: every argument is arithmetic.
+        static func isArithmeticCommand(_ words: [String]) -> Bool {
+            guard let name = commandName(words) else { return false }
+            if name == "let" { return true }
+            guard ["declare", "typeset", "local", "readonly", "export"].contains(name) else { return false }
+            return words.contains { $0.hasPrefix("-") && $0.dropFirst().allSatisfy(\.isLetter) && $0.contains("i") }
+        }
+
+        /// The end of a word in a code frame.
+        mutating func endWord() {
+            guard top.inWord else { return }
+            if top.redirection {
+                // A redirection's target (`> /dev/null`) is no word of the command.
+                top.redirection = false
+                top.word = ""
+                top.inWord = false
+                return
+            }
+            let word = top.word
+            if word == "case" { top.cases += 1 }
+            if word == "esac" { top.cases = max(0, top.cases - 1) }
+            top.words.append(word)
+            top.word = ""
+            top.inWord = false
+            if top.words.count == 1, Self.reserved.contains(word) {
+                if word == "{" { top.braces += 1 }
+                if word == "}" { top.braces = max(0, top.braces - 1) }
+                top.words = []
+            }
+        }
+
+        /// The end of a simple command: a `[[ … ]]` that compares numbers
+        /// makes its expressions arithmetic.
+        mutating func endCommand(pipe: Bool = false) {
+            if !top.conditional.isEmpty, top.words.contains(where: Self.arithmeticOperators.contains) {
+                for k in top.conditional where !contexts[k].isUnsafe { contexts[k] = .arithmetic }
+            }
+            if let shell = Self.readsScript(top.words) {
+                // `… | sh`: what the earlier commands print is the shell's script.
+                for k in top.pipeline where !contexts[k].isUnsafe {
+                    contexts[k] = .unsafe("this command's output is piped into \(shell), which runs it as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+                // `sh <<< "…"`, `bash < <(…)`: the command's own input is its script.
+                for k in top.expressions where !contexts[k].isUnsafe {
+                    contexts[k] = .unsafe("\(shell) reads its script from its input, which holds this value, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
+                }
+                top.pipelineShell = shell
+            }
+            lineShell = top.pipelineShell
+            if !pipe { top.pipelineShell = nil }
+            top.expressions = []
+            top.conditional = []
+            top.words = []
+        }
+
+        /// The shell that reads its script from stdin in this command (`sh`,
+        /// `bash -s`, not `sh -c …` or `sh FILE`), or nil.
+        static func readsScript(_ words: [String]) -> String? {
+            guard let name = commandName(words) else { return nil }
+            if name == "source" || name == "." {
+                let file = words.drop { $0 != name }.dropFirst().first
+                return file == "/dev/stdin" || file == "/proc/self/fd/0" ? name : nil
+            }
+            guard readsFiles(name) else { return nil }
+            var optionArgument = false
+            for word in words.drop(while: { $0 != name }).dropFirst() {
+                if optionArgument { optionArgument = false; continue }
+                if (word.hasPrefix("-") || word.hasPrefix("+")) && !word.hasPrefix("--") {
+                    if word.hasPrefix("-") && word.contains("c") { return nil }
+                    if word.hasPrefix("-") && word.contains("s") { return name }  // `-s`: the script is stdin, the rest are arguments
+                    optionArgument = word.hasSuffix("o") || word.hasSuffix("O")  // `-o pipefail`
+                    continue
+                }
+                if word.hasPrefix("--") { continue }
+                return nil  // a script file's name
+            }
+            return name
+        }
+
+        /// A shell, or `source`: a command whose file argument is a script.
+        static func readsFiles(_ name: String) -> Bool {
+            name == "source" || name == "." || shells.contains(String(name.split(separator: "/").last ?? ""))
+        }
+
+        static let reserved: Set<String> = ["then", "do", "else", "elif", "if", "while", "until", "!", "{", "}", "time", "fi", "done"]
 
         /// Whether the backslash at `at` escapes what follows (an odd run of backslashes).
         func escapeIsActive(before at: Int) -> Bool {
@@ -190,40 +499,61 @@ public enum ShellTemplate {
             case .comment:
                 if c == "\n" { stack.removeLast() } else { i += 1 }
             case .single:
-                if c == "'" { stack.removeLast() }
+                if c == "'" { stack.removeLast() } else { appendQuoted(c) }
                 i += 1
             case .ansiC:
                 if c == "\\" { skipEscape(); return }
                 if c == "'" { stack.removeLast() }
                 i += 1
             case .backtick:
-                if c == "\\" { skipEscape(); return }
-                if c == "`" { stack.removeLast() }
-                i += 1
+                // The inside of backticks is a command, followed like `$(…)`.
+                if c == "`" {
+                    endWord()
+                    endCommand()
+                    stack.removeLast()
+                    atWordStart = false
+                    i += 1
+                    return
+                }
+                code(c)
             case .double:
-                if c == "\\" { skipEscape(); return }
+                if c == "\\" {
+                    if let next = char(i + 1), next != "\n" { appendQuoted(next) }
+                    skipEscape()
+                    return
+                }
                 if c == "\"" { stack.removeLast(); i += 1; return }
+                if c != "`" && c != "$" { appendQuoted(c) }
+                if c == "`" { stack.append(Frame(kind: .backtick)); i += 1; return }
+                if c == "$" { dollar(); return }
+                i += 1
+            case .hereDocument(let quoted):
+                if top.lineStart, endsHereDocument() { return }
+                top.lineStart = c == "\n"
+                if quoted { i += 1; return }
+                if c == "\\" { skipEscape(); return }
                 if c == "`" { stack.append(Frame(kind: .backtick)); i += 1; return }
                 if c == "$" { dollar(); return }
                 i += 1
             case .parameter:
                 if c == "\\" { skipEscape(); return }
                 if c == "}" {
-                    if stack[stack.count - 1].parens == 0 { stack.removeLast() } else { stack[stack.count - 1].parens -= 1 }
+                    if top.parens == 0 { stack.removeLast() } else { top.parens -= 1 }
                     i += 1
                     return
                 }
-                if c == "{" { stack[stack.count - 1].parens += 1; i += 1; return }
-                if c == "'" && stack[stack.count - 2].kind != .double { stack.append(Frame(kind: .single)); i += 1; return }
+                top.text.unicodeScalars.append(c)
+                if c == "{" { top.parens += 1; i += 1; return }
+                if c == "'" && !stack[stack.count - 2].kind.isDouble { stack.append(Frame(kind: .single)); i += 1; return }
                 if c == "\"" { stack.append(Frame(kind: .double)); i += 1; return }
                 if c == "`" { stack.append(Frame(kind: .backtick)); i += 1; return }
                 if c == "$" { dollar(); return }
                 i += 1
             case .arithmetic:
-                if c == "(" { stack[stack.count - 1].parens += 1 }
+                if c == "(" { top.parens += 1 }
                 if c == ")" {
-                    stack[stack.count - 1].parens -= 1
-                    if stack[stack.count - 1].parens == 0 { stack.removeLast() }
+                    top.parens -= 1
+                    if top.parens == 0 { stack.removeLast() }
                 }
                 if c == "$" { dollar(); return }
                 i += 1
@@ -231,9 +561,63 @@ public enum ShellTemplate {
                 if c == "]" { stack.removeLast() }
                 if c == "$" { dollar(); return }
                 i += 1
+            case .arraySubscript:
+                // `name[…]`: ends at its `]`, or (a glob, not a subscript) at a blank or operator.
+                if c == " " || c == "\t" || c == "\n" || Self.operators.contains(c) { stack.removeLast(); return }
+                if c == "[" { top.parens += 1 }
+                if c == "]" {
+                    top.parens -= 1
+                    if top.parens == 0 { stack.removeLast() }
+                }
+                if c == "\\" { skipEscape(); return }
+                if c == "'" { stack.append(Frame(kind: .single)); i += 1; return }
+                if c == "\"" { stack.append(Frame(kind: .double)); i += 1; return }
+                if c == "$" { dollar(); return }
+                i += 1
             case .top, .command:
                 code(c)
             }
+        }
+
+        /// A quoted character belongs to the word around the quotes
+        /// (`e'v'al` is `eval`).
+        mutating func appendQuoted(_ c: Unicode.Scalar) {
+            guard stack.count >= 2, isCode(stack[stack.count - 2].kind) else { return }
+            stack[stack.count - 2].word.unicodeScalars.append(c)
+        }
+
+        /// At the start of a here-document's line: if the line is its
+        /// delimiter, ends the here-document (and starts the next pending one).
+        mutating func endsHereDocument() -> Bool {
+            guard let delimiter = top.delimiter else { return false }
+            var line = ""
+            var j = i
+            while j < elements.count {
+                guard case .char(let c) = elements[j] else { return false }
+                if c == "\n" { break }
+                line.unicodeScalars.append(c)
+                j += 1
+            }
+            let compared = top.stripTabs ? String(line.drop { $0 == "\t" }) : line
+            guard compared == delimiter else { return false }
+            i = min(j + 1, elements.count)
+            stack.removeLast()
+            startHereDocument()
+            return true
+        }
+
+        /// The shell of the line whose here-documents begin (set at its newline).
+        var lineShell: String?
+
+        /// The body of the next pending here-document begins.
+        mutating func startHereDocument() {
+            guard !pending.isEmpty else { atWordStart = true; return }
+            let document = pending.removeFirst()
+            var frame = Frame(kind: .hereDocument(quoted: document.quoted))
+            frame.feedsShell = Self.readsScript(document.command) ?? lineShell
+            frame.delimiter = document.delimiter
+            frame.stripTabs = document.stripTabs
+            stack.append(frame)
         }
 
         /// `$` followed by `((`, `(`, `{`, `[` or (bash) `'` opens a construct.
@@ -251,7 +635,7 @@ public enum ShellTemplate {
             } else if next == "[" {
                 stack.append(Frame(kind: .bracketArithmetic))
                 i += 2
-            } else if next == "'" && bash && kind != .double {
+            } else if next == "'" && bash && !kind.isDouble && !kind.isHereDocument {
                 stack.append(Frame(kind: .ansiC))
                 i += 2
             } else {
@@ -262,18 +646,63 @@ public enum ShellTemplate {
 
         /// Unquoted shell code (the script, or the inside of `$(…)`).
         mutating func code(_ c: Unicode.Scalar) {
+            if c == "\\", char(i + 1) == "\n" {
+                i += 2  // a line continuation: nothing at all
+                return
+            }
+            if c == "(", i > 0, char(i - 1) == "<" || char(i - 1) == ">" {
+                // `<(…)`: a command whose output is a file name argument.
+                top.redirection = false
+                top.inWord = true
+                var frame = Frame(kind: .command)
+                frame.processSubstitution = true
+                stack.append(frame)
+                atWordStart = true
+                i += 1
+                return
+            }
             let boundary = c == " " || c == "\t" || c == "\n" || Self.operators.contains(c)
             if boundary {
-                if word == "case" { stack[stack.count - 1].cases += 1 }
-                if word == "esac" { stack[stack.count - 1].cases = max(0, stack[stack.count - 1].cases - 1) }
-                word = ""
-            } else if c != "\\" {
-                word.unicodeScalars.append(c)
+                let previous = i > 0 ? char(i - 1) : nil
+                if (c == "<" || c == ">"), top.inWord, !top.word.isEmpty, top.word.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                    top.word = ""  // `2>`: a descriptor, no word
+                    top.inWord = false
+                }
+                endWord()
+                if c == ">" || (c == "<" && char(i + 1) != "<" && previous != "<") || (c == "<" && char(i + 1) == "<" && char(i + 2) == "<") {
+                    top.redirection = true
+                }
+                if c == "&" && (previous == ">" || previous == "<" || char(i + 1) == ">") {
+                    // `>&2`, `&>`: part of a redirection.
+                } else if c == "|" && char(i + 1) != "|" && previous != "|" {
+                    endCommand(pipe: true)
+                } else if c == "&" && previous == "|" {
+                    // `|&` was a pipe.
+                } else if c == "\n" || c == ";" || c == "&" || c == "|" || c == "(" || c == ")" {
+                    endCommand()
+                }
+            } else {
+                if c == "[", !top.word.isEmpty, top.word == top.word.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }),
+                   top.word.first.map({ !$0.isNumber }) == true, top.words.isEmpty || Self.commandName(top.words) == nil {
+                    // `name[…]=`: bash evaluates the subscript as arithmetic.
+                    top.inWord = true
+                    top.word.unicodeScalars.append(c)
+                    atWordStart = false
+                    var frame = Frame(kind: .arraySubscript)
+                    frame.parens = 1
+                    stack.append(frame)
+                    i += 1
+                    return
+                }
+                top.inWord = true
+                if c != "\\" && c != "'" && c != "\"" { top.word.unicodeScalars.append(c) }
             }
             let wasWordStart = atWordStart
             atWordStart = boundary
             switch c {
             case "\\":
+                // `e\val` is `eval`: the escaped character is part of the word.
+                if let next = char(i + 1), next != "\n" { top.word.unicodeScalars.append(next) }
                 skipEscape()
             case "'":
                 stack.append(Frame(kind: .single)); i += 1
@@ -284,21 +713,23 @@ public enum ShellTemplate {
             case "$":
                 dollar()
             case "#" where wasWordStart:
+                top.inWord = false
+                top.word = ""
                 stack.append(Frame(kind: .comment)); i += 1
             case "(":
                 if wasWordStart && char(i + 1) == "(" {
                     stack.append(Frame(kind: .arithmetic, parens: 2))
                     i += 2
                 } else {
-                    stack[stack.count - 1].parens += 1
+                    top.parens += 1
                     i += 1
                 }
             case ")":
-                if stack[stack.count - 1].parens > 0 {
-                    stack[stack.count - 1].parens -= 1
-                } else if stack[stack.count - 1].cases > 0 {
+                if top.parens > 0 {
+                    top.parens -= 1
+                } else if top.cases > 0 {
                     // A case pattern's `)`.
-                } else if kind == .command {
+                } else if case .command = kind {
                     stack.removeLast()
                     atWordStart = false
                 }
@@ -307,7 +738,8 @@ public enum ShellTemplate {
                 if char(i + 2) == "<" { i += 3 } else { hereDocumentOperator() }
             case "\n":
                 i += 1
-                if !pending.isEmpty { hereDocumentBodies() }
+                if top.parens == 0 && top.braces == 0 { top.pipeline = [] }
+                if !pending.isEmpty { startHereDocument() }
             default:
                 i += 1
             }
@@ -321,6 +753,7 @@ public enum ShellTemplate {
             while char(i) == " " || char(i) == "\t" { i += 1 }
             var delimiter = ""
             var known = true
+            var quoted = false
             loop: while i < elements.count {
                 switch elements[i] {
                 case .expression(let k):
@@ -330,9 +763,11 @@ public enum ShellTemplate {
                 case .char(let c):
                     if c == " " || c == "\t" || c == "\n" || Self.operators.contains(c) { break loop }
                     if c == "\\" {
+                        quoted = true
                         if let next = char(i + 1) { delimiter.unicodeScalars.append(next) }
                         i += 2
                     } else if c == "'" || c == "\"" {
+                        quoted = true
                         i += 1
                         while i < elements.count, char(i) != c {
                             if let inner = char(i) { delimiter.unicodeScalars.append(inner) } else { known = false }
@@ -345,40 +780,9 @@ public enum ShellTemplate {
                     }
                 }
             }
-            pending.append(HereDocument(delimiter: known && !delimiter.isEmpty ? delimiter : nil, stripTabs: strip))
+            pending.append(HereDocument(delimiter: known && !delimiter.isEmpty ? delimiter : nil, stripTabs: strip, quoted: quoted,
+                                        command: top.words))
             atWordStart = false
-        }
-
-        /// The bodies of the pending here-documents, line by line up to each delimiter.
-        mutating func hereDocumentBodies() {
-            while let document = pending.first {
-                var line = ""
-                var hasExpression = false
-                var expressions: [Int] = []
-                var ended = false
-                while i < elements.count {
-                    switch elements[i] {
-                    case .expression(let k):
-                        hasExpression = true
-                        expressions.append(k)
-                    case .char(let c):
-                        if c == "\n" { ended = true } else { line.unicodeScalars.append(c) }
-                    }
-                    i += 1
-                    if ended { break }
-                }
-                for k in expressions {
-                    contexts[k] = .unsafe("an expression inside a here-document cannot be quoted safely; pass the value through 'env:' and use \"$NAME\"")
-                }
-                let compared = document.stripTabs ? String(line.drop { $0 == "\t" }) : line
-                if !hasExpression, let delimiter = document.delimiter, compared == delimiter {
-                    pending.removeFirst()
-                    continue
-                }
-                if i >= elements.count && !ended { return }  // unterminated: left pending
-                if i >= elements.count { return }
-            }
-            atWordStart = true
         }
     }
 }

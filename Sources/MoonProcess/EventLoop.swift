@@ -6,8 +6,8 @@
 /// this thread, so work posted from them, and processes launched from that
 /// work, cost no wake-up of another thread. Work must not block: while it
 /// runs, no output is read and no child is reaped. (A `launch` on this
-/// thread that runs out of descriptors waits by running the loop's I/O
-/// itself, see `ProcessLauncher.launch`.)
+/// thread that runs out of descriptors does not wait: its caller queues a
+/// retry, see `ProcessLauncher.waitForResources`.)
 public final class EventLoop: @unchecked Sendable {
     let loop: IOLoop
 

@@ -71,6 +71,8 @@ final class IOLoop: @unchecked Sendable {
 
     private let lock: Lock
     private let reap: (LaunchedProcess) -> Termination
+    /// Told when a process has completed: its descriptors are free again.
+    private let completed: (IOLoop) -> Void
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -94,11 +96,12 @@ final class IOLoop: @unchecked Sendable {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: IOLoop.readSize, alignment: 16)
 
     /// Throws the errno of `pipe2` if it cannot make its wake pipe.
-    init(lock: Lock, reap: @escaping (LaunchedProcess) -> Termination) throws {
+    init(lock: Lock, reap: @escaping (LaunchedProcess) -> Termination, completed: @escaping (IOLoop) -> Void = { _ in }) throws {
         var fds: [Int32] = [-1, -1]
         guard LinuxCalls.pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { throw POSIXError.current }
         self.lock = lock
         self.reap = reap
+        self.completed = completed
         wakeRead = fds[0]
         wakeWrite = fds[1]
         watches = [Watch(fd: wakeRead, kind: .wake)]
@@ -387,6 +390,7 @@ final class IOLoop: @unchecked Sendable {
         process.pipes = []
         process.onOutput = { _ in }
         process.onExit = { _ in }
+        completed(self)
     }
 
     private func drainDeadline(_ process: LaunchedProcess) -> UInt64 {

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// The real `ProcessHandle`, and the launcher's record of one child.
@@ -62,7 +61,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
         }
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: total))) { [self] in
+        launcher.post(afterNanoseconds: UInt64(max(0, total))) { [self] in
             kill()
         }
     }

@@ -27,6 +27,8 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
     /// A complete sentence naming the program (and directory), with the
     /// system's error text.
     public var message: String
+    /// Whether `withResourceHint` added its hint already.
+    private var hasHint = false
 
     public init(kind: Kind, program: String, errno: Int32, message: String) {
         self.kind = kind
@@ -38,9 +40,10 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
     public var description: String { message }
 
     /// Adds what the user can do about exhausted resources.
-    func withResourceHint() -> ProcessLaunchError {
-        guard kind == .outOfResources else { return self }
+    public func withResourceHint() -> ProcessLaunchError {
+        guard kind == .outOfResources, !hasHint else { return self }
         var copy = self
+        copy.hasHint = true
         switch errno {
         case EMFILE:
             var limit = rlimit()

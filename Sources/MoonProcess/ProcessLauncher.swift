@@ -43,6 +43,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     static let spareDeathPipeLimit = 256
     private var reapGeneration: UInt64 = 0
     private var patienceNanoseconds: UInt64 = 10_000_000_000
+    /// `RLIMIT_NOFILE` as last read (0: not yet; see `hasReserve`).
+    private var descriptorLimit: Int32 = 0
     /// Every child's stdin (see `devNullDescriptor`); -1 until first needed.
     private var devNull: Int32 = -1
 
@@ -56,8 +58,9 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// the next reap and tries again, and fails with `.outOfResources` only
     /// after `outOfResourcesPatience` without any child exiting (or at once
     /// when no child is running). On the launcher's own thread (the event
-    /// loop, which is the one that reaps) it waits by running the loop's
-    /// I/O: callbacks of other processes may then run inside this call.
+    /// loop, which is the one that reaps) it never waits: it throws, and the
+    /// caller queues its retry with `waitForResources`, so that events,
+    /// timers and signals go on meanwhile.
     public func launch(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
@@ -67,10 +70,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         while true {
             let generation = lock.withLock { reapGeneration }
             do {
+                if mustQueueBehindWaiters {
+                    throw ProcessLaunchError.from(errno: EMFILE, program: spec.executable, doing: "creating a pipe")
+                }
                 return try launchOnce(spec, onOutput: onOutput, onExit: onExit)
             } catch let error as ProcessLaunchError where error.kind == .outOfResources {
                 // Spare death pipes hold descriptors: give them back first.
                 if releaseSpareDeathPipes() { continue }
+                if let loop = lock.withLock({ ioLoop }), loop.isCurrent {
+                    throw canWaitForResources ? error : error.withResourceHint()
+                }
                 guard waitForReap(after: generation, lastProgress: &lastProgress) else {
                     throw error.withResourceHint()
                 }
@@ -101,14 +110,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     }
 
     /// Waits until a child is reaped after `generation`; false when waiting
-    /// cannot help or patience ran out.
+    /// cannot help or patience ran out. (Not on the loop's thread: it is the
+    /// one that reaps.)
     private func waitForReap(after generation: UInt64, lastProgress: inout UInt64) -> Bool {
-        // The loop's thread is the one that reaps: it cannot wait for
-        // itself, so it runs the loop's I/O until a child has been reaped.
-        if let loop = lock.withLock({ ioLoop }), loop.isCurrent {
-            return waitForReapOnLoop(loop, after: generation, lastProgress: &lastProgress)
-        }
-        return lock.withLock {
+        lock.withLock {
             while reapGeneration == generation {
                 let deadline = lastProgress &+ patienceNanoseconds
                 if live.isEmpty || patienceNanoseconds == 0 || LinuxCalls.monotonicNanoseconds() >= deadline {
@@ -121,22 +126,91 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         }
     }
 
-    /// `waitForReap` on the loop's own thread (moon's runner launches there).
-    /// The callbacks of what it reaps only post work, which runs later.
-    private func waitForReapOnLoop(_ loop: IOLoop, after generation: UInt64, lastProgress: inout UInt64) -> Bool {
-        while true {
-            let (current, idle, patience) = lock.withLock { (reapGeneration, live.isEmpty, patienceNanoseconds) }
-            let now = LinuxCalls.monotonicNanoseconds()
-            if current != generation {
-                // Close the pipes the reaped children left at EOF, so the
-                // retry finds their descriptors free.
-                loop.pollOnce(timeout: 0)
-                lastProgress = now
-                return true
+    // MARK: Waiting for resources on the loop
+
+    /// Launches that wait for a child to end (`waitForResources`), in order.
+    /// Owned by the loop's thread.
+    private var resourceWaiters: [(Bool) -> Bool] = []
+    private var waitersRetryPosted = false
+    /// Whether the waiters are being retried (they launch then).
+    private var retryingWaiters = false
+    /// When the first of the current waiters began to wait, and when a
+    /// child last completed (its descriptors free again); guarded by `lock`.
+    private var waitingSince: UInt64 = 0
+    private var lastCompletion: UInt64 = 0
+
+    /// A new launch on the loop while others wait for resources goes behind
+    /// them (it throws, and its caller queues it), so that nodes start in
+    /// the order the runner chose, not whichever came after a child's end.
+    private var mustQueueBehindWaiters: Bool {
+        guard let loop = lock.withLock({ ioLoop }), loop.isCurrent else { return false }
+        return !resourceWaiters.isEmpty && !retryingWaiters && canWaitForResources
+    }
+
+    /// Whether a launch on the loop that ran out of resources may wait: a
+    /// child is running (its end gives resources back) and patience allows.
+    private var canWaitForResources: Bool {
+        lock.withLock { !live.isEmpty && patienceNanoseconds > 0 }
+    }
+
+    /// After `launch` threw `.outOfResources` on moon's event loop: queues
+    /// `retry` to be called on the loop once a child has ended, and returns
+    /// true; false when waiting cannot help (no child is running, or this
+    /// is not the loop's thread): then fail. `retry(false)` tries again and
+    /// returns false if still out of resources (it stays first in the queue,
+    /// for the next child's end) or true when it is done. `retry(true)` says
+    /// waiting is over (no child ended within `outOfResourcesPatience`, or
+    /// none is left): it fails and returns true. Retries run in the order
+    /// of the calls, so the nodes start in the order the runner chose.
+    public func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool {
+        guard let loop = lock.withLock({ ioLoop }), loop.isCurrent, canWaitForResources else { return false }
+        if resourceWaiters.isEmpty {
+            lock.withLock { waitingSince = LinuxCalls.monotonicNanoseconds() }
+            checkPatience(on: loop)
+        }
+        resourceWaiters.append(retry)
+        return true
+    }
+
+    /// When waiting has lasted `outOfResourcesPatience` since the later of
+    /// its start and the last child's end.
+    private var waitDeadline: UInt64 {
+        lock.withLock { max(waitingSince, lastCompletion) &+ patienceNanoseconds }
+    }
+
+    private func checkPatience(on loop: IOLoop) {
+        loop.post(atMonotonic: waitDeadline) { [self] in
+            guard !resourceWaiters.isEmpty else { return }
+            if LinuxCalls.monotonicNanoseconds() >= waitDeadline {
+                giveUpWaiters()
+            } else {
+                checkPatience(on: loop)
             }
-            let deadline = lastProgress &+ patience
-            if idle || patience == 0 || now >= deadline { return false }
-            guard loop.pollOnce(timeout: loop.pollTimeout(limit: deadline - now)) else { return false }
+        }
+    }
+
+    private func giveUpWaiters() {
+        let waiters = resourceWaiters
+        resourceWaiters = []
+        for retry in waiters { _ = retry(true) }
+    }
+
+    /// A child has completed (reaped, its pipes closed): on the loop, after
+    /// what the loop is doing now, the waiting launches try again.
+    private func childCompleted(on loop: IOLoop) {
+        lock.withLock { lastCompletion = LinuxCalls.monotonicNanoseconds() }
+        guard !resourceWaiters.isEmpty, !waitersRetryPosted else { return }
+        waitersRetryPosted = true
+        loop.post { [self] in
+            waitersRetryPosted = false
+            retryingWaiters = true
+            while let first = resourceWaiters.first {
+                guard first(false) else { break }
+                resourceWaiters.removeFirst()
+            }
+            retryingWaiters = false
+            // Still short and no child left whose end could help.
+            if !resourceWaiters.isEmpty && lock.withLock({ live.isEmpty }) { giveUpWaiters() }
         }
     }
 
@@ -175,6 +249,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
             close(stdoutPipe[0]); close(stdoutPipe[1])
             deathPipe.close()
             throw ProcessLaunchError.from(errno: code, program: program, doing: "creating a pipe")
+        }
+        // Keep a reserve: the pidfd still comes, and moon's own code (the
+        // state store, libdispatch's first worker, which crashes without a
+        // descriptor for its epoll) must still find some when nodes have
+        // taken the rest. Descriptors are numbered lowest-free first, so
+        // the highest new one tells how many are left.
+        if !hasReserve(after: max(stderrPipe[0], stderrPipe[1])) {
+            [stdoutPipe[0], stdoutPipe[1], stderrPipe[0], stderrPipe[1]].forEach { close($0) }
+            deathPipe.close()
+            throw ProcessLaunchError.from(errno: EMFILE, program: program, doing: "creating a pipe")
         }
         // The read ends stay blocking (no fcntl per pipe): the loop reads a
         // pipe only when poll said it is readable or hung up, once per
@@ -262,6 +346,23 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         return process
     }
 
+    /// Descriptors a spawn leaves free for the rest of moon (see `launchOnce`).
+    static let descriptorReserve: Int32 = 8
+
+    /// Whether, with `highest` the highest descriptor just made, the
+    /// pidfd and `descriptorReserve` more still fit under the limit. The
+    /// limit is read again only when it seems reached (it may have been
+    /// raised).
+    private func hasReserve(after highest: Int32) -> Bool {
+        func fits(_ limit: Int32) -> Bool { highest &+ 1 &+ Self.descriptorReserve < limit }
+        if fits(lock.withLock({ descriptorLimit })) { return true }
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return true }
+        let current = Int32(clamping: limit.rlim_cur)
+        lock.withLock { descriptorLimit = current }
+        return fits(current)
+    }
+
     /// `/dev/null`, opened once (`O_CLOEXEC`) and kept: every child gets it
     /// as stdin (an open in each child was one more path lookup per spawn).
     private func devNullDescriptor(program: String) throws -> Int32 {
@@ -317,7 +418,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         try lock.withLock {
             if let ioLoop { return ioLoop }
             do {
-                let loop = try IOLoop(lock: lock) { [unowned self] process in reap(process) }
+                let loop = try IOLoop(lock: lock, reap: { [unowned self] process in reap(process) },
+                                      completed: { [unowned self] loop in childCompleted(on: loop) })
                 if let start { start(loop) } else { loop.start() }
                 ioLoop = loop
                 return loop
@@ -360,24 +462,98 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     // MARK: Shutdown and orphans
 
     /// SIGKILLs every child's group that is still running, and, after
-    /// `becomeSubreaper()`, every orphan re-parented to moon. For moon's own
-    /// shutdown; call it from ordinary code (a DispatchSource signal handler
-    /// is fine), not from an async-signal handler: it takes a lock.
-    /// Completion callbacks still follow as the children are reaped.
+    /// `becomeSubreaper()`, every process that left its node's group, with
+    /// its descendants: for moon's own shutdown. Call it from ordinary code,
+    /// not from an async-signal handler: it takes a lock. Completion
+    /// callbacks still follow as the children are reaped.
+    ///
+    /// An orphan (a process that left its node's group with `setsid` or
+    /// `setpgid`, or a daemon's child) is re-parented to moon, and when it
+    /// dies its own children are too: so this kills each orphan and the
+    /// group it leads, reaps them, and looks at moon's children again, until
+    /// none is left. Each turn takes one generation of the tree; a process
+    /// that does not die within `orphanKillLimit` (stuck in the kernel) is
+    /// left to the periodic sweep.
     public func killAll() {
         lock.withLock {
             for (pid, process) in live where !process.isReaped {
                 process.killSent = true
                 _ = Glibc.kill(-pid, SIGKILL)
             }
-            // Orphans are reaped under this lock, so none of these pids can
-            // have been recycled before we signal it.
-            if isSubreaper {
-                for pid in LinuxCalls.childPids() where live[pid] == nil {
-                    _ = Glibc.kill(pid, SIGKILL)
+            guard isSubreaper else { return }
+            let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
+            // A child being spawned is not registered yet: it is no orphan.
+            while spawnsInFlight > 0 && LinuxCalls.monotonicNanoseconds() < deadline {
+                lock.wait(untilMonotonic: deadline)
+            }
+            while LinuxCalls.monotonicNanoseconds() < deadline {
+                let orphans = orphansLocked()
+                if orphans.isEmpty { return }
+                for pid in orphans { killOrphanLocked(pid, SIGKILL) }
+                // Reap what died; the survivors' turn comes again.
+                for pid in orphans {
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, WNOHANG) < 0 && errno == EINTR {}
                 }
+                usleep(200)
             }
         }
+    }
+
+    /// How long `killAll` keeps killing generations of orphans.
+    static let orphanKillLimit: UInt64 = 3_000_000_000
+
+    /// moon's children that are not its nodes' main processes: orphans
+    /// re-parented to it. Call with `lock` held (orphans are reaped under
+    /// it, so none of these pids can be recycled before it is released).
+    private func orphansLocked() -> [pid_t] {
+        LinuxCalls.childPids().filter { live[$0] == nil }
+    }
+
+    /// Sends `signal` to the orphan `pid` and to the group it leads, if it
+    /// leads one (it called `setsid` or `setpgid(0, 0)`: its descendants
+    /// are there). Another group it joined is not signalled: it may be one
+    /// of moon's own session that moon did not make. Call with `lock` held.
+    private func killOrphanLocked(_ pid: pid_t, _ signal: Int32) {
+        if getpgid(pid) == pid { _ = Glibc.kill(-pid, signal) }
+        _ = Glibc.kill(pid, signal)
+    }
+
+    // MARK: Job control
+
+    /// Ctrl-Z: stops every node (SIGSTOP to each child's group: a node
+    /// runs in a group of its own, which the terminal's SIGTSTP does not
+    /// reach) and the orphans, then moon itself; once moon is continued
+    /// (`fg`, `bg`), continues them all. Call on the loop's thread.
+    public func suspend() {
+        signalEverything(SIGSTOP)
+        _ = Glibc.kill(getpid(), SIGSTOP)
+        resume()
+    }
+
+    /// SIGCONT to every node's group and orphan (after `suspend`, or when
+    /// someone else stopped and continued moon).
+    public func resume() {
+        signalEverything(SIGCONT)
+    }
+
+    private func signalEverything(_ signal: Int32) {
+        lock.withLock {
+            for (pid, process) in live where !process.isReaped {
+                _ = Glibc.kill(-pid, signal)
+            }
+            guard isSubreaper, spawnsInFlight == 0 else { return }
+            for pid in orphansLocked() { killOrphanLocked(pid, signal) }
+        }
+    }
+
+    /// Runs `action` on the loop's thread `nanoseconds` from now (for a
+    /// child's grace period: no Dispatch timer, whose start may need a
+    /// descriptor moon does not have).
+    func post(afterNanoseconds nanoseconds: UInt64, _ action: @escaping () -> Void) {
+        guard let loop = lock.withLock({ ioLoop }) else { return }
+        let (deadline, overflow) = LinuxCalls.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
+        loop.post(atMonotonic: overflow ? UInt64.max : deadline, action)
     }
 
     /// Makes moon the reaper of its orphaned descendants

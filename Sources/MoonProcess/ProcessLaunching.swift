@@ -25,6 +25,15 @@ public protocol ProcessLaunching: Sendable {
         onOutput: @escaping @Sendable (OutputLine) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) throws -> any ProcessHandle
+
+    /// After `launch` threw `.outOfResources`: whether the caller may wait
+    /// for a child to end instead of failing (see
+    /// `ProcessLauncher.waitForResources`). Default: false, fail at once.
+    func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool
+}
+
+extension ProcessLaunching {
+    public func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool { false }
 }
 
 /// A started child. Every method is idempotent, thread-safe, and a no-op once

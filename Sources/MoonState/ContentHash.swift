@@ -70,7 +70,14 @@ public struct ContentHash: Sendable, Hashable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The SHA-256 of a file's content, read in 64 KiB blocks; nil when it cannot be read.
+    /// Polled between blocks while a file is hashed: true stops the hash,
+    /// and `ofFile` returns nil as for an unreadable file. `moon run` sets
+    /// it, so that a huge source does not hold up Ctrl-C, `--timeout` or a
+    /// closed pipe (MoonRun's `CheckInterruption`). Set it before hashing.
+    nonisolated(unsafe) public static var shouldStop: (@Sendable () -> Bool)?
+
+    /// The SHA-256 of a file's content, read in 64 KiB blocks; nil when it
+    /// cannot be read or `shouldStop` said to stop.
     public static func ofFile(_ path: String) -> ContentHash? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -79,7 +86,9 @@ public struct ContentHash: Sendable, Hashable {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
+        let shouldStop = Self.shouldStop
         while true {
+            if let shouldStop, shouldStop() { return nil }
             let n = read(fd, buffer.baseAddress, size)
             if n < 0 {
                 if errno == EINTR { continue }

@@ -280,7 +280,7 @@ public final class IncrementalState: @unchecked Sendable {
     }
 
     private func failed(_ error: Error) {
-        onWarning("cannot use \(store?.path ?? "the state store") (\(StateStore.reason(error))); running what it cannot prove up to date, remembering nothing")
+        onWarning("cannot use \(store?.path ?? "the state store") (\(store?.failureReason(error) ?? StateStore.reason(error))); running what it cannot prove up to date, remembering nothing")
         store = nil
     }
 

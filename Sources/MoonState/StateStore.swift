@@ -83,7 +83,9 @@ public final class StateStore: @unchecked Sendable {
     public static func open(graphDirectory directory: String, create: Bool = true, busyTimeout: TimeInterval = 5) -> Opened {
         let dir = self.directory(besideGraphIn: directory)
         let path = dir + "/state.db"
-        if !FileManager.default.fileExists(atPath: path) {
+        if let refusal = notAFile(path) { return Opened(warning: refusal) }
+        var info = stat()
+        if lstat(path, &info) != 0 {
             guard create else { return Opened() }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -96,17 +98,21 @@ public final class StateStore: @unchecked Sendable {
         }
         do {
             return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create))
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
-            guard create else { return Opened(warning: "\(path) is corrupt (\(error.message ?? "\(error.resultCode)"))") }
-            let aside = path + ".corrupt"
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            try? FileManager.default.removeItem(atPath: aside)
+        } catch let error as DatabaseError where isCorruption(error) {
+            guard create else {
+                return Opened(warning: "\(path) is corrupt (\(Self.reason(error))); the next `moon run` moves it aside and starts a new one")
+            }
+            let aside: String
             do {
-                try FileManager.default.moveItem(atPath: path, toPath: aside)
-                let store = try make(path: path, busyTimeout: busyTimeout, readonly: false)
-                return Opened(store: store, warning: "\(path) was corrupt (\(error.message ?? "\(error.resultCode)")); moved it to \(aside) and started a new one, so everything runs")
+                aside = try moveAside(path)
             } catch {
-                return Opened(warning: "\(path) is corrupt and cannot be replaced (\(Self.reason(error))); running everything")
+                return Opened(warning: "\(path) is corrupt and cannot be moved aside (\(Self.reason(error))); running everything, remembering nothing")
+            }
+            do {
+                let store = try make(path: path, busyTimeout: busyTimeout, readonly: false)
+                return Opened(store: store, warning: "\(path) was corrupt (\(Self.reason(error))); moved it to \(aside) and started a new one, so everything runs")
+            } catch {
+                return Opened(warning: "\(path) was corrupt (moved to \(aside)), and a new one cannot be made (\(Self.reason(error))); running everything, remembering nothing")
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return Opened(warning: "\(path) is locked by another process; running everything, remembering nothing")
@@ -114,6 +120,97 @@ public final class StateStore: @unchecked Sendable {
             return Opened(warning: "cannot open \(path) (\(Self.reason(error))); running everything, remembering nothing")
         }
     }
+
+    /// Whether `error` says the file is not a sound database (a garbage
+    /// header, or garbage pages behind a sound one).
+    public static func isCorruption(_ error: Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
+    }
+
+    /// The warning for a store file (the database, its WAL or its shared
+    /// memory) that is there but not a regular file: SQLite would wait on a
+    /// FIFO for good, read a device, or — through a symbolic link — write a
+    /// database into whatever the link names. Nil when each is a regular
+    /// file or absent. Checked before SQLite opens anything.
+    static func notAFile(_ path: String) -> String? {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard lstat(file, &info) == 0 else { continue }
+            let what: String
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: continue
+            case S_IFLNK: what = "is a symbolic link, which moon does not follow (SQLite would write into its target)"
+            case S_IFIFO: what = "is a FIFO, not a database file"
+            case S_IFCHR: what = "is a character device, not a database file"
+            case S_IFBLK: what = "is a block device, not a database file"
+            case S_IFSOCK: what = "is a socket, not a database file"
+            case S_IFDIR: what = "is a directory, not a database file"
+            default: what = "is not a regular file"
+            }
+            return "\(file) \(what); running everything, remembering nothing (remove it, and moon makes a new store)"
+        }
+        return nil
+    }
+
+    /// Moves a corrupt store to `PATH.corrupt` (replacing an older one) and
+    /// removes its WAL and shared memory, which must never be read with a
+    /// new database of the same name. Returns where it went. Connections
+    /// this process still has keep the old files, out of everyone's way.
+    @discardableResult
+    public static func moveAside(_ path: String) throws -> String {
+        let aside = path + ".corrupt"
+        try? FileManager.default.removeItem(atPath: aside)
+        try FileManager.default.moveItem(atPath: path, toPath: aside)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        return aside
+    }
+
+    /// The reason of a failure of this store in use, for a warning: a
+    /// corrupt file (garbage the opening's `probe` did not reach) is moved
+    /// aside here, once, and the reason says where; the next run starts a
+    /// new store instead of failing on this one at every run. (Not by a
+    /// store opened only to read: the reason says `moon run` will.)
+    public func failureReason(_ error: Error) -> String {
+        let reason = Self.reason(error)
+        guard Self.isCorruption(error) else { return reason }
+        guard !readonly else { return "\(reason); the next `moon run` moves it aside and starts a new one" }
+        let first = movedAsideLock.withLock {
+            defer { movedAside = true }
+            return !movedAside
+        }
+        guard first else { return reason }
+        guard let aside = try? Self.moveAside(path) else { return reason }
+        return "\(reason); moved it to \(aside), and the next run starts a new one"
+    }
+
+    private let movedAsideLock = NSLock()
+    private var movedAside = false
+    /// Opened only to read (`moon status`, `moon history`): such a store
+    /// leaves a corrupt file where it is, for `moon run` to move.
+    private var readonly = false
+
+    /// Reads the first row of each of moon's tables (their root pages and
+    /// the leftmost leaves): a store with garbage pages behind a sound
+    /// header opens without complaint, and would fail at its first use in
+    /// every run instead of once here. A few page reads. Throws what
+    /// SQLite says (a missing table, in an older schema, is not an error).
+    static func probe(_ connection: OpaquePointer) throws {
+        let tables = try SQLiteStatement(connection, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: [String] = []
+        while try tables.step() { names.append(tables.text(0)) }
+        try probe(connection, tables: names.filter(probedTables.contains))
+    }
+
+    /// `probe` of tables known to exist: one statement.
+    static func probe(_ connection: OpaquePointer, tables: [String]) throws {
+        guard !tables.isEmpty else { return }
+        let first = try SQLiteStatement(connection, "SELECT " + tables.map { "(SELECT 1 FROM \($0))" }.joined(separator: ", "))
+        _ = try first.step()
+    }
+
+    /// The tables of the current schema.
+    private static let probedTables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "sqlite_sequence"]
 
     /// A short reason for a store error, for warnings.
     public static func reason(_ error: Error) -> String {
@@ -154,7 +251,7 @@ public final class StateStore: @unchecked Sendable {
     private static func quickOpen(path: String, busyTimeout: TimeInterval) -> StateStore? {
         SharedMemoryReset.installed
         var opened: OpaquePointer?
-        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nil) == SQLITE_OK,
+        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, nil) == SQLITE_OK,
               let connection = opened else {
             sqlite3_close(opened)
             return nil
@@ -166,7 +263,8 @@ public final class StateStore: @unchecked Sendable {
             + "PRAGMA synchronous = OFF; PRAGMA wal_autocheckpoint = 0"
         guard sqlite3_exec(connection, settings, nil, nil, nil) == SQLITE_OK,
               let mode = try? SQLiteStatement.single(connection, "PRAGMA journal_mode"), mode == "wal",
-              let version = try? SQLiteStatement.single(connection, "PRAGMA user_version"), version == String(schemaVersion) else {
+              let version = try? SQLiteStatement.single(connection, "PRAGMA user_version"), version == String(schemaVersion),
+              (try? probe(connection, tables: probedTables)) != nil else {
             sqlite3_close(connection)
             return nil
         }
@@ -180,12 +278,14 @@ public final class StateStore: @unchecked Sendable {
         SharedMemoryReset.installed
         let db = try makeQueue(path: path, busyTimeout: busyTimeout, readonly: readonly)
         let store = StateStore(path: path, queue: SharedJob { .success(db) })
+        store.readonly = readonly
         if readonly {
             _ = try db.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
         } else {
             try store.migrate()
-            store.checkpointInBackground()
         }
+        try db.read { db in try db.sqliteConnection.map(probe) }
+        if !readonly { store.checkpointInBackground() }
         return store
     }
 

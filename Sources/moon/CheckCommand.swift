@@ -7,7 +7,10 @@ struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Validate graph files and print every error with its location.",
-        discussion: "Exits with 0 when every file is valid, 2 otherwise.")
+        discussion: """
+        Exits with 0 when every file is valid, 2 otherwise. A graph file is a file or a pipe \
+        (`<(...)`, /dev/stdin) of at most 64 MiB; a device is refused, and so is a FIFO nobody writes to.
+        """)
 
     @Argument(help: "Graph files (default: moon.yaml or moon.yml in the current directory).")
     var files: [String] = []

@@ -48,10 +48,21 @@ struct GraphFile {
         }
         if var graph = result.graph {
             // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
-            result.diagnostics += graph.loadDotenv { FileManager.default.contents(atPath: $0).map { [UInt8]($0) } }
+            result.diagnostics += graph.loadDotenv(reading: readDotenv)
             result.graph = graph
         }
         return .success(Parsed(source: source, result: result))
+    }
+
+    /// A `dotenv:` file, by `InputFile`'s rules; a binary one is refused here.
+    private static func readDotenv(_ path: String) -> Result<[UInt8], DotenvReadFailure> {
+        do {
+            let bytes = try InputFile.read(path, limit: InputFile.graphLimit, kind: "dotenv file", stopAtNUL: true)
+            if let problem = InputFile.binaryProblem(path, bytes) { return .failure(DotenvReadFailure(reason: problem)) }
+            return .success(bytes)
+        } catch {
+            return .failure(DotenvReadFailure(reason: error.message, missing: error.missing))
+        }
     }
 
     /// Prints what `parse` found; throws `MoonExit.invalid` after printing every error.
@@ -65,47 +76,14 @@ struct GraphFile {
         return GraphFile(source: parsed.source, graph: graph)
     }
 
-    /// The file's bytes, read with `open` and `read` into one array sized
-    /// by `fstat`: FileManager's `contents(atPath:)` and the copy out of its
-    /// `Data` were a quarter of loading a 180 KB graph.
+    /// The file's bytes, by `InputFile`'s rules: a device is refused, a
+    /// file over `InputFile.graphLimit` too, and a binary file is read only
+    /// up to its first NUL, which the loader then locates.
     static func read(_ path: String) throws -> SourceFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw readError(path, errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw readError(path, errno) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw readError(path, EISDIR) }
-        var failure: Int32 = 0
-        var atEnd = false
-        // One more byte than the size: reading it finds the end in the
-        // same pass (or that the file grew meanwhile).
-        var bytes = [UInt8](unsafeUninitializedCapacity: max(Int(info.st_size), 0) + 1) { buffer, count in
-            count = 0
-            while count < buffer.count {
-                let got = Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
-                if got < 0 && errno == EINTR { continue }
-                if got < 0 { failure = errno; return }
-                if got == 0 { atEnd = true; return }
-                count += got
-            }
-        }
-        // A file longer than its size said (growing, or a pipe): the rest.
-        var chunk = [UInt8](repeating: 0, count: atEnd || failure != 0 ? 0 : 65536)
-        while !atEnd && failure == 0 {
-            let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if got < 0 && errno == EINTR { continue }
-            if got < 0 { failure = errno } else if got == 0 { atEnd = true } else { bytes += chunk[..<got] }
-        }
-        if failure != 0 { throw readError(path, failure) }
-        return SourceFile(path: path, bytes: bytes)
-    }
-
-    private static func readError(_ path: String, _ code: Int32) -> CLIError {
-        switch code {
-        case ENOENT, ENOTDIR: return CLIError("no such file: \(path)")
-        case EISDIR: return CLIError("\(path) is a directory, not a graph file")
-        case EACCES, EPERM: return CLIError("cannot read \(path): permission denied")
-        default: return CLIError("cannot read \(path): \(String(cString: strerror(code)))")
+        do {
+            return SourceFile(path: path, bytes: try InputFile.read(path, limit: InputFile.graphLimit, kind: "graph file", stopAtNUL: true))
+        } catch {
+            throw CLIError(error.message)
         }
     }
 

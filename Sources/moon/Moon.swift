@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonProcess
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
 /// One place (`main`) turns errors into exit codes (DESIGN.md §4).
@@ -22,7 +23,12 @@ struct Moon: ParsableCommand {
     )
 
     static func main() {
+        let startProblem = ProcessStartup.prepare()
         ensureStandardDescriptors()
+        if let startProblem {
+            Console.error(startProblem)
+            Foundation.exit(1)
+        }
         blockChildSignals()
         Console.takeOverBrokenPipes()
         let code: Int32

@@ -21,7 +21,8 @@ struct ReplayCommand: ParsableCommand {
 
         Exit codes: 0 the recorded run succeeded, 1 it failed or the recording \
         ends before graph-complete, 2 the file cannot be read or a line is not \
-        a moon event (the message names the line).
+        a moon event (the message names the line). A recording is a file or a \
+        pipe (`-` is standard input) of at most 1 GiB; a device is refused.
         """)
 
     enum Speed: String, ExpressibleByArgument, CaseIterable {
@@ -108,22 +109,19 @@ struct ReplayCommand: ParsableCommand {
 
     /// Every event of the file, or exit 2 naming the first bad line.
     func load() throws -> [EventDecoder.Decoded] {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: file) else {
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) {
-                    throw CLIError(isDirectory.boolValue ? "\(file) is a directory, not an event file" : "cannot read \(file): permission denied")
-                }
-                throw CLIError("no such file: \(file)")
-            }
-            data = contents
-        }
         let name = file == "-" ? "<stdin>" : file
+        // By `InputFile`'s rules: a device is refused, a pipe is cut at the cap.
+        let bytes: [UInt8]
         do {
-            let events = try EventDecoder.decodeAll(String(decoding: data, as: UTF8.self))
+            bytes = try InputFile.read(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit, kind: "recording", stopAtNUL: true)
+        } catch {
+            throw CLIError(error.message)
+        }
+        if let problem = InputFile.binaryProblem(name, bytes) {
+            throw CLIError(problem, help: "moon replay reads the JSON Lines written by `moon run --json`")
+        }
+        do {
+            let events = try EventDecoder.decodeAll(String(decoding: bytes, as: UTF8.self))
             if events.isEmpty {
                 throw CLIError("\(name) holds no events", help: "record a run with `moon run --json > \(name)`")
             }

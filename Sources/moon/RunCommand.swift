@@ -29,7 +29,8 @@ struct RunCommand: ParsableCommand {
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
         command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up \
-        (SIGHUP), 141 stdout closed; the summary then says interrupted, not FAILED.
+        (SIGHUP), 131 quit (SIGQUIT, Ctrl-\\), 141 stdout closed; the summary then says \
+        interrupted, not FAILED. Ctrl-Z stops the nodes with moon; fg resumes them.
         """)
 
     enum OutputMode: String, ExpressibleByArgument, CaseIterable {

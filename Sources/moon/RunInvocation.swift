@@ -32,7 +32,10 @@ struct RunInvocation: Equatable {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         _ = try parsedDuration(grace, option: "--grace")
         _ = try parsedDuration(stallAfter, option: "--stall-after")
-        if let timeout { _ = try parsedDuration(timeout, option: "--timeout") }
+        if let timeout, try parsedDuration(timeout, option: "--timeout") <= .zero {
+            // As a node's `timeout: 0s`: a run that may not start is a mistake.
+            throw ValidationError("--timeout must be longer than 0s; leave it out for no time limit")
+        }
         _ = try overrides()
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
         // With --json, stdout carries only events (DESIGN.md §5); a dry run

@@ -78,7 +78,12 @@ final class RunSession {
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
-        if let state { runner.upToDate = StoreChecker(state: state, plan: plan) }
+        if let state {
+            runner.upToDate = StoreChecker(state: state, plan: plan)
+            // A huge source is hashed off the loop, and a stop cuts it short.
+            let interruption = runner.checkInterruption
+            ContentHash.shouldStop = { interruption.shouldStop }
+        }
 
         let done = DispatchSemaphore(value: 0)
         var summary: Runner.Summary?
@@ -97,11 +102,17 @@ final class RunSession {
         // Also when the nodes are silent and nothing is written to notice it.
         sink.notifyWhenReaderCloses(on: scheduler)
 
-        // SIGINT, SIGTERM and SIGHUP stop the run cleanly instead of killing
-        // moon: the loop hears of them.
+        // SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\, which the Swift
+        // runtime would answer with a crash report) stop the run cleanly
+        // instead of killing moon: the loop hears of them. Ctrl-Z (SIGTSTP)
+        // stops the nodes too, and `fg` (SIGCONT) resumes them.
         do {
-            try loop.onSignals([SIGINT, SIGTERM, SIGHUP]) { number in
-                runner.stop(Runner.StopReason.interrupt(signal: number))
+            try loop.onSignals([SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT]) { number in
+                switch number {
+                case SIGTSTP: processes.suspend()
+                case SIGCONT: processes.resume()
+                default: runner.stop(Runner.StopReason.interrupt(signal: number))
+                }
             }
         } catch {
             Console.error("cannot take over SIGINT and SIGTERM (\(error))")
@@ -132,7 +143,7 @@ final class RunSession {
             do {
                 try store.record(record)
             } catch {
-                warn("cannot record this run in \(store.path) (\(StateStore.reason(error)))")
+                warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
             }
         }
         // A signal from here on stops nothing: the loop no longer runs.

@@ -266,7 +266,7 @@ import Testing
                 needs: [build]
                 run: |
                   echo "${{ needs.build.outputs.sha }}"
-                  echo ${{ secrets.token }} `${{ vars.channel }}`
+                  echo ${{ secrets.token }}; eval ${{ vars.channel }}
               tag:
                 run: echo ${{ vars.channel
             """, file: "graph.yaml")
@@ -282,11 +282,11 @@ import Testing
                   |                                              ^~~~~~~~~~~~~~~~~~
                   = help: declare it under 'vars:', or pass --set chanel=VALUE
             graph.yaml:11:12: error: unknown context 'secrets' (moon has no 'secrets') in an expression; use needs, vars or env
-               11 |       echo ${{ secrets.token }} `${{ vars.channel }}`
+               11 |       echo ${{ secrets.token }}; eval ${{ vars.channel }}
                   |            ^~~~~~~~~~~~~~~~~~~~
-            graph.yaml:11:34: error: an expression inside backticks cannot be quoted safely; use $(…) instead, or pass the value through 'env:' and use "$NAME"
-               11 |       echo ${{ secrets.token }} `${{ vars.channel }}`
-                  |                                  ^~~~~~~~~~~~~~~~~~~
+            graph.yaml:11:39: error: eval runs its arguments as shell code, so a value there would be code; pass the value through 'env:' and use "$NAME" inside single quotes (eval 'echo "$NAME"')
+               11 |       echo ${{ secrets.token }}; eval ${{ vars.channel }}
+                  |                                       ^~~~~~~~~~~~~~~~~~~
             graph.yaml:13:15: error: unclosed '${{'; close the expression with '}}' on the same line
                13 |     run: echo ${{ vars.channel
                   |               ^~~

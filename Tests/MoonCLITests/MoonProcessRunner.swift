@@ -137,3 +137,27 @@ func isAlive(_ pid: Int32) -> Bool {
     }
     return true
 }
+
+/// Runs `script` with `sh -c` (or bash) in the test's directory, with
+/// `$MOON` set to the binary and `environment` added.
+func shell(_ script: String, in moon: Moon, bash: Bool = false, environment extra: [String: String] = [:],
+           limit: TimeInterval = 60) throws -> Moon.Result {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: bash ? "/bin/bash" : "/bin/sh")
+    process.arguments = ["-c", script]
+    process.currentDirectoryURL = moon.directory
+    var environment = ProcessInfo.processInfo.environment
+    environment["MOON"] = Moon.binary
+    environment["NO_COLOR"] = "1"
+    for (key, value) in extra { environment[key] = value }
+    process.environment = environment
+    let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")
+    let err = moon.directory.appendingPathComponent(".sh-err-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: out)
+    process.standardError = try FileHandle(forWritingTo: err)
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return try Moon.Running(process: process, out: out, err: err).wait(limit: limit)
+}

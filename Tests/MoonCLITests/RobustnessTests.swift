@@ -307,29 +307,4 @@ import Testing
         let left = (try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) ?? []
         #expect(left.isEmpty, "\(left)")
     }
-
-    // MARK: Helpers
-
-    /// Runs `script` with `sh -c` (or bash) in the test's directory, with
-    /// `$MOON` set to the binary.
-    private func shell(_ script: String, in moon: Moon, bash: Bool = false,
-                       limit: TimeInterval = 60) throws -> Moon.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: bash ? "/bin/bash" : "/bin/sh")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = moon.directory
-        var environment = ProcessInfo.processInfo.environment
-        environment["MOON"] = Moon.binary
-        environment["NO_COLOR"] = "1"
-        process.environment = environment
-        let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")
-        let err = moon.directory.appendingPathComponent(".sh-err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return try Moon.Running(process: process, out: out, err: err).wait(limit: limit)
-    }
 }

@@ -307,7 +307,7 @@ import Testing
         var found: [Diagnostic] = []
         let elapsed = clock.measure { found = problems(Self.billionLaughs) }
         #expect(found.count == 1)
-        #expect(found.first?.message == "the document has more than 1000000 nodes once aliases are expanded")
+        #expect(found.first?.message == "the aliases of this document repeat more than 4000000 nodes")
         #expect(found.first?.span?.start.line == 7)
         #expect(elapsed < .seconds(10), "fails fast, not exponentially")
     }
@@ -316,13 +316,28 @@ import Testing
         var text = "a0: &a0 {k: v}\n"
         for i in 1...40 { text += "a\(i): &a\(i) [*a\(i - 1), *a\(i - 1)]\n" }
         let found = problems(text)
-        #expect(found.first?.message.contains("nodes once aliases are expanded") == true)
+        #expect(found.first?.message.contains("aliases of this document repeat more than") == true)
     }
 
     @Test func nodeLimitIsConfigurable() {
         let limits = YAMLLoader.Limits(maxDepth: 256, maxNodes: 10)
         #expect(problems("[1, 2, 3, 4]", limits: limits).isEmpty)
         #expect(problems("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", limits: limits).count == 1)
+    }
+
+    /// The written-node limit and the alias limit are apart: a file without
+    /// aliases is never held to the alias limit, however large; aliases
+    /// count what they repeat.
+    @Test func aliasesCountApartFromWrittenNodes() {
+        let limits = YAMLLoader.Limits(maxDepth: 256, maxNodes: 100, maxAliasNodes: 10)
+        let plain = "[" + (1...60).map(String.init).joined(separator: ", ") + "]"
+        #expect(problems(plain, limits: limits).isEmpty)
+        #expect(problems("{a: &a [1, 2, 3, 4], b: *a}", limits: limits).isEmpty)
+        let repeated = problems("{a: &a [1, 2, 3, 4], b: [*a, *a, *a]}", limits: limits)
+        #expect(repeated.map(\.message) == ["the aliases of this document repeat more than 10 nodes"])
+        #expect(repeated.first.map { lc($0.span!.start) } == "1:34")
+        let written = problems("[" + (1...120).map(String.init).joined(separator: ", ") + "]", limits: limits)
+        #expect(written.first?.message == "the document has more than 100 nodes (keys, values and list items)")
     }
 
     @Test func hugeFlowNestingFailsFast() {

@@ -148,6 +148,16 @@ import Testing
         launcher.killAll()
         #expect(await isGone(escaped))
 
+        // A detached shell whose child left its group too: killAll kills
+        // the shell and its group, the child is re-parented to moon, and
+        // the next turn kills it.
+        let (tree, treeEnd) = try await run(shell("setsid sh -c 'setsid sleep 101 & echo $!; sleep 102; true' & sleep 0.3"))
+        #expect(treeEnd == .exited(0))
+        let child = try #require(tree.lines.first.flatMap { pid_t($0.text) })
+        #expect(!isDead(child))
+        launcher.killAll()
+        #expect(await isGone(child))
+
         // Spawning still works after the reaper has slept on ECHILD.
         #expect(try await run(shell("exit 7")).1 == .exited(7))
     }

@@ -13,6 +13,12 @@ final class FakeLauncher: NodeLauncher {
         /// Exit code per attempt (1-based); missing attempts exit 0.
         var exitCodes: [Int: Int32] = [:]
         var values: [String] = []
+        /// The process had exited already when it was cancelled (its exit
+        /// was on its way): it ends as its script says, not as cancelled.
+        var exitsDespiteCancel = false
+        /// Virtual seconds the attempt waits for descriptors before its
+        /// process starts (`AttemptEvents.waiting`); its duration follows.
+        var waitsForResources: TimeInterval = 0
     }
 
     let scheduler: TestScheduler
@@ -51,16 +57,23 @@ final class FakeLauncher: NodeLauncher {
             running -= 1
             events.finish(result)
         }
-        handle.onCancel = { [scheduler] in
-            scheduler.schedule { end(.failure(NodeError(.signal, "killed by SIGTERM", signal: 15))) }
+        if !script.exitsDespiteCancel {
+            handle.onCancel = { [scheduler] in
+                scheduler.schedule { end(.failure(NodeError(.signal, "killed by SIGTERM", signal: 15))) }
+            }
         }
-        handle.timer = scheduler.schedule(after: script.duration) {
+        if script.waitsForResources > 0 {
+            scheduler.schedule { events.waiting(true) }
+            scheduler.schedule(after: script.waitsForResources) { events.waiting(false) }
+        }
+        let timer = scheduler.schedule(after: script.waitsForResources + script.duration) {
             for line in script.lines { events.next(.stdout, line, false) }
             for value in script.values { events.next(.value, value, false) }
             let code = script.exitCodes[attempt] ?? 0
             end(code == 0 ? .success(exitCode: 0, outputs: [])
                           : .failure(NodeError(.exit, "exited with code \(code)", exitCode: code)))
         }
+        if !script.exitsDespiteCancel { handle.timer = timer }
         return handle
     }
 }

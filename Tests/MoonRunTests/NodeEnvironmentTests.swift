@@ -60,7 +60,11 @@ import Testing
                 run: [printf, "%s", "${{ env.MOON_ATTEMPT }}"]
             """, base: ["PATH": "/usr/bin:/bin", "HOME": "/home/u"])
         let a = try #require(try environment.processSpec(for: try node("a", in: graph), attempt: 1))
-        #expect(a.arguments == ["-e", "-c", "echo 'a' 'mine' '/home/u'"])  // quoted for the shell
+        // The values reach the shell in its environment, never in the script.
+        #expect(a.arguments == ["-e", "-c", "echo \"${MOON_EXPR_1}\" \"${MOON_EXPR_2}\" \"${MOON_EXPR_3}\""])
+        #expect(a.processEnvironment["MOON_EXPR_1"] == "a")
+        #expect(a.processEnvironment["MOON_EXPR_2"] == "mine")
+        #expect(a.processEnvironment["MOON_EXPR_3"] == "/home/u")
         #expect(a.workingDirectory == "/work/proj/sub")
         let b = try #require(try environment.processSpec(for: try node("b", in: graph), attempt: 2))
         #expect(b.arguments == ["%s", "2"])

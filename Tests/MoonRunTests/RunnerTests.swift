@@ -161,6 +161,50 @@ import Testing
         #expect(h.summary?.stopReason == .timeout)
     }
 
+    /// The run's timeout expires at the very moment the last node's exit
+    /// arrives (its timer runs first): the node still succeeds, so nothing
+    /// was stopped and the run is ok: the `graph-complete`, the summary and
+    /// the exit code (from `stopReason`) agree.
+    @Test func aRunTimeoutThatStopsNothingLeavesTheRunOk() {
+        let h = RunHarness(nodes: [node("a"), node("b", needs: [0])], options: RunOptions(timeout: .seconds(2)),
+                           scripts: ["a": .init(duration: 1), "b": .init(duration: 1, exitsDespiteCancel: true)])
+        h.run()
+        #expect(h.trace == ["start a#1", "complete a", "start b#1", "complete b"])
+        #expect(h.summary?.ok == true)
+        #expect(h.summary?.stopReason == nil)
+        guard case .graphComplete(let ok, _, let counts, _)? = h.events.last?.kind else {
+            Issue.record("no graph-complete")
+            return
+        }
+        #expect(ok)
+        #expect(counts.succeeded == 2 && counts.canceled == 0)
+    }
+
+    /// The same timeout a moment earlier stops the node: a timed-out run.
+    @Test func aRunTimeoutThatStopsANodeFailsTheRun() {
+        let h = RunHarness(nodes: [node("a"), node("b", needs: [0])], options: RunOptions(timeout: .seconds(2)),
+                           scripts: ["a": .init(duration: 1), "b": .init(duration: 1.001)])
+        h.run()
+        #expect(h.trace == ["start a#1", "complete a", "start b#1", "error b canceled"])
+        #expect(h.summary?.ok == false)
+        #expect(h.summary?.stopReason == .timeout)
+    }
+
+    /// A node that waits 5 s for descriptors, then runs 1.5 s, does not
+    /// time out with `timeout: 2s`: the timeout counts from its real start.
+    @Test func aNodesTimeoutStartsWhenItsProcessReallyStarts() {
+        let h = RunHarness(nodes: [node("late", timeout: .seconds(2)), node("slow", timeout: .seconds(2))],
+                           scripts: ["late": .init(duration: 1.5, waitsForResources: 5),
+                                     "slow": .init(duration: 2.5, waitsForResources: 5)])
+        h.run()
+        #expect(h.trace == ["start late#1", "start slow#1", "complete late", "error slow timeout"])
+        guard case .error(_, let duration, _)? = h.events.first(where: { $0.name == "error" })?.kind else {
+            Issue.record("no error event")
+            return
+        }
+        #expect(duration == 7000)
+    }
+
     @Test func valuesFlowToDependents() {
         let nodes = [node("zero"), node("five"), node("final", needs: [0, 1])]
         let h = RunHarness(nodes: nodes, scripts: ["zero": .init(values: ["0"]), "five": .init(values: ["5"])])

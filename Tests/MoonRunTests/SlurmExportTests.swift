@@ -117,4 +117,17 @@ import Testing
                 && text.contains("'if: failure' with several needs")
         }
     }
+
+    /// The here-document's delimiter occurs nowhere in the job's text, in
+    /// one pass, whatever the text holds.
+    @Test func theHereDocumentDelimiterIsFoundNowhereInTheBody() {
+        #expect(SlurmExport.hereDocumentDelimiter(for: "echo hi") == "MOON_JOB_EOF")
+        let candidates = ["MOON_JOB_EOF", "MOON_JOB_EOF_1", "MOON_JOB_EOF_11", "MOON_JOB_EOF_111", "MOON_JOB_EOF_9999"]
+        let body = candidates.joined(separator: "\n")
+        let delimiter = SlurmExport.hereDocumentDelimiter(for: body)
+        #expect(!body.contains(delimiter))
+        #expect(delimiter == "MOON_JOB_EOF_11111")
+        let huge = String(repeating: "MOON_JOB_EOF_1\n", count: 20_000)
+        #expect(!huge.contains(SlurmExport.hereDocumentDelimiter(for: huge)))
+    }
 }

@@ -21,6 +21,9 @@ enum Builtin {
         let directory: String
         /// The values each need sent, in `needs` order.
         let inputs: NodeInputs
+        /// The arguments written with `${{ … }}`: a path made from values
+        /// must stay inside `directory` (`WritePath`).
+        var fromValues: Set<String> = []
     }
 
     /// Starts built-in `name`. The returned disposable cancels it; a cancelled
@@ -38,8 +41,11 @@ enum Builtin {
             if let code = arguments["code"]?.text { message += " (code \(code))" }
             result.fail(message)
         case "write-file":
-            writeFile(path: resolve(arguments["path"]?.text ?? "", in: context.directory),
-                      content: arguments["content"]?.text ?? "", result: result)
+            switch WritePath.resolve(arguments["path"]?.text ?? "", in: context.directory,
+                                     fromValues: context.fromValues.contains("path")) {
+            case .success(let target): writeFile(target, content: arguments["content"]?.text ?? "", result: result)
+            case .failure(let refusal): result.fail(refusal.message)
+            }
         case "exists":
             let path = resolve(arguments["path"]?.text ?? "", in: context.directory)
             if FileManager.default.fileExists(atPath: path) {
@@ -71,11 +77,19 @@ enum Builtin {
     /// which is then renamed over the target, so readers never see half a file.
     /// Missing directories on the way are made (`out/report.txt` in a fresh
     /// checkout), as `install -D` and the write-file steps of other runners do.
-    static func writeFile(path: String, content: String, result: Result) {
+    /// Only a regular file (or a symbolic link, which is replaced, not
+    /// followed) is replaced: renaming over a device, FIFO or socket would
+    /// swap the node itself for a file (as root, `/dev/null`).
+    static func writeFile(_ target: WritePath, content: String, result: Result) {
+        let path = target.path
         let url = URL(fileURLWithPath: path)
         var isDirectory: ObjCBool = false
         if path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue) {
             result.fail("cannot write \(path): it names a directory; give the name of the file to write")
+            return
+        }
+        if let kind = WritePath.specialFile(at: path) {
+            result.fail("cannot write \(path): it is \(kind), not a regular file; write-file replaces only regular files")
             return
         }
         do {
@@ -91,6 +105,10 @@ enum Builtin {
                 parent = parent.deletingLastPathComponent()
             }
             result.fail("cannot write \(path): cannot make its directory (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+            return
+        }
+        if let refusal = target.leavesDirectory() {
+            result.fail(refusal.message)
             return
         }
         do {

@@ -69,7 +69,7 @@ public final class CommandLauncher: NodeLauncher {
     public func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
         let control = AttemptControl(grace: grace)
         let attemptState = AttemptState(launcher: self, node: node, events: events)
-        control.onBuiltinCanceled = { [scheduler, attemptState] in
+        control.onCanceledWithoutProcess = { [scheduler, attemptState] in
             scheduler.schedule { attemptState.finish(.failure(NodeError(.canceled, "canceled"))) }
         }
         let input = NodeCommand.Input(attempt: attempt, inputs: inputs, control: control)
@@ -119,6 +119,7 @@ public final class CommandLauncher: NodeLauncher {
                 case .exited(let code): exitCode = code
                 case .outputs(let values): outputs = values
                 case .job(let id): events.started(id)
+                case .waiting(let waiting): events.waiting(waiting)
                 }
             } else if let error {
                 let nodeError = error as? NodeError ?? NodeError(.canceled, "\(error)")

@@ -54,9 +54,11 @@ struct Interpolator {
         return out
     }
 
-    /// A shell-form script: each value quoted for where it sits (`ShellTemplate`).
-    func script(_ text: String, shell: Shell) throws -> String {
-        guard Template.containsExpression(text) else { return text }
+    /// A shell-form script: each expression becomes a reference to an
+    /// environment variable that holds its value (`ShellTemplate`); the
+    /// caller sets the bindings in the process's environment.
+    func script(_ text: String, shell: Shell) throws -> ShellTemplate.Rendered {
+        guard Template.containsExpression(text) else { return ShellTemplate.Rendered(script: text, bindings: []) }
         let (template, problems) = Template.parse(text)
         if let problem = problems.first { throw Failure(message: problem.message) }
         do {

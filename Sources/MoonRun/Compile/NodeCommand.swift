@@ -55,7 +55,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                 result.error(NodeError(.builtin, "\(error)"))
                 return nil
             }
-            let context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
+            var context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
+            for (key, argument) in written { if case .template = argument { context.fromValues.insert(key) } }
             // A built-in's value is also its output `value` (the last one it sent).
             var last: String?
             let sink = Builtin.Result(
@@ -124,7 +125,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                         result.error(NodeError(.signal, "killed by \(Termination.signalName(signal))", signal: signal))
                     }
                 }
-                let handle = try processes.launch(spec, onOutput: { line in
+                let launch = { try processes.launch(spec, onOutput: { line in
                     let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
                     // Not a line: no output credit, never srun's job id.
                     if line.partial { return result.next(.partial(stream, line.text)) }
@@ -150,17 +151,78 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
                             result.error(error)
                         }
                     }
-                })
-                input.control.attach(process: handle)
-                // Disposed when the command is released or the execution is
-                // torn down: nothing of the node may outlive it.
-                return ActionDisposable { handle.kill() }
+                }) }
+                do {
+                    let handle = try launch()
+                    input.control.attach(process: handle)
+                    // Disposed when the command is released or the execution is
+                    // torn down: nothing of the node may outlive it.
+                    return ActionDisposable { handle.kill() }
+                } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+                    return waitAndLaunch(launch, error: error, input: input, result: result, outputFile: outputFile)
+                }
             } catch {
                 outputFile.map(Self.remove)
                 result.error(NodeError(.spawn, "\(error)"))
                 return nil
             }
         }
+    }
+
+    /// Out of descriptors or processes while other processes run: the
+    /// launch waits, on moon's event loop, for one of them to end and tries
+    /// again (`ProcessLaunching.waitForResources`), while events, timers and
+    /// signals go on; it fails when waiting cannot help. The runner hears of
+    /// the wait (`.waiting`): the node's timeout starts when it really starts.
+    private func waitAndLaunch(_ launch: @escaping () throws -> ProcessHandle, error first: ProcessLaunchError, input: Input,
+                               result: CommandResult<NodeOutput>, outputFile: String?) -> Cancelable? {
+        let wait = WaitingLaunch()
+        var lastError = first
+        func fail(_ error: NodeError) {
+            outputFile.map(Self.remove)
+            result.error(error)
+        }
+        let queued = processes.waitForResources { giveUp in
+            if wait.isOver { return true }
+            if giveUp {
+                wait.isOver = true
+                fail(NodeError(.spawn, "\(lastError.withResourceHint())"))
+                return true
+            }
+            do {
+                let handle = try launch()
+                wait.isOver = true
+                wait.handle = handle
+                result.next(.waiting(false))
+                input.control.attach(process: handle)
+                return true
+            } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+                lastError = error
+                return false
+            } catch {
+                wait.isOver = true
+                fail(NodeError(.spawn, "\(error)"))
+                return true
+            }
+        }
+        guard queued else {
+            fail(NodeError(.spawn, "\(first.withResourceHint())"))
+            return nil
+        }
+        result.next(.waiting(true))
+        // Cancelled while waiting: it never starts (the attempt then ends
+        // as cancelled, see `AttemptControl`).
+        input.control.attach(waiting: ActionDisposable { wait.isOver = true })
+        return ActionDisposable {
+            wait.isOver = true
+            wait.handle?.kill()
+        }
+    }
+
+    /// A launch waiting for resources: over once started, failed or cancelled.
+    private final class WaitingLaunch {
+        var isOver = false
+        var handle: ProcessHandle?
     }
 
     /// The `$MOON_OUTPUT` path of this attempt, or nil without a directory.
@@ -214,11 +276,14 @@ final class AttemptControl: AttemptHandle {
     private let grace: Duration
     private var process: ProcessHandle?
     private var builtin: Disposable?
+    /// A launch waiting for descriptors (see `NodeCommand.waitAndLaunch`).
+    private var waiting: Disposable?
     private var pending: Bool?
     /// Whether moon asked this attempt to stop (a Slurm job is then `scancel`ed).
     var wasCanceled: Bool { lock.withLock { pending != nil } }
-    /// Ends a cancelled built-in attempt (built-ins stop at once).
-    var onBuiltinCanceled: (() -> Void)?
+    /// Ends a cancelled attempt that has no process: a built-in (built-ins
+    /// stop at once), or a launch still waiting for descriptors.
+    var onCanceledWithoutProcess: (() -> Void)?
 
     init(grace: Duration) {
         self.grace = grace
@@ -227,6 +292,7 @@ final class AttemptControl: AttemptHandle {
     func attach(process handle: ProcessHandle) {
         let cancel: Bool? = lock.withLock {
             process = handle
+            waiting = nil
             return pending
         }
         if let immediately = cancel { stop(handle, immediately: immediately) }
@@ -240,13 +306,23 @@ final class AttemptControl: AttemptHandle {
         if cancel != nil { cancelBuiltin(work) }
     }
 
+    /// A launch that waits for descriptors; a cancel ends it (it never starts).
+    func attach(waiting work: Disposable) {
+        let cancel: Bool? = lock.withLock {
+            waiting = work
+            return pending
+        }
+        if cancel != nil { cancelBuiltin(work) }
+    }
+
     func cancel(immediately: Bool) {
-        let (process, builtin): (ProcessHandle?, Disposable?) = lock.withLock {
+        let (process, builtin, waiting): (ProcessHandle?, Disposable?, Disposable?) = lock.withLock {
             pending = immediately || (pending ?? false)
-            return (self.process, self.builtin)
+            return (self.process, self.builtin, self.waiting)
         }
         if let process { stop(process, immediately: immediately) }
         if let builtin { cancelBuiltin(builtin) }
+        if let waiting { cancelBuiltin(waiting) }
     }
 
     private func stop(_ handle: ProcessHandle, immediately: Bool) {
@@ -256,6 +332,6 @@ final class AttemptControl: AttemptHandle {
     private func cancelBuiltin(_ work: Disposable) {
         guard !work.isDisposed else { return }
         work.dispose()
-        onBuiltinCanceled?()
+        onCanceledWithoutProcess?()
     }
 }

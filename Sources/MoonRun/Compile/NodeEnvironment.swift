@@ -103,13 +103,17 @@ struct NodeEnvironment {
         // environment: the node's whole one is then not built as a dictionary.
         let interpolator = node.commandHasExpression ? prepared.interpolator : prepared.sharedInterpolator
         let argv: [String]
+        var env = prepared.environment
         switch node.action {
-        case .shell(let script): argv = node.shell.arguments(for: try interpolator.script(script, shell: node.shell))
+        case .shell(let script):
+            let rendered = try interpolator.script(script, shell: node.shell)
+            // The values reach the shell only through its environment.
+            for binding in rendered.bindings { env.set(binding.name, binding.value) }
+            argv = node.shell.arguments(for: rendered.script)
         case .exec(let arguments): argv = try arguments.map(interpolator.string)
         case .builtin: return nil
         }
         guard let program = argv.first else { return nil }
-        let env = prepared.environment
         let directory = try workingDirectory(for: node, interpolator: interpolator)
         return ProcessSpec(executable: ProgramCache.shared.lookup(program, path: env["PATH"]) ?? program,
                            arguments: Array(argv.dropFirst()), processEnvironment: env,

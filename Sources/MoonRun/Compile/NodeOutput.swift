@@ -11,4 +11,7 @@ public enum NodeOutput: Sendable {
     case outputs([KeyValue])
     /// The Slurm job id of a node on a Slurm queue, as soon as srun prints it.
     case job(String)
+    /// The process could not start yet for want of descriptors or processes
+    /// (true: it waits for another to end), and then did start (false).
+    case waiting(Bool)
 }

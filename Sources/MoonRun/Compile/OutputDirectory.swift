@@ -1,9 +1,10 @@
 import Foundation
 import MoonProcess
 
-/// Where a run's `$MOON_OUTPUT` files go: `$TMPDIR/moon-XXXXXX`, private to
+/// Where a run's `$MOON_OUTPUT` files go: `$TMPDIR/moon-PID-XXXXXX`, private to
 /// the user (mkdtemp makes it 0700), with an inotify watch (`OutputWatch`);
-/// removed when the run ends, or by an `atexit` handler.
+/// removed when the run ends, or by an `atexit` handler, or — after a
+/// SIGKILL — by the next run (`removeStale`).
 ///
 /// Made and removed off the run's path. A directory costs an inode of the
 /// temp directory's filesystem each way (ext4 here: ~0.3 ms to make, in the
@@ -47,17 +48,55 @@ public final class OutputDirectory: @unchecked Sendable {
         TemporaryDirectories.removeAll()
     }
 
-    /// `BASE/moon-XXXXXX` (see `base`), or nil.
+    /// `BASE/moon-PID-XXXXXX` (see `base`), or nil. It stays locked
+    /// (`flock`) while it is in use, so that a later moon can tell one that
+    /// a moon killed with SIGKILL left behind (`removeStale`).
     private static func make() -> String? {
         var base = base()
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
-        var template = Array((base + "/moon-XXXXXX").utf8CString)
+        var template = Array((base + "/moon-\(getpid())-XXXXXX").utf8CString)
         let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
             return String(cString: made)
         }
-        if let path { TemporaryDirectories.add(path) }
+        if let path {
+            let lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+            TemporaryDirectories.add(path, lock: lock)
+            removeStale(in: base)
+        }
         return path
+    }
+
+    /// Removes the output directories in `base` that moons killed with
+    /// SIGKILL (or crashed) left: named `moon-PID-XXXXXX` (older moons'
+    /// `moon-XXXXXX` are never touched), this user's, their moon gone (no
+    /// process PID here) and not locked by a live one (a moon of another
+    /// PID namespace sharing the directory still holds its lock). What its
+    /// nodes left inside goes too; symbolic links are removed, not followed.
+    static func removeStale(in base: String) {
+        guard let directory = opendir(base) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            guard let pid = ownerPid(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let path = base + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid() else { continue }
+            let lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+            guard lock >= 0 else { continue }
+            defer { close(lock) }
+            guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { continue }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// The PID in an output directory's name `moon-PID-XXXXXX`, else nil.
+    static func ownerPid(_ name: String) -> pid_t? {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "moon", parts[2].count == 6, !parts[1].isEmpty,
+              parts[1].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return pid_t(parts[1])
     }
 }
 
@@ -82,13 +121,14 @@ extension OutputDirectory {
 /// removes whatever is left.
 enum TemporaryDirectories {
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var paths: Set<String> = []
+    /// Each directory with the descriptor that holds its lock (-1: none).
+    nonisolated(unsafe) private static var paths: [String: Int32] = [:]
     nonisolated(unsafe) private static var registered = false
 
-    static func add(_ path: String) {
+    static func add(_ path: String, lock descriptor: Int32 = -1) {
         lock.lock()
         defer { lock.unlock() }
-        paths.insert(path)
+        paths[path] = descriptor
         if !registered {
             registered = true
             atexit { TemporaryDirectories.removeAll() }
@@ -97,23 +137,24 @@ enum TemporaryDirectories {
 
     static func remove(_ path: String) {
         lock.lock()
-        let known = paths.remove(path) != nil
+        let descriptor = paths.removeValue(forKey: path)
         lock.unlock()
-        if known { delete(path) }
+        if let descriptor { delete(path, descriptor) }
     }
 
     static func removeAll() {
         lock.lock()
         let all = paths
-        paths = []
+        paths = [:]
         lock.unlock()
-        for path in all { delete(path) }
+        for (path, descriptor) in all { delete(path, descriptor) }
     }
 
     /// Usually the directory is empty (nodes that write outputs are few, and
     /// their files are consumed): one `rmdir`. FileManager's recursive
     /// removal cost ~0.6 ms, after the last node, at every run's end.
-    private static func delete(_ path: String) {
+    private static func delete(_ path: String, _ descriptor: Int32) {
+        defer { if descriptor >= 0 { close(descriptor) } }
         if rmdir(path) == 0 || errno == ENOENT { return }
         try? FileManager.default.removeItem(atPath: path)
     }

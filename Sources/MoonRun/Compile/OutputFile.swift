@@ -76,16 +76,53 @@ enum OutputFile {
     /// One `open` decides: most nodes write no outputs, and the file's name
     /// is new each time, so every look-up of it is a miss in the kernel's
     /// caches; a stat, an open and an unlink of a missing file were three.
+    ///
+    /// This runs on moon's event loop, so the open must never wait: a node
+    /// may have put a FIFO (whose open waits for a writer), a symlink or a
+    /// device there. `O_NONBLOCK | O_NOFOLLOW` make the open return at once,
+    /// and only a regular file is read; anything else is a problem.
     static func consume(_ path: String, parse: Bool) -> Result<[KeyValue], Problem>? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return parse ? .success([]) : nil }
+        guard parse else {
+            unlink(path)
+            return nil
+        }
+        var fd: Int32
+        repeat {
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
+        } while fd < 0 && errno == EINTR
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return .success([]) }
+            unlink(path)
+            if code == ELOOP { return .failure(Problem(message: "it is a symbolic link; moon reads only a regular file there")) }
+            return .failure(Problem(message: "it cannot be opened (\(String(cString: strerror(code))))"))
+        }
         defer { unlink(path) }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        guard parse else { return nil }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            return .failure(Problem(message: "it cannot be examined (\(String(cString: strerror(errno))))"))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            return .failure(Problem(message: "it is \(kind(of: status.st_mode)), not a regular file; write outputs with >> \"$MOON_OUTPUT\""))
+        }
         let data = (try? handle.read(upToCount: sizeLimit + 1)) ?? Data()
         if data.count > sizeLimit {
             return .failure(Problem(message: "it is larger than \(sizeLimit >> 20) MiB"))
         }
         return self.parse(String(decoding: data, as: UTF8.self))
+    }
+
+    /// "a FIFO", "a directory"… for a file mode that is not a regular file's.
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFDIR: return "a directory"
+        case S_IFSOCK: return "a socket"
+        case S_IFLNK: return "a symbolic link"
+        default: return "a special file"
+        }
     }
 }

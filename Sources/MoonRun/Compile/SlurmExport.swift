@@ -100,13 +100,13 @@ public enum SlurmExport {
             arguments.append(dependency)
         }
         arguments += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions())
-        var delimiter = "MOON_JOB_EOF"
-        while body.contains(delimiter) { delimiter += "_" }
+        let script = body.joined(separator: "\n")
+        let delimiter = hereDocumentDelimiter(for: script)
         let name = "j\(number)"
         var text = "# \(node.name)\n"
         text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
         text += " --output=\"$logs/\(node.name).%j.out\" <<'\(delimiter)'\n"
-        text += body.joined(separator: "\n") + "\n\(delimiter)\n)\n"
+        text += script + "\n\(delimiter)\n)\n"
         text += "\(name)=${\(name)%%;*}\n"
         text += "submitted=\"$submitted $\(name)\"\n"
         return text
@@ -144,24 +144,34 @@ public enum SlurmExport {
     static func command(for node: Node, prepared: NodeEnvironment.Prepared, directory: String) throws -> [String] {
         let interpolator = prepared.interpolator
         let argv: [String]
+        var exports: [String] = []
         switch node.action {
-        case .shell(let script): argv = node.shell.arguments(for: try interpolator.script(script, shell: node.shell))
+        case .shell(let script):
+            let rendered = try interpolator.script(script, shell: node.shell)
+            exports = rendered.bindings.map { "export \($0.name)=\(quote($0.value))" }
+            argv = node.shell.arguments(for: rendered.script)
         case .exec(let arguments): argv = try arguments.map(interpolator.string)
         case .builtin(let name, let written):
             var arguments: [String: String] = [:]
+            var fromValues: Set<String> = []
             for (key, argument) in written {
-                if case .template(let text) = argument { arguments[key] = try interpolator.string(text) } else { arguments[key] = argument.text }
+                if case .template(let text) = argument {
+                    arguments[key] = try interpolator.string(text)
+                    fromValues.insert(key)
+                } else {
+                    arguments[key] = argument.text
+                }
             }
-            return try builtin(name, arguments, node: node, directory: directory)
+            return try builtin(name, arguments, node: node, directory: directory, fromValues: fromValues)
         }
         var run = argv.map(quote).joined(separator: " ")
         if let timeout = node.timeout {
             // Slurm's --time has minute granularity: coreutils timeout is exact.
             run = "timeout -k 5 \(seconds(timeout)) " + run
         }
-        guard node.retry.times > 0 else { return ["exec " + run] }
+        guard node.retry.times > 0 else { return exports + ["exec " + run] }
         let delays = (1...node.retry.times).map { seconds(node.retry.delay(afterAttempt: $0)) }
-        return ["for moon_delay in \(delays.joined(separator: " ")); do",
+        return exports + ["for moon_delay in \(delays.joined(separator: " ")); do",
                 "  \(run) && exit 0",
                 "  sleep \"$moon_delay\"",
                 "done",
@@ -169,7 +179,8 @@ public enum SlurmExport {
     }
 
     /// The simple built-ins in shell.
-    static func builtin(_ name: String, _ with: [String: String], node: Node, directory: String) throws -> [String] {
+    static func builtin(_ name: String, _ with: [String: String], node: Node, directory: String,
+                        fromValues: Set<String> = []) throws -> [String] {
         func path(_ key: String) -> String {
             let written = with[key] ?? ""
             return written.hasPrefix("/") ? written : (directory as NSString).appendingPathComponent(written)
@@ -188,9 +199,16 @@ public enum SlurmExport {
             if (with["path"] ?? "").hasSuffix("/") {
                 throw Refusal(node: node.name, reason: "write-file's path ends in '/', which names a directory; give the name of the file to write")
             }
-            let target = path("path")
+            let target: String
+            switch WritePath.resolve(with["path"] ?? "", in: directory, fromValues: fromValues.contains("path")) {
+            case .success(let resolved): target = resolved.path
+            case .failure(let refusal): throw Refusal(node: node.name, reason: refusal.message)
+            }
             let directory = (target as NSString).deletingLastPathComponent
-            return ["mkdir -p \(quote(directory.isEmpty ? "." : directory)) || exit 1",
+            return ["if [ -e \(quote(target)) ] && [ ! -f \(quote(target)) ] && [ ! -L \(quote(target)) ]; then",
+                    "  printf '%s\\n' \(quote("cannot write \(target): it is not a regular file; write-file replaces only regular files")) >&2; exit 1",
+                    "fi",
+                    "mkdir -p \(quote(directory.isEmpty ? "." : directory)) || exit 1",
                     "moon_tmp=\(quote(target)).moon-tmp.$$",
                     "printf '%s' \(quote(with["content"] ?? "")) > \"$moon_tmp\"",
                     "exec mv -f \"$moon_tmp\" \(quote(target))"]
@@ -219,6 +237,31 @@ public enum SlurmExport {
                 throw Refusal(node: node.name, reason: "\(expression.raw) is a value from a need, which only exists while moon runs the graph; an sbatch export cannot pass values between jobs (run it with `moon run` on a Slurm queue instead)")
             }
         }
+    }
+
+    /// A here-document delimiter that occurs nowhere in `body`, so no line
+    /// of it (a value with newlines included) can end the here-document:
+    /// `MOON_JOB_EOF`, or when the body holds that, `MOON_JOB_EOF_` and more
+    /// digits than follow it anywhere in the body (one pass, whatever the body).
+    static func hereDocumentDelimiter(for body: String) -> String {
+        let base = Array("MOON_JOB_EOF".utf8)
+        let bytes = Array(body.utf8)
+        var found = false
+        var longest = 0
+        var i = 0
+        while i + base.count <= bytes.count {
+            guard bytes[i] == base[0], bytes[i..<(i + base.count)].elementsEqual(base) else { i += 1; continue }
+            found = true
+            var j = i + base.count
+            if j < bytes.count, bytes[j] == UInt8(ascii: "_") {
+                j += 1
+                let digits = bytes[j...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
+                longest = max(longest, digits)
+            }
+            i += 1
+        }
+        guard found else { return "MOON_JOB_EOF" }
+        return "MOON_JOB_EOF_" + String(repeating: "1", count: longest + 1)
     }
 
     /// `1.5`, `30`: seconds as `sleep` and `timeout` take them.

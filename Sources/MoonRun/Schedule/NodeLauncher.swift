@@ -44,13 +44,19 @@ public struct AttemptEvents {
     public let started: (String) -> Void
     /// The end of a line still being written (`NodeOutput.partial`).
     public let partial: (OutputStream, String) -> Void
+    /// true: the attempt's process waits for descriptors or processes to
+    /// become free; false: it has started after such a wait. Its timeout
+    /// counts from its real start.
+    public let waiting: (Bool) -> Void
 
     public init(next: @escaping (OutputStream, String, Bool) -> Void, finish: @escaping (AttemptResult) -> Void,
-                started: @escaping (String) -> Void = { _ in }, partial: @escaping (OutputStream, String) -> Void = { _, _ in }) {
+                started: @escaping (String) -> Void = { _ in }, partial: @escaping (OutputStream, String) -> Void = { _, _ in },
+                waiting: @escaping (Bool) -> Void = { _ in }) {
         self.next = next
         self.finish = finish
         self.started = started
         self.partial = partial
+        self.waiting = waiting
     }
 }
 

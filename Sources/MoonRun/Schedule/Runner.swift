@@ -28,6 +28,8 @@ public final class Runner {
     enum NodeState {
         case waiting
         case ready
+        /// Its up-to-date check runs off the loop (it was slow; see `CheckInterruption`).
+        case checking
         case running
         /// Between a failed attempt and the next; still holds its queue slot.
         case retrying
@@ -107,6 +109,9 @@ public final class Runner {
     private var counts = RunCounts()
     /// Failures without `continue-on-error`: any makes the run fail.
     private var hardFailures = 0
+    /// Nodes that ended canceled or were skipped as canceled: what a stop
+    /// actually stopped.
+    private var canceledNodes = 0
     private var runStart = Date()
     private var runTimer: Disposable?
     private var finished = false
@@ -115,6 +120,13 @@ public final class Runner {
     public var onFinish: ((Summary) -> Void)?
     /// Asked before a node starts whether it is up to date (nil: always run).
     public var upToDate: UpToDateChecking?
+    /// Stops a slow up-to-date check (the source hasher polls it), when it
+    /// overruns its time on the loop or the run stops.
+    public let checkInterruption = CheckInterruption()
+    /// Where slow checks go; work given to `checkWorker` that has not
+    /// reported back yet (the run finishes only after it).
+    private lazy var checkWorker = CheckWorker()
+    private var offLoopWork = 0
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -174,6 +186,7 @@ public final class Runner {
             return
         }
         if stopReason == nil || stopReason == .failure { stopReason = reason }
+        checkInterruption.cancel()
         cancelAllWork(includingCleanup: reason != .failure)
     }
 
@@ -235,17 +248,37 @@ public final class Runner {
             next: { [context] stream, text, continued in context.next(stream, text, continued) },
             finish: { [context] result in context.finish(result) },
             started: { [context] jobID in context.started(jobID) },
-            partial: { [context] stream, text in context.partial(stream, text) })
+            partial: { [context] stream, text in context.partial(stream, text) },
+            waiting: { [context] waiting in context.waiting(waiting) })
         let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
         let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
         // A launcher may finish synchronously (a failed spawn): only keep live handles.
         if case .running = state[node], attempt[node] == thisAttempt {
             handles[node] = handle
-            if let timeout = spec.timeout {
-                timers[node] = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
-                    self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
-                }
-            }
+            armTimeout(node)
+        }
+    }
+
+    /// Starts the node's `timeout` from now, if it has one.
+    private func armTimeout(_ node: Int) {
+        timers[node]?.dispose()
+        timers[node] = nil
+        guard let timeout = plan.nodes[node].timeout else { return }
+        timers[node] = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
+            self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
+        }
+    }
+
+    /// The attempt's process waits for descriptors (its timeout stops), or
+    /// has started after waiting (its timeout starts now: time spent waiting
+    /// for another node to end is not the node's own).
+    private func attemptWaiting(_ node: Int, _ waiting: Bool) {
+        guard case .running = state[node] else { return }
+        if waiting {
+            timers[node]?.dispose()
+            timers[node] = nil
+        } else {
+            armTimeout(node)
         }
     }
 
@@ -318,6 +351,10 @@ public final class Runner {
             guard current != nil else { return }
             announce(jobID)
         }
+
+        func waiting(_ waiting: Bool) {
+            current?.attemptWaiting(node, waiting)
+        }
     }
 
     /// What the needs of `spec` left it: values, outputs and results by need name.
@@ -356,7 +393,11 @@ public final class Runner {
         switch result {
         case .success(let exitCode, let outputs):
             for kv in outputs { self.outputs[node][kv.key] = kv.value }
-            upToDate?.succeeded(node: node, outputs: outputs, values: values[node])
+            if let checker = upToDate {
+                let values = values[node]
+                // Behind a slow check the state is busy: not on the loop.
+                offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
+            }
             durations[node] = duration
             emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
             nodeDone(node, .succeeded)
@@ -421,8 +462,12 @@ public final class Runner {
         case .failed:
             counts.failed += 1
             hardFailures += 1
-        case .canceled: counts.canceled += 1
-        case .skipped: counts.skipped += 1
+        case .canceled:
+            counts.canceled += 1
+            canceledNodes += 1
+        case .skipped(let reason):
+            counts.skipped += 1
+            if reason == .canceled { canceledNodes += 1 }
         }
         if outcome == .failed, !options.keepGoing, stopReason == nil {
             stopReason = .failure
@@ -474,14 +519,67 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if let checker = upToDate, checker.checks(node: node), let restored = checker.upToDate(node: node, inputs: inputs(of: spec)) {
-            for kv in restored.outputs { outputs[node][kv.key] = kv.value }
-            values[node] = restored.values
-            skip(node, .upToDate)
-            return
+        if let checker = upToDate, checker.checks(node: node) {
+            let nodeInputs = inputs(of: spec)
+            // On the loop while it is quick (and nothing is queued off it,
+            // which holds the state); else on the worker, verdict later.
+            if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
+                if let restored = verdict {
+                    restore(node, restored)
+                    return
+                }
+            } else {
+                state[node] = .checking
+                offLoopWork += 1
+                checkWorker.run { [weak self, scheduler] in
+                    let verdict = checker.upToDate(node: node, inputs: nodeInputs)
+                    scheduler.schedule { self?.checked(node, verdict) }
+                }
+                return
+            }
         }
         state[node] = .ready
         ready[spec.queue].push(node)
+    }
+
+    private func restore(_ node: Int, _ restored: RestoredResult) {
+        for kv in restored.outputs { outputs[node][kv.key] = kv.value }
+        values[node] = restored.values
+        skip(node, .upToDate)
+    }
+
+    /// The verdict of a check made off the loop. The run may have stopped
+    /// meanwhile (its stop also cut the check short): then the node does
+    /// not start.
+    private func checked(_ node: Int, _ verdict: RestoredResult?) {
+        offLoopWork -= 1
+        guard case .checking = state[node] else { return }
+        let spec = plan.nodes[node]
+        if let stop = stopReason, stop != .failure || spec.condition == .success {
+            skip(node, .canceled)
+        } else if let restored = verdict {
+            restore(node, restored)
+        } else {
+            state[node] = .ready
+            ready[spec.queue].push(node)
+            pump()
+            finishIfDone()
+        }
+    }
+
+    /// Runs `work` where it does not wait for a slow check: at once when
+    /// none is off the loop, else on the worker after it.
+    private func offLoop(_ work: @escaping () -> Void) {
+        guard offLoopWork > 0 else { return work() }
+        offLoopWork += 1
+        checkWorker.run { [weak self, scheduler] in
+            work()
+            scheduler.schedule {
+                guard let self else { return }
+                self.offLoopWork -= 1
+                self.finishIfDone()
+            }
+        }
     }
 
     private func skip(_ node: Int, _ reason: SkipReason) {
@@ -521,9 +619,14 @@ public final class Runner {
     }
 
     private func finishIfDone() {
-        guard !finished, doneCount == plan.nodes.count else { return }
+        guard !finished, doneCount == plan.nodes.count, offLoopWork == 0 else { return }
         finished = true
         runTimer?.dispose()
+        // The run's --timeout expired as the last nodes ended, and every one
+        // of them still succeeded (their exits were on their way): nothing
+        // was stopped, so the run is not a timed-out one. The events, the
+        // summary and the exit code all say so.
+        if stopReason == .timeout && canceledNodes == 0 { stopReason = nil }
         let now = scheduler.now
         let ok = hardFailures == 0 && stopReason == nil
         let path = criticalPath()
@@ -545,7 +648,7 @@ public final class Runner {
             case .done(.tolerated), .done(.failed): result = .failed
             case .done(.skipped(.upToDate)): result = .upToDate
             case .done(.skipped): result = .skipped
-            case .done(.canceled), .waiting, .ready, .running, .retrying: result = .canceled
+            case .done(.canceled), .waiting, .ready, .checking, .running, .retrying: result = .canceled
             }
             return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
                                result: result, attempts: attempt[node])

@@ -1,0 +1,127 @@
+import Foundation
+
+/// How moon reads a file the user names as input (a graph file, a
+/// `dotenv:` file, a recording for `moon replay`): a regular file up to a
+/// size cap, or a pipe (process substitution, `/dev/stdin`) or a terminal,
+/// cut at the same cap. Devices are refused without a read: `/dev/zero`
+/// never ends, and a disk is not a text file. A FIFO is opened without
+/// waiting for a writer, so one nobody writes to is an error, not a hang.
+enum InputFile {
+    /// Why a file is not read; `message` names the file and says what it is.
+    struct Refusal: Error {
+        var message: String
+        /// The file does not exist (an optional `dotenv:` entry is then skipped).
+        var missing = false
+    }
+
+    /// The largest graph file (and `dotenv:` file) moon reads. Generous: a
+    /// 200,000-node graph is ~12 MB; the cap keeps loading's memory (about
+    /// ten times the file) bounded whatever the file.
+    static let graphLimit = 64 << 20
+    /// The largest recording `moon replay` reads.
+    static let recordingLimit = 1 << 30
+
+    /// The bytes of `path`, at most `limit` of them (`kind` names what is
+    /// read, for messages: "graph file"). With `stopAtNUL` the
+    /// reading ends with the first block that holds a NUL byte, so a binary
+    /// file fails after its first block, not after all of it: the caller
+    /// finds the NUL in what came back.
+    static func read(_ path: String, limit: Int, kind: String, stopAtNUL: Bool) throws(Refusal) -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw refusal(path, errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw refusal(path, errno) }
+        let type = info.st_mode & S_IFMT
+        switch type {
+        case S_IFREG:
+            if Int(info.st_size) > limit {
+                throw Refusal(message: "\(path) is \(size(Int(info.st_size))); moon reads \(kind)s of at most \(size(limit))")
+            }
+        case S_IFDIR:
+            throw Refusal(message: "\(path) is a directory, not a \(kind)")
+        case S_IFIFO, S_IFSOCK:
+            break
+        case S_IFCHR where isatty(fd) == 1:
+            break
+        case S_IFCHR:
+            throw Refusal(message: "\(path) is a character device, not a \(kind)")
+        case S_IFBLK:
+            throw Refusal(message: "\(path) is a block device, not a \(kind)")
+        default:
+            throw Refusal(message: "\(path) is not a regular file, nor a pipe")
+        }
+        // Reads block from here on: a pipe's writer may not have written yet.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        let tooLong = Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))")
+        var failure: Int32 = 0
+        var done = false
+        /// Reads into `buffer` from `count` on, a block at a time, until it
+        /// is full or `done` (the end, a failure, or a block with a NUL).
+        func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, _ count: inout Int) {
+            while count < buffer.count && !done {
+                let want = min(1 << 16, buffer.count - count)
+                let got = Glibc.read(fd, buffer.baseAddress! + count, want)
+                if got < 0 && errno == EINTR { continue }
+                if got < 0 { failure = errno; done = true; return }
+                if got == 0 { done = true; return }
+                if stopAtNUL && UnsafeBufferPointer(rebasing: buffer[count..<count + got]).contains(0) { done = true }
+                count += got
+            }
+        }
+        // A regular file in one buffer of its size, plus one byte that finds
+        // the end in the same pass (or that the file grew meanwhile).
+        var bytes = type != S_IFREG ? [] : [UInt8](unsafeUninitializedCapacity: Int(info.st_size) + 1) { buffer, count in
+            count = 0
+            fill(buffer, &count)
+        }
+        // A pipe, or a file longer than its size said: in blocks, up to the cap.
+        var block = [UInt8](repeating: 0, count: done ? 0 : 1 << 16)
+        while !done {
+            var got = 0
+            block.withUnsafeMutableBufferPointer { fill($0, &got) }
+            if bytes.count + got > limit { throw tooLong }
+            bytes += block[..<got]
+        }
+        if failure != 0 { throw refusal(path, failure) }
+        if bytes.isEmpty && type == S_IFIFO {
+            var named = stat()
+            if lstat(path, &named) == 0 && (named.st_mode & S_IFMT) == S_IFIFO {
+                throw Refusal(message: "\(path) is a FIFO with nothing written to it (moon reads a FIFO only while a writer has it open)")
+            }
+        }
+        return bytes
+    }
+
+    /// "PATH is binary (a NUL byte on line N)" when `bytes` hold a NUL, for
+    /// files read without a located diagnostic (dotenv files, recordings).
+    static func binaryProblem(_ path: String, _ bytes: [UInt8]) -> String? {
+        guard let nul = bytes.firstIndex(of: 0) else { return nil }
+        let line = bytes[..<nul].reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        return "\(path) is binary (a NUL byte on line \(line))"
+    }
+
+    private static func refusal(_ path: String, _ code: Int32) -> Refusal {
+        switch code {
+        case ENOENT, ENOTDIR: return Refusal(message: "no such file: \(path)", missing: true)
+        case EACCES, EPERM: return Refusal(message: "cannot read \(path): permission denied")
+        case ENXIO: return Refusal(message: "\(path) is a socket or device that cannot be read")
+        default: return Refusal(message: "cannot read \(path): \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// `bytes` in the largest binary unit that keeps a number of at least 1
+    /// ("1 TiB", "95.4 MiB").
+    static func size(_ bytes: Int) -> String {
+        let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(bytes) bytes" }
+        return value == value.rounded() ? "\(Int(value)) \(units[unit])" : String(format: "%.1f %@", value, units[unit])
+    }
+}

@@ -1,0 +1,410 @@
+import Foundation
+import GRDBSQLite
+import Testing
+
+/// Files that are not what moon expects — devices, FIFOs, sparse giants,
+/// binary data, huge plain graphs, broken state stores — through the real
+/// binary: each one a clear error (or warning) in bounded time and memory,
+/// never a hang, a runaway allocation or a trap.
+@Suite struct HostileInputTests {
+    static let small = "version: 1\nnodes:\n  a: { run: 'true' }\n"
+
+    // MARK: Graph files (and every other file moon reads as input)
+
+    /// Devices that never end: refused at once, naming what the file is.
+    @Test(arguments: ["/dev/zero", "/dev/urandom", "/dev/full"])
+    func aDeviceAsTheGraphFileIsRefusedAtOnce(device: String) throws {
+        let moon = try Moon()
+        let r = try Measured.run(moon, ["check", device], limit: 20)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("\(device) is a character device"), "\(r.stderr)")
+        #expect(r.seconds < 5, "took \(r.seconds)s")
+        #expect(r.peakKiB < 200_000, "peak RSS \(r.peakKiB) KiB")
+    }
+
+    /// A 1 TB sparse file: refused by its size before anything is allocated.
+    @Test func aSparseTerabyteFileIsRefusedBySize() throws {
+        let moon = try Moon()
+        let fd = open(moon.path("big.yaml"), O_CREAT | O_WRONLY, 0o644)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 40) == 0)
+        close(fd)
+        let r = try Measured.run(moon, ["check", "big.yaml"], limit: 20)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("big.yaml is 1 TiB"), "\(r.stderr)")
+        #expect(r.stderr.contains("64 MiB"), "\(r.stderr)")
+        #expect(r.seconds < 5 && r.peakKiB < 200_000, "\(r.seconds)s, \(r.peakKiB) KiB")
+    }
+
+    /// Binary data under the size cap is found while reading: a file of
+    /// NULs stops at its first bytes (located), without reading or indexing
+    /// the rest.
+    @Test func aFileOfNULsFailsFastAtItsFirstByte() throws {
+        let moon = try Moon()
+        let fd = open(moon.path("z.yaml"), O_CREAT | O_WRONLY, 0o644)
+        #expect(fd >= 0 && ftruncate(fd, 60 << 20) == 0)
+        close(fd)
+        let r = try Measured.run(moon, ["check", "z.yaml"], limit: 30)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("z.yaml:1:1: error: the file is binary"), "\(r.stderr)")
+        #expect(r.seconds < 5 && r.peakKiB < 200_000, "\(r.seconds)s, \(r.peakKiB) KiB")
+    }
+
+    /// A NUL after some text is located at its line and column.
+    @Test func aNULLaterInTheFileIsLocated() throws {
+        let moon = try Moon()
+        try moon.write("g.yaml", "version: 1\nnodes:\n  a: { run: 'tr\0ue' }\n" + String(repeating: "# pad\n", count: 200_000))
+        let r = try moon.run(["check", "g.yaml"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("g.yaml:3:16: error: the file is binary"), "\(r.stderr)")
+    }
+
+    /// A FIFO nobody writes to is an error, not a wait for a writer.
+    @Test func aFIFOWithNoWriterIsAnError() throws {
+        let moon = try Moon()
+        #expect(mkfifo(moon.path("fifo.yaml"), 0o644) == 0)
+        let r = try Measured.run(moon, ["check", "fifo.yaml"], limit: 20)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("fifo.yaml is a FIFO"), "\(r.stderr)")
+        #expect(r.seconds < 5)
+    }
+
+    /// Pipes still work: process substitution, `/dev/stdin` from a pipe or
+    /// a redirected file, and a FIFO that has a writer.
+    @Test func pipesAndStandardInputStillWork() throws {
+        let moon = try Moon(graph: Self.small)
+        let shell = try Measured.shell("""
+            "$MOON" check <(cat moon.yaml) && cat moon.yaml | "$MOON" check /dev/stdin && "$MOON" check /dev/stdin < moon.yaml \
+            && mkfifo f.yaml && { cat moon.yaml > f.yaml & } && sleep 0.2 && "$MOON" check f.yaml
+            """, in: moon)
+        #expect(shell.status == 0, "\(shell.stderr)")
+        #expect(shell.stdout.components(separatedBy: "ok (1 node").count == 5, "\(shell.stdout)")
+    }
+
+    /// A pipe that never ends is cut at the cap; one of NULs stops at once.
+    @Test func anEndlessPipeIsCutAtTheCap() throws {
+        let moon = try Moon()
+        let comments = try Measured.shell("yes '# a comment line' | \"$MOON\" check /dev/stdin", in: moon, limit: 60)
+        #expect(comments.status == 2, "\(comments.stderr)")
+        #expect(comments.stderr.contains("/dev/stdin is longer than 64 MiB"), "\(comments.stderr)")
+        let zeros = try Measured.shell("\"$MOON\" check /dev/stdin < /dev/zero; cat /dev/zero | \"$MOON\" check /dev/stdin",
+                                       in: moon, limit: 30)
+        #expect(zeros.stderr.contains("/dev/stdin is a character device"), "\(zeros.stderr)")
+        #expect(zeros.stderr.contains("/dev/stdin:1:1: error: the file is binary"), "\(zeros.stderr)")
+        #expect(zeros.seconds < 10, "\(zeros.seconds)s")
+    }
+
+    /// `dotenv:` files follow the same rules: a device, a FIFO with no
+    /// writer, a file over the cap and a binary file are errors at the
+    /// entry that names them.
+    @Test func dotenvFilesAreReadByTheSameRules() throws {
+        let moon = try Moon()
+        #expect(mkfifo(moon.path("fifo.env"), 0o644) == 0)
+        let fd = open(moon.path("big.env"), O_CREAT | O_WRONLY, 0o644)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 40) == 0)
+        close(fd)
+        try moon.write("nul.env", "A=1\nB=x\0y\n")
+        for (file, message) in [("/dev/zero", "/dev/zero is a character device"), ("fifo.env", "fifo.env is a FIFO"),
+                                ("big.env", "big.env is 1 TiB"), ("nul.env", "nul.env is binary")] {
+            try moon.write("moon.yaml", "version: 1\ndotenv: [\(file)]\nnodes:\n  a: { run: 'true' }\n")
+            let r = try Measured.run(moon, ["check"], limit: 20)
+            #expect(r.status == 2, "\(file): \(r.stderr)")
+            #expect(r.stderr.contains("moon.yaml:2:10: error: cannot read dotenv file"), "\(file): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(file): \(r.stderr)")
+            #expect(r.seconds < 5 && r.peakKiB < 200_000, "\(file): \(r.seconds)s, \(r.peakKiB) KiB")
+        }
+    }
+
+    /// `moon replay` refuses a device and a FIFO with no writer; a recording
+    /// on a pipe still replays.
+    @Test func replayRefusesDevicesAndReadsPipes() throws {
+        let moon = try Moon(graph: Self.small)
+        #expect(mkfifo(moon.path("fifo.jsonl"), 0o644) == 0)
+        for (file, message) in [("/dev/zero", "/dev/zero is a character device"), ("/dev/urandom", "is a character device"),
+                                ("fifo.jsonl", "fifo.jsonl is a FIFO")] {
+            let r = try Measured.run(moon, ["replay", file], limit: 20)
+            #expect(r.status == 2, "\(file): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(file): \(r.stderr)")
+            #expect(r.seconds < 5 && r.peakKiB < 200_000, "\(file): \(r.seconds)s, \(r.peakKiB) KiB")
+        }
+        let piped = try Measured.shell("\"$MOON\" run --json > rec.jsonl && cat rec.jsonl | \"$MOON\" replay - && \"$MOON\" replay <(cat rec.jsonl)",
+                                       in: moon)
+        #expect(piped.status == 0, "\(piped.stderr)")
+    }
+
+    // MARK: Size limits
+
+    /// A plain file of 120,000 nodes written one line each with built-ins
+    /// (1.2 million YAML nodes, over the old limit of 1 million "once
+    /// aliases are expanded") has no alias: the alias limit does not apply
+    /// to it. (200,000 such nodes load too: README, release figures.)
+    @Test func aLargePlainGraphWithoutAliasesLoads() throws {
+        let moon = try Moon()
+        var text = "version: 1\nnodes:\n  n0: {uses: echo, with: {message: x}}\n"
+        for i in 1..<120_000 { text += "  n\(i): {needs: n\(i - 1), uses: echo, with: {message: x}}\n" }
+        try moon.write("moon.yaml", text)
+        let r = try moon.run(["check"], limit: 180)
+        #expect(r.status == 0, "\(r.stderr.prefix(2000))")
+        #expect(r.stdout.contains("ok (120000 nodes"), "\(r.stdout)")
+    }
+
+    /// `sources: ["/**"]` would walk the whole file system at every run:
+    /// `moon check` warns (it may be meant, so not an error), as for a walk
+    /// of a directory above the graph's; a named directory is no warning.
+    @Test func aSourcesPatternThatWalksOutsideTheGraphIsAWarning() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { sources: ["/**"], run: 'true' }
+              b: { sources: ["../**/*.c"], run: 'true' }
+              c: { sources: ["/opt/sdk/include/**", "../shared/**", "src/**", "./../x.txt"], run: 'true' }
+            """)
+        let r = try moon.run(["check"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("moon.yaml:3:18: warning: 'sources' pattern '/**' walks the whole file system"), "\(r.stderr)")
+        #expect(r.stderr.contains("moon.yaml:4:18: warning: 'sources' pattern '../**/*.c' walks '..', a directory above the graph's"), "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "warning:").count == 3, "\(r.stderr)")
+    }
+
+    // MARK: Leftovers of a killed moon
+
+    /// A moon killed with SIGKILL leaves its private outputs directory
+    /// behind; the next run removes it — only one named by this moon's
+    /// form (`moon-PID-XXXXXX`), whose moon is gone and which no live moon
+    /// has locked. Older moons' `moon-XXXXXX` are left alone.
+    @Test func theNextRunRemovesTheOutputDirectoryOfAKilledMoon() throws {
+        // A built-in sleep: no node process, which the test process (a
+        // subreaper, for the launcher's tests) would inherit from a SIGKILLed moon.
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { uses: sleep, with: { duration: 30s } }\n")
+        let base = moon.path("tmp")
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        func entries() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []) }
+        // SIGKILL leaves the directory behind.
+        let killed = try moon.start(["run", "-q"], environment: ["TMPDIR": base])
+        #expect(eventually(20) { entries().contains { $0.hasPrefix("moon-\(killed.pid)-") } }, "\(entries())")
+        killed.signal(SIGKILL)
+        _ = try killed.wait(limit: 20)
+        let leftover = entries()
+        #expect(leftover.count == 1, "\(leftover)")
+        // Others: a dead moon's (with an output file), an older moon's form,
+        // a live process's, and a dead pid's that a live moon has locked.
+        let dead = "moon-99999999-abcdef"  // no such process: pids stop far below
+        try FileManager.default.createDirectory(atPath: base + "/" + dead, withIntermediateDirectories: true)
+        try Data("a=1\n".utf8).write(to: URL(fileURLWithPath: base + "/" + dead + "/out-1"))
+        let old = "moon-Xy12ab"
+        let alive = "moon-\(getpid())-abcdef"
+        let locked = "moon-99999998-abcdef"
+        for name in [old, alive, locked] { try FileManager.default.createDirectory(atPath: base + "/" + name, withIntermediateDirectories: true) }
+        let holder = open(base + "/" + locked, O_RDONLY | O_DIRECTORY)
+        #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        defer { close(holder) }
+
+        try moon.write("moon.yaml", Self.small)
+        let r = try moon.run(["run", "-q"], environment: ["TMPDIR": base])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(entries() == [old, alive, locked], "\(entries())")
+    }
+
+    // MARK: The state store
+
+    static let tracked = """
+        version: 1
+        nodes:
+          gen: { sources: [in.txt], run: 'cat in.txt' }
+        """
+
+    /// Whether `gen` ran or was skipped as up to date.
+    func gen(_ result: Moon.Result) -> String {
+        result.events("skip", node: "gen").first?["reason"] as? String ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
+    }
+
+    /// A store with a sound header but garbage in pages 2-4: moved aside
+    /// once, with a warning that says where, and a new store made, which
+    /// the next run uses without a word.
+    @Test func aStoreWithCorruptPagesIsMovedAsideOnce() throws {
+        let moon = try Moon(graph: Self.tracked)
+        try moon.write("in.txt", "x\n")
+        for _ in 0..<3 { #expect(try moon.run(["run", "-q"]).status == 0) }
+        let database = moon.path(".moon/state.db")
+        Self.checkpoint(database) { _ in }
+        try? FileManager.default.removeItem(atPath: database + "-wal")
+        try? FileManager.default.removeItem(atPath: database + "-shm")
+        let size = (try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) ?? 0
+        #expect(size >= 5 * 4096, "\(size) bytes")
+        // As `dd if=/dev/urandom bs=4096 seek=1 count=3`.
+        var generator = SystemRandomNumberGenerator()
+        for page in 2...4 { try Self.overwrite(database, page: page) { _ in UInt8.random(in: 0...255, using: &generator) } }
+
+        let first = try moon.run(["run", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(gen(first) == "ran")
+        #expect(first.stderr.contains("moved it to .moon/state.db.corrupt"), "\(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: database + ".corrupt"))
+        let second = try moon.run(["run", "--json"])
+        #expect(second.status == 0)
+        #expect(second.stderr.isEmpty, "\(second.stderr)")
+        #expect(gen(second) == "up-to-date", "\(second.stdout)")
+        let history = try moon.run(["history"])
+        #expect(history.status == 0, "\(history.stderr)")
+        #expect(history.stderr.isEmpty, "\(history.stderr)")
+        #expect(history.stdout.contains("#2"), "\(history.stdout)")
+    }
+
+    /// Garbage deeper in a table than opening looks (the last leaf of the
+    /// stat cache's table): found when a run reads it, moved aside then,
+    /// once; the next run starts a new store, the one after is up to date.
+    @Test func garbageDeepInATableIsMovedAsideWhenFound() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen: { sources: ["src/*.txt"], run: 'ls src | wc -l' }
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        let long = String(repeating: "n", count: 120)
+        for i in 0..<1500 { try moon.write("src/\(long)-\(i).txt", "\(i)\n") }
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
+        let database = moon.path(".moon/state.db")
+        // The stat cache's rightmost leaf: the probe at opening reads the leftmost.
+        var page = 0
+        Self.checkpoint(database) { connection in
+            var statement: OpaquePointer?
+            #expect(sqlite3_prepare_v2(connection, "SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
+                                       -1, &statement, nil) == SQLITE_OK)
+            #expect(sqlite3_step(statement) == SQLITE_ROW)
+            page = Int(sqlite3_column_int64(statement, 0))
+            sqlite3_finalize(statement)
+        }
+        #expect(page > 2, "the stat cache spans several pages")
+        try Self.overwrite(database, page: page) { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
+        // A touched source: its node's manifest no longer answers, so the run reads the stat cache.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-30)], ofItemAtPath: moon.path("src/\(long)-7.txt"))
+
+        let first = try moon.run(["run", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(gen(first) == "ran")
+        #expect(first.stderr.contains("moved it to .moon/state.db.corrupt, and the next run starts a new one"), "\(first.stderr)")
+        #expect(first.stderr.components(separatedBy: "warning:").count == 2, "one warning: \(first.stderr)")
+        let second = try moon.run(["run", "--json"])
+        #expect(second.stderr.isEmpty, "\(second.stderr)")
+        #expect(gen(second) == "ran")
+        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
+    }
+
+    /// `moon status` and `moon history` on a corrupt store: a warning that
+    /// says so and what `moon run` will do, never a failure of their own.
+    @Test func statusAndHistoryOnACorruptStoreWarn() throws {
+        let moon = try Moon(graph: Self.tracked)
+        try moon.write("in.txt", "x\n")
+        try FileManager.default.createDirectory(atPath: moon.path(".moon"), withIntermediateDirectories: true)
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: moon.path(".moon/state.db")))
+        for command in ["status", "history"] {
+            let r = try moon.run([command])
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+            #expect(r.stderr.contains(".moon/state.db is corrupt"), "\(command): \(r.stderr)")
+        }
+    }
+
+    /// The store, its WAL or its shared-memory file being a FIFO, a device
+    /// or a symbolic link: refused with a warning, never opened (a FIFO
+    /// would be waited on; a link would make SQLite write a database into
+    /// its target), and every command finishes.
+    @Test func aStoreThatIsNotARegularFileIsRefused() throws {
+        var cases: [(String, String, (String) -> Void)] = [
+            ("state.db", "is a FIFO", { path in _ = mkfifo(path, 0o644) }),
+            ("state.db-wal", "is a FIFO", { path in _ = mkfifo(path, 0o644) }),
+            ("state.db-shm", "is a FIFO", { path in _ = mkfifo(path, 0o644) }),
+            ("state.db", "is a symbolic link", { path in _ = symlink(path + "-target", path) }),
+        ]
+        if getuid() == 0 {
+            // /dev/zero's numbers, 1:5.
+            cases.append(("state.db", "is a character device", { path in _ = mknod(path, S_IFCHR | 0o666, dev_t(0x105)) }))
+        }
+        for (name, what, make) in cases {
+            let moon = try Moon(graph: Self.tracked)
+            try moon.write("in.txt", "x\n")
+            #expect(try moon.run(["run", "-q"]).status == 0)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: moon.path(".moon/state.db" + suffix)) }
+            let path = moon.path(".moon/" + name)
+            if name != "state.db" { try Data().write(to: URL(fileURLWithPath: moon.path(".moon/state.db"))) }
+            try Data().write(to: URL(fileURLWithPath: moon.path(".moon/state.db-target")))
+            make(path)
+            for command in [["run", "--json"], ["status"], ["history"]] {
+                let r = try Measured.run(moon, command, limit: 30)
+                #expect(r.status == 0, "\(name) \(command): \(r.stderr)")
+                #expect(r.stderr.contains(".moon/\(name) \(what)"), "\(name) \(command): \(r.stderr)")
+                #expect(r.seconds < 10, "\(name) \(command): \(r.seconds)s")
+                if command == ["run", "--json"] { #expect(gen(Moon.Result(stdout: r.stdout, stderr: r.stderr, status: r.status)) == "ran") }
+            }
+            let target = (try? FileManager.default.attributesOfItem(atPath: moon.path(".moon/state.db-target"))[.size] as? Int) ?? -1
+            #expect(target == 0, "the link's target is untouched")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Copies the WAL of the store at `database` into its main file (as a
+    /// closed store leaves it), then hands `body` the connection.
+    static func checkpoint(_ database: String, _ body: (OpaquePointer?) -> Void) {
+        var connection: OpaquePointer?
+        #expect(sqlite3_open(database, &connection) == SQLITE_OK)
+        #expect(sqlite3_exec(connection, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
+        body(connection)
+        sqlite3_close(connection)
+    }
+
+    /// Writes `byte(i)` for each byte `i` of 4 KiB page `page` (1-based) of `database`.
+    static func overwrite(_ database: String, page: Int, byte: (Int) -> UInt8) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
+        try handle.seek(toOffset: UInt64((page - 1) * 4096))
+        handle.write(Data((0..<4096).map(byte)))
+        try handle.close()
+    }
+
+}
+
+/// Runs moon (or a shell around it) and measures its wall time and peak
+/// memory: the largest `VmHWM` of the process seen while it runs (sampled
+/// every few milliseconds; `wait4`'s `ru_maxrss` would count the test
+/// process's own memory, which a spawned child inherits until it execs).
+enum Measured {
+    struct Result {
+        var stdout: String
+        var stderr: String
+        var status: Int32
+        var seconds: Double
+        /// Peak resident set size seen, in KiB.
+        var peakKiB: Int
+    }
+
+    static func run(_ moon: Moon, _ arguments: [String], limit: TimeInterval = 60) throws -> Result {
+        try measure(moon.start(arguments), limit: limit)
+    }
+
+    /// `script` with bash in the test's directory, `$MOON` the binary
+    /// (`shell` of MoonProcessRunner), timed; its memory is not measured.
+    static func shell(_ script: String, in moon: Moon, limit: TimeInterval = 60) throws -> Result {
+        let started = Date()
+        let result = try MoonCLITests.shell(script, in: moon, bash: true, limit: limit)
+        return Result(stdout: result.stdout, stderr: result.stderr, status: result.status,
+                      seconds: Date().timeIntervalSince(started), peakKiB: 0)
+    }
+
+    private static func measure(_ running: Moon.Running, limit: TimeInterval) throws -> Result {
+        let started = Date()
+        var peak = 0
+        while running.process.isRunning && Date().timeIntervalSince(started) < limit {
+            peak = max(peak, highWaterMark(running.pid))
+            usleep(2_000)
+        }
+        let result = try running.wait(limit: max(1, limit - Date().timeIntervalSince(started)))
+        return Result(stdout: result.stdout, stderr: result.stderr, status: result.status,
+                      seconds: Date().timeIntervalSince(started), peakKiB: peak)
+    }
+
+    /// `VmHWM` of `pid` in KiB (0 once it is gone).
+    private static func highWaterMark(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+}
