@@ -193,6 +193,8 @@ public enum ShellTemplate {
             var delimiter: String?
             var stripTabs = false
             var lineStart = true
+            /// The inner frame of a `((` in bash: its words are also arithmetic.
+            var bashArithmetic = false
         }
         struct HereDocument {
             var delimiter: String?
@@ -320,7 +322,7 @@ public enum ShellTemplate {
                 }
                 let command = stack[j].words
                 if let reason = Self.runsAsCode(command) { return .unsafe(reason) }
-                if Self.isArithmeticCommand(command) { return .arithmetic }
+                if Self.isArithmeticCommand(command) || stack[j].bashArithmetic { return .arithmetic }
                 if Self.commandName(command) == "[[" { stack[j].conditional.append(k) }
                 switch kind {
                 case .single: return .singleQuoted
@@ -718,7 +720,15 @@ public enum ShellTemplate {
                 stack.append(Frame(kind: .comment)); i += 1
             case "(":
                 if wasWordStart && char(i + 1) == "(" {
-                    stack.append(Frame(kind: .arithmetic, parens: 2))
+                    // `((` is two subshells in sh (dash), and in bash too when
+                    // no `))` closes it; otherwise bash reads arithmetic. Lexed
+                    // as two subshells, so their commands are seen
+                    // (`(( sh -c "…" ))`), and in bash what they hold is also
+                    // arithmetic (integers only).
+                    stack.append(Frame(kind: .command))
+                    var inner = Frame(kind: .command)
+                    inner.bashArithmetic = bash
+                    stack.append(inner)
                     i += 2
                 } else {
                     top.parens += 1

@@ -97,10 +97,17 @@ import Testing
                        "e\\val \"echo ${{ vars.a }}\"", "e'v'al \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} |\\\n bash",
                        "x=$(echo [[ ${{ vars.a }} -eq 0 ]] | sh)", "bash -s ]<<EOF\n${{ vars.a }}\nEOF",
                        "bash -o pipefail <<EOF\n${{ vars.a }}\nEOF", "{ echo ${{ vars.a }}; } | sh", "(echo ${{ vars.a }}) | bash",
-                       "sh <(echo ${{ vars.a }})", "bash <<< \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} 2>&1 | sh"] {
+                       "sh <(echo ${{ vars.a }})", "bash <<< \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} 2>&1 | sh",
+                       "(( sh -c \"$(echo ${{ vars.a }})\" ))"] {
             let found = contexts(script)
             #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
         }
+        // bash reads `((…) )` as two subshells: their commands are seen too.
+        for script in ["(( sh -c \"$(echo ${{ vars.a }})\" ))", "((sh -c \"$(echo ${{ vars.a }})\") )"] {
+            let found = contexts(script, .bash)
+            #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
+        }
+        #expect(contexts("(( n = ${{ vars.a }} + 1 ))", .bash) == [.arithmetic])
         #expect(contexts("echo $'x ${{ vars.a }}'", .bash)[0].isUnsafe)
     }
 
