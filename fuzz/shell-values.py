@@ -48,15 +48,15 @@ FRAGMENTS = [
     'echo "`echo {}`"', "read -r -a arr <<< {}", "export -n X={}", "echo a \\\n {}", "f() { echo {}; }; f",
     "if true; then echo {}; fi", 'for i in {}; do echo "$i"; done', "echo {} # {}", "echo $'{}'",
     'echo $"{}"', "echo {}{}", "x=( {} )", "case {} in *) echo hi;; esac", "test {} -eq 1", "[ {} = x ]",
-    "echo {} | cat", "echo {} >/dev/null", "{ echo {}; }", "( echo {} )", 'echo "a\\"{}"', "echo '\\'{}",
+    "echo {} | cat", "echo {} >devnull", "{ echo {}; }", "( echo {} )", 'echo "a\\"{}"', "echo '\\'{}",
     "declare -i n; n={}", "x={}; echo $(( x ))", "echo ${!X} {}", ": {} && echo ok", "echo $(({}))",
     "echo \"${X:-'{}'}\"", "echo ${X:-\"{}\"}", "while false; do echo {}; done", "echo {} &\nwait",
-    "select x in {}; do break; done </dev/null", "local_f() { local v={}; echo \"$v\"; }; local_f",
+    "select x in {}; do break; done <devnull", "local_f() { local v={}; echo \"$v\"; }; local_f",
     "echo {} | sh", "printf '%s\\n' \"{}\" | bash", "sh <<EOF\n{}\nEOF", "cat <<EOF | sh\necho {}\nEOF",
-    'eval "$(echo {})"', "bash -s <<EOF\n{}\nEOF", 'sh -c "$(echo {})"', "echo {} | tee /dev/null | sh -s",
+    'eval "$(echo {})"', "bash -s <<EOF\n{}\nEOF", 'sh -c "$(echo {})"', "echo {} | tee devnull | sh -s",
     "x=$(echo {} | sh)", "command eval echo {}", "exec sh -c 'echo {}'", "echo {} || echo {} | cat",
     "sh <(echo {})", "bash <<< \"echo {}\"", "cat <(echo {})", ". /dev/stdin <<< {}", "bash < <(echo {})",
-    "echo {} 2>/dev/null | sh", "echo {} >&2 | cat", "echo {} |& sh", "{ echo {}; } | sh", "(echo {}) | bash",
+    "echo {} 2>devnull | sh", "echo {} >&2 | cat", "echo {} |& sh", "{ echo {}; } | sh", "(echo {}) | bash",
 ]
 
 NOISE = list("'\"$(){}[]`\\;|&<># \n") + ["$(", "${", "$((", "<<", "))", "]]", "[[", "case ", "esac", "'\"", "\\\n"]
@@ -80,7 +80,13 @@ def script(rng, expression):
     body = fragment(rng, expression, rng.randint(0, 2))
     if rng.random() < 0.3:
         for _ in range(rng.randint(1, 3)):
+            # Never in or next to a /dev path: `>/d<noise>ev/null` would write the
+            # value into a file outside the round's directory, which a later
+            # round's `. /d…` could then run (the script's own doing, not moon's).
+            inside = [(m.start(), m.end()) for m in re.finditer(r"/dev/\w*", body)]
             at = rng.randint(0, len(body))
+            if any(lo <= at <= hi for lo, hi in inside):
+                continue
             body = body[:at] + rng.choice(NOISE) + body[at:]
     if rng.random() < 0.3:
         body = rng.choice(["echo start\n", "set -u\n", ": 'a'\n", "# c\n"]) + body

@@ -195,6 +195,8 @@ public enum ShellTemplate {
             var lineStart = true
             /// The inner frame of a `((` in bash: its words are also arithmetic.
             var bashArithmetic = false
+            /// No word since a `|`: a newline here continues the pipeline.
+            var afterPipe = false
         }
         struct HereDocument {
             var delimiter: String?
@@ -412,6 +414,7 @@ public enum ShellTemplate {
                 return
             }
             let word = top.word
+            top.afterPipe = false
             if word == "case" { top.cases += 1 }
             if word == "esac" { top.cases = max(0, top.cases - 1) }
             top.words.append(word)
@@ -678,6 +681,7 @@ public enum ShellTemplate {
                     // `>&2`, `&>`: part of a redirection.
                 } else if c == "|" && char(i + 1) != "|" && previous != "|" {
                     endCommand(pipe: true)
+                    top.afterPipe = true
                 } else if c == "&" && previous == "|" {
                     // `|&` was a pipe.
                 } else if c == "\n" || c == ";" || c == "&" || c == "|" || c == "(" || c == ")" {
@@ -748,7 +752,7 @@ public enum ShellTemplate {
                 if char(i + 2) == "<" { i += 3 } else { hereDocumentOperator() }
             case "\n":
                 i += 1
-                if top.parens == 0 && top.braces == 0 { top.pipeline = [] }
+                if top.parens == 0 && top.braces == 0 && !top.afterPipe { top.pipeline = [] }
                 if !pending.isEmpty { startHereDocument() }
             default:
                 i += 1

@@ -98,7 +98,8 @@ import Testing
                        "x=$(echo [[ ${{ vars.a }} -eq 0 ]] | sh)", "bash -s ]<<EOF\n${{ vars.a }}\nEOF",
                        "bash -o pipefail <<EOF\n${{ vars.a }}\nEOF", "{ echo ${{ vars.a }}; } | sh", "(echo ${{ vars.a }}) | bash",
                        "sh <(echo ${{ vars.a }})", "bash <<< \"echo ${{ vars.a }}\"", "echo ${{ vars.a }} 2>&1 | sh",
-                       "(( sh -c \"$(echo ${{ vars.a }})\" ))"] {
+                       "(( sh -c \"$(echo ${{ vars.a }})\" ))", "echo ${{ vars.a }} |\n tee x | sh -s",
+                       "echo ${{ vars.a }} |\n\n  sh"] {
             let found = contexts(script)
             #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
         }
