@@ -68,4 +68,14 @@ public struct FileStat: Sendable, Hashable {
         let margin: Int64 = mtimeNanoseconds % 1_000_000_000 == 0 ? 2_000_000_000 : 100_000_000
         return hashedAt - mtimeNanoseconds < margin
     }
+
+    /// Whether the file was last written before `time` (a precise clock's
+    /// reading). The kernel stamps files from a coarse clock that lags by up
+    /// to a scheduler tick (at most 10 ms), so a later write can carry an
+    /// mtime up to that much before `time`; 20 ms covers it. Whole-second
+    /// filesystems get two seconds.
+    func writtenBefore(_ time: Int64) -> Bool {
+        let margin: Int64 = mtimeNanoseconds % 1_000_000_000 == 0 ? 2_000_000_000 : 20_000_000
+        return time - mtimeNanoseconds >= margin
+    }
 }

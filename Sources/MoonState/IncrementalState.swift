@@ -493,7 +493,10 @@ public final class IncrementalState: @unchecked Sendable {
             if let old = before[dep] {
                 // Hashed at the check: trusted while unchanged since.
                 if old.stat == stat { entry = old }
-            } else if !stat.isRacy(hashedAt: pending.checkedAt) {
+            } else if stat.writtenBefore(pending.checkedAt) {
+                // Unchanged since before the check, so what the command read.
+                // (Not the stat cache's 100 ms racy margin: files written just
+                // before a first build, as by a checkout, would run again.)
                 entry = self.entry(for: ScannedFile(path: dep, stat: stat), old: nil)
             }
             // Written while the command ran (or unreadable): what it read is

@@ -52,6 +52,17 @@ import Testing
         #expect(two.startTime(of: "tail") == 2)
     }
 
+    @Test func theCriticalPathIsTheLongestChainOfWorkNotTheLastToFinish() {
+        // One job: `long` (3 s) runs first, `short` (1 s) waits for the job and
+        // finishes last. The work that bounded `link` is `long`'s, not `short`'s.
+        let nodes = [node("long", priority: 2), node("short", priority: 2), node("link", needs: [0, 1], priority: 1)]
+        let h = RunHarness(nodes: nodes, options: RunOptions(jobs: 1),
+                           scripts: ["long": .init(duration: 3), "short": .init(duration: 1), "link": .init(duration: 1)])
+        h.run()
+        #expect(h.trace.filter { $0.hasPrefix("complete") } == ["complete long", "complete short", "complete link"])
+        #expect(h.summary?.criticalPath == ["long", "link"])
+    }
+
     @Test func tiesGoToFileOrder() {
         let h = RunHarness(nodes: [node("b"), node("a"), node("c")], options: RunOptions(jobs: 1))
         h.run()

@@ -58,4 +58,21 @@ import Testing
             Issue.record("\(error)")
         }
     }
+
+    /// A header a first build's depfile lists is trusted when it was written
+    /// before the check by more than the kernel's clock tick (a checkout just
+    /// before the build), and unknown when it may have been written while the
+    /// command ran.
+    @Test func aDependencyWrittenBeforeTheCheckIsTrusted() {
+        let check: Int64 = 1_700_000_000_123_456_789
+        func written(_ before: Int64) -> FileStat { FileStat(size: 1, mtimeNanoseconds: check - before, inode: 1) }
+        #expect(written(60_000_000).writtenBefore(check))
+        #expect(written(25_000_000).writtenBefore(check))
+        #expect(!written(5_000_000).writtenBefore(check))
+        #expect(!written(-1_000_000).writtenBefore(check))
+        // Whole-second times: two seconds' margin.
+        let coarse = FileStat(size: 1, mtimeNanoseconds: 1_700_000_000_000_000_000, inode: 1)
+        #expect(!coarse.writtenBefore(1_700_000_001_500_000_000))
+        #expect(coarse.writtenBefore(1_700_000_002_000_000_000))
+    }
 }

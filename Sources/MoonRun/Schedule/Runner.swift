@@ -657,22 +657,45 @@ public final class Runner {
 
     /// The chain that decided the run's length: from the node that finished
     /// last, back through the need of each that finished last.
+    /// The chain of nodes that ran, each a need of the next, whose run
+    /// times add up to the most: the work that bounded the run. Not the
+    /// chain of last finishers: a short node that waited for a free job
+    /// finishes last without having held anything up.
     private func criticalPath() -> [String] {
-        // Only nodes that ran count; skipped ones took no time.
-        func end(_ node: Int) -> Date? { firstStart[node] == nil ? nil : finishedAt[node] }
-        func latest(_ candidates: [Int]) -> Int? {
-            var best: (node: Int, end: Date)?
-            for node in candidates {
-                guard let e = end(node) else { continue }
-                if best == nil || e > best!.end { best = (node, e) }
+        // Kahn's algorithm over the nodes that ran (skipped ones took no time).
+        let count = plan.nodes.count
+        var ran = [Bool](repeating: false, count: count)
+        for node in 0..<count where firstStart[node] != nil && finishedAt[node] != nil { ran[node] = true }
+        var waiting = [Int](repeating: 0, count: count)
+        var dependents = [[Int]](repeating: [], count: count)
+        for node in 0..<count where ran[node] {
+            for need in plan.nodes[node].needs where ran[need] {
+                waiting[node] += 1
+                dependents[need].append(node)
             }
-            return best?.node
+        }
+        var ready = (0..<count).filter { ran[$0] && waiting[$0] == 0 }
+        var total = [TimeInterval](repeating: 0, count: count)
+        var via = [Int?](repeating: nil, count: count)
+        var best: Int?
+        while let node = ready.popLast() {
+            var longest: TimeInterval = 0
+            for need in plan.nodes[node].needs where ran[need] && (via[node] == nil || total[need] > longest) {
+                longest = total[need]
+                via[node] = need
+            }
+            total[node] = longest + finishedAt[node]!.timeIntervalSince(firstStart[node]!)
+            if best.map({ total[node] > total[$0] }) ?? true { best = node }
+            for dependent in dependents[node] {
+                waiting[dependent] -= 1
+                if waiting[dependent] == 0 { ready.append(dependent) }
+            }
         }
         var path: [String] = []
-        var current = latest(Array(plan.nodes.indices))
+        var current = best
         while let node = current {
             path.append(plan.nodes[node].name)
-            current = latest(plan.nodes[node].needs)
+            current = via[node]
         }
         return path.reversed()
     }
