@@ -40,7 +40,8 @@ public struct ContentHash: Sendable, Hashable {
     public static let zero = ContentHash(bytes: [UInt8](repeating: 0, count: 32))!
 
     init(_ digest: SHA256.Digest) {
-        self.init(bytes: Array(digest))!
+        // In place: `Array(digest)` iterates the digest generically, byte by byte.
+        self = digest.withUnsafeBytes { ContentHash(contiguous: $0) }
     }
 
     /// The 32 bytes, most significant first.
@@ -55,9 +56,9 @@ public struct ContentHash: Sendable, Hashable {
 
     /// Appends the 32 bytes, most significant first, without an intermediate array.
     func appendBytes(to out: inout [UInt8]) {
-        for word in [words.0, words.1, words.2, words.3] {
-            withUnsafeBytes(of: word.bigEndian) { out.append(contentsOf: $0) }
-        }
+        // A tuple of like elements is laid out in order, without padding.
+        let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        withUnsafeBytes(of: bigEndian) { out.append(contentsOf: $0) }
     }
 
     public var hex: String {

@@ -28,17 +28,25 @@ public struct Glob: Sendable, Hashable {
 
     public init(_ pattern: String) {
         self.pattern = pattern
+        // Most patterns name one file as a plain path: that is the base.
+        if Glob.isPlainPath(pattern) {
+            base = pattern
+            segments = []
+            return
+        }
         let absolute = pattern.hasPrefix("/")
-        let parts = pattern.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        var baseParts: [Substring] = []
+        // Split on the byte `/`, as the file system does (and without
+        // `String.split`'s per-character walk: every check builds its node's globs).
+        let parts = Array(pattern.utf8).split(separator: UInt8(ascii: "/")).filter { !$0.elementsEqual([UInt8(ascii: ".")]) }
+        var baseParts: [ArraySlice<UInt8>] = []
         var rest: [Segment] = []
         for part in parts {
-            let bytes = Array(part.utf8)
+            let bytes = Array(part)
             if rest.isEmpty, !Glob.hasWildcard(bytes) {
                 baseParts.append(part)
                 continue
             }
-            if part == "**" {
+            if bytes.elementsEqual("**".utf8) {
                 if rest.last != .globstar { rest.append(.globstar) }
             } else if Glob.hasWildcard(bytes) {
                 rest.append(.wildcard(bytes))
@@ -46,10 +54,34 @@ public struct Glob: Sendable, Hashable {
                 rest.append(.literal(Glob.unescaped(bytes)))
             }
         }
-        var base = baseParts.joined(separator: "/")
+        var base = String(decoding: Array(baseParts.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
         if absolute { base = "/" + base }
         self.base = base
         self.segments = Array(rest.prefix(Glob.maxSegments))
+    }
+
+    /// Whether `pattern` is its own base: no wildcard character, no `.` or
+    /// empty segment, no `/` at the end (unless it is `/`).
+    static func isPlainPath(_ pattern: String) -> Bool {
+        let bytes = pattern.utf8
+        var index = bytes.startIndex
+        if index != bytes.endIndex, bytes[index] == UInt8(ascii: "/") { index = bytes.index(after: index) }
+        guard index != bytes.endIndex else { return true }
+        var length = 0
+        var isDot = false
+        for byte in bytes[index...] {
+            switch byte {
+            case UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["):
+                return false
+            case UInt8(ascii: "/"):
+                if length == 0 || isDot { return false }
+                length = 0
+            default:
+                isDot = length == 0 && byte == UInt8(ascii: ".")
+                length += 1
+            }
+        }
+        return length > 0 && !isDot
     }
 
     /// Whether the pattern has a wildcard (else it names one path).

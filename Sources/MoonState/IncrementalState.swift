@@ -353,7 +353,7 @@ public final class IncrementalState: @unchecked Sendable {
         var depfile: PendingDepfile?
         if !node.sources.isEmpty {
             let files = scanner.files(matching: node.sources)
-            manifest.reserveCapacity(files.count)
+            manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
             sources.add(files.count)
             var old = OldEntries(previous?.fingerprint.manifest.entries ?? [])
             for file in files {

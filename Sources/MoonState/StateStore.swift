@@ -594,7 +594,17 @@ public final class StateStore: @unchecked Sendable {
     }
 
     static func decodePaths(_ data: Data) -> [String] {
-        data.split(separator: 0, omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
+        // Over the bytes in place: `Data.split` makes a generic slice per
+        // path, and every run decodes the lists of all the graph's nodes.
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String] in
+            var paths: [String] = []
+            var start = 0
+            for end in 0...raw.count where end == raw.count || raw[end] == 0 {
+                if end > start { paths.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<end]), as: UTF8.self)) }
+                start = end + 1
+            }
+            return paths
+        }
     }
 
     static func encodePairs(_ pairs: [(String, String)]) -> String {

@@ -43,6 +43,23 @@ import Testing
         #expect(glob.base == "src/main.c")
         #expect(Glob("src/*.c").base == "src")
         #expect(Glob("/abs/**").base == "/abs")
+        #expect(Glob("/").base == "/")
+        #expect(Glob("").base == "")
+        #expect(Glob("./././a/./b/").base == "a/b")
+        #expect(Glob("é/ü\u{301}/*.h").base == "é/ü\u{301}")
+        #expect(Glob(".../x").base == ".../x")
+        // Plain paths are their own base; anything else is normalised.
+        for (pattern, base) in [("src/main.c", "src/main.c"), ("/usr/include/stdio.h", "/usr/include/stdio.h"),
+                                ("a/../b", "a/../b"), (".hidden/.x", ".hidden/.x"), ("a\\b", "a\\b"), ("x", "x"),
+                                ("a/", "a"), ("a/.", "a"), ("./a", "a"), ("a//b", "a/b"), ("//a", "/a"), ("/a/", "/a"),
+                                (".", ""), ("/.", "/"), ("a/./b", "a/b")] {
+            let glob = Glob(pattern)
+            #expect(glob.base == base, "\(pattern)")
+            #expect(glob.isLiteral, "\(pattern)")
+            #expect(Glob.isPlainPath(pattern) == (pattern == base), "\(pattern)")
+        }
+        #expect(Glob("a/**/**/b").segments == [.globstar, .literal(Array("b".utf8))])
+        #expect(Glob("a/\\*/b").segments == [.wildcard(Array("\\*".utf8)), .literal(Array("b".utf8))])
     }
 }
 

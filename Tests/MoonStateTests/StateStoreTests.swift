@@ -207,4 +207,29 @@ import GRDBSQLite
         #expect(try stores[1].loadFileCache().count == 100)
         #expect(try stores[0].integrityCheck() == "ok")
     }
+
+    /// A depfile's stored list: NUL-ended paths, read back exactly (empty
+    /// entries skipped, a last path without its NUL kept, UTF-8 intact).
+    @Test func storedDependencyListsDecodeExactly() {
+        let paths = ["include/a.h", "/usr/include/stdio.h", "dir with space/é.h", "x"]
+        #expect(StateStore.decodePaths(StateStore.encodePaths(paths)) == paths)
+        #expect(StateStore.decodePaths(StateStore.encodePaths([])) == [])
+        #expect(StateStore.decodePaths(Data([0, 0, 0x61, 0, 0, 0x62, 0x63])) == ["a", "bc"])
+        #expect(StateStore.decodePaths(Data()) == [])
+    }
+
+    /// A digest's bytes become the hash in order (SHA-256 of "abc").
+    @Test func aDigestKeepsItsBytes() throws {
+        let tree = try TempTree()
+        try tree.write("abc.txt", "abc")
+        #expect(ContentHash.ofFile(tree.path("abc.txt"))?.hex
+            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let bytes: [UInt8] = (0..<32).map { (i: Int) -> UInt8 in UInt8(i * 7 + 1) }
+        let hash = ContentHash(bytes: bytes)!
+        var out: [UInt8] = [0xff]
+        hash.appendBytes(to: &out)
+        let expected: [UInt8] = [0xff] + bytes
+        #expect(out == expected)
+        #expect(hash.bytes == bytes)
+    }
 }
