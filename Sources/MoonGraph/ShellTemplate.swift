@@ -688,8 +688,11 @@ public enum ShellTemplate {
                     endCommand()
                 }
             } else {
-                if c == "[", !top.word.isEmpty, top.word == top.word.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }),
-                   top.word.first.map({ !$0.isNumber }) == true, top.words.isEmpty || Self.commandName(top.words) == nil {
+                // The name before `[`: the word, or what follows its last `=`
+                // (`x=arr[…]` is a subscript once `$(( x ))` evaluates it).
+                let name = top.word.split(separator: "=", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+                if c == "[", !name.isEmpty, name == name.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }),
+                   name.first.map({ !$0.isNumber }) == true, top.words.isEmpty || Self.commandName(top.words) == nil {
                     // `name[…]=`: bash evaluates the subscript as arithmetic.
                     top.inWord = true
                     top.word.unicodeScalars.append(c)

@@ -78,7 +78,8 @@ import Testing
     @Test func bashArithmeticCommandsAreArithmetic() {
         for script in ["let n=${{ vars.a }}", "let \"n=${{ vars.a }}\"", "declare -i n=${{ vars.a }}", "local -ri n=${{ vars.a }}",
                        "[[ ${{ vars.a }} -eq 0 ]]", "[[ 1 -lt \"${{ vars.a }}\" ]]", "arr[${{ vars.a }}]=1", "a[1+${{ vars.a }}]=x",
-                       "for (( i = ${{ vars.a }}; i < 3; i++ )); do :; done", "echo $[ ${{ vars.a }} ]"] {
+                       "for (( i = ${{ vars.a }}; i < 3; i++ )); do :; done", "echo $[ ${{ vars.a }} ]",
+                       "x=arr[${{ vars.a }}]=1; echo $(( x ))"] {
             #expect(contexts(script, .bash) == [.arithmetic], "\(script)")
         }
         for script in ["[[ ${{ vars.a }} == x ]]", "declare n=${{ vars.a }}", "echo x[${{ vars.a }} ]", "echo [${{ vars.a }}]"] {
