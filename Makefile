@@ -135,7 +135,7 @@ install: release completions
 # The shell-value fuzzer starts from FUZZ_SEED, fixed so that a CI run
 # repeats a sequence known to pass; FUZZ_SEED=random explores new ones.
 FUZZ_SECONDS ?= 60
-FUZZ_SEED ?= 20261124
+FUZZ_SEED ?= 7
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 	$(SWIFT) build --product moon
