@@ -651,7 +651,7 @@ struct GraphDecoder {
             } else {
                 if key == "sources", let root = Self.walkOutsideTheGraph(text) {
                     warning("'sources' pattern '\(text)' walks \(root): every run stats, and hashes when changed, every file it matches",
-                            at: item.span, notes: ["help: name the directories the node reads, e.g. 'src/**' or '../shared/include/**'"])
+                            at: item.span, notes: ["help: name the directories the node reads, e.g. 'src/**' or '../common/include/**'"])
                 }
                 result.append(text)
             }
@@ -662,7 +662,7 @@ struct GraphDecoder {
     /// What a `sources` pattern walks when its walk starts at the root of
     /// the file system or at a directory above the graph's (`/**`,
     /// `../**`): a description for a warning, else nil. A pattern below a
-    /// named directory (`/opt/sdk/**`, `../shared/**`) may well be meant.
+    /// named directory (`/opt/sdk/**`, `../common/**`) may well be meant.
     static func walkOutsideTheGraph(_ pattern: String) -> String? {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
         guard let wild = segments.firstIndex(where: { $0.contains(where: { "*?[{".contains($0) }) }) else { return nil }

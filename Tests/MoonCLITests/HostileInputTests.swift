@@ -156,7 +156,7 @@ import Testing
             nodes:
               a: { sources: ["/**"], run: 'true' }
               b: { sources: ["../**/*.c"], run: 'true' }
-              c: { sources: ["/opt/sdk/include/**", "../shared/**", "src/**", "./../x.txt"], run: 'true' }
+              c: { sources: ["/opt/sdk/include/**", "../common/**", "src/**", "./../x.txt"], run: 'true' }
             """)
         let r = try moon.run(["check"])
         #expect(r.status == 0, "\(r.stderr)")

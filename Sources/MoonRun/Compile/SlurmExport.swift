@@ -59,7 +59,7 @@ public enum SlurmExport {
             # them with squeue, cancel them all with: scancel --name=\(SlurmCommandLine.jobName(graph: graph.name, node: "NODE"))
             # (or the ids printed). Each job's output goes to $MOON_SLURM_LOGS/NODE.JOBID.out
             # (default ./moon-slurm-logs). Working directories and files must be on
-            # storage that the compute nodes share with this machine.
+            # storage that the compute nodes share with the submitting host.
             set -eu
             logs=${MOON_SLURM_LOGS:-$PWD/moon-slurm-logs}
             mkdir -p "$logs"
