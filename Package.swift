@@ -5,12 +5,13 @@ import PackageDescription
 // earlier one, never the reverse, and the reactive core imports none of them.
 let package = Package(
     name: "moon",
-    platforms: [.macOS(.v13)],
+    // Linux only: the spawner, the event loop and the system glue use
+    // pidfds, prctl and /proc (docs/architecture.md says what a port needs).
     products: [
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonProcess", "MoonRun", "MoonReport"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonRun", "MoonReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,11 +24,21 @@ let package = Package(
         .target(name: "MoonCommand"),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
-        // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
+        // Linux calls Swift's Glibc module does not import, and what moon
+        // needs of the system (CPU count, threads, signal names).
+        .target(name: "CMoonSystem"),
+        .target(name: "MoonSystem", dependencies: ["CMoonSystem"]),
+        // moon's event loop: poll, posted work, timers, forwarded signals.
+        .target(name: "MoonEventLoop", dependencies: [
+            "MoonSystem", "CMoonSystem", "MoonCommand",
+            .product(name: "HeapModule", package: "swift-collections"),
+        ]),
+        // The spawner (posix_spawn + pidfd_open), in C.
         .target(name: "CMoonSpawn"),
-        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),
+        // Starting, watching and reaping child processes.
+        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
         .target(name: "MoonRun", dependencies: [
-            "MoonGraph", "MoonCommand", "MoonProcess",
+            "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
         .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
@@ -35,8 +46,8 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
-            // BackgroundThread, for the background checkpoint.
-            "MoonProcess",
+            // BackgroundThread, for the background checkpoint; SharedJob.
+            "MoonSystem", "MoonProcess",
             .product(name: "GRDB", package: "GRDB.swift"),
             // SQLite's C API itself, for the one bulk insert GRDB's generic
             // arguments made slow (StateStore.insertNodeRuns).
@@ -44,13 +55,13 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument", "MoonState",
+            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
-        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
+        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),

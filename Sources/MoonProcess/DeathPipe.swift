@@ -1,4 +1,5 @@
 import Glibc
+import MoonSystem
 
 /// Ties a child's process group to moon's own life, so that the group is
 /// SIGKILLed by the kernel when moon dies in any way — even by SIGKILL, when

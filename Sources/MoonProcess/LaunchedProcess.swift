@@ -1,4 +1,5 @@
 import Glibc
+import MoonEventLoop
 
 /// The real `ProcessHandle`, and the launcher's record of one child.
 ///
@@ -16,6 +17,8 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     var onOutput: @Sendable (OutputLine) -> Void
     var onExit: @Sendable (Termination) -> Void
     private unowned let launcher: ProcessLauncher
+    /// The launcher's event loop, where the grace period's timer runs.
+    private let loop: EventLoop
 
     // Guarded by `launcher.lock`.
     var isReaped = false
@@ -24,8 +27,9 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     /// Closed when the process is reaped.
     var deathPipe: DeathPipe?
 
-    // Owned by the loop's thread (handed over through the lock at registration).
-    var pipes: [IOLoop.Pipe] = []
+    // Owned by the loop's thread (`ChildMonitor`; handed over through the
+    // lock at registration).
+    var pipes: [ChildMonitor.Pipe] = []
     var openPipes = 0
     var termination: Termination?
     var exitTime: UInt64 = 0
@@ -33,17 +37,20 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     var isCompleted = false
 
     init(
-        pid: pid_t, program: String, launcher: ProcessLauncher,
+        pid: pid_t, program: String, launcher: ProcessLauncher, loop: EventLoop,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) {
         self.pid = pid
         self.program = program
         self.launcher = launcher
+        self.loop = loop
         self.onOutput = onOutput
         self.onExit = onExit
     }
 
+    /// The SIGKILL after `grace` is a timer of the event loop, the clock
+    /// of every other deadline in moon.
     func terminate(grace: Duration) {
         let pending: Bool = launcher.lock.withLock {
             if isReaped || killSent { return false }
@@ -61,7 +68,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
         }
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
-        launcher.post(afterNanoseconds: UInt64(max(0, total))) { [self] in
+        loop.post(afterNanoseconds: UInt64(max(0, total))) { [self] in
             kill()
         }
     }

@@ -13,7 +13,10 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
         /// cannot be entered.
         case invalidWorkingDirectory
         /// Out of file descriptors (EMFILE/ENFILE), processes (EAGAIN) or
-        /// memory (ENOMEM). Retrying later may work.
+        /// memory (ENOMEM); on moon's event loop also a program still open
+        /// for writing (ETXTBSY), which the loop retries on a timer rather
+        /// than sleep (`ProcessLauncher.waitForResources`). Retrying later
+        /// may work.
         case outOfResources
         /// Any other failure of the system calls that start a child.
         case systemError

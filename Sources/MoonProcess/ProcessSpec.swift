@@ -65,10 +65,8 @@ public struct ProcessSpec: Sendable, Hashable {
 ///
 /// Why: moon's nodes share almost all of their environment (dotenv, moon's
 /// own, the file's `env:`: dozens of entries) and differ in a few (the
-/// node's `env:`, MOON_NODE, MOON_ATTEMPT…). Copying the dictionary and
-/// encoding every entry to C strings at every spawn was a visible part of
-/// the event loop's work per node; the base is encoded once, and a spawn
-/// encodes only the overrides.
+/// node's `env:`, MOON_NODE, MOON_ATTEMPT…): the base is encoded to C
+/// strings once, and a spawn encodes only its overrides.
 public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
     /// An immutable environment, encoded once as `KEY=VALUE` C strings.
     public final class Base: @unchecked Sendable {
@@ -78,8 +76,6 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
         let count: Int
         /// Where each name's entry is in `pointers`.
         let positions: [String: Int]
-        /// A 256-bit filter of the names (see `mayContain`).
-        private let signatures: (UInt64, UInt64, UInt64, UInt64)
         /// `count` pointers into `bytes`, then NULL; immutable once built,
         /// hence the `@unchecked Sendable`.
         let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
@@ -94,40 +90,19 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
             pointers = .allocate(capacity: count + 1)
             var positions: [String: Int] = [:]
             positions.reserveCapacity(count)
-            var signatures: [UInt64] = [0, 0, 0, 0]
             var cursor = bytes
             for (position, (name, value)) in values.enumerated() {
                 pointers[position] = cursor
                 positions[name] = position
-                let bit = Self.signature(name)
-                signatures[bit >> 6] |= 1 << UInt64(bit & 63)
                 cursor = CStringWriter.put(entry: name, value, at: cursor)
             }
             pointers[count] = nil
             self.positions = positions
-            self.signatures = (signatures[0], signatures[1], signatures[2], signatures[3])
         }
 
-        /// Where `name`'s entry is, if the base has one. Most overrides
-        /// (MOON_NODE, MOON_ATTEMPT…) are not in the base: a filter on the
-        /// name's length and last byte answers those without hashing.
+        /// Where `name`'s entry is, if the base has one.
         func position(of name: String) -> Int? {
-            let bit = Self.signature(name)
-            let word: UInt64
-            switch bit >> 6 {
-            case 0: word = signatures.0
-            case 1: word = signatures.1
-            case 2: word = signatures.2
-            default: word = signatures.3
-            }
-            guard word & (1 << UInt64(bit & 63)) != 0 else { return nil }
-            return positions[name]
-        }
-
-        /// 0…255, from the name's UTF-8 length and last byte (both O(1)).
-        private static func signature(_ name: String) -> Int {
-            let utf8 = name.utf8
-            return (utf8.count &* 37 &+ Int(utf8.last ?? 0)) & 255
+            positions[name]
         }
 
         deinit {

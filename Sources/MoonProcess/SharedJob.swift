@@ -1,4 +1,5 @@
 import Dispatch
+import MoonCommand
 
 /// Work for whichever thread comes to it first: done once, either by a
 /// helper thread (`runIfFree`) or by the thread that needs its value

@@ -1,4 +1,5 @@
 import Glibc
+import MoonSystem
 
 /// How a child's main process ended. A non-zero exit is a result, not an
 /// error: only a failure to start throws (`ProcessLaunchError`).
@@ -29,15 +30,9 @@ public enum Termination: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `SIGKILL`, `SIGTERM`…; `SIG<n>` for the rest.
+    /// `SIGKILL`, `SIGTERM`…: MoonSystem's `signalName`, which code that
+    /// does not spawn uses without this module.
     public static func signalName(_ signal: Int32) -> String {
-        let names: [Int32: String] = [
-            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL",
-            SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE",
-            SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1", SIGSEGV: "SIGSEGV", SIGUSR2: "SIGUSR2",
-            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU",
-            SIGXFSZ: "SIGXFSZ", SIGSYS: "SIGSYS",
-        ]
-        return names[signal] ?? "SIG\(signal)"
+        MoonSystem.signalName(signal)
     }
 }

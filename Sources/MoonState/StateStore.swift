@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import MoonProcess
+import MoonSystem
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
 /// file, an SQLite database in WAL mode (through GRDB; a run's own reads

@@ -1,5 +1,5 @@
 import Foundation
-import MoonProcess
+import MoonSystem
 import MoonReport
 
 /// moon's own messages: what a command prints on stdout and its errors and

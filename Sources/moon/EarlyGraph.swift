@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import MoonProcess
+import MoonSystem
 import MoonReport
 import MoonRun
 

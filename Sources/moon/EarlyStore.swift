@@ -1,5 +1,6 @@
 import Foundation
 import MoonProcess
+import MoonSystem
 import MoonGraph
 import MoonState
 

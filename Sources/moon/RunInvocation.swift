@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonGraph
 import MoonProcess
+import MoonSystem
 import MoonReport
 import MoonRun
 import MoonState

@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import MoonCommand
 import MoonGraph
+import MoonEventLoop
 import MoonProcess
+import MoonSystem
 import MoonReport
 import MoonRun
 import MoonState

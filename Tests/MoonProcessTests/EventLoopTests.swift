@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Glibc
 import Testing
-@testable import MoonProcess
+@testable import MoonEventLoop
+import MoonProcess
 
 /// The launcher's thread as moon's event loop: posted work and timers run
 /// there, in order, and a process launched from the loop reports back on it.
@@ -102,6 +103,69 @@ import Testing
             "run 2 on loop: true", "exit 2 ok on loop: true",
             "run 3 on loop: true", "exit 3 ok on loop: true",
         ])
+    }
+
+    /// A program still open for writing (ETXTBSY) is retried on the loop's
+    /// timers, never by sleeping on the loop: a timer due meanwhile fires,
+    /// and when it closes the writer the retried launch starts the program.
+    @Test func aBusyProgramIsRetriedOnTheLoopWhileTimersGoOn() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = directory + "/script"
+        try "#!/bin/sh\necho ran\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let writer = open(script, O_WRONLY | O_APPEND | O_CLOEXEC)
+        try #require(writer >= 0)
+        let loop = try ProcessLauncher.shared.eventLoop()
+        let log = Log()
+        let done = DispatchSemaphore(value: 0)
+        let spec = ProcessSpec(executable: script, environment: testEnvironment)
+        @Sendable func launch() throws {
+            _ = try ProcessLauncher.shared.launch(spec, onOutput: { log.append($0.text) }, onExit: { termination in
+                log.append("exit \(termination)")
+                done.signal()
+            })
+        }
+        loop.post {
+            do {
+                try launch()
+                log.append("started at once")
+                return
+            } catch let error as ProcessLaunchError where error.kind == .outOfResources && error.errno == ETXTBSY {
+                log.append("busy")
+            } catch {
+                log.append("failed: \(error)")
+                done.signal()
+                return
+            }
+            loop.post(afterNanoseconds: 1_000_000) {
+                log.append("timer")
+                close(writer)
+            }
+            let queued = ProcessLauncher.shared.waitForResources { giveUp in
+                if giveUp {
+                    log.append("gave up")
+                    done.signal()
+                    return true
+                }
+                do {
+                    try launch()
+                    return true
+                } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+                    return false
+                } catch {
+                    log.append("failed: \(error)")
+                    done.signal()
+                    return true
+                }
+            }
+            if !queued {
+                log.append("not queued")
+                done.signal()
+            }
+        }
+        #expect(wait(done))
+        #expect(log.items == ["busy", "timer", "ran", "exit exit 0"])
     }
 
     @Test func theTimerHeapPopsEarliestFirstAndTiesInArrivalOrder() {

@@ -1,5 +1,7 @@
 import Dispatch
 import Testing
+import MoonCommand
+import MoonSystem
 @testable import MoonProcess
 
 /// `SharedJob`: done once, by whichever thread comes first; the others get

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 @testable import MoonProcess
+import MoonSystem
 
 /// Collects one process's callbacks and lets a test await them, with a
 /// timeout that only guards against hangs.

@@ -1,5 +1,6 @@
 import Foundation
 import MoonProcess
+import MoonSystem
 
 /// Where a run's `$MOON_OUTPUT` files go: `$TMPDIR/moon-PID-XXXXXX`, private to
 /// the user (mkdtemp makes it 0700), with an inotify watch (`OutputWatch`);

@@ -1,5 +1,5 @@
 import Foundation
-import MoonProcess
+import MoonSystem
 
 /// Runs up-to-date checks that are too slow for moon's event loop (see
 /// `CheckInterruption`) one after another on a thread of their own, in the

@@ -1,6 +1,6 @@
 import Foundation
 import MoonCommand
-import MoonProcess
+import MoonEventLoop
 
 /// A scheduler on moon's event loop (the process launcher's thread): the
 /// runner, its commands and their callbacks all run there, so a child's

@@ -1,6 +1,6 @@
-// See moon_linux.h.
+// See moon_system.h.
 #define _GNU_SOURCE
-#include "moon_linux.h"
+#include "moon_system.h"
 
 #include <errno.h>
 #include <fcntl.h>

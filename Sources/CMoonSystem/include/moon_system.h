@@ -1,5 +1,5 @@
-#ifndef MOON_LINUX_H
-#define MOON_LINUX_H
+#ifndef MOON_SYSTEM_H
+#define MOON_SYSTEM_H
 
 // Linux calls Swift's Glibc module does not import: GNU extensions (it is
 // built without _GNU_SOURCE) and a variadic one. Plain C wrappers, linked
@@ -31,8 +31,7 @@ int moon_forward_signals(int fd, const int *signals, int count);
 /// The number of CPUs this process may use: those of its affinity mask
 /// (which cpusets restrict), capped by a cgroup CPU quota (v2 `cpu.max`,
 /// v1 `cpu.cfs_quota_us`), rounded up; at least 1: as nproc(1) and ninja
-/// count. (Foundation's `activeProcessorCount` ignores the affinity mask,
-/// and its URL and Data machinery cost ~450k instructions per run.)
+/// count. (Foundation's `activeProcessorCount` ignores the affinity mask.)
 int moon_cpu_count(void);
 
 #endif

@@ -1,9 +1,9 @@
-import CMoonSpawn
+import CMoonSystem
 import Glibc
 
-/// A new detached POSIX thread for `body`. For threads started in moon's
-/// first milliseconds (the event loop, `EarlyGraph`, `EarlyStore`): the
-/// first Foundation `Thread` of a process took ~1 ms before its body ran.
+/// A new detached, named POSIX thread for `body` (the event loop's own
+/// thread, the state store's checkpoints): a plain `pthread_create`, which
+/// starts at once and needs no Foundation machinery.
 public enum BackgroundThread {
     private final class Body {
         let name: String?

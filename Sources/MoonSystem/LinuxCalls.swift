@@ -1,18 +1,18 @@
-import CMoonSpawn
+import CMoonSystem
 import Glibc
 
 /// Linux calls the Glibc module does not import (GNU extensions: the
 /// module is built without `_GNU_SOURCE`; a variadic `prctl`), through C
-/// wrappers in the CMoonSpawn target (`moon_linux.h`), and a few helpers.
+/// wrappers in the CMoonSystem target (`moon_system.h`), and a few helpers.
 /// (Not `dlsym`, which finds nothing in a static executable.)
 public enum LinuxCalls {
     /// `pipe2(2)`; fills `fds` (read end, write end).
-    static func pipe2(_ fds: inout [Int32], _ flags: Int32) -> Int32 {
+    public static func pipe2(_ fds: inout [Int32], _ flags: Int32) -> Int32 {
         fds.withUnsafeMutableBufferPointer { moon_pipe2($0.baseAddress!, flags) }
     }
 
     /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`.
-    static func becomeSubreaper() -> Int32 {
+    public static func becomeSubreaper() -> Int32 {
         moon_become_subreaper()
     }
 
@@ -22,18 +22,10 @@ public enum LinuxCalls {
         moon_is_writable_tmpfs(path) == 1
     }
 
-    /// `signal(number, SIG_IGN)`, and the spawner told so: it notes which
-    /// signals moon ignores at its first spawn and resets only those in
-    /// each child (`moon_spawn_forget_signals`).
+    /// `signal(number, SIG_IGN)`. (A child gets every signal at its default
+    /// whatever moon ignores: see the spawner.)
     public static func ignoreSignal(_ number: Int32) {
         signal(number, SIG_IGN)
-        moon_spawn_forget_signals()
-    }
-
-    /// Makes the spawner use plain `clone` from now on, as it does where
-    /// `clone3` is refused (`moon_spawn_use_plain_clone`): for its tests.
-    static func usePlainCloneForSpawns() {
-        moon_spawn_use_plain_clone()
     }
 
     /// The CPUs this process may use (affinity, capped by a cgroup CPU
@@ -47,7 +39,9 @@ public enum LinuxCalls {
         moon_trim_heap()
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
+    /// `CLOCK_MONOTONIC` in nanoseconds: the clock of the event loop's
+    /// timers and of every deadline in the launcher.
+    public static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
@@ -56,7 +50,7 @@ public enum LinuxCalls {
     /// The pids of this process's direct children, from
     /// `/proc/self/task/*/children` (a child belongs to the thread that
     /// forked it, or to some thread when it was re-parented here).
-    static func childPids() -> [pid_t] {
+    public static func childPids() -> [pid_t] {
         guard let directory = opendir("/proc/self/task") else { return [] }
         defer { closedir(directory) }
         var pids: [pid_t] = []
@@ -72,7 +66,7 @@ public enum LinuxCalls {
     }
 
     /// Reads a /proc file (whose size reads as 0) to EOF.
-    static func readSmallFile(_ path: String) -> String {
+    public static func readSmallFile(_ path: String) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "" }
         defer { close(fd) }

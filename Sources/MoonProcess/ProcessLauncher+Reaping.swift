@@ -1,0 +1,131 @@
+import Glibc
+import MoonSystem
+
+/// Reaping children, killing them all at moon's end, and job control.
+extension ProcessLauncher {
+    /// Called on the loop's thread when `process`'s pidfd is readable: kills
+    /// what is left of its group (the leader is a zombie, so the pgid is
+    /// still its own), then reaps the leader.
+    func reap(_ process: LaunchedProcess) -> Termination {
+        lock.withLock {
+            let pid = process.pid
+            _ = Glibc.kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            var result: pid_t
+            repeat {
+                result = waitpid(pid, &status, WNOHANG)
+            } while result < 0 && errno == EINTR
+            process.isReaped = true
+            if let pair = process.deathPipe {
+                // Its group is dead: the pair can serve the next child.
+                if spareDeathPipes.count < Self.spareDeathPipeLimit {
+                    spareDeathPipes.append(pair)
+                } else {
+                    pair.close()
+                }
+            }
+            process.deathPipe = nil
+            live[pid] = nil
+            reapGeneration &+= 1
+            if isSubreaper { reapGroupLocked(pid) }
+            return result == pid ? Termination(waitStatus: status) : .exited(-1)
+        }
+    }
+
+    /// SIGKILLs every child's group that is still running, and, after
+    /// `becomeSubreaper()`, every process that left its node's group, with
+    /// its descendants: for moon's own shutdown. Call it from ordinary code,
+    /// not from an async-signal handler: it takes a lock. Completion
+    /// callbacks still follow as the children are reaped.
+    ///
+    /// An orphan (a process that left its node's group with `setsid` or
+    /// `setpgid`, or a daemon's child) is re-parented to moon, and when it
+    /// dies its own children are too: so this kills each orphan and the
+    /// group it leads, reaps them, and looks at moon's children again, until
+    /// none is left. Each turn takes one generation of the tree; a process
+    /// that does not die within `orphanKillLimit` (stuck in the kernel) is
+    /// left to the periodic sweep.
+    public func killAll() {
+        let subreaper: Bool = lock.withLock {
+            for (pid, process) in live where !process.isReaped {
+                process.killSent = true
+                _ = Glibc.kill(-pid, SIGKILL)
+            }
+            return isSubreaper
+        }
+        guard subreaper else { return }
+        let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
+        while LinuxCalls.monotonicNanoseconds() < deadline {
+            // A child being spawned is not registered yet: it is no orphan.
+            let killed: Bool = lock.withLock {
+                guard spawnsInFlight == 0 else { return false }
+                killOrphanGenerationsLocked(until: deadline)
+                return true
+            }
+            if killed { return }
+            usleep(100)
+        }
+    }
+
+    /// How long `killAll` keeps killing generations of orphans.
+    static let orphanKillLimit: UInt64 = 3_000_000_000
+
+    /// `killAll`'s turns over the orphans. Call with `lock` held (orphans
+    /// are reaped under it, so none of their pids can be recycled meanwhile).
+    private func killOrphanGenerationsLocked(until deadline: UInt64) {
+        while LinuxCalls.monotonicNanoseconds() < deadline {
+            let orphans = orphansLocked()
+            if orphans.isEmpty { return }
+            for pid in orphans { killOrphanLocked(pid, SIGKILL) }
+            // Reap what died; the survivors' turn comes again.
+            for pid in orphans {
+                var status: Int32 = 0
+                while waitpid(pid, &status, WNOHANG) < 0 && errno == EINTR {}
+            }
+            usleep(200)
+        }
+    }
+
+    /// moon's children that are not its nodes' main processes: orphans
+    /// re-parented to it. Call with `lock` held.
+    func orphansLocked() -> [pid_t] {
+        LinuxCalls.childPids().filter { live[$0] == nil }
+    }
+
+    /// Sends `signal` to the orphan `pid` and to the group it leads, if it
+    /// leads one (it called `setsid` or `setpgid(0, 0)`: its descendants
+    /// are there). Another group it joined is not signalled: it may be one
+    /// of moon's own session that moon did not make. Call with `lock` held.
+    func killOrphanLocked(_ pid: pid_t, _ signal: Int32) {
+        if getpgid(pid) == pid { _ = Glibc.kill(-pid, signal) }
+        _ = Glibc.kill(pid, signal)
+    }
+
+    // MARK: Job control
+
+    /// Ctrl-Z: stops every node (SIGSTOP to each child's group: a node
+    /// runs in a group of its own, which the terminal's SIGTSTP does not
+    /// reach) and the orphans, then moon itself; once moon is continued
+    /// (`fg`, `bg`), continues them all. Call on the loop's thread.
+    public func suspend() {
+        signalEverything(SIGSTOP)
+        _ = Glibc.kill(getpid(), SIGSTOP)
+        resume()
+    }
+
+    /// SIGCONT to every node's group and orphan (after `suspend`, or when
+    /// someone else stopped and continued moon).
+    public func resume() {
+        signalEverything(SIGCONT)
+    }
+
+    private func signalEverything(_ signal: Int32) {
+        lock.withLock {
+            for (pid, process) in live where !process.isReaped {
+                _ = Glibc.kill(-pid, signal)
+            }
+            guard isSubreaper, spawnsInFlight == 0 else { return }
+            for pid in orphansLocked() { killOrphanLocked(pid, signal) }
+        }
+    }
+}
