@@ -31,9 +31,11 @@ extension ProcessLauncher {
     /// A new launch on the loop while others wait for resources goes behind
     /// them (it throws, and its caller queues it), so that nodes start in
     /// the order the runner chose, not whichever came after a child's end.
+    /// (Not behind a busy program's retries: those wait for that program
+    /// only.)
     var mustQueueBehindWaiters: Bool {
         guard let loop = lock.withLock({ monitor?.loop }), loop.isCurrent else { return false }
-        return !resourceWaiters.isEmpty && !retryingWaiters && canWaitForResources
+        return !resourceWaiters.isEmpty && !retryingWaiters && !busyRetryPosted && canWaitForResources
     }
 
     /// Whether a launch on the loop that ran out of resources may wait: a
