@@ -35,8 +35,10 @@ let package = Package(
         ]),
         // The spawner (posix_spawn + pidfd_open), in C.
         .target(name: "CMoonSpawn"),
+        // The same contract with clone3, used on x86_64 (moon_clone_spawn.c says why).
+        .target(name: "CMoonClone", dependencies: ["CMoonSpawn"]),
         // Starting, watching and reaping child processes.
-        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
+        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "CMoonClone", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
         .target(name: "MoonRun", dependencies: [
             "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
@@ -61,7 +63,7 @@ let package = Package(
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
-        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
+        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonClone"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),

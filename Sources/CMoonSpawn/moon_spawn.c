@@ -1,4 +1,4 @@
-// moon's spawner: glibc's posix_spawn (a process group of its own, every
+// moon's portable spawner: glibc's posix_spawn (a process group of its own, every
 // signal at its default, an empty mask, descriptors 0-2 and no other, the
 // working directory), then pidfd_open, so the event loop can watch the
 // child's exit with poll like any other descriptor.

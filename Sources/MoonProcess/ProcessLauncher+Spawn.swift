@@ -1,3 +1,4 @@
+import CMoonClone
 import CMoonSpawn
 import Glibc
 import MoonSystem
@@ -109,7 +110,7 @@ extension ProcessLauncher {
                         stdin_fd: stdin, stdout_fd: pipes.stdout.write, stderr_fd: pipes.stderr.write)
                     var status: Int32 = 0
                     for attempt in 0..<(retryBusy ? Self.busyRetryLimit : 1) {
-                        status = moon_spawn(&request, &pid, &pidfd)
+                        status = Self.spawner(&request, &pid, &pidfd)
                         guard status == ETXTBSY, retryBusy else { break }
                         usleep(useconds_t(Self.busyRetryDelay(attempt) / 1000))
                     }
@@ -118,6 +119,33 @@ extension ProcessLauncher {
             }
         }
         return status == 0 ? .success((pid, pidfd)) : .failure(ProcessLaunchErrno(code: status))
+    }
+
+    /// The spawner: clone3 on x86_64, where it is measurably cheaper
+    /// (CMoonClone), glibc's posix_spawn elsewhere (CMoonSpawn).
+    private static func spawner(_ request: UnsafePointer<moon_spawn_request>, _ pid: UnsafeMutablePointer<pid_t>,
+                                _ pidfd: UnsafeMutablePointer<Int32>) -> Int32 {
+        #if arch(x86_64)
+        if !usesPosixSpawn { return moon_clone_spawn(request, pid, pidfd) }
+        #endif
+        return moon_spawn(request, pid, pidfd)
+    }
+
+    /// Makes every later spawn use posix_spawn, as on other architectures:
+    /// for the tests of that path.
+    static func usePosixSpawn() {
+        usesPosixSpawn = true
+    }
+
+    nonisolated(unsafe) private static var usesPosixSpawn = false
+
+    /// `signal(number, SIG_IGN)`, and the clone3 spawner told so: it notes
+    /// which signals moon ignores at its first spawn and resets only those
+    /// in each child. Use this, not `signal`, to ignore a signal once
+    /// children may have been spawned.
+    public static func ignoreSignal(_ number: Int32) {
+        signal(number, SIG_IGN)
+        moon_clone_spawn_forget_signals()
     }
 
     /// How often a busy program is tried, and how long to wait before the

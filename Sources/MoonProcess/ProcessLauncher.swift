@@ -4,8 +4,8 @@ import MoonCommand
 import MoonEventLoop
 import MoonSystem
 
-/// The real `ProcessLaunching`: children started with `posix_spawn` and
-/// watched through pidfds (`moon_spawn` in the CMoonSpawn target), one
+/// The real `ProcessLaunching`: children started with `clone3` on x86_64
+/// (CMoonClone) or `posix_spawn` (CMoonSpawn) and watched through pidfds, one
 /// thread for all of them (the `EventLoop`, which moon's runner shares),
 /// and process groups that are killed whole.
 ///

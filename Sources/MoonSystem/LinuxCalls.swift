@@ -22,12 +22,6 @@ public enum LinuxCalls {
         moon_is_writable_tmpfs(path) == 1
     }
 
-    /// `signal(number, SIG_IGN)`. (A child gets every signal at its default
-    /// whatever moon ignores: see the spawner.)
-    public static func ignoreSignal(_ number: Int32) {
-        signal(number, SIG_IGN)
-    }
-
     /// The CPUs this process may use (affinity, capped by a cgroup CPU
     /// quota): `moon_cpu_count`.
     public static func processorCount() -> Int {

@@ -1,5 +1,5 @@
 import Foundation
-import MoonSystem
+import MoonProcess
 import MoonReport
 
 /// moon's own messages: what a command prints on stdout and its errors and
@@ -22,7 +22,7 @@ enum Console {
     /// middle of a run or of writing its state. (The spawner resets it in
     /// every node.)
     static func takeOverBrokenPipes() {
-        LinuxCalls.ignoreSignal(SIGPIPE)
+        ProcessLauncher.ignoreSignal(SIGPIPE)
     }
 
     /// `text` and a line break on stdout, each line sanitized.

@@ -43,7 +43,7 @@ final class RunSession {
 
     func run() -> Int32 {
         // A closed stdout is noticed by the sink, not by a SIGPIPE.
-        LinuxCalls.ignoreSignal(SIGPIPE)
+        ProcessLauncher.ignoreSignal(SIGPIPE)
         // The runner, its commands and the reporter live on moon's event
         // loop: a child's exit, the runner's decision and the next spawn
         // happen there without a thread hand-off. The loop is this thread
