@@ -218,6 +218,7 @@ public final class StateStore: @unchecked Sendable {
                 try StateSchema.migrate(db)
                 try probe(db)
             }
+            try checkpointIfLarge(db, path: path)
         }
         return StateStore(path: path, db: db, readonly: readonly)
     }
@@ -248,22 +249,32 @@ public final class StateStore: @unchecked Sendable {
                 throw DatabaseError(message: "cannot turn on WAL mode (journal_mode is \(mode ?? "unknown"))")
             }
             // In WAL mode: commits are not synced, checkpoints are (the WAL
-            // before the database is written, the database after). A power
-            // loss can lose the last runs' commits (their history, their
-            // nodes' fingerprints: those nodes run again), never corrupt
-            // the file. A run's end then waits for no sync but at the
-            // checkpoints.
+            // before the database is written, the database after), so a
+            // run's end waits for no sync. A power loss can lose the last
+            // runs' commits (their history, their nodes' fingerprints: those
+            // nodes run again), never corrupt the file.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // moon exits without closing its connection, so only these
-            // checkpoints keep the WAL short, and with it the reading of
-            // the WAL that every start's first connection does.
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
+            // Checkpoints happen at the opening (`checkpointIfLarge`).
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         return config
     }
 
-    /// The WAL's size in pages past which a commit checkpoints it.
-    static let walCheckpointPages = 64
+    /// The WAL's size (bytes) past which the opening checkpoints it.
+    static let walCheckpointSize = 256 << 10
+
+    /// Checkpoints the WAL when it is past `walCheckpointSize`. moon exits
+    /// without closing its connection (closing would checkpoint at every
+    /// run's end), and the first connection of each process reads the whole
+    /// WAL to rebuild its index, so the WAL must be kept short; a checkpoint
+    /// at a run's end does not restart it (the next process's index does
+    /// not know it was copied), one here does: this run's first write starts
+    /// the WAL afresh. PASSIVE: it never waits for another moon.
+    private static func checkpointIfLarge(_ db: DatabaseQueue, path: String) throws {
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointSize else { return }
+        try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
+    }
 
     /// The WAL's size after a checkpoint, at most (bytes).
     static let walSizeLimit = 1 << 20
