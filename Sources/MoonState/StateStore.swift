@@ -269,11 +269,14 @@ public final class StateStore: @unchecked Sendable {
     /// WAL to rebuild its index, so the WAL must be kept short; a checkpoint
     /// at a run's end does not restart it (the next process's index does
     /// not know it was copied), one here does: this run's first write starts
-    /// the WAL afresh. PASSIVE: it never waits for another moon.
+    /// the WAL afresh. PASSIVE: it never waits for another moon, and when
+    /// another one is checkpointing, this one leaves it to that one.
     private static func checkpointIfLarge(_ db: DatabaseQueue, path: String) throws {
         var info = stat()
         guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointSize else { return }
-        try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
+        do {
+            try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
+        } catch let error as DatabaseError where isBusy(error) {}
     }
 
     /// The WAL's size after a checkpoint, at most (bytes).
