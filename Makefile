@@ -1,5 +1,6 @@
 # moon — build, test, run. `make run` and `make test` are the two commands a
-# new user needs; everything else is for contributors.
+# new user needs (`make test-unit` for the fast half); everything else is for
+# contributors.
 
 SWIFT      ?= swift
 PREFIX     ?= /usr/local
@@ -8,7 +9,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps test-slurm fuzz build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm fuzz build release run test test-unit test-e2e tsan install man completions bench clean schema
 
 all: build
 
@@ -78,18 +79,32 @@ release: deps
 run: release
 	$(RELEASE_BIN) run examples/quickstart.yaml
 
-# The whole suite: unit tests of every stage and end-to-end tests of the
-# built binary (which find it in .build/debug). When it fails, the failed
-# expectations are printed again at the end: CI keeps only the log's tail.
-test: deps test-deps
-	$(SWIFT) build
-	@{ $(SWIFT) test 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
+# The tests. `test-unit`: every stage's unit tests, with nothing installed
+# beyond what moon builds with. `test-e2e`: the end-to-end tests of the
+# built binary (Tests/MoonCLITests, which find it in .build/debug), with
+# what only they need (test-deps). `test`: both, in one run (CI).
+# When a run fails, its failed expectations are printed again at the end:
+# CI keeps only the log's tail (the whole log: .build/test.log).
+define swift_test
+	@mkdir -p .build; { $(SWIFT) test $(1) 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
 	status=$$(cat .build/test.status); \
 	if [ "$$status" != 0 ]; then \
-	  echo "=== make test failed ($$status); the failures (full log: .build/test.log) ==="; \
+	  echo "=== make $@ failed ($$status); the failures (full log: .build/test.log) ==="; \
 	  grep -E -A6 'recorded an issue|error: |Fatal error|crashed|exited with' .build/test.log | grep -v '^. Test .* started\.$$' | head -80; \
 	  exit $$status; \
 	fi
+endef
+
+test: deps test-deps
+	$(SWIFT) build
+	$(call swift_test)
+
+test-unit: deps
+	$(call swift_test,--skip MoonCLITests)
+
+test-e2e: deps test-deps
+	$(SWIFT) build
+	$(call swift_test,--filter MoonCLITests)
 
 # The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.
 test-slurm: deps
