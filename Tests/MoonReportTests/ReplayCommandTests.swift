@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
 
 /// `moon replay` of recordings, compared with the reporters' own output.
 @Suite(.enabled(if: Repository.hasMoon, "the moon binary is not built (swift build)"))
