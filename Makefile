@@ -58,18 +58,14 @@ build: deps
 	$(SWIFT) build
 
 # A static executable (-static-executable): the Swift runtime, Foundation,
-# libstdc++, SQLite, libyaml and glibc linked in. No dynamic loader work
-# at start (shared libraries to map, thousands of symbol lookups: SQLite's
-# library alone binds ~1,600 at load) and none later (lazy bindings on the
-# event loop's thread): `moon --version` 1.8 -> 1.1 ms, the first of 1000
-# nodes ~1 ms sooner, peak RSS ~1.6 MB lower, than with the runtime linked
-# in and the C libraries shared. The linker warns that glibc's
-# getaddrinfo/getpwuid load NSS modules at run time: they need the glibc
-# moon was built with, which is the one on the machine that built it.
+# libstdc++, SQLite, libyaml and glibc linked in, so a start does no
+# dynamic loader work and touches fewer shared pages. The linker warns that
+# glibc's getaddrinfo/getpwuid load NSS modules at run time: they need the
+# glibc moon was built with, the one on the machine that built it.
 # Position-dependent (-no-pie): nothing of moon's code is relocated at
 # start. Cross-module optimisation: the reactive core's generics are
-# specialised for the runner's types (2-3% fewer instructions per run).
-# See docs/decisions.md ("Building").
+# specialised for the runner's types. Reasons: docs/decisions.md
+# ("Building"); figures: docs/performance.md.
 RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization
 
 release: deps
