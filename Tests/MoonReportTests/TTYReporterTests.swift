@@ -51,7 +51,7 @@ import MoonRun
     @Test func timerRedrawsAtMostTenTimesASecond() {
         let scheduler = TestScheduler(startDate: Fixture.t0)
         // The one place the test moves virtual time.
-        func advance(milliseconds: Int) { scheduler.advance(by: Double(milliseconds) / 1000) }
+        func advance(milliseconds: Int) { scheduler.advance(by: .milliseconds(milliseconds)) }
         let capture = CapturedSink()
         let reporter = TTYReporter(sink: capture.sink, options: TTYReporter.Options(color: false, refreshInterval: .milliseconds(100)),
                                    scheduler: scheduler, clock: { scheduler.now }, size: { TerminalSize(columns: 80, rows: 24) })
