@@ -21,7 +21,7 @@ let callbackQueue = taggedQueue("demo.callbacks")
 let callbackScheduler = QueueScheduler(queue: callbackQueue)
 
 /// Command N: sends N from its execute queue, then completes.
-final class NumberCommand: Command<Void, Int> {
+final class NumberCommand: Command<Void, Int, any Error> {
     let number: Int
     init(_ number: Int) {
         self.number = number
@@ -36,7 +36,7 @@ final class NumberCommand: Command<Void, Int> {
 }
 
 /// A command that ticks until canceled.
-final class TickingCommand: Command<Void, String> {
+final class TickingCommand: Command<Void, String, any Error> {
     override func run(_ input: Void, result: CommandResult<String>) -> Cancelable? {
         let timer = DispatchSource.makeTimerSource(queue: executeQueue)
         var ticks = 0
