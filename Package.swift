@@ -35,12 +35,9 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
-            // BackgroundThread, for the background checkpoint.
-            "MoonProcess",
+            // Lock.
+            "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API itself, for the one bulk insert GRDB's generic
-            // arguments made slow (StateStore.insertNodeRuns).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
