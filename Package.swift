@@ -20,7 +20,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(name: "MoonCommand"),
+        .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand"]),
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
