@@ -1,49 +1,19 @@
-import Foundation
-
-/// How often and how patiently to retry a failing signal.
-///
-/// Retry `n` (1-based: the attempt that failed) waits
-/// `delay × backoff^(n-1)`, capped by `maxDelay`.
-public struct RetryPolicy: Equatable, Sendable {
-    /// Extra attempts after the first one.
-    public var times: Int
-    /// The wait before the first retry, in seconds.
-    public var delay: TimeInterval
-    /// The factor each further wait grows by.
-    public var backoff: Double
-    /// The longest wait.
-    public var maxDelay: TimeInterval
-
-    /// A policy; by default retries at once, with no backoff.
-    public init(times: Int, delay: TimeInterval = 0, backoff: Double = 1, maxDelay: TimeInterval = .infinity) {
-        self.times = max(0, times)
-        self.delay = max(0, delay)
-        self.backoff = backoff
-        self.maxDelay = maxDelay
-    }
-
-    /// The wait after the failure of attempt `attempt` (1-based).
-    public func delay(afterAttempt attempt: Int) -> TimeInterval {
-        guard delay > 0 else { return 0 }
-        let grown = delay * pow(backoff, Double(max(0, attempt - 1)))
-        return min(grown.isFinite ? grown : maxDelay, maxDelay)
-    }
-}
-
 extension Signal {
     /// Restarts this (cold) signal after an error, up to `policy.times`
-    /// more times, waiting as the policy says on `scheduler`.
+    /// more times, waiting as the policy says on `scheduler` (at once
+    /// without one).
     ///
     /// Values of failed attempts are forwarded as they came. The last
-    /// error is sent when no retry is left.
+    /// error is sent when no retry is left. Disposing the subscription
+    /// during a wait cancels the retry.
     ///
     /// - Parameter onRetry: called (outside any lock) just before each
     ///   wait, with the failed attempt's number (1-based), the wait and the
-    ///   error; the runner turns it into a `retry` event.
+    ///   error.
     public func retry(
         _ policy: RetryPolicy,
         on scheduler: DateScheduler?,
-        onRetry: ((_ failedAttempt: Int, _ delay: TimeInterval, _ error: Error) -> Void)? = nil
+        onRetry: (@Sendable (_ failedAttempt: Int, _ delay: Duration, _ error: Error) -> Void)? = nil
     ) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
@@ -51,9 +21,9 @@ extension Signal {
             let timer = SerialDisposable()
             lifetime.add(attemptLifetime)
             lifetime.add(timer)
-            let failures = LockedCounter()
+            let failures = Locked(0)
 
-            func startAttempt() {
+            @Sendable func startAttempt() {
                 if lifetime.isDisposed { return }
                 let child = CompositeDisposable()
                 attemptLifetime.inner = child
@@ -62,7 +32,7 @@ extension Signal {
                         sink.send(event)
                         return
                     }
-                    let failed = failures.increment()
+                    let failed = failures.withLock { $0 += 1; return $0 }
                     guard failed <= policy.times else {
                         sink.send(event)
                         return
@@ -90,23 +60,11 @@ extension Signal {
     /// retry `n` waits `delay × backoff^(n-1)`, capped by `maxDelay`.
     public func retry(
         upTo count: Int,
-        delay: TimeInterval,
+        delay: Duration,
         backoff: Double = 1,
-        maxDelay: TimeInterval = .infinity,
+        maxDelay: Duration? = nil,
         on scheduler: DateScheduler
     ) -> Signal<Value> {
         retry(RetryPolicy(times: count, delay: delay, backoff: backoff, maxDelay: maxDelay), on: scheduler)
-    }
-}
-
-/// A counter shared between threads.
-final class LockedCounter {
-    private let lock = Lock()
-    private var value = 0
-
-    func increment() -> Int {
-        lock.lock(); defer { lock.unlock() }
-        value += 1
-        return value
     }
 }
