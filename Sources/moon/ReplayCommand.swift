@@ -27,7 +27,7 @@ struct ReplayCommand: ParsableCommand {
     }
 
     /// The longest pause between two events at recorded speed.
-    static let maxWait: TimeInterval = 2
+    static let maxWait: Duration = .seconds(2)
 
     @Argument(help: ArgumentHelp("A file written by `moon run --json` (- for standard input).", valueName: "events.jsonl"))
     var file: String
@@ -71,8 +71,8 @@ struct ReplayCommand: ParsableCommand {
             if case .graphComplete(let success, _, _, _) = event.kind { code = success ? 0 : 1 }
             reporter.report(event)
             let wait = speed == .recorded && next < events.count
-                ? min(Self.maxWait, events[next].event.time.timeIntervalSince(event.time)) : 0
-            if wait > 0 { scheduler.schedule(after: wait, show) } else { scheduler.post(show) }
+                ? min(Self.maxWait, .seconds(events[next].event.time.timeIntervalSince(event.time))) : .zero
+            if wait > .zero { scheduler.schedule(after: wait, show) } else { scheduler.post(show) }
         }
         main.run(show)
         return code
