@@ -6,7 +6,7 @@ import PackageDescription
 let package = Package(
     name: "moon",
     // Linux only: the spawner, the event loop and the system glue use
-    // pidfds, prctl and /proc (docs/architecture.md says what a port needs).
+    // pidfds, prctl and /proc (docs/decisions.md says what a port needs).
     products: [
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
