@@ -10,7 +10,7 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonProcess", "MoonRun", "MoonReport"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonProcess", "MoonRun", "MoonReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -22,7 +22,10 @@ let package = Package(
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonCommand"),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
-        .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
+        // JSON text: the event stream's strings, and the ordered values of
+        // the graph's JSON rendering and the graph file's schema.
+        .target(name: "MoonJSON"),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonJSON"]),
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
         .target(name: "CMoonSpawn"),
         .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),
@@ -30,7 +33,7 @@ let package = Package(
             "MoonGraph", "MoonCommand", "MoonProcess",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
-        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
+        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand", "MoonGraph", "MoonJSON"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
@@ -52,7 +55,8 @@ let package = Package(
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
+                    exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
@@ -65,7 +69,7 @@ let package = Package(
 if Context.environment["MOON_FUZZ"] == "1" {
     package.targets += [
         .target(name: "CFuzzDriver"),
-        .executableTarget(name: "MoonFuzz", dependencies: ["CFuzzDriver", "MoonDocument", "MoonGraph"]),
+        .executableTarget(name: "MoonFuzz", dependencies: ["CFuzzDriver", "MoonDocument", "MoonGraph", "MoonReport"]),
     ]
     package.products += [.executable(name: "moonfuzz", targets: ["MoonFuzz"])]
 }

@@ -119,4 +119,10 @@ public struct Plan: Sendable {
         }
         return path
     }
+
+    /// A plan that selects nothing (only for graphs that could not be planned).
+    public static func empty(_ graph: Graph) -> Plan {
+        Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
+             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
+    }
 }
