@@ -38,15 +38,14 @@ import Testing
             return (levels, elapsed)
         }
         #expect(levels == 100)
-        // Debug builds are slower; release takes a few milliseconds (see the report).
+        // A loose bound: tests run as a debug build on a shared machine.
         #expect(elapsed < .seconds(10), "decode + plan of 10,000 nodes took \(elapsed)")
         print("decode + validate + plan, 10,000 nodes: \(elapsed)")
     }
 
     /// 20,000 nodes on a 512 KiB stack: a stage that recursed along the chain
     /// would overflow it (a release build's moon has the main thread's 8 MiB,
-    /// but its frames are smaller too). 100,000 nodes took 8 s of the suite's
-    /// CPU in a debug build and proved no more.
+    /// but its frames are smaller too).
     @Test func aLongChainGoesThroughEveryStageWithoutRecursion() async throws {
         struct Seen: Sendable { var levels = 0, firstPriority = 0 }
         let seen = try await onOwnThread {
