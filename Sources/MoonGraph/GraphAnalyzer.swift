@@ -22,23 +22,23 @@ struct GraphAnalyzer {
 
     /// The graph `declaration` describes, with `overrides` (`--set`) over
     /// its vars; nil when it has errors, or when `decodingFailed`.
-    mutating func analyze(_ declaration: GraphDeclaration, overrides: [String: String], decodingFailed: Bool) -> Graph? {
+    mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String], decodingFailed: Bool) -> Graph? {
         var vars = declaration.vars
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)
         if let env = declaration.envValue { checkValues(of: env, scope: .init(needs: nil, owner: "the graph's env")) }
         if let dir = declaration.defaultsDir { check(dir, scope: .init(needs: nil, owner: "defaults")) }
 
-        let names = declaration.nodes.map(\.node.name)
-        var nodes: [Node] = []
-        nodes.reserveCapacity(declaration.nodes.count)
-        for (index, entry) in declaration.nodes.enumerated() {
+        // The nodes are completed in place: taken out of the declaration, so
+        // that the array is not shared and not copied.
+        var nodes = declaration.nodes
+        declaration.nodes = []
+        let names = nodes.map(\.name)
+        for (index, references) in declaration.references.enumerated() {
             let found = diagnostics.count
-            var node = entry.node
-            node.needs = needs(of: entry, index: index, names: names, nodeIndex: declaration.nodeIndex)
-            checkExpressions(of: entry, node: node, names: names)
-            for i in found..<diagnostics.count { diagnostics[i].node = node.name }
-            nodes.append(node)
+            nodes[index].needs = needs(of: references, node: index, names: names, nodeIndex: declaration.nodeIndex)
+            checkExpressions(of: references, node: nodes[index], names: names)
+            for i in found..<diagnostics.count { diagnostics[i].node = names[index] }
         }
         findCycles(nodes)
 
@@ -56,16 +56,16 @@ struct GraphAnalyzer {
 
     // MARK: - Needs
 
-    /// The indices of the nodes `entry` needs, in the order written, without
-    /// unknown names, itself or duplicates (each one a diagnostic).
-    private mutating func needs(of entry: NodeDeclaration, index: Int, names: [String], nodeIndex: [String: Int]) -> [Int] {
-        let name = entry.node.name
+    /// The indices of the nodes node `index` needs, in the order written,
+    /// without unknown names, itself or duplicates (each one a diagnostic).
+    private mutating func needs(of references: NodeReferences, node index: Int, names: [String], nodeIndex: [String: Int]) -> [Int] {
+        let name = names[index]
         // Duplicates found by a scan of what is kept while the list is
         // short (most are), a set beyond that.
         var seen: Set<Int> = []
         var needs: [Int] = []
-        needs.reserveCapacity(entry.needs.count)
-        for need in entry.needs {
+        needs.reserveCapacity(references.needs.count)
+        for need in references.needs {
             guard let target = nodeIndex[need.name] else {
                 let hint = suggestion(for: need.name, in: names)
                 // Without a near name to suggest, say how to fix it.
@@ -77,7 +77,7 @@ struct GraphAnalyzer {
                 error("node '\(name)' needs itself; remove '\(need.name)' from its needs", at: need.span)
                 continue
             }
-            let duplicate = entry.needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
+            let duplicate = references.needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
             guard !duplicate else {
                 diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(need.name)' more than once; remove the duplicate",
                                               at: need.span))
@@ -109,16 +109,16 @@ struct GraphAnalyzer {
 
     /// The node's `${{ … }}`, which may read its direct needs; a shell-form
     /// `run` is checked with its shell's quoting.
-    private mutating func checkExpressions(of entry: NodeDeclaration, node: Node, names: [String]) {
+    private mutating func checkExpressions(of references: NodeReferences, node: Node, names: [String]) {
         let scope = ExpressionChecker.Scope(needs: node.needs.map { names[$0] }, owner: "node '\(node.name)'")
-        if let run = entry.run, case .shell = node.action {
+        if let run = references.run, case .shell = node.action {
             check(run, scope: scope, shell: node.shell)
-        } else if let run = entry.run {
+        } else if let run = references.run {
             checkValues(of: run, scope: scope)
         }
-        if let env = entry.env { checkValues(of: env, scope: scope) }
-        if let with = entry.with { checkValues(of: with, scope: scope) }
-        if let dir = entry.dir { check(dir, scope: scope) }
+        if let env = references.env { checkValues(of: env, scope: scope) }
+        if let with = references.with { checkValues(of: with, scope: scope) }
+        if let dir = references.dir { check(dir, scope: scope) }
     }
 
     private mutating func check(_ node: YAMLNode, scope: ExpressionChecker.Scope, shell: Shell? = nil) {

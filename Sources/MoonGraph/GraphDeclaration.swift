@@ -14,8 +14,11 @@ struct GraphDeclaration {
     var dotenv: [DotenvFile] = []
     var queues: [QueueSpec] = [QueueSpec(name: QueueSpec.defaultName)]
     var defaults = NodeDefaults()
-    /// The nodes with valid, distinct names, in file order.
-    var nodes: [NodeDeclaration] = []
+    /// The nodes with valid, distinct names, in file order, without their
+    /// `needs` (still names, in `references`).
+    var nodes: [Node] = []
+    /// What each node of `nodes` refers to, at the same position.
+    var references: [NodeReferences] = []
     /// The position in `nodes` of each node's name.
     var nodeIndex: [String: Int] = [:]
     /// Every key under `nodes:`, valid or not, for messages about expressions.
@@ -26,16 +29,15 @@ struct GraphDeclaration {
     var defaultsDir: YAMLNode?
 }
 
-/// One node as the decoder reads it: a `Node` without its `needs`, which
-/// are still names, and the values whose `${{ … }}` the analyzer checks.
-struct NodeDeclaration {
+/// What a decoded node refers to, for the analyzer: the names under its
+/// `needs`, and the values whose `${{ … }}` read vars and needs.
+struct NodeReferences {
     /// One name under `needs:`, where it is written.
     struct Need {
         var name: String
         var span: SourceSpan
     }
 
-    var node: Node
     var needs: [Need] = []
     /// `run:` as written; a shell-form script is checked with its shell's quoting.
     var run: YAMLNode?

@@ -92,9 +92,12 @@ struct GraphDecoder {
 
         let decoder = NodeDecoder(queues: graph.queues, defaults: graph.defaults)
         graph.nodes.reserveCapacity(accepted.count)
+        graph.references.reserveCapacity(accepted.count)
         for entry in accepted {
             let found = values.diagnostics.count
-            graph.nodes.append(decoder.decode(entry.name, pair: entry.pair, &values))
+            let (node, references) = decoder.decode(entry.name, pair: entry.pair, &values)
+            graph.nodes.append(node)
+            graph.references.append(references)
             values.tag(from: found, node: entry.name)
         }
     }

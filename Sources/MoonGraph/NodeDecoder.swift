@@ -1,6 +1,6 @@
 import MoonDocument
 
-/// Decodes one entry under `nodes:` into a `NodeDeclaration`: what it runs
+/// Decodes one entry under `nodes:` into a `Node` and its `NodeReferences`: what it runs
 /// (`run`, or `uses` with `with`), its settings over the graph's defaults,
 /// its files (`sources`, `generates`, `depfile`) and Slurm options. Names
 /// in `needs` and expressions are left to `GraphAnalyzer`.
@@ -8,40 +8,42 @@ struct NodeDecoder {
     let queues: [QueueSpec]
     let defaults: NodeDefaults
 
-    func decode(_ name: String, pair: YAMLNode.Pair, _ values: inout ValueDecoding) -> NodeDeclaration {
-        let node = Node(name: name, nameSpan: pair.key.span, action: .shell(""), dir: defaults.dir,
+    func decode(_ name: String, pair: YAMLNode.Pair, _ values: inout ValueDecoding) -> (Node, NodeReferences) {
+        var node = Node(name: name, nameSpan: pair.key.span, action: .shell(""), dir: defaults.dir,
                         queue: defaults.queue, timeout: defaults.timeout, retry: defaults.retry,
                         condition: defaults.condition, continueOnError: defaults.continueOnError,
                         shell: defaults.shell, span: pair.value.span)
-        var declaration = NodeDeclaration(node: node)
+        var references = NodeReferences()
         if pair.value.isNull {
             values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
-            return declaration
+            return (node, references)
         }
         guard let body = values.mapping(pair.value, expecting: "a mapping for node '\(name)' (with 'run' or 'uses')") else {
-            return declaration
+            return (node, references)
         }
         let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'")
-        declaration.node.description = keys["description"].flatMap { values.string($0.value, expecting: "a description") }
+        node.description = keys["description"].flatMap { values.string($0.value, expecting: "a description") }
         if let needs = keys["needs"], !needs.value.isNull {
-            declaration.needs = self.needs(needs.value, &values)
+            references.needs = self.needs(needs.value, &values)
         }
-        action(of: &declaration, keys: keys, nameSpan: pair.key.span, &values)
-        settings(of: &declaration.node, keys: keys, &values)
-        declaration.env = keys["env"]?.value
-        declaration.dir = keys["dir"]?.value
-        files(of: &declaration.node, keys: keys, &values)
+        action(of: &node, keys: keys, nameSpan: pair.key.span, &values)
+        settings(of: &node, keys: keys, &values)
+        references.run = keys["run"]?.value
+        references.env = keys["env"]?.value
+        references.with = keys["with"]?.value
+        references.dir = keys["dir"]?.value
+        files(of: &node, keys: keys, &values)
         if let s = keys["slurm"], !s.value.isNull, let options = QueueDecoder.slurm(s.value, &values) {
-            declaration.node.slurm = options
-            if queues[declaration.node.queue].slurm == nil {
-                values.warning("node '\(name)' has 'slurm' options but its queue '\(queues[declaration.node.queue].name)' runs locally; they are ignored", at: s.key.span)
+            node.slurm = options
+            if queues[node.queue].slurm == nil {
+                values.warning("node '\(name)' has 'slurm' options but its queue '\(queues[node.queue].name)' runs locally; they are ignored", at: s.key.span)
             }
         }
-        return declaration
+        return (node, references)
     }
 
     /// The names under `needs:`: one name, or a list of them.
-    private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeDeclaration.Need] {
+    private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeReferences.Need] {
         let items: [YAMLNode]
         switch value.kind {
         case .scalar: items = [value]
@@ -50,34 +52,32 @@ struct NodeDecoder {
             values.error("expected a list of node names, found a mapping", at: value.span)
             items = []
         }
-        var needs: [NodeDeclaration.Need] = []
+        var needs: [NodeReferences.Need] = []
         needs.reserveCapacity(items.count)
         for item in items {
             guard let name = values.string(item, expecting: "a node name") else { continue }
-            needs.append(NodeDeclaration.Need(name: name, span: item.span))
+            needs.append(NodeReferences.Need(name: name, span: item.span))
         }
         return needs
     }
 
     /// `run`, or `uses` with `with`: exactly one of them.
-    private func action(of declaration: inout NodeDeclaration, keys: ValueDecoding.CheckedKeys, nameSpan: SourceSpan,
+    private func action(of node: inout Node, keys: ValueDecoding.CheckedKeys, nameSpan: SourceSpan,
                         _ values: inout ValueDecoding) {
-        let name = declaration.node.name
+        let name = node.name
         let run = keys["run"], uses = keys["uses"], with = keys["with"]
         if run != nil, let uses {
             values.error("node '\(name)' has both 'run' and 'uses'; keep only one", at: uses.key.span)
         } else if let run {
-            if let action = self.run(run, &values) { declaration.node.action = action }
+            if let action = self.run(run, &values) { node.action = action }
             if let with {
                 values.error("'with' only applies to built-ins; remove it, or replace 'run' with 'uses'", at: with.key.span)
             }
         } else if let uses {
-            if let action = self.uses(uses, with: with, &values) { declaration.node.action = action }
+            if let action = self.uses(uses, with: with, &values) { node.action = action }
         } else {
             values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: nameSpan)
         }
-        declaration.run = run?.value
-        declaration.with = with?.value
     }
 
     /// The settings a node may take over the graph's defaults.
