@@ -25,7 +25,7 @@ let package = Package(
         // JSON text: the event stream's strings, and the ordered values of
         // the graph's JSON rendering and the graph file's schema.
         .target(name: "MoonJSON"),
-        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonJSON"]),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand", "MoonJSON"]),
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
         .target(name: "CMoonSpawn"),
         .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),
@@ -38,12 +38,9 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
-            // BackgroundThread, for the background checkpoint.
-            "MoonProcess",
+            // Lock.
+            "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API itself, for the one bulk insert GRDB's generic
-            // arguments made slow (StateStore.insertNodeRuns).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [

@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonDocument
 
 /// Reads typed values (strings, numbers, durations, retry policies, the

@@ -64,9 +64,9 @@ final class FakeLauncher: NodeLauncher {
         }
         if script.waitsForResources > 0 {
             scheduler.schedule { events.waiting(true) }
-            scheduler.schedule(after: script.waitsForResources) { events.waiting(false) }
+            scheduler.schedule(after: .seconds(script.waitsForResources)) { events.waiting(false) }
         }
-        let timer = scheduler.schedule(after: script.waitsForResources + script.duration) {
+        let timer = scheduler.schedule(after: .seconds(script.waitsForResources + script.duration)) {
             for line in script.lines { events.next(.stdout, line, false) }
             for value in script.values { events.next(.value, value, false) }
             let code = script.exitCodes[attempt] ?? 0
@@ -105,7 +105,7 @@ final class RunHarness {
     @discardableResult
     func run(until seconds: TimeInterval = 1000) -> [RunEvent] {
         runner.start()
-        scheduler.advance(by: seconds)
+        scheduler.advance(by: .seconds(seconds))
         events = runnerEvents()
         return events
     }
@@ -133,7 +133,7 @@ final class RunHarness {
 
 /// A node on queue 0 needing the named nodes (resolved against `all`).
 func node(_ name: String, needs: [Int] = [], queue: Int = 0, priority: Int = 0, condition: MoonGraph.RunCondition = .success,
-          continueOnError: Bool = false, retry: MoonGraph.RetryPolicy = .none, timeout: Duration? = nil) -> RunNode {
+          continueOnError: Bool = false, retry: RetryPolicy = .none, timeout: Duration? = nil) -> RunNode {
     RunNode(name: name, queue: queue, needs: needs, condition: condition, continueOnError: continueOnError,
             retry: retry, timeout: timeout, priority: priority, command: "fake \(name)")
 }

@@ -19,15 +19,15 @@ import Testing
         func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
             switch node {
             case 0:
-                _ = scheduler.schedule(after: 0.5) { events.started("42") }
-                _ = scheduler.schedule(after: 1) { events.finish(.success(exitCode: 0, outputs: [])) }
+                _ = scheduler.schedule(after: .seconds(0.5)) { events.started("42") }
+                _ = scheduler.schedule(after: .seconds(1)) { events.finish(.success(exitCode: 0, outputs: [])) }
             case 1:
-                _ = scheduler.schedule(after: 0.2) {
+                _ = scheduler.schedule(after: .seconds(0.2)) {
                     events.next(.stderr, "srun: error: Unable to allocate resources", false)
                     events.finish(.failure(NodeError(.spawn, "cannot run node 'b' on Slurm")))
                 }
             default:
-                _ = scheduler.schedule(after: 0.1) { events.finish(.success(exitCode: 0, outputs: [])) }
+                _ = scheduler.schedule(after: .seconds(0.1)) { events.finish(.success(exitCode: 0, outputs: [])) }
             }
             return Attempt()
         }
@@ -41,7 +41,7 @@ import Testing
         var events: [RunEvent] = []
         let runner = Runner(plan: plan, options: RunOptions(keepGoing: true), launcher: launcher, scheduler: scheduler) { events.append($0) }
         runner.start()
-        scheduler.advance(by: 10)
+        scheduler.advance(by: .seconds(10))
         let trace = events.compactMap { event -> String? in
             switch event.kind {
             case .start(let n, _, _, _): return "start \(n) \(event.jobID ?? "-")"

@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonGraph
 
 /// What the runner needs to know of one selected node: plain values taken

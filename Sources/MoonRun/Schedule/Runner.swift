@@ -163,7 +163,7 @@ public final class Runner {
         runStart = scheduler.now
         emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.map(\.name), queues: plan.queues)))
         if let timeout = options.timeout {
-            runTimer = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
+            runTimer = scheduler.schedule(after: timeout) { [weak self] in
                 self?.stop(.timeout)
             }
         }
@@ -264,7 +264,7 @@ public final class Runner {
         timers[node]?.dispose()
         timers[node] = nil
         guard let timeout = plan.nodes[node].timeout else { return }
-        timers[node] = scheduler.schedule(after: timeout.timeInterval) { [weak self] in
+        timers[node] = scheduler.schedule(after: timeout) { [weak self] in
             self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
         }
     }
@@ -416,7 +416,7 @@ public final class Runner {
                 emit(RunEvent(time: now, kind: .retry(node: spec.name, attempt: attempt[node],
                                                      delayMilliseconds: Int(delay.timeInterval * 1000), error: error)))
                 state[node] = .retrying
-                timers[node] = scheduler.schedule(after: delay.timeInterval) { [weak self] in
+                timers[node] = scheduler.schedule(after: delay) { [weak self] in
                     guard let self else { return }
                     self.timers[node] = nil
                     self.startAttempt(node)
@@ -706,12 +706,6 @@ public final class Runner {
 }
 
 extension Duration {
-    /// The duration in seconds, for Date arithmetic.
-    public var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-
     /// "30s", "1.5s", "250ms", "2m" — for messages.
     public var shortDescription: String {
         let ms = Int((timeInterval * 1000).rounded())
