@@ -20,7 +20,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(name: "MoonCommand"),
+        .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         // JSON text: the event stream's strings, and the ordered values of
         // the graph's JSON rendering and the graph file's schema.

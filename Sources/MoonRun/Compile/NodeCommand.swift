@@ -9,7 +9,7 @@ import MoonProcess
 /// output with `next`, then `complete` or `error` (a `NodeError`). The
 /// runner executes it once per attempt, with callbacks on its own scheduler
 /// (in moon, the event loop that also runs the command).
-final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
+final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs
