@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonRun", "MoonReport"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonRun", "MoonReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,7 +23,10 @@ let package = Package(
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
-        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand"]),
+        // JSON text: the event stream's strings, and the ordered values of
+        // the graph's JSON rendering and the graph file's schema.
+        .target(name: "MoonJSON"),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand", "MoonJSON"]),
         // Linux calls Swift's Glibc module does not import, and what moon
         // needs of the system (CPU count, threads, signal names).
         .target(name: "CMoonSystem"),
@@ -43,7 +46,7 @@ let package = Package(
             "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
-        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
+        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand", "MoonGraph", "MoonJSON"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
@@ -62,7 +65,8 @@ let package = Package(
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonClone"]),
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
+                    exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
@@ -75,7 +79,7 @@ let package = Package(
 if Context.environment["MOON_FUZZ"] == "1" {
     package.targets += [
         .target(name: "CFuzzDriver"),
-        .executableTarget(name: "MoonFuzz", dependencies: ["CFuzzDriver", "MoonDocument", "MoonGraph"]),
+        .executableTarget(name: "MoonFuzz", dependencies: ["CFuzzDriver", "MoonDocument", "MoonGraph", "MoonReport"]),
     ]
     package.products += [.executable(name: "moonfuzz", targets: ["MoonFuzz"])]
 }

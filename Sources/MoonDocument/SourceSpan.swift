@@ -2,10 +2,9 @@
 /// 0-based marks are converted once, in the loader); `column` counts
 /// characters (Unicode scalars), as editors do; `offset` is the 0-based byte offset.
 public struct SourceLocation: Hashable, Sendable, Comparable {
-    // Stored in 32 bits (a graph file of 4 GiB is far beyond what moon
-    // reads; larger values are clamped, never trapped on): every YAML node
-    // and every `needs` entry has a span of two locations, and at 8 bytes a
-    // field they were ~1 MB of a 1000-node graph's peak memory.
+    // Stored in 32 bits, since every YAML node and every `needs` entry has
+    // a span of two locations (a graph file of 4 GiB is far beyond what moon
+    // reads; larger values are clamped, never trapped on).
     private var storedLine: UInt32
     private var storedColumn: UInt32
     private var storedOffset: UInt32

@@ -63,46 +63,8 @@ public enum YAMLLoader {
                     break
                 }
                 defer { yaml_event_delete(&event) }
-                // Converted only where used: a large file has hundreds of thousands of marks.
-                func at(_ mark: yaml_mark_t) -> SourceLocation {
-                    cursor.location(ofCharacter: Int(truncatingIfNeeded: mark.index))
-                }
-                let proceed: Bool
-                switch event.type {
-                case YAML_STREAM_START_EVENT, YAML_DOCUMENT_END_EVENT:
-                    proceed = true
-                case YAML_DOCUMENT_START_EVENT:
-                    documents += 1
-                    if documents > 1 {
-                        diagnostics.append(.error(
-                            "a graph file holds one YAML document; found a second one here",
-                            at: SourceSpan(file: source.path, start: at(event.start_mark), end: at(event.end_mark))))
-                        proceed = false
-                    } else {
-                        proceed = true
-                    }
-                case YAML_STREAM_END_EVENT:
-                    proceed = false
-                case YAML_ALIAS_EVENT:
-                    proceed = builder.alias(cString(event.data.alias.anchor) ?? "", start: at(event.start_mark), end: at(event.end_mark))
-                case YAML_SCALAR_EVENT:
-                    let data = event.data.scalar
-                    let text = data.value.map {
-                        String(decoding: UnsafeBufferPointer(start: $0, count: Int(truncatingIfNeeded: data.length)), as: UTF8.self)
-                    } ?? ""
-                    proceed = builder.scalar(text, style: scalarStyle(data.style), tag: cString(data.tag),
-                                             anchor: cString(data.anchor), start: at(event.start_mark), end: at(event.end_mark))
-                case YAML_SEQUENCE_START_EVENT:
-                    proceed = builder.startCollection(mapping: false, anchor: cString(event.data.sequence_start.anchor),
-                                                      start: at(event.start_mark), end: at(event.end_mark))
-                case YAML_MAPPING_START_EVENT:
-                    proceed = builder.startCollection(mapping: true, anchor: cString(event.data.mapping_start.anchor),
-                                                      start: at(event.start_mark), end: at(event.end_mark))
-                case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
-                    proceed = builder.endCollection(end: at(event.end_mark))
-                default:
-                    proceed = false
-                }
+                let proceed = handle(event, builder: &builder, documents: &documents, diagnostics: &diagnostics,
+                                     cursor: &cursor, path: source.path)
                 if !proceed { break reading }
             }
         }
@@ -120,6 +82,52 @@ public enum YAMLLoader {
             throw Diagnostics(diagnostics.sorted(by: Self.sourceOrder))
         }
         return root
+    }
+
+    /// Hands one libyaml event to the builder; false when reading stops.
+    private static func handle(_ event: yaml_event_t, builder: inout DocumentBuilder, documents: inout Int,
+                               diagnostics: inout [Diagnostic], cursor: inout SourceIndex.Cursor, path: String) -> Bool {
+        // Converted only where used: a large file has hundreds of thousands of marks.
+        func at(_ mark: yaml_mark_t) -> SourceLocation {
+            cursor.location(ofCharacter: Int(truncatingIfNeeded: mark.index))
+        }
+        let proceed: Bool
+        switch event.type {
+        case YAML_STREAM_START_EVENT, YAML_DOCUMENT_END_EVENT:
+            proceed = true
+        case YAML_DOCUMENT_START_EVENT:
+            documents += 1
+            if documents > 1 {
+                diagnostics.append(.error(
+                    "a graph file holds one YAML document; found a second one here",
+                    at: SourceSpan(file: path, start: at(event.start_mark), end: at(event.end_mark))))
+                proceed = false
+            } else {
+                proceed = true
+            }
+        case YAML_STREAM_END_EVENT:
+            proceed = false
+        case YAML_ALIAS_EVENT:
+            proceed = builder.alias(cString(event.data.alias.anchor) ?? "", start: at(event.start_mark), end: at(event.end_mark))
+        case YAML_SCALAR_EVENT:
+            let data = event.data.scalar
+            let text = data.value.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: Int(truncatingIfNeeded: data.length)), as: UTF8.self)
+            } ?? ""
+            proceed = builder.scalar(text, style: scalarStyle(data.style), tag: cString(data.tag),
+                                     anchor: cString(data.anchor), start: at(event.start_mark), end: at(event.end_mark))
+        case YAML_SEQUENCE_START_EVENT:
+            proceed = builder.startCollection(mapping: false, anchor: cString(event.data.sequence_start.anchor),
+                                              start: at(event.start_mark), end: at(event.end_mark))
+        case YAML_MAPPING_START_EVENT:
+            proceed = builder.startCollection(mapping: true, anchor: cString(event.data.mapping_start.anchor),
+                                              start: at(event.start_mark), end: at(event.end_mark))
+        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            proceed = builder.endCollection(end: at(event.end_mark))
+        default:
+            proceed = false
+        }
+        return proceed
     }
 
     /// Problems with the bytes themselves, reported alone: once the text is

@@ -1,6 +1,7 @@
 import CFuzzDriver
 import MoonDocument
 import MoonGraph
+import MoonReport
 
 /// The libFuzzer target of moon's front end: arbitrary bytes go through
 /// everything `moon check` and `moon graph` do with a file — the libyaml

@@ -6,6 +6,36 @@ public enum CycleFinder {
     /// node (lowest index) and follows edges back to it, which is not repeated
     /// at the end. Cycles are ordered by their first node.
     public static func cycles(successors: [[Int]]) -> [[Int]] {
+        let components = stronglyConnectedComponents(successors: successors)
+        // In each component, the shortest path from its first node back to itself (breadth-first).
+        var member = [Int](repeating: -1, count: successors.count)
+        var parent = [Int](repeating: -1, count: successors.count)
+        var result: [[Int]] = []
+        for (c, component) in components.enumerated() {
+            for v in component { member[v] = c }
+            let start = component.min()!
+            var queue = [start]
+            var head = 0
+            var seen = Set<Int>([start])
+            var last = -1
+            search: while head < queue.count {
+                let u = queue[head]; head += 1
+                for w in successors[u] where member[w] == c && w != u {
+                    if w == start { last = u; break search }
+                    if seen.insert(w).inserted { parent[w] = u; queue.append(w) }
+                }
+            }
+            var path: [Int] = []
+            var v = last
+            while v != start && v != -1 { path.append(v); v = parent[v] }
+            path.append(start)
+            result.append(path.reversed())
+        }
+        return result.sorted { $0[0] < $1[0] }
+    }
+
+    /// Tarjan's components of more than one node, with an explicit stack of frames.
+    private static func stronglyConnectedComponents(successors: [[Int]]) -> [[Int]] {
         let n = successors.count
         var index = [Int](repeating: -1, count: n)
         var low = [Int](repeating: 0, count: n)
@@ -48,30 +78,6 @@ public enum CycleFinder {
             }
         }
 
-        // In each component, the shortest path from its first node back to itself (breadth-first).
-        var member = [Int](repeating: -1, count: n)
-        var parent = [Int](repeating: -1, count: n)
-        var result: [[Int]] = []
-        for (c, component) in components.enumerated() {
-            for v in component { member[v] = c }
-            let start = component.min()!
-            var queue = [start]
-            var head = 0
-            var seen = Set<Int>([start])
-            var last = -1
-            search: while head < queue.count {
-                let u = queue[head]; head += 1
-                for w in successors[u] where member[w] == c && w != u {
-                    if w == start { last = u; break search }
-                    if seen.insert(w).inserted { parent[w] = u; queue.append(w) }
-                }
-            }
-            var path: [Int] = []
-            var v = last
-            while v != start && v != -1 { path.append(v); v = parent[v] }
-            path.append(start)
-            result.append(path.reversed())
-        }
-        return result.sorted { $0[0] < $1[0] }
+        return components
     }
 }

@@ -134,7 +134,7 @@ public struct Template: Sendable, Hashable {
         switch context {
         case "vars", "env":
             let isVar = context == "vars"
-            guard GraphDecoder.isIdentifier(rest, allowDash: isVar) else {
+            guard ValueDecoding.isIdentifier(rest, allowDash: isVar) else {
                 let what = isVar ? "var" : "environment variable"
                 return .failure(Message("invalid \(what) name '\(rest)' in '\(path)'; write \(context).NAME"))
             }
@@ -169,5 +169,5 @@ public struct Template: Sendable, Hashable {
 /// Names of outputs (`KEY` in `KEY=VALUE` lines of `$MOON_OUTPUT`).
 public enum OutputKey {
     /// `[A-Za-z_][A-Za-z0-9_-]*`, as var names.
-    public static func isValid(_ key: String) -> Bool { GraphDecoder.isIdentifier(key, allowDash: true) }
+    public static func isValid(_ key: String) -> Bool { ValueDecoding.isIdentifier(key, allowDash: true) }
 }

@@ -36,9 +36,13 @@ public enum GraphLoader {
     /// `source`, errors inside strings (expressions) point at their column.
     public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
                               source: SourceFile? = nil) -> GraphLoadResult {
-        var decoder = GraphDecoder(path: path, source: source)
-        let graph = decoder.decode(root, overrides: overrides)
-        return GraphLoadResult(graph: graph, diagnostics: sortedBySource(decoder.diagnostics))
+        var decoder = GraphDecoder(path: path)
+        guard let declaration = decoder.decode(root) else {
+            return GraphLoadResult(graph: nil, diagnostics: sortedBySource(decoder.diagnostics))
+        }
+        var analyzer = GraphAnalyzer(source: source)
+        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: decoder.values.hasErrors)
+        return GraphLoadResult(graph: graph, diagnostics: sortedBySource(decoder.diagnostics + analyzer.diagnostics))
     }
 
     /// Stable sort by position; diagnostics without a span come first.

@@ -1,3 +1,5 @@
+import MoonJSON
+
 /// The JSON Schema (draft 2020-12) of the graph file, generated from the same
 /// key tables the decoder checks (`GraphKeys`) and from `BuiltinCatalog`, so
 /// editors and moon agree. `schema/moon-graph.schema.json` is this text.
@@ -14,7 +16,7 @@ public enum GraphSchema {
     static let durationPattern = "^(?:(?:[0-9]+(?:\\.[0-9]+)?(?:ms|s|m|h))+|[0-9]+(?:\\.[0-9]+)?)$"
     static let templatePattern = "\\$\\{\\{"
 
-    static var document: GraphJSON {
+    static var document: JSONValue {
         .object([
             ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
             ("title", .string("moon graph file")),
@@ -30,7 +32,7 @@ public enum GraphSchema {
 
     // MARK: - Key types
 
-    private static var topTypes: [String: GraphJSON] {
+    private static var topTypes: [String: JSONValue] {
         [
             "version": .object([("const", .int(1))]),
             "name": .object([("type", .string("string"))]),
@@ -47,7 +49,7 @@ public enum GraphSchema {
         ]
     }
 
-    private static var nodeTypes: [String: GraphJSON] {
+    private static var nodeTypes: [String: JSONValue] {
         [
             "description": .object([("type", .string("string"))]),
             "needs": .object([("anyOf", .array([
@@ -76,14 +78,14 @@ public enum GraphSchema {
     }
 
     /// A glob or a list of globs (`sources:`, `generates:`).
-    private static var globList: GraphJSON {
+    private static var globList: JSONValue {
         .object([("anyOf", .array([
             .object([("type", .string("string")), ("minLength", .int(1))]),
             .object([("type", .string("array")), ("items", .object([("type", .string("string")), ("minLength", .int(1))]))]),
         ]))])
     }
 
-    private static var queueTypes: [String: GraphJSON] {
+    private static var queueTypes: [String: JSONValue] {
         [
             "concurrency": .object([("anyOf", .array([
                 .object([("type", .string("integer")), ("minimum", .int(1))]),
@@ -94,7 +96,7 @@ public enum GraphSchema {
         ]
     }
 
-    private static var slurmTypes: [String: GraphJSON] {
+    private static var slurmTypes: [String: JSONValue] {
         [
             "partition": .object([("type", .string("string"))]),
             "cpus-per-task": .object([("type", .string("integer")), ("minimum", .int(1))]),
@@ -112,7 +114,7 @@ public enum GraphSchema {
         ]
     }
 
-    private static var retryTypes: [String: GraphJSON] {
+    private static var retryTypes: [String: JSONValue] {
         [
             "times": .object([("type", .string("integer")), ("minimum", .int(0))]),
             "delay": ref("duration"),
@@ -121,14 +123,14 @@ public enum GraphSchema {
         ]
     }
 
-    private static var dotenvTypes: [String: GraphJSON] {
+    private static var dotenvTypes: [String: JSONValue] {
         [
             "path": .object([("type", .string("string")), ("minLength", .int(1))]),
             "optional": .object([("type", .string("boolean"))]),
         ]
     }
 
-    private static var defaultsTypes: [String: GraphJSON] {
+    private static var defaultsTypes: [String: JSONValue] {
         [
             "queue": .object([("type", .string("string"))]),
             "timeout": ref("timeout"),
@@ -142,8 +144,8 @@ public enum GraphSchema {
 
     // MARK: - Definitions
 
-    private static var definitions: [(String, GraphJSON)] {
-        var defs: [(String, GraphJSON)] = [
+    private static var definitions: [(String, JSONValue)] {
+        var defs: [(String, JSONValue)] = [
             ("nodeName", .object([("type", .string("string")), ("pattern", .string(nodeNamePattern))])),
             ("scalar", .object([("type", .strings(["string", "number", "boolean"]))])),
             ("env", map(keyPattern: envNamePattern, value: ref("scalar"))),
@@ -180,7 +182,7 @@ public enum GraphSchema {
         return defs
     }
 
-    private static var nodeDefinition: GraphJSON {
+    private static var nodeDefinition: JSONValue {
         guard case .object(var members) = closedObject(GraphKeys.node, types: nodeTypes) else { return .null }
         members.append(("oneOf", .array([
             .object([("required", .strings(["run"]))]),
@@ -198,8 +200,8 @@ public enum GraphSchema {
         return .object(members)
     }
 
-    private static func withDefinition(_ builtin: BuiltinCatalog.Builtin) -> GraphJSON {
-        var members: [(String, GraphJSON)] = [
+    private static func withDefinition(_ builtin: BuiltinCatalog.Builtin) -> JSONValue {
+        var members: [(String, JSONValue)] = [
             ("description", .string(builtin.description)),
             ("type", .string("object")),
             ("properties", .object(builtin.parameters.map { ($0.name, parameterSchema($0)) })),
@@ -213,8 +215,8 @@ public enum GraphSchema {
         return .object(members)
     }
 
-    private static func parameterSchema(_ parameter: BuiltinCatalog.Parameter) -> GraphJSON {
-        let description: (String, GraphJSON) = ("description", .string(parameter.description))
+    private static func parameterSchema(_ parameter: BuiltinCatalog.Parameter) -> JSONValue {
+        let description: (String, JSONValue) = ("description", .string(parameter.description))
         switch parameter.kind {
         case .string:
             return .object([description, ("type", .strings(["string", "number", "boolean"]))])
@@ -233,9 +235,9 @@ public enum GraphSchema {
 
     // MARK: - Helpers
 
-    private static func ref(_ name: String) -> GraphJSON { .object([("$ref", .string("#/$defs/\(name)"))]) }
+    private static func ref(_ name: String) -> JSONValue { .object([("$ref", .string("#/$defs/\(name)"))]) }
 
-    private static func map(keyPattern: String, value: GraphJSON) -> GraphJSON {
+    private static func map(keyPattern: String, value: JSONValue) -> JSONValue {
         .object([
             ("type", .string("object")),
             ("propertyNames", .object([("pattern", .string(keyPattern))])),
@@ -243,16 +245,16 @@ public enum GraphSchema {
         ])
     }
 
-    private static func properties(_ keys: [GraphKeys.Key], types: [String: GraphJSON]) -> GraphJSON {
+    private static func properties(_ keys: [GraphKeys.Key], types: [String: JSONValue]) -> JSONValue {
         .object(keys.map { key in
-            var members: [(String, GraphJSON)] = [("description", .string(key.description))]
+            var members: [(String, JSONValue)] = [("description", .string(key.description))]
             if case .object(let typeMembers)? = types[key.name] { members += typeMembers }
             return (key.name, .object(members))
         })
     }
 
-    private static func closedObject(_ keys: [GraphKeys.Key], types: [String: GraphJSON], required: [String] = []) -> GraphJSON {
-        var members: [(String, GraphJSON)] = [("type", .string("object")), ("properties", properties(keys, types: types))]
+    private static func closedObject(_ keys: [GraphKeys.Key], types: [String: JSONValue], required: [String] = []) -> JSONValue {
+        var members: [(String, JSONValue)] = [("type", .string("object")), ("properties", properties(keys, types: types))]
         if !required.isEmpty { members.append(("required", .strings(required))) }
         members.append(("additionalProperties", .bool(false)))
         return .object(members)
@@ -260,7 +262,7 @@ public enum GraphSchema {
 
     /// Keys of `GraphKeys` that have no type here (a test keeps this empty).
     static var untypedKeys: [String] {
-        let tables: [([GraphKeys.Key], [String: GraphJSON])] = [
+        let tables: [([GraphKeys.Key], [String: JSONValue])] = [
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
             (GraphKeys.dotenv, dotenvTypes),

@@ -21,9 +21,8 @@ public enum NodeAction: Sendable, Hashable {
     public var summary: String {
         switch self {
         case .shell(let script):
-            // A one-line script is its own summary. (Splitting every script
-            // into lines cost ~2,400 instructions per node, for every node of
-            // the plan before the first could start.)
+            // A one-line script is its own summary, without splitting it
+            // into lines: every node of a plan is summarised before the first starts.
             guard script.utf8.contains(UInt8(ascii: "\n")) else { return script }
             let lines = script.split(separator: "\n", omittingEmptySubsequences: true)
             guard let first = lines.first else { return "" }
@@ -46,8 +45,6 @@ enum ShellQuoting {
     }
 
     /// Letters, digits and `_-.,/:=+@%`: bytes a shell reads as themselves.
-    /// (A byte test, not a `Set` of scalars: hashing every character of
-    /// every word cost more than the rest of the summary.)
     private static func isSafe(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):

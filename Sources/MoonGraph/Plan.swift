@@ -27,50 +27,8 @@ public struct Plan: Sendable {
     /// Throws one diagnostic (no span) per unknown target, with a suggestion.
     public static func make(graph: Graph, targets: [String] = [], weights: [Int]? = nil) throws(Diagnostics) -> Plan {
         let n = graph.nodes.count
-        var isSelected = [Bool](repeating: targets.isEmpty, count: n)
-        if !targets.isEmpty {
-            var problems: [Diagnostic] = []
-            var stack: [Int] = []
-            for target in targets {
-                guard let index = graph.index(of: target) else {
-                    let hint = Suggestion.clause(for: target, in: graph.nodes.lazy.map(\.name))
-                    problems.append(.error("unknown node '\(target)'\(hint)", at: nil))
-                    continue
-                }
-                if !isSelected[index] { isSelected[index] = true; stack.append(index) }
-            }
-            guard problems.isEmpty else { throw Diagnostics(problems) }
-            while let v = stack.popLast() {
-                for need in graph.nodes[v].needs where !isSelected[need] {
-                    isSelected[need] = true
-                    stack.append(need)
-                }
-            }
-        }
-        let selected = (0..<n).filter { isSelected[$0] }
-
-        // Kahn's algorithm over the selection, seeded in file order.
-        var pending = [Int](repeating: 0, count: n)
-        var dependents = [[Int]](repeating: [], count: n)
-        for v in selected {
-            pending[v] = graph.nodes[v].needs.count
-            for need in graph.nodes[v].needs { dependents[need].append(v) }
-        }
-        var order: [Int] = []
-        order.reserveCapacity(selected.count)
-        for v in selected where pending[v] == 0 { order.append(v) }
-        var head = 0
-        while head < order.count {
-            let v = order[head]; head += 1
-            for d in dependents[v] {
-                pending[d] -= 1
-                if pending[d] == 0 { order.append(d) }
-            }
-        }
-        guard order.count == selected.count else {
-            let stuck = selected.filter { pending[$0] > 0 }.map { graph.nodes[$0].name }
-            throw Diagnostics([.error("dependency cycle among: " + stuck.joined(separator: ", "), at: nil)])
-        }
+        let selected = try selection(of: graph, targets: targets)
+        let (order, dependents) = try topologicalOrder(of: graph, selected: selected)
 
         var level = [Int](repeating: -1, count: n)
         var levelCount = 0
@@ -100,6 +58,61 @@ public struct Plan: Sendable {
         return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
     }
 
+    /// The targets and everything they need, transitively (every node when
+    /// there are no targets), in file order.
+    private static func selection(of graph: Graph, targets: [String]) throws(Diagnostics) -> [Int] {
+        let n = graph.nodes.count
+        var isSelected = [Bool](repeating: targets.isEmpty, count: n)
+        if !targets.isEmpty {
+            var problems: [Diagnostic] = []
+            var stack: [Int] = []
+            for target in targets {
+                guard let index = graph.index(of: target) else {
+                    let hint = Suggestion.clause(for: target, in: graph.nodes.lazy.map(\.name))
+                    problems.append(.error("unknown node '\(target)'\(hint)", at: nil))
+                    continue
+                }
+                if !isSelected[index] { isSelected[index] = true; stack.append(index) }
+            }
+            guard problems.isEmpty else { throw Diagnostics(problems) }
+            while let v = stack.popLast() {
+                for need in graph.nodes[v].needs where !isSelected[need] {
+                    isSelected[need] = true
+                    stack.append(need)
+                }
+            }
+        }
+        return (0..<n).filter { isSelected[$0] }
+    }
+
+    /// The selected nodes in an order where each comes after its needs
+    /// (Kahn's algorithm, seeded in file order), and each node's selected dependents.
+    private static func topologicalOrder(of graph: Graph, selected: [Int]) throws(Diagnostics) -> (order: [Int], dependents: [[Int]]) {
+        let n = graph.nodes.count
+        var pending = [Int](repeating: 0, count: n)
+        var dependents = [[Int]](repeating: [], count: n)
+        for v in selected {
+            pending[v] = graph.nodes[v].needs.count
+            for need in graph.nodes[v].needs { dependents[need].append(v) }
+        }
+        var order: [Int] = []
+        order.reserveCapacity(selected.count)
+        for v in selected where pending[v] == 0 { order.append(v) }
+        var head = 0
+        while head < order.count {
+            let v = order[head]; head += 1
+            for d in dependents[v] {
+                pending[d] -= 1
+                if pending[d] == 0 { order.append(d) }
+            }
+        }
+        guard order.count == selected.count else {
+            let stuck = selected.filter { pending[$0] > 0 }.map { graph.nodes[$0].name }
+            throw Diagnostics([.error("dependency cycle among: " + stuck.joined(separator: ", "), at: nil)])
+        }
+        return (order, dependents)
+    }
+
     public func isSelected(_ node: Int) -> Bool { level[node] >= 0 }
 
     /// The heaviest path through the selection, from a node with no needs to
@@ -118,5 +131,11 @@ public struct Plan: Sendable {
             v = next
         }
         return path
+    }
+
+    /// A plan that selects nothing (only for graphs that could not be planned).
+    public static func empty(_ graph: Graph) -> Plan {
+        Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
+             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
     }
 }

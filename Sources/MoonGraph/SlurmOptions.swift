@@ -46,4 +46,43 @@ public struct SlurmOptions: Sendable, Hashable {
         if !args.isEmpty { parts.append("args=\(args.joined(separator: " "))") }
         return parts.joined(separator: " ")
     }
+
+    // MARK: - Slurm's forms of memory and time
+
+    /// Slurm memory: digits with an optional K, M, G or T unit.
+    static func isValidMemory(_ text: String) -> Bool {
+        var digits = Substring(text)
+        if let last = digits.last, "KMGTkmgt".contains(last) { digits = digits.dropLast() }
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// A duration as a Slurm time limit, rounded up to whole seconds
+    /// (`D-HH:MM:SS`, or `HH:MM:SS` under a day). A bare number in `time:`
+    /// stays Slurm's: minutes.
+    static func time(_ duration: Duration) -> String {
+        let (whole, atto) = duration.components
+        let total = max(1, whole + (atto > 0 ? 1 : 0))
+        let days = total / 86_400, hours = (total % 86_400) / 3600, minutes = (total % 3600) / 60, seconds = total % 60
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let clock = "\(two(hours)):\(two(minutes)):\(two(seconds))"
+        return days > 0 ? "\(days)-\(clock)" : clock
+    }
+
+    /// Slurm time: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`, or `UNLIMITED`/`INFINITE`.
+    static func isValidTime(_ text: String) -> Bool {
+        if text == "UNLIMITED" || text == "INFINITE" || text == "infinite" || text == "unlimited" { return true }
+        func numbers(_ s: Substring) -> Int? {
+            let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else { return nil }
+            return parts.count
+        }
+        let dash = text.split(separator: "-", omittingEmptySubsequences: false)
+        switch dash.count {
+        case 1: return numbers(dash[0]).map { (1...3).contains($0) } ?? false
+        case 2:
+            guard numbers(dash[0]) == 1 else { return false }
+            return numbers(dash[1]).map { (1...3).contains($0) } ?? false
+        default: return false
+        }
+    }
 }

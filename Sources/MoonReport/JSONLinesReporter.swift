@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonJSON
 import MoonRun
 
 /// `--json`: one JSON object per line on stdout, written as it happens.

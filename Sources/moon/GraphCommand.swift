@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonGraph
+import MoonReport
 
 extension GraphRenderer.Format: ExpressibleByArgument {}
 

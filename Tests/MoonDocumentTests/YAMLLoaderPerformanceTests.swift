@@ -1,9 +1,9 @@
 import Testing
 import MoonDocument
 
-/// A 10,000-node graph file (about 50,000 lines) must load quickly: well
-/// under 100 ms in a release build. The bound here is loose because tests
-/// usually run as a debug build on a shared machine; the time is printed.
+/// A 10,000-node graph file (about 50,000 lines) loads in linear time. The
+/// bound is loose because tests run as a debug build on a shared machine;
+/// the time is printed.
 @Suite struct YAMLLoaderPerformanceTests {
     static func graph(nodes: Int) -> String {
         var text = "version: 1\nname: big\nnodes:\n"

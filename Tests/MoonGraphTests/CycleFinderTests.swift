@@ -51,7 +51,7 @@ import Testing
 
     @Test func longCyclesAreShortenedInMessages() {
         let names = (0..<30).map { "n\($0)" }
-        #expect(GraphDecoder.cyclePath(names)
+        #expect(GraphAnalyzer.cyclePath(names)
             == "n0 -> n1 -> n2 -> n3 -> n4 -> n5 -> n6 -> n7 -> n8 -> n9 -> … (12 more) -> n22 -> n23 -> n24 -> n25 -> n26 -> n27 -> n28 -> n29 -> n0")
     }
 

@@ -407,12 +407,12 @@ import Testing
 
     @Test func slurmTimeAndMemoryForms() {
         for good in ["30", "30:00", "1:00:00", "2-0", "2-12:00", "2-12:00:00", "UNLIMITED"] {
-            #expect(GraphDecoder.isSlurmTime(good), "\(good)")
+            #expect(SlurmOptions.isValidTime(good), "\(good)")
         }
         for bad in ["", "1h", "1:2:3:4", "-1", "a-1", "1-", "1--2"] {
-            #expect(!GraphDecoder.isSlurmTime(bad), "\(bad)")
+            #expect(!SlurmOptions.isValidTime(bad), "\(bad)")
         }
-        #expect(GraphDecoder.isSlurmMemory("4G") && GraphDecoder.isSlurmMemory("1000") && !GraphDecoder.isSlurmMemory("G"))
+        #expect(SlurmOptions.isValidMemory("4G") && SlurmOptions.isValidMemory("1000") && !SlurmOptions.isValidMemory("G"))
     }
 
     // MARK: - defaults

@@ -41,11 +41,10 @@ func load(_ text: String, path: String = "graph.yaml", overrides: [String: Strin
 /// awaits its result without holding a thread of the test runner.
 ///
 /// Why: the suite's tests run on Swift's cooperative pool, as many threads
-/// as CPUs (2 here and in CI). A heavy synchronous test holds one of them for
-/// seconds, and every test that awaits something (a process, a timer) waits
-/// behind it: a CI run once saw every test of the run finish 55 s late, and a
-/// hang guard in another target fail. On its own thread the work shares the
-/// CPUs with the rest instead of blocking it. The small stack makes "no
+/// as CPUs. A heavy synchronous test holds one of them for seconds, and
+/// every test that awaits something (a process, a timer) waits behind it,
+/// long enough to trip a hang guard elsewhere. On its own thread the work
+/// shares the CPUs with the rest instead of blocking it. The small stack makes "no
 /// recursion over the nodes" a sharper check: 20,000 frames of a recursive
 /// function of a debug build (rarely under 100 bytes) do not fit in 512 KiB.
 ///

@@ -8,9 +8,9 @@ public enum JSONString {
     public static func quote(_ s: String, into out: inout String) {
         out += "\""
         // The usual text (a node name, a queue, a one-line command) has
-        // nothing to escape: appended whole. Escaping scalar by scalar cost
-        // ~2,700 instructions per quoted string, most of `--json`'s time.
-        // (0xE2 starts U+2028 and U+2029, 0xC2 the C1 controls, so they take the careful path.)
+        // nothing to escape and is appended whole; text with a byte that may
+        // need escaping goes scalar by scalar. (0xE2 starts U+2028 and
+        // U+2029, 0xC2 the C1 controls, so they take the careful path.)
         if isPlain(s) {
             out += s
             out += "\""

@@ -1,21 +1,21 @@
-/// A JSON value with ordered object keys, so the renderer and the schema
-/// print deterministically. Internal: other stages have their own writers.
-indirect enum GraphJSON: Sendable, Hashable {
+/// A JSON value with ordered object keys, so the graph renderer and the
+/// graph file's schema print deterministically.
+public indirect enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
     case double(Double)
     case string(String)
-    case array([GraphJSON])
-    case object([(String, GraphJSON)])
+    case array([JSONValue])
+    case object([(String, JSONValue)])
 
-    static func == (a: GraphJSON, b: GraphJSON) -> Bool { a.pretty() == b.pretty() }
-    func hash(into hasher: inout Hasher) { hasher.combine(pretty()) }
+    public static func == (a: JSONValue, b: JSONValue) -> Bool { a.pretty() == b.pretty() }
+    public func hash(into hasher: inout Hasher) { hasher.combine(pretty()) }
 
-    static func strings(_ values: [String]) -> GraphJSON { .array(values.map(GraphJSON.string)) }
+    public static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
 
     /// Two-space indentation; arrays of scalars stay on one line; a final newline is not added.
-    func pretty(indent: Int = 0) -> String {
+    public func pretty(indent: Int = 0) -> String {
         var out = ""
         write(to: &out, indent: indent)
         return out
@@ -35,7 +35,7 @@ indirect enum GraphJSON: Sendable, Hashable {
         case .int(let n): out += String(n)
         case .double(let d):
             if d.isFinite, d == d.rounded(), abs(d) < 1e15 { out += String(Int(d)) } else if d.isFinite { out += String(d) } else { out += "null" }
-        case .string(let s): GraphJSON.quote(s, into: &out)
+        case .string(let s): JSONString.quote(s, into: &out)
         case .array(let items):
             if items.isEmpty { out += "[]"; return }
             if items.allSatisfy(\.isScalar) {
@@ -61,16 +61,12 @@ indirect enum GraphJSON: Sendable, Hashable {
             out += "{\n"
             for (i, (key, value)) in members.enumerated() {
                 out += pad
-                GraphJSON.quote(key, into: &out)
+                JSONString.quote(key, into: &out)
                 out += ": "
                 value.write(to: &out, indent: indent + 2)
                 out += i + 1 < members.count ? ",\n" : "\n"
             }
             out += String(repeating: " ", count: indent) + "}"
         }
-    }
-
-    static func quote(_ s: String, into out: inout String) {
-        JSONString.quote(s, into: &out)
     }
 }

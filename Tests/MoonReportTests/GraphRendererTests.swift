@@ -1,5 +1,9 @@
+import Foundation
+import MoonDocument
+import MoonGraph
+import MoonJSON
+@testable import MoonReport
 import Testing
-@testable import MoonGraph
 
 @Suite struct GraphRendererTests {
     /// The one JSON string escaper (graph exports and the event stream):
@@ -20,15 +24,23 @@ import Testing
         #expect(quoted("x\u{2028}y\u{2029}") == #""x\u2028y\u2029""#)
     }
 
-    static let sample: Graph = graph(doc([
-        "fetch": ["run": "curl -o \"data.json\" $URL", "queue": "net", "description": "Download", "timeout": "30s"],
-        "compile": ["run": ["swift", "build", "-c", "release"], "queue": "hpc", "retry": ["times": 2, "delay": "1s"]],
-        "wait": ["uses": "sleep", "with": ["duration": "2s"]],
-        "package": ["needs": ["fetch", "compile", "wait"], "run": "./package.sh", "env": ["A": "1"]],
-    ], extra: [
-        ("name", "demo"),
-        ("queues", ["net": ["concurrency": 4], "hpc": ["executor": "slurm", "slurm": ["partition": "debug", "mem": "4G"]]]),
-    ]))!
+    static let sample: Graph = load("""
+        version: 1
+        name: demo
+        queues:
+          net: {concurrency: 4}
+          hpc: {executor: slurm, slurm: {partition: debug, mem: 4G}}
+        nodes:
+          fetch: {run: 'curl -o "data.json" $URL', queue: net, description: Download, timeout: 30s}
+          compile: {run: [swift, build, -c, release], queue: hpc, retry: {times: 2, delay: 1s}}
+          wait: {uses: sleep, with: {duration: 2s}}
+          package: {needs: [fetch, compile, wait], run: ./package.sh, env: {A: "1"}}
+        """)!
+
+    /// The graph of a valid graph file's text.
+    static func load(_ text: String) -> Graph? {
+        GraphLoader.load(SourceFile(path: "graph.yaml", text: text)).graph
+    }
 
     @Test func text() {
         #expect(GraphRenderer.render(Self.sample, format: .text) == """
@@ -72,7 +84,13 @@ import Testing
           n_wait --> n_package
 
         """)
-        let g = try #require(graph(doc(["end": ["run": "x"], "a.b": ["run": "x"], "a-b": ["run": "x", "needs": ["a.b", "end"]]])))
+        let g = try #require(Self.load("""
+            version: 1
+            nodes:
+              end: {run: x}
+              a.b: {run: x}
+              a-b: {run: x, needs: [a.b, end]}
+            """))
         #expect(GraphRenderer.render(g, format: .mermaid) == """
         flowchart TD
           n_end["end"]
@@ -240,6 +258,26 @@ import Testing
     }
 
     @Test func jsonEscapesControlCharacters() {
-        #expect(GraphJSON.string("a\"b\\c\n\u{01}é").pretty() == #""a\"b\\c\n\u0001é""#)
+        #expect(JSONValue.string("a\"b\\c\n\u{01}é").pretty() == #""a\"b\\c\n\u0001é""#)
+    }
+
+    /// 20,000 nodes in a chain on a 512 KiB stack: a renderer that recursed
+    /// along the chain would overflow it.
+    @Test func aLongChainRendersWithoutRecursion() async throws {
+        let span = SourceSpan(file: "chain.yaml", start: SourceLocation(line: 1, column: 1, offset: 0),
+                              end: SourceLocation(line: 1, column: 1, offset: 0))
+        let nodes = (0..<20_000).map { i in
+            Node(name: "n\(i)", nameSpan: span, needs: i == 0 ? [] : [i - 1], action: .shell("true"))
+        }
+        let plan = try Plan.make(graph: Graph(name: "chain", path: "chain.yaml", nodes: nodes), targets: ["n19999"])
+        let (dryRunEnd, jsonBytes) = try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: (String(GraphRenderer.dryRun(plan).suffix(40)), GraphRenderer.json(plan).utf8.count))
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        #expect(dryRunEnd.hasSuffix("n19999  level 19999  default  true\n"))
+        #expect(jsonBytes > 0)
     }
 }

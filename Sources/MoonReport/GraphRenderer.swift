@@ -1,3 +1,7 @@
+import MoonCommand
+import MoonGraph
+import MoonJSON
+
 /// Renders a graph (or the part of it a plan selected) as text for people,
 /// Graphviz dot, Mermaid, or JSON for tools; and the dry-run listing.
 /// Returns strings, each ending in a newline; no I/O.
@@ -126,8 +130,8 @@ public enum GraphRenderer {
     /// `{"name", "description", "queues", "nodes", "edges", "levels"}`, keys in a fixed order.
     public static func json(_ plan: Plan) -> String {
         let graph = plan.graph
-        let queues: [GraphJSON] = graph.queues.map { queue in
-            var members: [(String, GraphJSON)] = [("name", .string(queue.name))]
+        let queues: [JSONValue] = graph.queues.map { queue in
+            var members: [(String, JSONValue)] = [("name", .string(queue.name))]
             switch queue.concurrency {
             case .auto: members.append(("concurrency", .string("auto")))
             case .fixed(let n): members.append(("concurrency", .int(n)))
@@ -136,12 +140,12 @@ public enum GraphRenderer {
             if let slurm = queue.slurm { members.append(("slurm", slurmJSON(slurm))) }
             return .object(members)
         }
-        let nodes: [GraphJSON] = plan.selected.map { v in nodeJSON(graph, v, plan) }
-        let edges: [GraphJSON] = edges(plan).map { .strings([graph.nodes[$0.0].name, graph.nodes[$0.1].name]) }
-        let levels: [GraphJSON] = plan.levels.map { .strings($0.map { graph.nodes[$0].name }) }
-        let root: GraphJSON = .object([
+        let nodes: [JSONValue] = plan.selected.map { v in nodeJSON(graph, v, plan) }
+        let edges: [JSONValue] = edges(plan).map { .strings([graph.nodes[$0.0].name, graph.nodes[$0.1].name]) }
+        let levels: [JSONValue] = plan.levels.map { .strings($0.map { graph.nodes[$0].name }) }
+        let root: JSONValue = .object([
             ("name", .string(graph.name)),
-            ("description", graph.description.map(GraphJSON.string) ?? .null),
+            ("description", graph.description.map(JSONValue.string) ?? .null),
             ("queues", .array(queues)),
             ("nodes", .array(nodes)),
             ("edges", .array(edges)),
@@ -150,11 +154,11 @@ public enum GraphRenderer {
         return root.pretty() + "\n"
     }
 
-    private static func nodeJSON(_ graph: Graph, _ v: Int, _ plan: Plan) -> GraphJSON {
+    private static func nodeJSON(_ graph: Graph, _ v: Int, _ plan: Plan) -> JSONValue {
         let node = graph.nodes[v]
-        var members: [(String, GraphJSON)] = [
+        var members: [(String, JSONValue)] = [
             ("name", .string(node.name)),
-            ("description", node.description.map(GraphJSON.string) ?? .null),
+            ("description", node.description.map(JSONValue.string) ?? .null),
             ("needs", .strings(node.needs.map { graph.nodes[$0].name })),
             ("queue", .string(graph.queue(of: node).name)),
             ("kind", .string(node.action.kind)),
@@ -177,7 +181,7 @@ public enum GraphRenderer {
                 ("backoff", .double(node.retry.backoff)),
                 ("max_delay_ms", node.retry.maxDelay.map { .int(milliseconds($0)) } ?? .null),
             ])),
-            ("dir", node.dir.map(GraphJSON.string) ?? .null),
+            ("dir", node.dir.map(JSONValue.string) ?? .null),
             ("env", .object(node.env.entries.map { ($0.name, .string($0.value)) })),
         ]
         if let slurm = graph.slurmOptions(for: node) { members.append(("slurm", slurmJSON(slurm))) }
@@ -185,7 +189,7 @@ public enum GraphRenderer {
         return .object(members)
     }
 
-    private static func argumentJSON(_ argument: BuiltinArgument) -> GraphJSON {
+    private static func argumentJSON(_ argument: BuiltinArgument) -> JSONValue {
         switch argument {
         case .integer(let n): return .int(n)
         case .duration(let d): return .string(DurationParser.format(d))
@@ -193,8 +197,8 @@ public enum GraphRenderer {
         }
     }
 
-    private static func slurmJSON(_ slurm: SlurmOptions) -> GraphJSON {
-        var members: [(String, GraphJSON)] = []
+    private static func slurmJSON(_ slurm: SlurmOptions) -> JSONValue {
+        var members: [(String, JSONValue)] = []
         if let v = slurm.partition { members.append(("partition", .string(v))) }
         if let v = slurm.cpusPerTask { members.append(("cpus-per-task", .int(v))) }
         if let v = slurm.mem { members.append(("mem", .string(v))) }
@@ -287,10 +291,3 @@ public enum GraphRenderer {
     }
 }
 
-extension Plan {
-    /// A plan that selects nothing (only for graphs that could not be planned).
-    static func empty(_ graph: Graph) -> Plan {
-        Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
-             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
-    }
-}
