@@ -10,7 +10,7 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonProcess", "MoonRun", "MoonReport"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonGraph", "MoonProcess", "MoonEvents", "MoonRun", "MoonReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,11 +26,14 @@ let package = Package(
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
         .target(name: "CMoonSpawn"),
         .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),
+        // What a run reports (RunEvent and its parts): reporters depend on
+        // this, not on the runner, its processes or Slurm.
+        .target(name: "MoonEvents"),
         .target(name: "MoonRun", dependencies: [
-            "MoonGraph", "MoonCommand", "MoonProcess",
+            "MoonEvents", "MoonGraph", "MoonCommand", "MoonProcess",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
-        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand"]),
+        .target(name: "MoonReport", dependencies: ["MoonEvents", "MoonCommand", "MoonGraph"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
@@ -44,15 +47,15 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument", "MoonState",
+            "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess"]),
-        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand"], exclude: ["Golden"]),
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand"], exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],

@@ -1,6 +1,6 @@
 import Foundation
 import MoonGraph
-import MoonRun
+import MoonEvents
 
 /// `--json`: one JSON object per line on stdout, written as it happens.
 /// Field order is fixed (v, seq, ts, event, then the event's own fields), so

@@ -71,11 +71,9 @@ final class EarlyGraph {
         // what the helper has not begun when it needs it.
         let store = EarlyStore(graphPath: guess.path, create: !guess.dryRun, startThread: false)
         let parsed = quick == nil ? SharedJob { Result { try (try? runParser()) ?? parser() } } : nil
-        let outputs = guess.dryRun ? nil : OutputDirectory.prepare()
         BackgroundThread.run(name: "moon.early") {
             store.runIfFree()
             parsed?.runIfFree()
-            outputs?.runIfFree()
         }
         current = EarlyGraph(guess, store: store, result: GraphFile.parse(guess.path, overrides: guess.overrides))
         guard let quick else { return command(try parsed!.value.get()) }

@@ -62,8 +62,7 @@ final class RunSession {
         try? ProcessLauncher.becomeSubreaper()
         let cpus = LinuxCalls.processorCount()
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: cpus)
-        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
-                                    executeOn: scheduler)
+        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
 
         let sink = OutputSink.standardOutput
         let reporter: Reporter

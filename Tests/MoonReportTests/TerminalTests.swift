@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 /// The real binary on a real terminal: moon runs inside a detached tmux
 /// session (its own server socket, so it never touches anyone's tmux), and

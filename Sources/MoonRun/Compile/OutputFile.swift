@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonEvents
 
 /// The file a shell or exec node writes its outputs to (`$MOON_OUTPUT`), in
 /// the GitHub Actions format: `KEY=VALUE` lines, and for values of several

@@ -1,5 +1,3 @@
-import MoonProcess
-
 /// Why a node (or one attempt of it) failed. A failed node is data, carried
 /// by an `error` event, not an exception.
 public struct NodeError: Error, Sendable, Equatable {
@@ -34,7 +32,7 @@ public struct NodeError: Error, Sendable, Equatable {
     public var summary: String {
         switch kind {
         case .exit: return "exit \(exitCode ?? 1)"
-        case .signal: return signal.map(Termination.signalName) ?? "signal"
+        case .signal: return signal.map(SignalName.of) ?? "signal"
         case .timeout: return "timeout"
         case .spawn: return "could not start"
         case .builtin: return "failed"
