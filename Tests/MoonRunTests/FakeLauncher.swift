@@ -142,7 +142,7 @@ final class RunHarness {
         runner.onFinish = { [weak self] in self?.summary = $0 }
     }
 
-    private var runnerEvents: () -> [RunEvent] = { [] }
+    private(set) var runnerEvents: () -> [RunEvent] = { [] }
 
     @discardableResult
     func run(until seconds: TimeInterval = 1000) -> [RunEvent] {

@@ -57,51 +57,23 @@ public final class Runner {
         case failure(NodeError)
     }
 
-    public struct Summary: Sendable {
-        public var ok: Bool
-        public var counts: RunCounts
-        public var stopReason: StopReason?
-        public var criticalPath: [String]
-        /// When the run started (`graph-start`) and how long it took.
-        public var startedAt: Date
-        public var durationMilliseconds: Int
-        /// How each node of the plan ended, in plan order: what a history
-        /// needs, without following the events.
-        public var nodes: [NodeSummary]
-    }
-
-    /// How one node ended: the same facts as its events.
-    public struct NodeSummary: Sendable {
-        public enum Result: Sendable, Equatable {
-            /// `failed` includes `continue-on-error` failures.
-            case succeeded, failed, canceled, skipped, upToDate
-        }
-        public var name: String
-        /// Its first attempt's start; nil if it never started.
-        public var startedAt: Date?
-        /// As in its `complete` or `error` event; nil if skipped.
-        public var durationMilliseconds: Int?
-        public var result: Result
-        public var attempts: Int
-    }
-
-    private let plan: RunPlan
+    let plan: RunPlan
     private let options: RunOptions
     private let launcher: NodeLauncher
     private let scheduler: DateScheduler
     private let emit: (RunEvent) -> Void
 
-    private var state: [NodeState]
+    private(set) var state: [NodeState]
     private var remainingNeeds: [Int]
     private var dependents: [[Int]]
     private var ready: [ReadyQueue]
     private var inFlight: [Int]
     private var totalInFlight = 0
-    private var attempt: [Int]
-    private var firstStart: [Date?]
-    private var finishedAt: [Date?]
+    private(set) var attempt: [Int]
+    private(set) var firstStart: [Date?]
+    private(set) var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
-    private var durations: [Int?]
+    private(set) var durations: [Int?]
     /// Per node: the subscription to its signal while it is subscribed.
     private var subscriptions: [Disposable?]
     /// Per node, of its current attempt: whether its `start` was emitted,
@@ -477,27 +449,30 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if let checker = upToDate, checker.checks(node: node) {
-            let nodeInputs = inputs(of: spec)
-            // On the loop while it is quick (and nothing is queued off it,
-            // which holds the state); else on the worker, verdict later.
-            if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
-                if let restored = verdict {
-                    restore(node, restored)
-                    return
-                }
-            } else {
-                state[node] = .checking
-                offLoopWork += 1
-                checkWorker.run { [weak self, scheduler] in
-                    let verdict = checker.upToDate(node: node, inputs: nodeInputs)
-                    scheduler.schedule { self?.checked(node, verdict) }
-                }
-                return
-            }
-        }
+        if let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
         state[node] = .ready
         ready[spec.queue].push(node)
+    }
+
+    /// Asks whether the node is up to date. Returns true when it is to run
+    /// now; false when it was restored, or its check went off the loop
+    /// (its verdict comes later, to `checked`).
+    private func check(_ node: Int, with checker: UpToDateChecking) -> Bool {
+        let nodeInputs = inputs(of: plan.nodes[node])
+        // On the loop while it is quick (and nothing is queued off it,
+        // which holds the state); else on the worker, verdict later.
+        if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
+            guard let restored = verdict else { return true }
+            restore(node, restored)
+            return false
+        }
+        state[node] = .checking
+        offLoopWork += 1
+        checkWorker.run { [weak self, scheduler] in
+            let verdict = checker.upToDate(node: node, inputs: nodeInputs)
+            scheduler.schedule { self?.checked(node, verdict) }
+        }
+        return false
     }
 
     private func restore(_ node: Int, _ restored: RestoredResult) {
@@ -587,67 +562,7 @@ public final class Runner {
                          durationMilliseconds: duration, nodes: nodeSummaries()))
     }
 
-    private func nodeSummaries() -> [NodeSummary] {
-        plan.nodes.indices.map { node in
-            let result: NodeSummary.Result
-            switch state[node] {
-            case .done(.succeeded): result = .succeeded
-            case .done(.tolerated), .done(.failed): result = .failed
-            case .done(.skipped(.upToDate)): result = .upToDate
-            case .done(.skipped): result = .skipped
-            case .done(.canceled), .waiting, .ready, .checking, .running, .retrying, .settling: result = .canceled
-            }
-            return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
-                               result: result, attempts: attempt[node])
-        }
-    }
-
-    /// The chain that decided the run's length: from the node that finished
-    /// last, back through the need of each that finished last.
-    /// The chain of nodes that ran, each a need of the next, whose run
-    /// times add up to the most: the work that bounded the run. Not the
-    /// chain of last finishers: a short node that waited for a free job
-    /// finishes last without having held anything up.
-    private func criticalPath() -> [String] {
-        // Kahn's algorithm over the nodes that ran (skipped ones took no time).
-        let count = plan.nodes.count
-        var ran = [Bool](repeating: false, count: count)
-        for node in 0..<count where firstStart[node] != nil && finishedAt[node] != nil { ran[node] = true }
-        var waiting = [Int](repeating: 0, count: count)
-        var dependents = [[Int]](repeating: [], count: count)
-        for node in 0..<count where ran[node] {
-            for need in plan.nodes[node].needs where ran[need] {
-                waiting[node] += 1
-                dependents[need].append(node)
-            }
-        }
-        var ready = (0..<count).filter { ran[$0] && waiting[$0] == 0 }
-        var total = [TimeInterval](repeating: 0, count: count)
-        var via = [Int?](repeating: nil, count: count)
-        var best: Int?
-        while let node = ready.popLast() {
-            var longest: TimeInterval = 0
-            for need in plan.nodes[node].needs where ran[need] && (via[node] == nil || total[need] > longest) {
-                longest = total[need]
-                via[node] = need
-            }
-            total[node] = longest + finishedAt[node]!.timeIntervalSince(firstStart[node]!)
-            if best.map({ total[node] > total[$0] }) ?? true { best = node }
-            for dependent in dependents[node] {
-                waiting[dependent] -= 1
-                if waiting[dependent] == 0 { ready.append(dependent) }
-            }
-        }
-        var path: [String] = []
-        var current = best
-        while let node = current {
-            path.append(plan.nodes[node].name)
-            current = via[node]
-        }
-        return path.reversed()
-    }
-
-    private func milliseconds(from start: Date, to end: Date) -> Int {
+    func milliseconds(from start: Date, to end: Date) -> Int {
         max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
     }
 }
