@@ -230,7 +230,9 @@ public final class Runner {
             guard let self else { return }
             switch event {
             case .next(let output): self.received(output, from: node)
-            case .completed: self.ended(node, .success(exitCode: self.exitCodes[node], outputs: self.attemptOutputs[node]))
+            case .completed:
+                self.ended(node, .success(exitCode: self.exitCodes[node], outputs: self.attemptOutputs[node]))
+                self.attemptOutputs[node] = []
             case .error(let error): self.ended(node, .failure(NodeError(error)))
             }
         }
