@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonCommand"),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
-        .target(name: "MoonGraph", dependencies: ["MoonDocument"]),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand"]),
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
         .target(name: "CMoonSpawn"),
         .target(name: "MoonProcess", dependencies: ["CMoonSpawn", .product(name: "HeapModule", package: "swift-collections")]),

@@ -7,7 +7,7 @@ extension Signal {
     ///
     /// Events keep their order even when the scheduler fires timers out of
     /// order: each firing delivers the oldest waiting event.
-    public func delay(_ interval: TimeInterval, on scheduler: DateScheduler) -> Signal<Value> {
+    public func delay(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
             var waiting = FIFO<Event<Value>>() // protected by the sink's lock

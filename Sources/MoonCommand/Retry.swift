@@ -1,35 +1,3 @@
-import Foundation
-
-/// How often and how patiently to retry a failing signal.
-///
-/// Retry `n` (1-based: the attempt that failed) waits
-/// `delay × backoff^(n-1)`, capped by `maxDelay`.
-public struct RetryPolicy: Equatable, Sendable {
-    /// Extra attempts after the first one.
-    public var times: Int
-    /// The wait before the first retry, in seconds.
-    public var delay: TimeInterval
-    /// The factor each further wait grows by.
-    public var backoff: Double
-    /// The longest wait.
-    public var maxDelay: TimeInterval
-
-    /// A policy; by default retries at once, with no backoff.
-    public init(times: Int, delay: TimeInterval = 0, backoff: Double = 1, maxDelay: TimeInterval = .infinity) {
-        self.times = max(0, times)
-        self.delay = max(0, delay)
-        self.backoff = backoff
-        self.maxDelay = maxDelay
-    }
-
-    /// The wait after the failure of attempt `attempt` (1-based).
-    public func delay(afterAttempt attempt: Int) -> TimeInterval {
-        guard delay > 0 else { return 0 }
-        let grown = delay * pow(backoff, Double(max(0, attempt - 1)))
-        return min(grown.isFinite ? grown : maxDelay, maxDelay)
-    }
-}
-
 extension Signal {
     /// Restarts this (cold) signal after an error, up to `policy.times`
     /// more times, waiting as the policy says on `scheduler`.
@@ -43,7 +11,7 @@ extension Signal {
     public func retry(
         _ policy: RetryPolicy,
         on scheduler: DateScheduler?,
-        onRetry: ((_ failedAttempt: Int, _ delay: TimeInterval, _ error: Error) -> Void)? = nil
+        onRetry: ((_ failedAttempt: Int, _ delay: Duration, _ error: Error) -> Void)? = nil
     ) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
@@ -90,9 +58,9 @@ extension Signal {
     /// retry `n` waits `delay × backoff^(n-1)`, capped by `maxDelay`.
     public func retry(
         upTo count: Int,
-        delay: TimeInterval,
+        delay: Duration,
         backoff: Double = 1,
-        maxDelay: TimeInterval = .infinity,
+        maxDelay: Duration? = nil,
         on scheduler: DateScheduler
     ) -> Signal<Value> {
         retry(RetryPolicy(times: count, delay: delay, backoff: backoff, maxDelay: maxDelay), on: scheduler)

@@ -27,12 +27,14 @@ extension Scheduler {
 /// so tests pass a ``TestScheduler`` and advance virtual time instead of
 /// sleeping.
 public protocol DateScheduler: Scheduler {
-    /// The scheduler's current time.
+    /// The scheduler's current time: a wall-clock `Date`, since events
+    /// carry it. Delays do not depend on it (a wall-clock change does not
+    /// stretch a timeout).
     var now: Date { get }
 
-    /// Schedules `action` to run `interval` seconds from now.
+    /// Schedules `action` to run `delay` from now (at once if not positive).
     @discardableResult
-    func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable?
+    func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable?
 }
 
 /// Runs every action at once, on the calling thread.
@@ -84,9 +86,9 @@ public final class QueueScheduler: DateScheduler {
     }
 
     @discardableResult
-    public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable? {
         let token = ActionDisposable()
-        let nanoseconds = Int(max(0, min(interval, 1e9)) * 1e9)
+        let nanoseconds = Int(delay.clampedNanoseconds())
         queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
             if !token.isDisposed { action() }
         }

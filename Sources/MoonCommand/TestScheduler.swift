@@ -40,14 +40,14 @@ public final class TestScheduler: DateScheduler {
 
     @discardableResult
     public func schedule(_ action: @escaping () -> Void) -> Disposable? {
-        schedule(after: 0, action)
+        schedule(after: .zero, action)
     }
 
     @discardableResult
-    public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable? {
         let token = ActionDisposable()
         lock.lock(); defer { lock.unlock() }
-        let item = Scheduled(date: currentDate.addingTimeInterval(max(0, interval)),
+        let item = Scheduled(date: currentDate.addingTimeInterval(max(0, delay.timeInterval)),
                              sequence: sequence, action: action, token: token)
         sequence += 1
         // Binary search for the insertion point keeps (date, sequence) order.
@@ -62,13 +62,13 @@ public final class TestScheduler: DateScheduler {
 
     /// Runs the actions due now, without moving the clock.
     public func advance() {
-        advance(by: 0)
+        advance(by: .zero)
     }
 
-    /// Moves the clock forward by `interval` seconds, running every action
-    /// that falls due on the way, at its own time.
-    public func advance(by interval: TimeInterval) {
-        advance(to: now.addingTimeInterval(interval))
+    /// Moves the clock forward by `duration`, running every action that
+    /// falls due on the way, at its own time.
+    public func advance(by duration: Duration) {
+        advance(to: now.addingTimeInterval(duration.timeInterval))
     }
 
     /// Moves the clock to `date`, running every action due by then.

@@ -9,7 +9,7 @@ extension Signal {
     /// A value still waiting when the signal completes is sent before the
     /// completion (a progress display should show the final state). An
     /// error is forwarded at once.
-    public func throttle(_ interval: TimeInterval, on scheduler: DateScheduler) -> Signal<Value> {
+    public func throttle(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
             // Protected by the sink's lock.
@@ -37,8 +37,8 @@ extension Signal {
                 switch event {
                 case let .next(value):
                     let now = scheduler.now
-                    let wait: TimeInterval? = sink.modify { enqueue in
-                        if !timerScheduled, lastSent.map({ now.timeIntervalSince($0) >= interval }) ?? true {
+                    let wait: Duration? = sink.modify { enqueue in
+                        if !timerScheduled, lastSent.map({ now.timeIntervalSince($0) >= interval.timeInterval }) ?? true {
                             lastSent = now
                             enqueue(.next(value))
                             return nil
@@ -46,10 +46,10 @@ extension Signal {
                         waiting = value
                         if timerScheduled { return nil }
                         timerScheduled = true
-                        return interval - now.timeIntervalSince(lastSent ?? now)
+                        return interval - .seconds(now.timeIntervalSince(lastSent ?? now))
                     }
                     if let wait {
-                        timer.inner = scheduler.schedule(after: max(0, wait), fire)
+                        timer.inner = scheduler.schedule(after: wait, fire)
                     }
                 case .completed:
                     sink.modify { enqueue in

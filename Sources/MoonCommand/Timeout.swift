@@ -2,10 +2,10 @@ import Foundation
 
 extension Signal {
     /// Fails with `error` (by default ``SignalError/timedOut(after:)``) if
-    /// this signal has not terminated `interval` seconds after its start,
-    /// and disposes it (which cancels its work).
+    /// this signal has not terminated `interval` after its start, and
+    /// disposes it (which cancels its work).
     public func timeout(
-        after interval: TimeInterval,
+        after interval: Duration,
         raising error: Error? = nil,
         on scheduler: DateScheduler
     ) -> Signal<Value> {

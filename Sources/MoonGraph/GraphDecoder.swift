@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonDocument
 
 /// Decodes a loaded YAML tree into a validated `Graph`, collecting every

@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonDocument
 
 /// One node of a validated graph, with the graph's defaults already applied.

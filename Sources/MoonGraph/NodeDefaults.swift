@@ -1,3 +1,5 @@
+import MoonCommand
+
 /// The `defaults:` section: values every node gets unless it sets its own.
 /// Already applied to `Graph.nodes`; kept for listings and tools.
 public struct NodeDefaults: Sendable, Hashable {

@@ -233,7 +233,7 @@ public final class TTYReporter: Reporter {
     /// The redraw timer: one tick every `refreshInterval`, each scheduling
     /// the next, until `stopTimers`.
     private func scheduleTick(on scheduler: DateScheduler) {
-        let interval = Double(max(10, Self.milliseconds(options.refreshInterval))) / 1000
+        let interval = Duration.milliseconds(max(10, Self.milliseconds(options.refreshInterval)))
         timer = scheduler.schedule(after: interval) { [weak self] in
             guard let self, self.timer != nil else { return }
             self.redraw()

@@ -32,30 +32,30 @@ import Testing
     @Test func waitsWithBackoffCappedByMaxDelay() {
         let scheduler = TestScheduler()
         let (signal, attempts) = flaky(failures: 3)
-        var waits: [Double] = []
+        var waits: [Duration] = []
         let recorder = Recorder<Int>()
-        signal.retry(RetryPolicy(times: 3, delay: 1, backoff: 2, maxDelay: 3), on: scheduler) { attempt, wait, _ in
+        signal.retry(RetryPolicy(times: 3, delay: .seconds(1), backoff: 2, maxDelay: .seconds(3)), on: scheduler) { attempt, wait, _ in
             waits.append(wait)
         }.start(recorder.observer)
         #expect(attempts() == 1)
-        scheduler.advance(by: 0.999)
+        scheduler.advance(by: .seconds(0.999))
         #expect(attempts() == 1)
-        scheduler.advance(by: 0.001)
+        scheduler.advance(by: .seconds(0.001))
         #expect(attempts() == 2)
-        scheduler.advance(by: 2)
+        scheduler.advance(by: .seconds(2))
         #expect(attempts() == 3)
-        scheduler.advance(by: 2.9)
+        scheduler.advance(by: .seconds(2.9))
         #expect(attempts() == 3)
-        scheduler.advance(by: 0.1)
+        scheduler.advance(by: .seconds(0.1))
         #expect(attempts() == 4)
-        #expect(waits == [1, 2, 3])
+        #expect(waits == [.seconds(1), .seconds(2), .seconds(3)])
         #expect(recorder.events.last?.description == "completed")
     }
 
     @Test func disposingDuringTheWaitCancelsTheRetry() {
         let scheduler = TestScheduler()
         let (signal, attempts) = flaky(failures: 3)
-        let subscription = signal.retry(upTo: 3, delay: 1, on: scheduler).start { _ in }
+        let subscription = signal.retry(upTo: 3, delay: .seconds(1), on: scheduler).start { _ in }
         subscription.dispose()
         scheduler.run()
         #expect(attempts() == 1)

@@ -7,14 +7,14 @@ import Testing
     @Test func testSchedulerRunsActionsInTimeOrderOnlyWhenAdvanced() {
         let scheduler = TestScheduler()
         var log: [String] = []
-        scheduler.schedule(after: 2) { log.append("b@2") }
-        scheduler.schedule(after: 1) { log.append("a@1") }
+        scheduler.schedule(after: .seconds(2)) { log.append("b@2") }
+        scheduler.schedule(after: .seconds(1)) { log.append("a@1") }
         scheduler.schedule { log.append("now") }
-        scheduler.schedule(after: 2) { log.append("c@2") }
+        scheduler.schedule(after: .seconds(2)) { log.append("c@2") }
         #expect(log.isEmpty)
         scheduler.advance()
         #expect(log == ["now"])
-        scheduler.advance(by: 1.5)
+        scheduler.advance(by: .seconds(1.5))
         #expect(log == ["now", "a@1"])
         #expect(scheduler.now == Date(timeIntervalSinceReferenceDate: 1.5))
         scheduler.run()
@@ -25,10 +25,10 @@ import Testing
     @Test func testSchedulerCancelsAndRunsNestedSchedules() {
         let scheduler = TestScheduler()
         var log: [String] = []
-        scheduler.schedule(after: 1) { log.append("canceled") }?.dispose()
-        scheduler.schedule(after: 1) {
+        scheduler.schedule(after: .seconds(1)) { log.append("canceled") }?.dispose()
+        scheduler.schedule(after: .seconds(1)) {
             log.append("outer")
-            scheduler.schedule(after: 1) { log.append("inner@\(scheduler.now.timeIntervalSinceReferenceDate)") }
+            scheduler.schedule(after: .seconds(1)) { log.append("inner@\(scheduler.now.timeIntervalSinceReferenceDate)") }
         }
         scheduler.run()
         #expect(log == ["outer", "inner@2.0"])
@@ -46,7 +46,7 @@ import Testing
         queue.suspend()
         scheduler.schedule { canceledRan = true }?.dispose()
         queue.resume()
-        scheduler.schedule(after: 0.002) {
+        scheduler.schedule(after: .seconds(0.002)) {
             seen = DispatchQueue.getSpecific(key: key)
             done.signal()
         }

@@ -7,20 +7,20 @@ import Testing
         let scheduler = TestScheduler()
         let subject = Subject<Int>()
         let recorder = Recorder<Int>()
-        subject.signal.timeout(after: 5, on: scheduler).start(recorder.observer)
+        subject.signal.timeout(after: .seconds(5), on: scheduler).start(recorder.observer)
         subject.send(next: 1)
-        scheduler.advance(by: 4.9)
+        scheduler.advance(by: .seconds(4.9))
         #expect(!recorder.isTerminated)
-        scheduler.advance(by: 0.1)
+        scheduler.advance(by: .seconds(0.1))
         #expect(recorder.log == ["next(1)", "error(timed out after 5.0s)"])
-        #expect(recorder.events.last?.error as? SignalError == .timedOut(after: 5))
+        #expect(recorder.events.last?.error as? SignalError == .timedOut(after: .seconds(5)))
         #expect(subject.disposals == 1, "the timed-out work is canceled")
     }
 
     @Test func completionInTimeCancelsTheTimer() {
         let scheduler = TestScheduler()
         let recorder = Recorder<Int>()
-        Signal.just(1).timeout(after: 1, raising: TestError(), on: scheduler).start(recorder.observer)
+        Signal.just(1).timeout(after: .seconds(1), raising: TestError(), on: scheduler).start(recorder.observer)
         scheduler.run()
         #expect(recorder.log == ["next(1)", "completed"])
         #expect(scheduler.pendingCount == 0)
@@ -31,11 +31,11 @@ import Testing
     @Test func delaysValuesAndCompletion() {
         let scheduler = TestScheduler()
         let recorder = Recorder<Int>()
-        Signal(values: [1, 2]).delay(2, on: scheduler).start(recorder.observer)
+        Signal(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer)
         #expect(recorder.events.isEmpty)
-        scheduler.advance(by: 1.9)
+        scheduler.advance(by: .seconds(1.9))
         #expect(recorder.events.isEmpty)
-        scheduler.advance(by: 0.1)
+        scheduler.advance(by: .seconds(0.1))
         #expect(recorder.log == ["next(1)", "next(2)", "completed"])
     }
 
@@ -43,7 +43,7 @@ import Testing
         let scheduler = TestScheduler()
         let subject = Subject<Int>()
         let recorder = Recorder<Int>()
-        subject.signal.delay(10, on: scheduler).start(recorder.observer)
+        subject.signal.delay(.seconds(10), on: scheduler).start(recorder.observer)
         subject.send(next: 1)
         subject.send(error: TestError())
         scheduler.advance()
@@ -56,14 +56,14 @@ import Testing
         let scheduler = TestScheduler()
         let subject = Subject<Int>()
         let recorder = Recorder<Int>()
-        subject.signal.throttle(1, on: scheduler).start(recorder.observer)
+        subject.signal.throttle(.seconds(1), on: scheduler).start(recorder.observer)
         subject.send(next: 1)             // t=0: at once
         subject.send(next: 2)
         subject.send(next: 3)             // latest of the window
         #expect(recorder.values == [1])
-        scheduler.advance(by: 1)          // t=1: 3
+        scheduler.advance(by: .seconds(1))          // t=1: 3
         #expect(recorder.values == [1, 3])
-        scheduler.advance(by: 5)          // quiet
+        scheduler.advance(by: .seconds(5))          // quiet
         subject.send(next: 4)             // t=6: at once
         subject.send(next: 5)
         subject.sendCompleted()           // flushes 5

@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonDocument
 import Testing
 @testable import MoonGraph

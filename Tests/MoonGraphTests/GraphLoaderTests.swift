@@ -1,4 +1,5 @@
 import Foundation
+import MoonCommand
 import MoonDocument
 import Testing
 @testable import MoonGraph

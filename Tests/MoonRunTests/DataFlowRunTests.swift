@@ -99,7 +99,7 @@ final class OutputsLauncher: NodeLauncher {
             if case .complete(let n, _, _, let outputs) = event.kind { completes[n] = outputs }
         }
         runner.start()
-        scheduler.advance(by: 10)
+        scheduler.advance(by: .seconds(10))
         #expect(completes["a"] == [KeyValue("sha", "abc")])
         let c = launcher.inputs[2]
         #expect(c?.needs == ["a", "b"])

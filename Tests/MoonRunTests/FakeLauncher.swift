@@ -64,11 +64,11 @@ final class FakeLauncher: NodeLauncher {
             alive[node, default: []].append(process)
             if script.waitsForResources > 0 {
                 observer.send(next: .waiting(true))
-                process.pending.append(scheduler.schedule(after: script.waitsForResources) {
+                process.pending.append(scheduler.schedule(after: .seconds(script.waitsForResources)) {
                     observer.send(next: .waiting(false))
                 }!)
             }
-            process.pending.append(scheduler.schedule(after: script.waitsForResources + script.duration) { [self] in
+            process.pending.append(scheduler.schedule(after: .seconds(script.waitsForResources + script.duration)) { [self] in
                 for line in script.lines { observer.send(next: .line(.stdout, line, continued: false)) }
                 for value in script.values { observer.send(next: .value(value)) }
                 let code = script.exitCodes[number] ?? 0
@@ -84,7 +84,7 @@ final class FakeLauncher: NodeLauncher {
                 guard !process.isGone else { return }
                 // SIGTERM: it exits after its own delay, or at SIGKILL.
                 for timer in process.pending { timer.dispose() }
-                process.pending = [scheduler.schedule(after: min(script.diesAfterTerm, grace)) { [self] in gone(process) }!]
+                process.pending = [scheduler.schedule(after: .seconds(min(script.diesAfterTerm, grace))) { [self] in gone(process) }!]
             }
         }
     }
@@ -147,7 +147,7 @@ final class RunHarness {
     @discardableResult
     func run(until seconds: TimeInterval = 1000) -> [RunEvent] {
         runner.start()
-        scheduler.advance(by: seconds)
+        scheduler.advance(by: .seconds(seconds))
         events = runnerEvents()
         return events
     }
@@ -175,7 +175,7 @@ final class RunHarness {
 
 /// A node on queue 0 needing the named nodes (resolved against `all`).
 func node(_ name: String, needs: [Int] = [], queue: Int = 0, priority: Int = 0, condition: MoonGraph.RunCondition = .success,
-          continueOnError: Bool = false, retry: MoonGraph.RetryPolicy = .none, timeout: Duration? = nil) -> RunNode {
+          continueOnError: Bool = false, retry: RetryPolicy = .none, timeout: Duration? = nil) -> RunNode {
     RunNode(name: name, queue: queue, needs: needs, condition: condition, continueOnError: continueOnError,
             retry: retry, timeout: timeout, priority: priority, command: "fake \(name)")
 }

@@ -79,9 +79,9 @@ import Testing
         let h = RunHarness(nodes: [node("stubborn")], options: RunOptions(grace: .seconds(5)),
                            scripts: ["stubborn": .init(duration: 100, diesAfterTerm: 1000)])
         h.runner.start()
-        h.scheduler.advance(by: 1)
+        h.scheduler.advance(by: .seconds(1))
         h.runner.stop(.interrupt(signal: SIGINT))
-        h.scheduler.advance(by: 100)
+        h.scheduler.advance(by: .seconds(100))
         #expect(h.trace == ["start stubborn#1", "error stubborn canceled"])
         #expect(h.time(of: "error", "stubborn") == 6)
     }
@@ -91,11 +91,11 @@ import Testing
         let h = RunHarness(nodes: [node("stubborn")], options: RunOptions(grace: .seconds(5)),
                            scripts: ["stubborn": .init(duration: 100, diesAfterTerm: 1000)])
         h.runner.start()
-        h.scheduler.advance(by: 1)
+        h.scheduler.advance(by: .seconds(1))
         h.runner.stop(.interrupt(signal: SIGINT))
-        h.scheduler.advance(by: 1)
+        h.scheduler.advance(by: .seconds(1))
         h.runner.stop(.interrupt(signal: SIGINT))
-        h.scheduler.advance(by: 100)
+        h.scheduler.advance(by: .seconds(100))
         #expect(h.time(of: "error", "stubborn") == 2)
         #expect(h.summary?.stopReason == .interrupt(signal: SIGINT))
     }

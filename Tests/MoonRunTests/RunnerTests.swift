@@ -158,9 +158,9 @@ import MoonEvents
         let nodes = [node("a"), node("b"), node("c", needs: [0])]
         let h = RunHarness(nodes: nodes, scripts: ["a": .init(duration: 5), "b": .init(duration: 5)])
         h.runner.start()
-        h.scheduler.advance(by: 1)
+        h.scheduler.advance(by: .seconds(1))
         h.runner.stop(.interrupt(signal: 2))
-        h.scheduler.advance(by: 10)
+        h.scheduler.advance(by: .seconds(10))
         #expect(h.trace == ["start a#1", "start b#1", "error a canceled", "skip c canceled", "error b canceled"])
         #expect(h.summary?.stopReason == .interrupt(signal: 2))
         #expect(h.summary?.ok == false)

@@ -19,15 +19,15 @@ import MoonEvents
             Signal { [scheduler] observer, lifetime in
                 switch node {
                 case 0:
-                    lifetime.add(scheduler.schedule(after: 0.5) { observer.send(next: .job("42")) })
-                    lifetime.add(scheduler.schedule(after: 1) { observer.sendCompleted() })
+                    lifetime.add(scheduler.schedule(after: .milliseconds(500)) { observer.send(next: .job("42")) })
+                    lifetime.add(scheduler.schedule(after: .seconds(1)) { observer.sendCompleted() })
                 case 1:
-                    lifetime.add(scheduler.schedule(after: 0.2) {
+                    lifetime.add(scheduler.schedule(after: .milliseconds(200)) {
                         observer.send(next: .line(.stderr, "srun: error: Unable to allocate resources", continued: false))
                         observer.send(error: NodeError(.spawn, "cannot run node 'b' on Slurm"))
                     })
                 default:
-                    lifetime.add(scheduler.schedule(after: 0.1) { observer.sendCompleted() })
+                    lifetime.add(scheduler.schedule(after: .milliseconds(100)) { observer.sendCompleted() })
                 }
             }
         }
@@ -44,7 +44,7 @@ import MoonEvents
         var events: [RunEvent] = []
         let runner = Runner(plan: plan, options: RunOptions(keepGoing: true), launcher: launcher, scheduler: scheduler) { events.append($0) }
         runner.start()
-        scheduler.advance(by: 10)
+        scheduler.advance(by: .seconds(10))
         let trace = events.compactMap { event -> String? in
             switch event.kind {
             case .start(let n, _, _, _): return "start \(n) \(event.jobID ?? "-")"

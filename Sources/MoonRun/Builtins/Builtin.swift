@@ -31,8 +31,8 @@ enum Builtin {
     static func run(_ name: String, with arguments: [String: BuiltinArgument], context: Context, result: Result) -> Disposable {
         switch name {
         case "sleep":
-            let seconds = arguments["duration"].flatMap(duration) ?? 0
-            return context.scheduler.schedule(after: seconds) { result.complete() } ?? ActionDisposable()
+            let delay = arguments["duration"].flatMap(duration) ?? .zero
+            return context.scheduler.schedule(after: delay) { result.complete() } ?? ActionDisposable()
         case "echo":
             result.next(arguments["message"]?.text ?? "")
             result.complete()
@@ -64,9 +64,10 @@ enum Builtin {
         return ActionDisposable()
     }
 
-    static func duration(_ argument: BuiltinArgument) -> TimeInterval? {
-        if case .duration(let d) = argument { return d.timeInterval }
-        return Double(argument.text)
+    static func duration(_ argument: BuiltinArgument) -> Duration? {
+        if case .duration(let d) = argument { return d }
+        guard let seconds = Double(argument.text), !seconds.isNaN else { return nil }
+        return .seconds(min(max(seconds, 0), 1e9))
     }
 
     static func resolve(_ path: String, in directory: String) -> String {

@@ -6,11 +6,11 @@ import MoonGraph
 /// timeout expires. Polling runs on the runner's scheduler (virtual time in
 /// tests); a TCP probe itself runs off it, so it never blocks the runner.
 enum WaitFor {
-    static let interval: TimeInterval = 0.1
+    static let interval: Duration = .milliseconds(100)
 
     static func start(arguments: [String: BuiltinArgument], context: Builtin.Context, result: Builtin.Result) -> Disposable {
-        let timeout = arguments["timeout"].flatMap(Builtin.duration) ?? 30
-        let deadline = context.scheduler.now.addingTimeInterval(timeout)
+        let timeout = arguments["timeout"].flatMap(Builtin.duration) ?? .seconds(30)
+        let deadline = context.scheduler.now.addingTimeInterval(timeout.timeInterval)
         let probe: (@escaping (Bool) -> Void) -> Void
         let what: String
         if let address = arguments["tcp"]?.text {
@@ -33,7 +33,7 @@ enum WaitFor {
                 if ok {
                     result.complete()
                 } else if context.scheduler.now >= deadline {
-                    result.fail("\(what) not reachable after \(Duration.seconds(timeout).shortDescription)")
+                    result.fail("\(what) not reachable after \(timeout.shortDescription)")
                 } else {
                     cancel.inner = context.scheduler.schedule(after: interval) { attempt() }
                 }

@@ -33,10 +33,9 @@ public final class LoopScheduler: DateScheduler {
     }
 
     @discardableResult
-    public func schedule(after interval: TimeInterval, _ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable? {
         let token = ActionDisposable()
-        let nanoseconds = UInt64(max(0, min(interval, 1e9)) * 1e9)
-        loop.post(afterNanoseconds: nanoseconds) {
+        loop.post(afterNanoseconds: UInt64(delay.clampedNanoseconds())) {
             if !token.isDisposed { action() }
         }
         return token

@@ -1,3 +1,4 @@
+import MoonCommand
 import MoonGraph
 import MoonEvents
 

@@ -1,4 +1,5 @@
-/// How often and how patiently a failed node is tried again (`retry:`).
+/// How often and how patiently a failing signal is tried again: the graph's
+/// `retry:` and the ``Signal/retry(_:on:onRetry:)`` operator share it.
 public struct RetryPolicy: Sendable, Hashable {
     /// Extra attempts after the first; 0 means no retry.
     public var times: Int
@@ -16,6 +17,7 @@ public struct RetryPolicy: Sendable, Hashable {
         self.maxDelay = maxDelay
     }
 
+    /// No retry.
     public static let none = RetryPolicy()
 
     /// The total number of attempts, the first included.
@@ -26,9 +28,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// backoff cannot overflow, by a year).
     public func delay(afterAttempt attempt: Int) -> Duration {
         let exponent = Double(max(0, attempt - 1))
-        let base = delay.seconds
-        var seconds = base * pow(backoff, exponent)
-        if let maxDelay { seconds = min(seconds, maxDelay.seconds) }
+        let base = delay.timeInterval
+        var seconds = base * Self.power(backoff, exponent)
+        if let maxDelay { seconds = min(seconds, maxDelay.timeInterval) }
         if !seconds.isFinite || seconds > Self.ceiling { seconds = Self.ceiling }
         if seconds == base { return delay }
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
@@ -36,8 +38,9 @@ public struct RetryPolicy: Sendable, Hashable {
 
     private static let ceiling: Double = 365 * 24 * 3600
 
-    private func pow(_ x: Double, _ y: Double) -> Double {
-        // Integer exponent by repeated squaring: exact for the common integer backoffs and no Foundation needed.
+    /// Integer exponent by repeated squaring: exact for the integer backoffs
+    /// people write (2, 3), where `pow` may be off in the last bit.
+    private static func power(_ x: Double, _ y: Double) -> Double {
         var result = 1.0, base = x, n = Int(min(y, 4096))
         while n > 0 {
             if n & 1 == 1 { result *= base }
@@ -46,13 +49,5 @@ public struct RetryPolicy: Sendable, Hashable {
             if !result.isFinite { return .infinity }
         }
         return result
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }

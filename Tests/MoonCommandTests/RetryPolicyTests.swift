@@ -1,5 +1,5 @@
 import Testing
-@testable import MoonGraph
+import MoonCommand
 
 @Suite struct RetryPolicyTests {
     @Test func delayGrowsByBackoffAndIsCapped() {
