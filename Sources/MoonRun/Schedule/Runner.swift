@@ -546,10 +546,10 @@ public final class Runner {
         guard !finished, doneCount == plan.nodes.count, offLoopWork == 0 else { return }
         finished = true
         runTimer?.dispose()
-        // The run's --timeout expired as the last nodes ended, and every one
-        // of them still succeeded (their exits were on their way): nothing
-        // was stopped, so the run is not a timed-out one. The events, the
-        // summary and the exit code all say so.
+        // The run's --timeout expired when no node was left to stop (say,
+        // during a last check off the loop): nothing was stopped, so the
+        // run is not a timed-out one. The events, the summary and the exit
+        // code all say so.
         if stopReason == .timeout && canceledNodes == 0 { stopReason = nil }
         let now = scheduler.now
         let ok = hardFailures == 0 && stopReason == nil
