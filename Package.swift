@@ -20,7 +20,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(name: "MoonCommand"),
+        .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand"]),
         // moon's own process spawner (clone + execve), in C: see docs/decisions.md.
@@ -38,12 +38,9 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph",
-            // BackgroundThread, for the background checkpoint.
-            "MoonProcess",
+            // Lock.
+            "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API itself, for the one bulk insert GRDB's generic
-            // arguments made slow (StateStore.insertNodeRuns).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [

@@ -4,13 +4,13 @@ extension Signal {
     public func collect() -> Signal<[Value]> {
         let upstream = startHandler
         return Signal<[Value]>(unchecked: { observer, lifetime in
-            var values: [Value] = [] // per subscription; the upstream is serial
+            let values = Locked<[Value]>([]) // per subscription
             upstream(Observer { event in
                 switch event {
-                case let .next(value): values.append(value)
+                case let .next(value): values.withLock { $0.append(value) }
                 case let .error(error): observer.action(.error(error))
                 case .completed:
-                    observer.action(.next(values))
+                    observer.action(.next(values.withLock { $0 }))
                     observer.action(.completed)
                 }
             }, lifetime)

@@ -13,44 +13,25 @@ extension Signal {
     /// copy of the array it sends; starting 10,000 signals is linear.
     public static func combineLatest(_ signals: [Signal<Value>]) -> Signal<[Value]> {
         Signal<[Value]>(serialized: { sink, lifetime in
-            let count = signals.count
-            if count == 0 {
+            if signals.isEmpty {
                 sink.send(.next([]))
                 sink.send(.completed)
                 return
             }
-            // All protected by the sink's lock (mutated only in `modify`).
-            var latest = [Value?](repeating: nil, count: count)
-            var combined: [Value] = []
-            var missing = count
-            var active = count
+            let state = Locked(CombineState<Value>(count: signals.count))
             for (index, signal) in signals.enumerated() {
                 if lifetime.isDisposed { return }
                 signal.start(Observer { event in
                     switch event {
                     case let .next(value):
                         sink.modify { enqueue in
-                            if missing > 0 {
-                                if latest[index] == nil { missing -= 1 }
-                                latest[index] = value
-                                if missing == 0 {
-                                    // From now on keep a dense array; the
-                                    // optional one is no longer needed.
-                                    combined = latest.map { $0! }
-                                    latest = []
-                                    enqueue(.next(combined))
-                                }
-                            } else {
-                                combined[index] = value
-                                enqueue(.next(combined))
-                            }
+                            if let combined = state.withLock({ $0.receive(value, at: index) }) { enqueue(.next(combined)) }
                         }
                     case let .error(error):
                         sink.send(.error(error))
                     case .completed:
                         sink.modify { enqueue in
-                            active -= 1
-                            if active == 0 { enqueue(.completed) }
+                            if state.withLock({ $0.complete() }) { enqueue(.completed) }
                         }
                     }
                 }, in: lifetime.makeChild())
@@ -60,12 +41,12 @@ extension Signal {
 
     /// Combines the latest values of `signals` and reduces them to one
     /// value (see ``combineLatest(_:)-swift.type.method``).
-    public static func combineLatest<R>(_ signals: [Signal<Value>], reduce: @escaping ([Value]) -> R) -> Signal<R> {
+    public static func combineLatest<R: Sendable>(_ signals: [Signal<Value>], reduce: @escaping @Sendable ([Value]) -> R) -> Signal<R> {
         combineLatest(signals).map(reduce)
     }
 
     /// Combines the latest values of this signal and `other` into pairs.
-    public func combineLatest<U>(with other: Signal<U>) -> Signal<(Value, U)> {
+    public func combineLatest<U: Sendable>(with other: Signal<U>) -> Signal<(Value, U)> {
         let left = self.map { Either<Value, U>.left($0) }
         let right = other.map { Either<Value, U>.right($0) }
         return Signal<Either<Value, U>>.combineLatest([left, right]).map { pair in
@@ -77,8 +58,44 @@ extension Signal {
     }
 }
 
+/// The latest values of a ``Signal/combineLatest(_:)`` subscription.
+private struct CombineState<Value> {
+    /// Until every signal has sent: the values so far.
+    var latest: [Value?]
+    /// From then on: the dense array that is sent.
+    var combined: [Value] = []
+    var missing: Int
+    var active: Int
+
+    init(count: Int) {
+        latest = Array(repeating: nil, count: count)
+        missing = count
+        active = count
+    }
+
+    /// Records a value; returns the combination to send, if any.
+    mutating func receive(_ value: Value, at index: Int) -> [Value]? {
+        guard missing > 0 else {
+            combined[index] = value
+            return combined
+        }
+        if latest[index] == nil { missing -= 1 }
+        latest[index] = value
+        guard missing == 0 else { return nil }
+        combined = latest.map { $0! }
+        latest = []
+        return combined
+    }
+
+    /// Records a completion; true when every signal has completed.
+    mutating func complete() -> Bool {
+        active -= 1
+        return active == 0
+    }
+}
+
 /// One of two types; lets the pairwise combinators reuse the n-ary ones.
-enum Either<A, B> {
+enum Either<A: Sendable, B: Sendable>: Sendable {
     case left(A)
     case right(B)
 }

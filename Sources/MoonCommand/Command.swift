@@ -1,33 +1,41 @@
 import Dispatch
 
-/// A unit of work with a result stream: the RACCommand-style base of moon.
+/// A unit of work with a result stream: RACCommand and ReactiveSwift's
+/// `Action`, for moon.
 ///
-/// Provide the work by subclassing and overriding
-/// ``run(_:result:)``, or by passing an `execute` block. Then run it in
-/// one of three ways:
+/// Provide the work by subclassing and overriding ``run(_:result:)``, or
+/// by passing an `execute` block. It sends values and then one terminal
+/// event to a ``CommandSink``; a failure has the command's `Failure` type.
+/// Run it in one of three ways:
 ///
-/// 1. `execute(_:callbackOn:_:)` with a closure
+/// 1. `signal(_:)`, a cold ``Signal`` to compose with others: each start
+///    is one execution, and disposing the subscription cancels it;
+/// 2. `execute(_:callbackOn:_:)` with a closure
 ///    `(command, value?, error?, isCompleted)`;
-/// 2. `execute(_:callbackOn:callback:)` with a ``CommandCallback`` object,
-///    held weakly;
-/// 3. `signal(_:)`, a cold ``Signal`` to compose with others: each start
-///    is one execution.
+/// 3. `execute(_:callbackOn:callback:)` with a ``CommandCallback`` object,
+///    held weakly.
+///
+/// ## Shared streams
+/// ``events``, ``values``, ``errors``, ``completed`` and
+/// ``disabledErrors`` observe every execution, however it was started,
+/// from the moment they are started; they complete when the command is
+/// released.
 ///
 /// ## Queues
 /// `run` is called on ``executeScheduler``: a serial queue of the
-/// command's own by default, the ``executeQueue`` given, or any scheduler
-/// (moon runs its node commands on its event loop). Callbacks of `execute` arrive on
-/// the queue (or scheduler) the caller passes, never on the execution
-/// queue unless the caller asks for it. Signal subscribers receive events
-/// on whatever thread `run` sends them from; add `deliverOn` to choose.
+/// command's own by default, the `executeQueue` given, or any scheduler
+/// (moon runs its node commands on its event loop). Callbacks of `execute`
+/// arrive on the queue (or scheduler) the caller passes. Signal
+/// subscribers receive events on whatever thread `run` sends them from;
+/// add `deliverOn` to choose.
 ///
 /// ## Enabled, executing, disabled
 /// ``isExecuting`` is true while at least one execution is in flight (from
-/// its start to its terminal event or cancellation). Unless
-/// ``allowsConcurrentExecution`` is true, the command is not enabled while
-/// executing, and executing it then fails at once with
-/// ``CommandError/disabled`` (nothing runs, and the running execution is
-/// not disturbed).
+/// its start to its terminal event or cancellation). ``isEnabled`` is the
+/// `enabledIf` property's value, and, unless `allowsConcurrentExecution`
+/// is true, not executing. Executing a command that is not enabled fails
+/// at once with ``CommandError/disabled`` (nothing runs, the running
+/// execution is not disturbed, and ``disabledErrors`` sends).
 ///
 /// ## Cancellation
 /// - Disposing a subscription to `signal(_:)` cancels that execution: the
@@ -39,7 +47,18 @@ import Dispatch
 ///   signals fail with ``CommandError/released``. Callbacks of `execute`
 ///   stop (there is no command left to report about). In-flight work does
 ///   not keep the command alive, which is what makes this possible.
-open class Command<Input, Output>: AnyCommand {
+open class Command<Input: Sendable, Output: Sendable, Failure: Error>: AnyCommand, @unchecked Sendable {
+    // @unchecked: every stored property is an immutable `let` of a Sendable
+    // type; the class is open for subclassing, which checked Sendable
+    // forbids.
+
+    /// The block form of `run`.
+    public typealias Execute = @Sendable (_ input: Input, _ result: CommandSink<Output, Failure>) -> Cancelable?
+    /// The closure form of `execute`'s callback.
+    public typealias Callback = @Sendable (
+        _ command: Command<Input, Output, Failure>, _ value: Output?, _ error: Error?, _ isCompleted: Bool
+    ) -> Void
+
     /// Where `run` executes.
     public let executeScheduler: Scheduler
     /// The queue `run` executes on, unless the command was made with a
@@ -48,16 +67,32 @@ open class Command<Input, Output>: AnyCommand {
     /// Whether a new execution may start while one is running.
     public let allowsConcurrentExecution: Bool
     /// Whether an execution is in flight; current value plus changes.
-    /// Made on first use (most commands are never observed).
-    public var isExecuting: Property<Bool> { registry.observedCount().isExecuting }
-    /// Whether executing now would run (false while executing unless
-    /// concurrent execution is allowed). Made on first use.
-    public var isEnabled: Property<Bool> { registry.observedCount().isEnabled }
+    public let isExecuting: Property<Bool>
+    /// Whether executing now would run: `enabledIf`, and not executing
+    /// unless concurrent execution is allowed.
+    public let isEnabled: Property<Bool>
+
+    /// Every event of every execution, in order within each execution: its
+    /// values, then `completed`, its failure, or ``CommandError/canceled``
+    /// (or `released`) when it was cut short.
+    public let events: Signal<Event<Output>>
+    /// The values of every execution.
+    public let values: Signal<Output>
+    /// The failures `run` sent, of every execution (not cancellations nor
+    /// refusals).
+    public let errors: Signal<Failure>
+    /// One `()` per execution that completed.
+    public let completed: Signal<Void>
+    /// One `()` per execution refused because the command was not enabled.
+    public let disabledErrors: Signal<Void>
 
     private let explicitName: String?
-    private let executeBlock: ((Input, CommandResult<Output>) -> Cancelable?)?
-    /// The executions in flight; they share it, not the command.
-    private let registry: ExecutionRegistry<Output>
+    private let executeBlock: Execute?
+    /// The executions in flight and the shared stream; they share it, not
+    /// the command.
+    private let registry: ExecutionRegistry<Output, Failure>
+    /// Keeps `isEnabled` following `enabledIf`.
+    private let enabledIfObservation: Disposable?
 
     /// A command whose work is `execute`, or, without one, its
     /// ``run(_:result:)`` override (subclass and override `run`).
@@ -65,22 +100,24 @@ open class Command<Input, Output>: AnyCommand {
     /// - Parameters:
     ///   - name: for logs and callbacks; defaults to the type's name.
     ///   - executeQueue: where `run` is called; by default a serial queue
-    ///     of the command's own (an overcommitting queue: a `run` that
-    ///     blocks does not starve Dispatch's global pool).
+    ///     of the command's own.
     ///   - executeOn: where `run` is called instead of a queue, e.g. an
     ///     event loop's scheduler; takes precedence over `executeQueue`.
+    ///   - enabledIf: whether the command may execute (besides not
+    ///     executing already); always, by default.
     ///   - allowsConcurrentExecution: whether executions may overlap.
-    ///   - execute: called on `executeScheduler` with the input and the result
-    ///     to send to; returns a cancelable for work that continues after
-    ///     the block returns (or nil).
+    ///   - execute: called on `executeScheduler` with the input and the
+    ///     sink to send to; returns a cancelable for work that continues
+    ///     after the block returns (or nil).
     public init(
         name: String? = nil,
         executeQueue: DispatchQueue? = nil,
         executeOn scheduler: Scheduler? = nil,
+        enabledIf: Property<Bool>? = nil,
         allowsConcurrentExecution: Bool = false,
-        execute: ((_ input: Input, _ result: CommandResult<Output>) -> Cancelable?)? = nil
+        execute: Execute? = nil
     ) {
-        self.explicitName = name
+        explicitName = name
         if let scheduler {
             executeScheduler = scheduler
             self.executeQueue = (scheduler as? QueueScheduler)?.queue
@@ -90,11 +127,26 @@ open class Command<Input, Output>: AnyCommand {
             self.executeQueue = queue
         }
         self.allowsConcurrentExecution = allowsConcurrentExecution
-        self.executeBlock = execute
-        registry = ExecutionRegistry(allowsConcurrentExecution: allowsConcurrentExecution)
+        executeBlock = execute
+        let registry = ExecutionRegistry<Output, Failure>(
+            allowsConcurrentExecution: allowsConcurrentExecution, userEnabled: enabledIf?.value ?? true)
+        self.registry = registry
+        isExecuting = Property(registry.availability) { $0.executing > 0 }
+        isEnabled = Property(registry.availability) { registry.isEnabled($0) }
+        let availability = registry.availability
+        enabledIfObservation = enabledIf?.signal.observe(next: { enabled in
+            availability.modify { $0.userEnabled = enabled }
+        })
+        let shared = registry.events.signal
+        events = shared.compactMap { $0.event }
+        values = shared.compactMap { if case let .next(value) = $0 { return value } else { return nil } }
+        errors = shared.compactMap { if case let .failed(error) = $0 { return error } else { return nil } }
+        completed = shared.compactMap { if case .completed = $0 { return () } else { return nil } }
+        disabledErrors = shared.compactMap { if case .disabled = $0 { return () } else { return nil } }
     }
 
     deinit {
+        enabledIfObservation?.dispose()
         registry.releaseAll()
     }
 
@@ -109,9 +161,9 @@ open class Command<Input, Output>: AnyCommand {
     ///
     /// The default calls the execute block, or fails with
     /// ``CommandError/notImplemented``.
-    open func run(_ input: Input, result: CommandResult<Output>) -> Cancelable? {
+    open func run(_ input: Input, result: CommandSink<Output, Failure>) -> Cancelable? {
         guard let executeBlock else {
-            result.error(CommandError.notImplemented)
+            result.interrupt(.notImplemented)
             return nil
         }
         return executeBlock(input, result)
@@ -129,15 +181,14 @@ open class Command<Input, Output>: AnyCommand {
                 observer.send(error: CommandError.released)
                 return
             }
-            let execution = SignalExecution(registry: self.registry, observer: observer)
-            guard self.registry.admit(execution) else {
+            guard let execution = self.registry.admit(observer) else {
                 observer.send(error: CommandError.disabled)
                 return
             }
             // The subscription's end (disposal or terminal event) ends the
             // execution.
             lifetime.add(execution)
-            self.scheduleRun { [weak self] in
+            self.executeScheduler.post { [weak self] in
                 // No command: it was released, which ended the execution.
                 guard let self, execution.isActive else { return }
                 execution.setWork(self.run(input, result: execution))
@@ -145,49 +196,40 @@ open class Command<Input, Output>: AnyCommand {
         })
     }
 
-    /// Calls `start` (which calls `run`) on the execute scheduler.
-    private func scheduleRun(_ start: @escaping () -> Void) {
-        if let queue = executeQueue {
-            queue.async { start() }
-        } else {
-            executeScheduler.post(start)
-        }
-    }
-
     // MARK: Execute with callbacks
 
-    /// Executes once; `callback` receives
-    /// `(command, value, nil, false)` for each value, then
-    /// `(command, nil, nil, true)` on completion or
+    /// Executes once; `callback` receives `(command, value, nil, false)`
+    /// for each value, then `(command, nil, nil, true)` on completion or
     /// `(command, nil, error, true)` on failure, on `queue`.
     ///
     /// - Returns: cancels the execution; the callback then receives
     ///   ``CommandError/canceled`` (unless the execution already ended).
     @discardableResult
-    public func execute(
-        _ input: Input,
-        callbackOn queue: DispatchQueue,
-        _ callback: @escaping (_ command: Command<Input, Output>, _ value: Output?, _ error: Error?, _ isCompleted: Bool) -> Void
-    ) -> Cancelable {
+    public func execute(_ input: Input, callbackOn queue: DispatchQueue, _ callback: @escaping Callback) -> Cancelable {
         execute(input, callbackOn: QueueScheduler(queue: queue), callback)
     }
 
     /// Like `execute(_:callbackOn:_:)` with a queue, delivering on any
     /// scheduler (a ``TestScheduler`` in tests).
     @discardableResult
-    public func execute(
-        _ input: Input,
-        callbackOn scheduler: Scheduler,
-        _ callback: @escaping (_ command: Command<Input, Output>, _ value: Output?, _ error: Error?, _ isCompleted: Bool) -> Void
-    ) -> Cancelable {
-        let execution = CallbackExecution(command: self, registry: registry, input: input,
-                                          scheduler: scheduler, callback: callback)
-        if registry.admit(execution) {
-            scheduleRun { execution.start() }
-        } else {
-            execution.send(.error(CommandError.disabled))
+    public func execute(_ input: Input, callbackOn scheduler: Scheduler, _ callback: @escaping Callback) -> Cancelable {
+        let execution = signal(input)
+        let handle = ExecutionHandle<Output>()
+        let cancelable = Signal<Output>({ observer, lifetime in
+            let child = lifetime.makeChild()
+            handle.attach(gate: observer, execution: child)
+            execution.start(observer, in: child)
+        })
+        _ = cancelable.deliverOn(scheduler).start { [weak self] event in
+            // No command, no callbacks: it was released.
+            guard let self else { return }
+            switch event {
+            case let .next(value): callback(self, value, nil, false)
+            case let .error(error): callback(self, nil, error, true)
+            case .completed: callback(self, nil, nil, true)
+            }
         }
-        return execution
+        return handle
     }
 
     /// Executes once, reporting to `callback` (held weakly) on `queue`.
@@ -226,10 +268,7 @@ extension Command where Input == Void {
 
     /// Executes once with a closure callback on `queue`.
     @discardableResult
-    public func execute(
-        callbackOn queue: DispatchQueue,
-        _ callback: @escaping (_ command: Command<Input, Output>, _ value: Output?, _ error: Error?, _ isCompleted: Bool) -> Void
-    ) -> Cancelable {
+    public func execute(callbackOn queue: DispatchQueue, _ callback: @escaping Callback) -> Cancelable {
         execute((), callbackOn: queue, callback)
     }
 
@@ -242,3 +281,25 @@ extension Command where Input == Void {
         execute((), callbackOn: queue, callback: callback)
     }
 }
+
+/// What `execute` returns: canceling sends ``CommandError/canceled``
+/// through the gate of the callbacks' subscription, after the events
+/// already sent, and that terminal event disposes the execution. It is
+/// disposed once the execution has ended, however it ended.
+private final class ExecutionHandle<Output: Sendable>: Cancelable {
+    private let parts = Locked<(gate: Observer<Output>, execution: Disposable)?>(nil)
+
+    func attach(gate: Observer<Output>, execution: Disposable) {
+        parts.withLock { $0 = (gate, execution) }
+    }
+
+    var isDisposed: Bool { parts.withLock { $0?.execution.isDisposed ?? false } }
+
+    func dispose() {
+        parts.withLock { $0?.gate }?.send(error: CommandError.canceled)
+    }
+}
+
+/// A command whose failures are any error: the form of commands written
+/// before failures were typed.
+public typealias CommandResult<Output: Sendable> = CommandSink<Output, any Error>

@@ -1,5 +1,5 @@
 /// What callbacks need to know about a command, whatever its types.
-public protocol AnyCommand: AnyObject {
+public protocol AnyCommand: AnyObject, Sendable {
     /// A name for logs and callbacks.
     var name: String { get }
 }
@@ -10,7 +10,7 @@ public protocol AnyCommand: AnyObject {
 ///
 /// Each execution calls `onNext` any number of times, then exactly one of
 /// `onComplete` or `onError`, on the queue passed to `execute`.
-public protocol CommandCallback<Output>: AnyObject {
+public protocol CommandCallback<Output>: AnyObject, Sendable {
     /// The command's output type.
     associatedtype Output
     /// A value of the execution.

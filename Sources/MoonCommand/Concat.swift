@@ -8,38 +8,25 @@ extension Signal {
     /// stack.
     public static func concat(_ signals: [Signal<Value>]) -> Signal<Value> {
         Signal(serialized: { sink, lifetime in
-            let state = ConcatState()
-            func startNext() {
-                // Trampoline: whoever is inside the loop starts the next one.
-                do {
-                    state.lock.lock(); defer { state.lock.unlock() }
-                    if state.looping { state.again = true; return }
-                    state.looping = true
-                }
-                while true {
-                    let index: Int = {
-                        state.lock.lock(); defer { state.lock.unlock() }
-                        state.again = false
-                        return state.index
-                    }()
+            let state = Locked(Trampoline())
+            @Sendable func startNext() {
+                // Whoever is inside the loop starts the next one.
+                guard state.withLock({ $0.enter() }) else { return }
+                repeat {
+                    let index = state.withLock { $0.index }
                     if index == signals.count {
                         sink.send(.completed)
                     } else if !lifetime.isDisposed {
                         signals[index].start(Observer { event in
                             if case .completed = event {
-                                do {
-                                    state.lock.lock(); defer { state.lock.unlock() }
-                                    state.index += 1
-                                }
+                                state.withLock { $0.index += 1 }
                                 startNext()
                             } else {
                                 sink.send(event)
                             }
                         }, in: lifetime.makeChild())
                     }
-                    state.lock.lock(); defer { state.lock.unlock() }
-                    if !state.again { state.looping = false; return }
-                }
+                } while state.withLock({ $0.loopAgain() })
             }
             startNext()
         })
@@ -53,15 +40,39 @@ extension Signal {
     /// Waits for this signal to complete, ignoring its values, then runs
     /// `next`. An error of this signal ends the result, and `next` never
     /// starts. This is how a command waits for its needs.
-    public func then<U>(_ next: Signal<U>) -> Signal<U> {
-        let ignored: Signal<U> = self.filter { _ in false }.map { _ in fatalError("unreachable") }
+    public func then<U: Sendable>(_ next: Signal<U>) -> Signal<U> {
+        let ignored: Signal<U> = self.compactMap { _ in nil }
         return .concat([ignored, next])
     }
 }
 
-private final class ConcatState {
-    let lock = Lock()
+/// A loop that re-entrant calls hand their work to instead of recursing:
+/// the first caller loops while others ask it to go again.
+struct Trampoline {
+    /// The next signal to start (concat).
     var index = 0
-    var looping = false
-    var again = false
+    private var looping = false
+    private var again = false
+
+    /// True when the caller should run the loop; false when the running
+    /// loop was asked to go round once more instead.
+    mutating func enter() -> Bool {
+        if looping {
+            again = true
+            return false
+        }
+        looping = true
+        again = false
+        return true
+    }
+
+    /// Whether the loop must go round again; leaves it otherwise.
+    mutating func loopAgain() -> Bool {
+        if again {
+            again = false
+            return true
+        }
+        looping = false
+        return false
+    }
 }

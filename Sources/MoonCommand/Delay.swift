@@ -1,5 +1,3 @@
-import Foundation
-
 extension Signal {
     /// Delays values and completion by `interval` on `scheduler`. An error
     /// is forwarded at once (on the scheduler), dropping values still
@@ -10,21 +8,21 @@ extension Signal {
     public func delay(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            var waiting = FIFO<Event<Value>>() // protected by the sink's lock
+            let waiting = Locked(FIFO<Event<Value>>())
             upstream.start(Observer { event in
                 if case .error = event {
                     scheduler.schedule {
                         sink.modify { enqueue in
-                            waiting.removeAll()
+                            waiting.withLock { $0.removeAll() }
                             enqueue(event)
                         }
                     }
                     return
                 }
-                sink.modify { _ in waiting.append(event) }
+                waiting.withLock { $0.append(event) }
                 scheduler.schedule(after: interval) {
                     sink.modify { enqueue in
-                        if let oldest = waiting.popFirst() { enqueue(oldest) }
+                        if let oldest = waiting.withLock({ $0.popFirst() }) { enqueue(oldest) }
                     }
                 }
             }, in: lifetime.makeChild())

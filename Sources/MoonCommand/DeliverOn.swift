@@ -2,30 +2,23 @@ extension Signal {
     /// Delivers events on `scheduler`, in order, one at a time, whatever
     /// the scheduler (a serial queue, a concurrent queue, virtual time).
     ///
-    /// At most one drain is scheduled at a time, and it delivers up to
-    /// 256 waiting events before yielding the scheduler, so a chatty
-    /// signal costs one dispatch per batch, not per event, without
-    /// starving other work on a shared delivery queue.
+    /// At most one drain is scheduled at a time, and it delivers up to 256
+    /// waiting events before yielding the scheduler, so a chatty signal
+    /// does not starve other work on a shared queue.
     public func deliverOn(_ scheduler: Scheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            let state = DeliverOnState<Value>()
+            let state = Locked((waiting: FIFO<Event<Value>>(), scheduled: false))
 
-            func drain() {
+            @Sendable func drain() {
                 for _ in 0..<256 {
-                    let event: Event<Value>? = {
-                        state.lock.lock(); defer { state.lock.unlock() }
+                    let event = state.withLock { state -> Event<Value>? in
+                        if lifetime.isDisposed { state.waiting.removeAll() }
                         if let event = state.waiting.popFirst() { return event }
                         state.scheduled = false
                         return nil
-                    }()
-                    guard let event else { return }
-                    if lifetime.isDisposed {
-                        state.lock.lock(); defer { state.lock.unlock() }
-                        state.waiting.removeAll()
-                        state.scheduled = false
-                        return
                     }
+                    guard let event else { return }
                     sink.send(event)
                 }
                 // More waiting: yield, keeping `scheduled` set.
@@ -33,13 +26,12 @@ extension Signal {
             }
 
             upstream.start(Observer { event in
-                let shouldSchedule: Bool = {
-                    state.lock.lock(); defer { state.lock.unlock() }
+                let shouldSchedule = state.withLock { state -> Bool in
                     state.waiting.append(event)
                     if state.scheduled { return false }
                     state.scheduled = true
                     return true
-                }()
+                }
                 if shouldSchedule { scheduler.post(drain) }
             }, in: lifetime.makeChild())
         })
@@ -49,10 +41,4 @@ extension Signal {
     public func observe(on scheduler: Scheduler) -> Signal<Value> {
         deliverOn(scheduler)
     }
-}
-
-private final class DeliverOnState<Value> {
-    let lock = Lock()
-    var waiting = FIFO<Event<Value>>()
-    var scheduled = false
 }

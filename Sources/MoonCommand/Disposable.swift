@@ -5,7 +5,7 @@
 /// effect. Disposing a subscription means no new event is delivered to its
 /// observer afterwards (an event already being delivered on another thread
 /// may finish).
-public protocol Disposable: AnyObject {
+public protocol Disposable: AnyObject, Sendable {
     /// Whether `dispose()` has been called (or the resource ended by itself).
     var isDisposed: Bool { get }
     /// Tears the resource down. Safe to call more than once, from any thread.
@@ -23,36 +23,27 @@ extension Disposable {
     public var isCanceled: Bool { isDisposed }
 }
 
-/// A disposable that runs an action once, on the first `dispose()`.
-///
-/// Without an action it is a plain flag, which is what schedulers use to
-/// cancel a pending action cheaply: every scheduled action makes one. So
-/// that it costs one allocation, it has no lock of its own but borrows one
-/// of a few shared locks (its critical sections are a few instructions and
-/// take no other lock, so sharing cannot deadlock).
+/// A disposable that runs an action once, on the first `dispose()`;
+/// without an action it is a plain flag (what schedulers hand out to cancel
+/// a pending action).
 public final class ActionDisposable: Disposable {
-    private var lock: Lock { SharedLocks.lock(for: self) }
-    private var disposed = false
-    private var action: (() -> Void)?
+    /// The action while not yet disposed; nil inside once disposed.
+    private let state: Locked<(@Sendable () -> Void)??>
 
     /// A disposable that runs `action` when disposed.
-    public init(_ action: (() -> Void)? = nil) {
-        self.action = action
+    public init(_ action: (@Sendable () -> Void)? = nil) {
+        state = Locked(.some(action))
     }
 
     public var isDisposed: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return disposed
+        state.withLock { $0 == nil }
     }
 
     public func dispose() {
-        let action: (() -> Void)?
-        do {
-            lock.lock(); defer { lock.unlock() }
-            if disposed { return }
-            disposed = true
-            action = self.action
-            self.action = nil
+        let action = state.withLock { current -> (@Sendable () -> Void)? in
+            guard let pending = current else { return nil }
+            current = nil
+            return pending
         }
         // Outside the lock: the action may dispose other things that lead
         // back here.
@@ -77,23 +68,22 @@ public final class CompositeDisposable: Disposable {
         case disposed
     }
 
-    private let lock = Lock()
-    private var state: State = .active(next: 0, children: [:])
+    private let state: Locked<State>
 
     /// An empty composite.
-    public init() {}
+    public init() {
+        state = Locked(.active(next: 0, children: [:]))
+    }
 
     /// A composite holding `disposables`.
     public init(_ disposables: [Disposable]) {
         var children: [Int: Disposable] = [:]
         for (index, disposable) in disposables.enumerated() { children[index] = disposable }
-        state = .active(next: disposables.count, children: children)
+        state = Locked(.active(next: disposables.count, children: children))
     }
 
     public var isDisposed: Bool {
-        lock.lock(); defer { lock.unlock() }
-        if case .disposed = state { return true }
-        return false
+        state.withLock { if case .disposed = $0 { return true } else { return false } }
     }
 
     /// Adds a child; returns a token to remove it, or nil (after disposing
@@ -101,45 +91,42 @@ public final class CompositeDisposable: Disposable {
     @discardableResult
     public func add(_ disposable: Disposable?) -> Token? {
         guard let disposable else { return nil }
-        let token: Token? = {
-            lock.lock(); defer { lock.unlock() }
+        let token = state.withLock { state -> Token? in
             guard case .active(let next, var children) = state else { return nil }
             state = .disposed // drop the dictionary's reference so it is mutated in place
             children[next] = disposable
             state = .active(next: next + 1, children: children)
             return Token(id: next)
-        }()
+        }
         if token == nil { disposable.dispose() }
         return token
     }
 
     /// Adds an action to run when this composite is disposed.
     @discardableResult
-    public func add(_ action: @escaping () -> Void) -> Token? {
+    public func add(_ action: @escaping @Sendable () -> Void) -> Token? {
         add(ActionDisposable(action))
     }
 
     /// Removes a child without disposing it.
     public func remove(_ token: Token) {
-        let removed: Disposable? = {
-            lock.lock(); defer { lock.unlock() }
+        let removed = state.withLock { state -> Disposable? in
             guard case .active(let next, var children) = state else { return nil }
             state = .disposed
             let removed = children.removeValue(forKey: token.id)
             state = .active(next: next, children: children)
             return removed
-        }()
+        }
         // Released outside the lock: a deinit may run.
         _ = removed
     }
 
     public func dispose() {
-        let children: [Int: Disposable] = {
-            lock.lock(); defer { lock.unlock() }
+        let children = state.withLock { state -> [Int: Disposable] in
             guard case .active(_, let children) = state else { return [:] }
             state = .disposed
             return children
-        }()
+        }
         for key in children.keys.sorted() { children[key]!.dispose() }
     }
 }
@@ -155,41 +142,27 @@ public final class SerialDisposable: Disposable {
         case disposed
     }
 
-    private let lock = Lock()
-    private var state: State = .active(nil)
+    private let state: Locked<State>
 
     /// A serial disposable holding `inner`.
     public init(_ inner: Disposable? = nil) {
-        state = .active(inner)
+        state = Locked(.active(inner))
     }
 
     public var isDisposed: Bool {
-        lock.lock(); defer { lock.unlock() }
-        if case .disposed = state { return true }
-        return false
+        state.withLock { if case .disposed = $0 { return true } else { return false } }
     }
 
     /// The current inner disposable. Setting it disposes the old one.
     public var inner: Disposable? {
         get {
-            lock.lock(); defer { lock.unlock() }
-            if case let .active(inner) = state { return inner }
-            return nil
+            state.withLock { if case let .active(inner) = $0 { return inner } else { return nil } }
         }
         set {
-            let old: Disposable?
-            let disposeNew: Bool
-            do {
-                lock.lock(); defer { lock.unlock() }
-                switch state {
-                case let .active(current):
-                    old = current
-                    disposeNew = false
-                    state = .active(newValue)
-                case .disposed:
-                    old = nil
-                    disposeNew = true
-                }
+            let (old, disposeNew) = state.withLock { state -> (Disposable?, Bool) in
+                guard case let .active(current) = state else { return (nil, true) }
+                state = .active(newValue)
+                return (current, false)
             }
             old?.dispose()
             if disposeNew { newValue?.dispose() }
@@ -197,12 +170,11 @@ public final class SerialDisposable: Disposable {
     }
 
     public func dispose() {
-        let old: Disposable? = {
-            lock.lock(); defer { lock.unlock() }
+        let old = state.withLock { state -> Disposable? in
             guard case let .active(current) = state else { return nil }
             state = .disposed
             return current
-        }()
+        }
         old?.dispose()
     }
 }
@@ -217,17 +189,5 @@ extension CompositeDisposable {
             child.add { [weak self] in self?.remove(token) }
         }
         return child
-    }
-}
-
-/// Locks shared by small objects that would otherwise allocate one each;
-/// an object always gets the same one.
-enum SharedLocks {
-    private static let locks: [Lock] = (0..<64).map { _ in Lock() }
-
-    static func lock(for object: AnyObject) -> Lock {
-        // Objects are 16-byte aligned: drop the bits that never vary.
-        let address = UInt(bitPattern: ObjectIdentifier(object).hashValue)
-        return locks[Int((address >> 4) & 63)]
     }
 }

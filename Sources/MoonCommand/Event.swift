@@ -12,28 +12,24 @@ public enum Event<Value> {
     case completed
 
     /// Whether this event ends the signal.
-    @inlinable
     public var isTerminal: Bool {
         if case .next = self { return false }
         return true
     }
 
     /// The value of a `.next` event.
-    @inlinable
     public var value: Value? {
         if case let .next(value) = self { return value }
         return nil
     }
 
     /// The error of an `.error` event.
-    @inlinable
     public var error: Error? {
         if case let .error(error) = self { return error }
         return nil
     }
 
     /// The same event with its value transformed.
-    @inlinable
     public func map<U>(_ transform: (Value) throws -> U) rethrows -> Event<U> {
         switch self {
         case let .next(value): return .next(try transform(value))
@@ -42,6 +38,8 @@ public enum Event<Value> {
         }
     }
 }
+
+extension Event: Sendable where Value: Sendable {}
 
 extension Event: CustomStringConvertible {
     public var description: String {

@@ -2,8 +2,7 @@ extension Signal {
     /// Forwards only the values that satisfy `isIncluded`.
     ///
     /// Like `map`, a lock-free stage over a serial upstream.
-    @inlinable
-    public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Signal<Value> {
+    public func filter(_ isIncluded: @escaping @Sendable (Value) -> Bool) -> Signal<Value> {
         let upstream = startHandler
         return Signal(unchecked: { observer, lifetime in
             upstream(Observer { event in

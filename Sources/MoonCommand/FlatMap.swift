@@ -7,73 +7,48 @@ extension Signal {
     /// merges. An inner signal counts against the width from its start to
     /// its terminal event. Completes when the outer signal and every inner
     /// one have completed; fails on the first error.
-    public func flatMap<U>(maxConcurrent: Int = .max, _ transform: @escaping (Value) -> Signal<U>) -> Signal<U> {
+    public func flatMap<U: Sendable>(maxConcurrent: Int = .max, _ transform: @escaping @Sendable (Value) -> Signal<U>) -> Signal<U> {
         precondition(maxConcurrent > 0, "flatMap needs a width of at least 1")
         let upstream = self
         return Signal<U>(serialized: { sink, lifetime in
-            let state = FlatMapState<U>()
+            let state = Locked(FlatMapState<U>())
 
-            func finishIfDone() {
-                let done: Bool = {
-                    state.lock.lock(); defer { state.lock.unlock() }
-                    return state.outerCompleted && state.active == 0 && state.pending.isEmpty
-                }()
-                if done { sink.send(.completed) }
+            @Sendable func finishIfDone() {
+                if state.withLock({ $0.outerCompleted && $0.active == 0 && $0.pending.isEmpty }) {
+                    sink.send(.completed)
+                }
             }
 
-            // Starts waiting signals while there is room. A trampoline: inner
-            // signals that finish synchronously re-enter through `again`
-            // instead of recursing.
-            func startPending() {
-                do {
-                    state.lock.lock(); defer { state.lock.unlock() }
-                    if state.looping { state.again = true; return }
-                    state.looping = true
-                }
-                while true {
-                    let next: Signal<U>? = {
-                        state.lock.lock(); defer { state.lock.unlock() }
-                        state.again = false
-                        guard state.active < maxConcurrent, let next = state.pending.popFirst() else { return nil }
-                        state.active += 1
-                        return next
-                    }()
-                    if let next {
+            // Starts waiting signals while there is room. Inner signals that
+            // finish synchronously re-enter through the trampoline instead
+            // of recursing.
+            @Sendable func startPending() {
+                guard state.withLock({ $0.trampoline.enter() }) else { return }
+                repeat {
+                    while let next = state.withLock({ $0.takeNext(maxConcurrent: maxConcurrent) }) {
                         next.start(Observer { event in
-                            if case .completed = event {
-                                do {
-                                    state.lock.lock(); defer { state.lock.unlock() }
-                                    state.active -= 1
-                                }
-                                startPending()
-                                finishIfDone()
-                            } else {
+                            guard case .completed = event else {
                                 sink.send(event)
+                                return
                             }
+                            state.withLock { $0.active -= 1 }
+                            startPending()
+                            finishIfDone()
                         }, in: lifetime.makeChild())
-                        continue
                     }
-                    state.lock.lock(); defer { state.lock.unlock() }
-                    if !state.again { state.looping = false; return }
-                }
+                } while state.withLock({ $0.trampoline.loopAgain() })
             }
 
             upstream.start(Observer { event in
                 switch event {
                 case let .next(value):
                     let inner = transform(value)
-                    do {
-                        state.lock.lock(); defer { state.lock.unlock() }
-                        state.pending.append(inner)
-                    }
+                    state.withLock { $0.pending.append(inner) }
                     startPending()
                 case let .error(error):
                     sink.send(.error(error))
                 case .completed:
-                    do {
-                        state.lock.lock(); defer { state.lock.unlock() }
-                        state.outerCompleted = true
-                    }
+                    state.withLock { $0.outerCompleted = true }
                     finishIfDone()
                 }
             }, in: lifetime.makeChild())
@@ -81,13 +56,18 @@ extension Signal {
     }
 }
 
-private final class FlatMapState<U> {
-    let lock = Lock()
+private struct FlatMapState<U: Sendable> {
     var pending = FIFO<Signal<U>>()
     var active = 0
     var outerCompleted = false
-    var looping = false
-    var again = false
+    var trampoline = Trampoline()
+
+    /// The next waiting signal if there is room, counted as active.
+    mutating func takeNext(maxConcurrent: Int) -> Signal<U>? {
+        guard active < maxConcurrent, let next = pending.popFirst() else { return nil }
+        active += 1
+        return next
+    }
 }
 
 /// An array-backed first-in first-out queue with O(1) amortised pops.

@@ -1,9 +1,7 @@
 extension Signal {
     /// Turns every event into a value: the terminal event arrives as a
     /// `.next` (so a failure becomes data), followed by `completed`.
-    ///
-    /// The runner uses this to treat a failed node as an event, not an
-    /// exception.
+    /// A subscriber can then treat a failure as data.
     public func materialize() -> Signal<Event<Value>> {
         let upstream = startHandler
         return Signal<Event<Value>>(unchecked: { observer, lifetime in
@@ -16,7 +14,7 @@ extension Signal {
 
     /// The inverse of ``materialize()``: sends the wrapped events; the
     /// first wrapped terminal event ends the signal.
-    public func dematerialize<U>() -> Signal<U> where Value == Event<U> {
+    public func dematerialize<U: Sendable>() -> Signal<U> where Value == Event<U> {
         let upstream = self
         return Signal<U>(serialized: { sink, lifetime in
             upstream.start(Observer { event in

@@ -5,8 +5,8 @@ extension Signal {
     /// (disposing the others).
     public static func merge(_ signals: [Signal<Value>]) -> Signal<Value> {
         Signal(serialized: { sink, lifetime in
-            var remaining = signals.count // protected by the sink's lock
-            if remaining == 0 { sink.send(.completed); return }
+            if signals.isEmpty { sink.send(.completed); return }
+            let remaining = Locked(signals.count)
             for signal in signals {
                 if lifetime.isDisposed { return }
                 signal.start(Observer { event in
@@ -15,8 +15,11 @@ extension Signal {
                         sink.send(event)
                     case .completed:
                         sink.modify { enqueue in
-                            remaining -= 1
-                            if remaining == 0 { enqueue(.completed) }
+                            let left = remaining.withLock { count -> Int in
+                                count -= 1
+                                return count
+                            }
+                            if left == 0 { enqueue(.completed) }
                         }
                     }
                 }, in: lifetime.makeChild())

@@ -10,14 +10,14 @@ extension Signal {
     ///   - terminated: on `error` or `completed`.
     ///   - disposed: when the subscription ends, by termination or disposal.
     public func on(
-        starting: (() -> Void)? = nil,
-        started: (() -> Void)? = nil,
-        event: ((Event<Value>) -> Void)? = nil,
-        next: ((Value) -> Void)? = nil,
-        error: ((Error) -> Void)? = nil,
-        completed: (() -> Void)? = nil,
-        terminated: (() -> Void)? = nil,
-        disposed: (() -> Void)? = nil
+        starting: (@Sendable () -> Void)? = nil,
+        started: (@Sendable () -> Void)? = nil,
+        event: (@Sendable (Event<Value>) -> Void)? = nil,
+        next: (@Sendable (Value) -> Void)? = nil,
+        error: (@Sendable (Error) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil,
+        terminated: (@Sendable () -> Void)? = nil,
+        disposed: (@Sendable () -> Void)? = nil
     ) -> Signal<Value> {
         let upstream = startHandler
         return Signal(unchecked: { observer, lifetime in

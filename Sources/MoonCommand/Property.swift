@@ -2,12 +2,13 @@
 /// signal of it.
 ///
 /// `signal` sends the current value on start, then every change, and
-/// completes when the property is released.
-public final class Property<Value> {
-    private let getter: () -> Value
+/// completes when the property's source is released.
+public final class Property<Value: Sendable>: Sendable {
+    private let getter: @Sendable () -> Value
     /// The current value, then every change.
     public let signal: Signal<Value>
-    private let retained: AnyObject?
+    /// The source, kept alive as long as this view.
+    private let retained: (any Sendable)?
 
     /// A read-only view of `source`.
     public init(_ source: MutableProperty<Value>) {
@@ -18,7 +19,7 @@ public final class Property<Value> {
 
     /// A read-only view of `source`, transformed. Repeated equal values
     /// are not sent.
-    public init<S>(_ source: MutableProperty<S>, map transform: @escaping (S) -> Value) where Value: Equatable {
+    public init<S>(_ source: MutableProperty<S>, map transform: @escaping @Sendable (S) -> Value) where Value: Equatable {
         getter = { transform(source.value) }
         signal = source.signal.map(transform).skipRepeats()
         retained = source
@@ -41,32 +42,22 @@ public final class Property<Value> {
 /// Observers see changes in the order they were made, even when several
 /// threads write at once (changes are enqueued under the property's lock
 /// and delivered after it is released).
-public final class MutableProperty<Value> {
-    private let lock = Lock()
-    // Protected by `lock`.
-    private var current: Value
-    private var subscribers: [Int: SerialSink<Value>] = [:]
-    private var nextID = 0
-    private let box = WeakBox<MutableProperty<Value>>()
+public final class MutableProperty<Value: Sendable>: Sendable {
+    private let current: Locked<Value>
+    private let changes = Broadcast<Value>()
 
     /// A property holding `initial`.
     public init(_ initial: Value) {
-        current = initial
-        box.value = self
+        current = Locked(initial)
     }
 
     deinit {
-        let sinks = Array(subscribers.values)
-        for sink in sinks { sink.enqueue(.completed) }
-        for sink in sinks { sink.drain() }
+        changes.finish()
     }
 
     /// The current value. Setting it notifies observers.
     public var value: Value {
-        get {
-            lock.lock(); defer { lock.unlock() }
-            return current
-        }
+        get { current.withLock { $0 } }
         set { modify { $0 = newValue } }
     }
 
@@ -74,68 +65,22 @@ public final class MutableProperty<Value> {
     /// `body` runs under the property's lock: it must not call out.
     @discardableResult
     public func modify<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        let (result, sinks): (R, [SerialSink<Value>]) = try {
-            lock.lock(); defer { lock.unlock() }
-            let result = try body(&current)
-            let sinks = Array(subscribers.values)
-            for sink in sinks { sink.enqueue(.next(current)) }
-            return (result, sinks)
-        }()
-        for sink in sinks { sink.drain() }
+        let (result, sinks) = try current.withLock { value in
+            let result = try body(&value)
+            return (result, changes.enqueue(.next(value)))
+        }
+        sinks?.forEach { $0.drain() }
         return result
     }
 
     /// The current value, then every change; completes when the property
     /// is released. Does not keep the property alive.
     public var signal: Signal<Value> {
-        let box = self.box
+        let current = self.current, changes = self.changes
         return Signal(unchecked: { observer, lifetime in
             let sink = SerialSink(observer, lifetime: lifetime)
-            lifetime.add(sink)
-            guard let property = box.value else {
-                sink.send(.completed)
-                return
-            }
-            let id = property.add(sink)
-            lifetime.add { [weak box] in box?.value?.remove(id) }
+            let id = current.withLock { changes.add(sink, first: $0) }
+            changes.attach(sink, to: lifetime, id: id)
         })
-    }
-
-    private func add(_ sink: SerialSink<Value>) -> Int {
-        let id: Int = {
-            lock.lock(); defer { lock.unlock() }
-            let id = nextID
-            nextID += 1
-            subscribers[id] = sink
-            sink.enqueue(.next(current))
-            return id
-        }()
-        sink.drain()
-        return id
-    }
-
-    private func remove(_ id: Int) {
-        let removed: SerialSink<Value>? = {
-            lock.lock(); defer { lock.unlock() }
-            return subscribers.removeValue(forKey: id)
-        }()
-        _ = removed
-    }
-}
-
-/// A weak reference, so signals of a property do not keep it alive.
-final class WeakBox<T: AnyObject> {
-    private let lock = Lock()
-    private weak var stored: T?
-
-    var value: T? {
-        get {
-            lock.lock(); defer { lock.unlock() }
-            return stored
-        }
-        set {
-            lock.lock(); defer { lock.unlock() }
-            stored = newValue
-        }
     }
 }

@@ -28,23 +28,25 @@ extension Signal {
 /// Every subscriber has its own ``SerialSink``. Events are enqueued into
 /// the sinks under the core's lock, so each subscriber sees the same order
 /// (buffer first, then live), and drained after it is released.
-final class ReplayCore<Value> {
-    private enum State {
+final class ReplayCore<Value: Sendable>: Sendable {
+    private enum Phase {
         case idle
         case running
         case ended(Event<Value>)
         case canceled
     }
 
-    private let lock = Lock()
+    private struct State {
+        var phase: Phase = .idle
+        var buffer = FIFO<Value>()
+        var subscribers: [Int: SerialSink<Value>] = [:]
+        var nextID = 0
+        var upstreamLifetime: Disposable?
+    }
+
     private let upstream: Signal<Value>
     private let capacity: Int
-    // Protected by `lock`.
-    private var state: State = .idle
-    private var buffer = FIFO<Value>()
-    private var subscribers: [Int: SerialSink<Value>] = [:]
-    private var nextID = 0
-    private var upstreamLifetime: Disposable?
+    private let state = Locked(State())
 
     init(upstream: Signal<Value>, capacity: Int) {
         self.upstream = upstream
@@ -54,10 +56,9 @@ final class ReplayCore<Value> {
     func subscribe(_ observer: Observer<Value>, lifetime: CompositeDisposable) {
         let sink = SerialSink(observer, lifetime: lifetime)
         lifetime.add(sink)
-        let (id, shouldStart): (Int?, Bool) = {
-            lock.lock(); defer { lock.unlock() }
-            for value in buffer.elements { sink.enqueue(.next(value)) }
-            switch state {
+        let (id, shouldStart) = state.withLock { state -> (Int?, Bool) in
+            for value in state.buffer.elements { sink.enqueue(.next(value)) }
+            switch state.phase {
             case let .ended(terminal):
                 sink.enqueue(terminal)
                 return (nil, false)
@@ -65,65 +66,62 @@ final class ReplayCore<Value> {
                 sink.enqueue(.error(SignalError.canceled))
                 return (nil, false)
             case .idle, .running:
-                let id = nextID
-                nextID += 1
-                subscribers[id] = sink
-                if case .idle = state {
-                    state = .running
+                let id = state.nextID
+                state.nextID += 1
+                state.subscribers[id] = sink
+                if case .idle = state.phase {
+                    state.phase = .running
                     return (id, true)
                 }
                 return (id, false)
             }
-        }()
+        }
         sink.drain()
         if let id {
             lifetime.add { [weak self] in self?.unsubscribe(id) }
         }
         if shouldStart {
             let upstreamLifetime = upstream.start(Observer { [weak self] event in self?.receive(event) })
-            let cancelNow: Bool = {
-                lock.lock(); defer { lock.unlock() }
-                if case .canceled = state { return true }
-                if case .running = state { self.upstreamLifetime = upstreamLifetime }
+            let cancelNow = state.withLock { state -> Bool in
+                if case .canceled = state.phase { return true }
+                if case .running = state.phase { state.upstreamLifetime = upstreamLifetime }
                 return false
-            }()
+            }
             if cancelNow { upstreamLifetime.dispose() }
         }
     }
 
     private func receive(_ event: Event<Value>) {
-        let sinks: [SerialSink<Value>] = {
-            lock.lock(); defer { lock.unlock() }
-            guard case .running = state else { return [] }
+        let capacity = self.capacity
+        let sinks = state.withLock { state -> [SerialSink<Value>] in
+            guard case .running = state.phase else { return [] }
             switch event {
             case let .next(value):
                 if capacity > 0 {
-                    buffer.append(value)
-                    if buffer.count > capacity { _ = buffer.popFirst() }
+                    state.buffer.append(value)
+                    if state.buffer.count > capacity { _ = state.buffer.popFirst() }
                 }
             case .error, .completed:
-                state = .ended(event)
-                upstreamLifetime = nil
+                state.phase = .ended(event)
+                state.upstreamLifetime = nil
             }
-            let sinks = Array(subscribers.values)
+            let sinks = Array(state.subscribers.values)
             for sink in sinks { sink.enqueue(event) }
-            if event.isTerminal { subscribers = [:] }
+            if event.isTerminal { state.subscribers = [:] }
             return sinks
-        }()
+        }
         for sink in sinks { sink.drain() }
     }
 
     private func unsubscribe(_ id: Int) {
-        let cancel: Disposable? = {
-            lock.lock(); defer { lock.unlock() }
-            guard subscribers.removeValue(forKey: id) != nil, subscribers.isEmpty,
-                  case .running = state else { return nil }
-            state = .canceled
-            buffer.removeAll()
-            let cancel = upstreamLifetime
-            upstreamLifetime = nil
-            return cancel
-        }()
+        let cancel = state.withLock { state -> Disposable? in
+            guard state.subscribers.removeValue(forKey: id) != nil, state.subscribers.isEmpty,
+                  case .running = state.phase else { return nil }
+            state.phase = .canceled
+            state.buffer.removeAll()
+            defer { state.upstreamLifetime = nil }
+            return state.upstreamLifetime
+        }
         cancel?.dispose()
     }
 }

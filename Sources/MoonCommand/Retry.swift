@@ -1,17 +1,19 @@
 extension Signal {
     /// Restarts this (cold) signal after an error, up to `policy.times`
-    /// more times, waiting as the policy says on `scheduler`.
+    /// more times, waiting as the policy says on `scheduler` (at once
+    /// without one).
     ///
     /// Values of failed attempts are forwarded as they came. The last
-    /// error is sent when no retry is left.
+    /// error is sent when no retry is left. Disposing the subscription
+    /// during a wait cancels the retry.
     ///
     /// - Parameter onRetry: called (outside any lock) just before each
     ///   wait, with the failed attempt's number (1-based), the wait and the
-    ///   error; the runner turns it into a `retry` event.
+    ///   error.
     public func retry(
         _ policy: RetryPolicy,
         on scheduler: DateScheduler?,
-        onRetry: ((_ failedAttempt: Int, _ delay: Duration, _ error: Error) -> Void)? = nil
+        onRetry: (@Sendable (_ failedAttempt: Int, _ delay: Duration, _ error: Error) -> Void)? = nil
     ) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
@@ -19,9 +21,9 @@ extension Signal {
             let timer = SerialDisposable()
             lifetime.add(attemptLifetime)
             lifetime.add(timer)
-            let failures = LockedCounter()
+            let failures = Locked(0)
 
-            func startAttempt() {
+            @Sendable func startAttempt() {
                 if lifetime.isDisposed { return }
                 let child = CompositeDisposable()
                 attemptLifetime.inner = child
@@ -30,7 +32,7 @@ extension Signal {
                         sink.send(event)
                         return
                     }
-                    let failed = failures.increment()
+                    let failed = failures.withLock { $0 += 1; return $0 }
                     guard failed <= policy.times else {
                         sink.send(event)
                         return
@@ -64,17 +66,5 @@ extension Signal {
         on scheduler: DateScheduler
     ) -> Signal<Value> {
         retry(RetryPolicy(times: count, delay: delay, backoff: backoff, maxDelay: maxDelay), on: scheduler)
-    }
-}
-
-/// A counter shared between threads.
-final class LockedCounter {
-    private let lock = Lock()
-    private var value = 0
-
-    func increment() -> Int {
-        lock.lock(); defer { lock.unlock() }
-        value += 1
-        return value
     }
 }

@@ -2,21 +2,19 @@ import Dispatch
 import Foundation
 
 /// Runs actions somewhere: on a queue, right away, or in virtual time.
-public protocol Scheduler: AnyObject {
+public protocol Scheduler: AnyObject, Sendable {
     /// Schedules `action`; returns a disposable that cancels it if it has
     /// not started yet (nil when it cannot be cancelled).
     @discardableResult
-    func schedule(_ action: @escaping () -> Void) -> Disposable?
+    func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable?
 
-    /// Schedules `action` with no way to cancel it: for callers that would
-    /// drop the disposable anyway (delivering events, starting a command's
-    /// work), so a scheduler need not make one per action. Same order and
-    /// thread as `schedule`.
-    func post(_ action: @escaping () -> Void)
+    /// Schedules `action` with no way to cancel it, for callers that would
+    /// drop the disposable anyway. Same order and thread as `schedule`.
+    func post(_ action: @escaping @Sendable () -> Void)
 }
 
 extension Scheduler {
-    public func post(_ action: @escaping () -> Void) {
+    public func post(_ action: @escaping @Sendable () -> Void) {
         schedule(action)
     }
 }
@@ -34,7 +32,7 @@ public protocol DateScheduler: Scheduler {
 
     /// Schedules `action` to run `delay` from now (at once if not positive).
     @discardableResult
-    func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable?
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Disposable?
 }
 
 /// Runs every action at once, on the calling thread.
@@ -43,7 +41,7 @@ public final class ImmediateScheduler: Scheduler {
     public init() {}
 
     @discardableResult
-    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable? {
         action()
         return nil
     }
@@ -73,7 +71,7 @@ public final class QueueScheduler: DateScheduler {
     public var now: Date { Date() }
 
     @discardableResult
-    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable? {
         let token = ActionDisposable()
         queue.async {
             if !token.isDisposed { action() }
@@ -81,12 +79,12 @@ public final class QueueScheduler: DateScheduler {
         return token
     }
 
-    public func post(_ action: @escaping () -> Void) {
+    public func post(_ action: @escaping @Sendable () -> Void) {
         queue.async(execute: action)
     }
 
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Disposable? {
         let token = ActionDisposable()
         let nanoseconds = Int(delay.clampedNanoseconds())
         queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {

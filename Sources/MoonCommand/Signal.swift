@@ -26,13 +26,15 @@
 ///
 /// The contract is enforced where events enter a chain (``init(_:)``) and
 /// by every operator that combines sources or threads; operators that
-/// only transform a serial stream (`map`, `filter`) add no lock, which
-/// keeps long chains cheap.
-public struct Signal<Value> {
+/// only transform a serial stream (`map`, `filter`) add no lock of their
+/// own.
+///
+/// Values are `Sendable`: a signal's events may cross threads at any
+/// operator (`deliverOn`, a command's execute queue).
+public struct Signal<Value: Sendable>: Sendable {
     /// Starts the work, sending to an observer that already obeys the
     /// contract, and registering teardown on the lifetime.
-    @usableFromInline
-    let startHandler: (Observer<Value>, CompositeDisposable) -> Void
+    let startHandler: @Sendable (Observer<Value>, CompositeDisposable) -> Void
 
     /// Creates a signal from a start handler.
     ///
@@ -42,8 +44,7 @@ public struct Signal<Value> {
     /// should register its teardown (cancelling timers, killing processes)
     /// on the `lifetime`, which is disposed when the subscriber disposes or
     /// when the signal terminates.
-    @inlinable
-    public init(_ startHandler: @escaping (_ observer: Observer<Value>, _ lifetime: CompositeDisposable) -> Void) {
+    public init(_ startHandler: @escaping @Sendable (_ observer: Observer<Value>, _ lifetime: CompositeDisposable) -> Void) {
         self.startHandler = { downstream, lifetime in
             let sink = SerialSink(downstream, lifetime: lifetime)
             lifetime.add(sink)
@@ -53,7 +54,7 @@ public struct Signal<Value> {
 
     /// Creates a signal whose handler receives the serialising sink itself,
     /// for operators that must change state and emit under one lock.
-    init(serialized startHandler: @escaping (_ sink: SerialSink<Value>, _ lifetime: CompositeDisposable) -> Void) {
+    init(serialized startHandler: @escaping @Sendable (_ sink: SerialSink<Value>, _ lifetime: CompositeDisposable) -> Void) {
         self.startHandler = { downstream, lifetime in
             let sink = SerialSink(downstream, lifetime: lifetime)
             lifetime.add(sink)
@@ -63,15 +64,13 @@ public struct Signal<Value> {
 
     /// Creates a signal from a handler that already obeys the contract
     /// (it forwards a serial upstream). Adds no lock.
-    @usableFromInline
-    init(unchecked startHandler: @escaping (Observer<Value>, CompositeDisposable) -> Void) {
+    init(unchecked startHandler: @escaping @Sendable (Observer<Value>, CompositeDisposable) -> Void) {
         self.startHandler = startHandler
     }
 
     /// Starts the work and delivers its events to `observer`.
     ///
     /// - Returns: a disposable that stops the work and the delivery.
-    @inlinable
     @discardableResult
     public func start(_ observer: Observer<Value>) -> Disposable {
         let lifetime = CompositeDisposable()
@@ -81,23 +80,22 @@ public struct Signal<Value> {
 
     /// Starts the work, delivering every event to `action`.
     @discardableResult
-    public func start(_ action: @escaping (Event<Value>) -> Void) -> Disposable {
+    public func start(_ action: @escaping @Sendable (Event<Value>) -> Void) -> Disposable {
         start(Observer(action))
     }
 
     /// Starts the work with one optional closure per kind of event.
     @discardableResult
     public func observe(
-        next: ((Value) -> Void)? = nil,
-        error: ((Error) -> Void)? = nil,
-        completed: (() -> Void)? = nil
+        next: (@Sendable (Value) -> Void)? = nil,
+        error: (@Sendable (Error) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
         start(Observer(next: next, error: error, completed: completed))
     }
 
     /// Starts the work inside a lifetime owned by the caller (an operator
     /// starting an inner signal). The events bypass any extra gate.
-    @usableFromInline
     func start(_ observer: Observer<Value>, in lifetime: CompositeDisposable) {
         startHandler(observer, lifetime)
     }
@@ -115,7 +113,7 @@ extension Signal {
     }
 
     /// A signal that sends each of `values` and completes.
-    public init<S: Sequence>(values: S) where S.Element == Value {
+    public init<S: Sequence & Sendable>(values: S) where S.Element == Value {
         self.init({ observer, lifetime in
             for value in values {
                 if lifetime.isDisposed { return }
@@ -142,7 +140,7 @@ extension Signal {
 
     /// A signal that runs `body` on each start and sends its result (or
     /// its thrown error).
-    public static func attempt(_ body: @escaping () throws -> Value) -> Signal<Value> {
+    public static func attempt(_ body: @escaping @Sendable () throws -> Value) -> Signal<Value> {
         Signal({ observer, _ in
             do {
                 let value = try body()

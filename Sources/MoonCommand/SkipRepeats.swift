@@ -3,11 +3,15 @@ extension Signal where Value: Equatable {
     public func skipRepeats() -> Signal<Value> {
         let upstream = startHandler
         return Signal(unchecked: { observer, lifetime in
-            var last: Value? // per subscription; the upstream is serial
+            let last = Locked<Value?>(nil) // per subscription
             upstream(Observer { event in
                 if case let .next(value) = event {
-                    if let previous = last, previous == value { return }
-                    last = value
+                    let repeated = last.withLock { last -> Bool in
+                        if let previous = last, previous == value { return true }
+                        last = value
+                        return false
+                    }
+                    if repeated { return }
                 }
                 observer.action(event)
             }, lifetime)

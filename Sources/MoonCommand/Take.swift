@@ -5,13 +5,12 @@ extension Signal {
         if count <= 0 { return .empty }
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            var taken = 0 // protected by the sink's lock
+            let taken = Locked(0)
             upstream.start(Observer { event in
                 sink.modify { enqueue in
-                    guard case .next = event else { enqueue(event); return }
-                    taken += 1
                     enqueue(event)
-                    if taken == count { enqueue(.completed) }
+                    guard case .next = event else { return }
+                    if taken.withLock({ $0 += 1; return $0 }) == count { enqueue(.completed) }
                 }
             }, in: lifetime.makeChild())
         })

@@ -10,53 +10,49 @@ import Foundation
 public final class TestScheduler: DateScheduler {
     private struct Scheduled {
         let date: Date
-        let sequence: Int
-        let action: () -> Void
+        let action: @Sendable () -> Void
         let token: ActionDisposable
     }
 
-    private let lock = Lock()
-    private var currentDate: Date
-    private var sequence = 0
-    // Sorted by (date, sequence).
-    private var scheduled: [Scheduled] = []
+    private struct State {
+        var now: Date
+        /// Sorted by date; equal dates in the order they were scheduled.
+        var scheduled: [Scheduled] = []
+    }
+
+    private let state: Locked<State>
 
     /// A test scheduler whose clock starts at `startDate`.
     public init(startDate: Date = Date(timeIntervalSinceReferenceDate: 0)) {
-        currentDate = startDate
+        state = Locked(State(now: startDate))
     }
 
     /// The virtual time.
-    public var now: Date {
-        lock.lock(); defer { lock.unlock() }
-        return currentDate
-    }
+    public var now: Date { state.withLock { $0.now } }
 
     /// How many actions wait to run.
     public var pendingCount: Int {
-        lock.lock(); defer { lock.unlock() }
-        return scheduled.filter { !$0.token.isDisposed }.count
+        state.withLock { $0.scheduled.filter { !$0.token.isDisposed }.count }
     }
 
     @discardableResult
-    public func schedule(_ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable? {
         schedule(after: .zero, action)
     }
 
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> Disposable? {
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Disposable? {
         let token = ActionDisposable()
-        lock.lock(); defer { lock.unlock() }
-        let item = Scheduled(date: currentDate.addingTimeInterval(max(0, delay.timeInterval)),
-                             sequence: sequence, action: action, token: token)
-        sequence += 1
-        // Binary search for the insertion point keeps (date, sequence) order.
-        var low = 0, high = scheduled.count
-        while low < high {
-            let mid = (low + high) / 2
-            if scheduled[mid].date <= item.date { low = mid + 1 } else { high = mid }
+        state.withLock { state in
+            let item = Scheduled(date: state.now.addingTimeInterval(max(0, delay.timeInterval)), action: action, token: token)
+            // Binary search for the first later date keeps same-date order.
+            var low = 0, high = state.scheduled.count
+            while low < high {
+                let mid = (low + high) / 2
+                if state.scheduled[mid].date <= item.date { low = mid + 1 } else { high = mid }
+            }
+            state.scheduled.insert(item, at: low)
         }
-        scheduled.insert(item, at: low)
         return token
     }
 
@@ -74,16 +70,15 @@ public final class TestScheduler: DateScheduler {
     /// Moves the clock to `date`, running every action due by then.
     public func advance(to date: Date) {
         while true {
-            let next: Scheduled? = {
-                lock.lock(); defer { lock.unlock() }
-                guard let first = scheduled.first, first.date <= date else {
-                    if currentDate < date { currentDate = date }
+            let next = state.withLock { state -> Scheduled? in
+                guard let first = state.scheduled.first, first.date <= date else {
+                    if state.now < date { state.now = date }
                     return nil
                 }
-                scheduled.removeFirst()
-                if currentDate < first.date { currentDate = first.date }
+                state.scheduled.removeFirst()
+                if state.now < first.date { state.now = first.date }
                 return first
-            }()
+            }
             guard let next else { return }
             if !next.token.isDisposed { next.action() }
         }
@@ -92,12 +87,7 @@ public final class TestScheduler: DateScheduler {
     /// Runs every scheduled action, including ones scheduled meanwhile,
     /// moving the clock as far as needed.
     public func run() {
-        while true {
-            let last: Date? = {
-                lock.lock(); defer { lock.unlock() }
-                return scheduled.last?.date
-            }()
-            guard let last else { return }
+        while let last = state.withLock({ $0.scheduled.last?.date }) {
             advance(to: last)
         }
     }

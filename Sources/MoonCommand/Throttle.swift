@@ -12,24 +12,22 @@ extension Signal {
     public func throttle(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            // Protected by the sink's lock.
-            var lastSent: Date?
-            var waiting: Value?
-            var timerScheduled = false
+            let state = Locked((lastSent: Date?.none, waiting: Value?.none, timerScheduled: false))
             // At most one timer waits at a time; holding it in a serial
             // disposable keeps a long stream from piling up tokens.
             let timer = SerialDisposable()
             lifetime.add(timer)
 
-            func fire() {
+            @Sendable func fire() {
                 let now = scheduler.now
                 sink.modify { enqueue in
-                    timerScheduled = false
-                    if let value = waiting {
-                        waiting = nil
-                        lastSent = now
-                        enqueue(.next(value))
+                    let value = state.withLock { state -> Value? in
+                        state.timerScheduled = false
+                        defer { state.waiting = nil }
+                        if state.waiting != nil { state.lastSent = now }
+                        return state.waiting
                     }
+                    if let value { enqueue(.next(value)) }
                 }
             }
 
@@ -37,24 +35,30 @@ extension Signal {
                 switch event {
                 case let .next(value):
                     let now = scheduler.now
-                    let wait: Duration? = sink.modify { enqueue in
-                        if !timerScheduled, lastSent.map({ now.timeIntervalSince($0) >= interval.timeInterval }) ?? true {
-                            lastSent = now
-                            enqueue(.next(value))
-                            return nil
+                    let wait = sink.modify { enqueue -> Duration? in
+                        let (sendNow, wait) = state.withLock { state -> (Bool, Duration?) in
+                            if !state.timerScheduled,
+                               state.lastSent.map({ now.timeIntervalSince($0) >= interval.timeInterval }) ?? true {
+                                state.lastSent = now
+                                return (true, nil)
+                            }
+                            state.waiting = value
+                            if state.timerScheduled { return (false, nil) }
+                            state.timerScheduled = true
+                            return (false, interval - .seconds(now.timeIntervalSince(state.lastSent ?? now)))
                         }
-                        waiting = value
-                        if timerScheduled { return nil }
-                        timerScheduled = true
-                        return interval - .seconds(now.timeIntervalSince(lastSent ?? now))
+                        if sendNow { enqueue(.next(value)) }
+                        return wait
                     }
                     if let wait {
                         timer.inner = scheduler.schedule(after: wait, fire)
                     }
                 case .completed:
                     sink.modify { enqueue in
-                        if let value = waiting {
-                            waiting = nil
+                        if let value = state.withLock({ state -> Value? in
+                            defer { state.waiting = nil }
+                            return state.waiting
+                        }) {
                             enqueue(.next(value))
                         }
                         enqueue(.completed)

@@ -1,5 +1,3 @@
-import Foundation
-
 extension Signal {
     /// Fails with `error` (by default ``SignalError/timedOut(after:)``) if
     /// this signal has not terminated `interval` after its start, and

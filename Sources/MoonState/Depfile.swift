@@ -18,7 +18,9 @@ public enum Depfile {
     }
 
     /// The files of every rule in `text`. Throws `Malformed` for text that
-    /// is not a dependency file (names with no rule, a NUL byte).
+    /// is not a dependency file (names with no rule, a NUL byte). One pass
+    /// over the bytes with one switch, as ninja's depfile lexer: its cases
+    /// share the word and rule state, so it stays one function.
     public static func parse(_ text: [UInt8]) throws -> [String] {
         var files: [String] = []
         var seen = Set<String>()

@@ -3,16 +3,16 @@ import Foundation
 /// A run's node records as one text value, one line per node:
 /// `node TAB started TAB duration TAB result TAB attempts` (an empty field
 /// for a missing start or duration; `started` in whole milliseconds since
-/// 1970: printing a `Double` cost more than the rest of the line).
+/// 1970, an integer, cheaper to print than a `Double`).
 ///
-/// Why one value per run instead of a row per node: a run's end writes it
-/// after the last node, and 1000 rows took ~1 ms of that; one row with this
-/// text takes a tenth. Node names cannot hold a tab or a newline (the graph
-/// file's name rule); should one, it is escaped (`\t`, `\n`, `\\`).
+/// One value per run, not a row per node: a run's end writes it after the
+/// last node, while the user waits, and one row is written in a fraction of
+/// the time of a row per node. Node names cannot hold a tab or a newline
+/// (the graph file's name rule); should one, it is escaped (`\t`, `\n`, `\\`).
 enum NodeRunsText {
     static func encode(_ nodes: [NodeRunRecord]) -> String {
-        // Built as bytes: String appends and `String(Int)` per field were
-        // most of the time a run's end spent recording its history.
+        // Built as bytes, not by String appends and `String(Int)` per field:
+        // this runs after the last node, for every node of the run.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(nodes.count * 48)
         let tab = UInt8(ascii: "\t")

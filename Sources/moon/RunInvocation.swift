@@ -91,11 +91,6 @@ struct RunInvocation: Equatable {
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try parsedDuration(grace, option: "--grace"))
         if let timeout { options.timeout = try parsedDuration(timeout, option: "--timeout") }
         let state = IncrementalState(graph: file.graph, store: store, force: force, onWarning: warn)
-        // Up-to-date checks read and write through GRDB: its queue is made
-        // meanwhile, off the loop's path (only graphs with `sources` need it).
-        if let store, file.graph.nodes.contains(where: { !$0.sources.isEmpty }) {
-            BackgroundThread.run(name: "moon.store") { store.prepareQueue() }
-        }
         let session = RunSession(graph: file.graph, plan: plan, options: options, reporterKind: reporterKind(), verbosity: verbosity,
                                  state: state, store: store)
         session.outputMode = outputMode

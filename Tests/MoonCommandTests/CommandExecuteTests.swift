@@ -25,7 +25,7 @@ import Testing
 
     @Test func callbacksArriveInOrderOnTheGivenSchedulerOnly() {
         let scheduler = TestScheduler()
-        let command = Command<Int, Int>(executeOn: scheduler) { input, result in
+        let command = Command<Int, Int, any Error>(executeOn: scheduler) { input, result in
             for value in 0..<input { result.next(value) }
             result.complete()
             result.next(99) // after the terminal event: ignored
@@ -42,7 +42,7 @@ import Testing
 
     @Test func manyEventsAreDeliveredInOrderAcrossDrains() {
         let scheduler = TestScheduler()
-        let command = Command<Int, Int>(executeOn: scheduler) { input, result in
+        let command = Command<Int, Int, any Error>(executeOn: scheduler) { input, result in
             for value in 0..<input { result.next(value) }
             result.complete()
             return nil
@@ -60,7 +60,7 @@ import Testing
 
     @Test func errorEndsTheExecution() {
         let scheduler = TestScheduler()
-        let command = Command<Void, Int>(executeOn: scheduler) { _, result in
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             result.next(1)
             result.error(TestError(id: 7))
             result.complete()
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func eventsSentFromOtherThreadsAreSerialAndEndWithOneTerminal() {
-        let command = Command<Int, Int>(executeQueue: DispatchQueue(label: "run")) { input, result in
+        let command = Command<Int, Int, any Error>(executeQueue: DispatchQueue(label: "run")) { input, result in
             // Two producers at once; one of them completes at the end.
             let group = DispatchGroup()
             for producer in 0..<2 {
@@ -116,7 +116,7 @@ import Testing
         let scheduler = TestScheduler()
         var runs = 0
         var ended = false
-        let command = Command<Void, Int>(executeOn: scheduler) { _, result in
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             runs += 1
             result.onEnd { ended = true }
             return nil
@@ -137,7 +137,7 @@ import Testing
         var workCanceled = false
         var endActionRan = false
         var captured: CommandResult<Int>?
-        let command = Command<Void, Int>(executeOn: scheduler) { _, result in
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             captured = result
             result.next(1)
             result.onEnd { endActionRan = true }
@@ -158,7 +158,7 @@ import Testing
 
     @Test func cancelAfterTheTerminalEventChangesNothing() {
         let scheduler = TestScheduler()
-        let command = Command<Void, Int>(executeOn: scheduler) { _, result in
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             result.complete(with: 1)
             return nil
         }
@@ -172,7 +172,7 @@ import Testing
 
     @Test func theCommandIsEnabledAgainWhenTheTerminalCallbackArrives() {
         let scheduler = TestScheduler()
-        let command = Command<Int, Int>(executeOn: scheduler) { input, result in
+        let command = Command<Int, Int, any Error>(executeOn: scheduler) { input, result in
             result.complete(with: input)
             return nil
         }
@@ -193,7 +193,7 @@ import Testing
         let runs = TestScheduler()
         let callbacks = TestScheduler()
         var workCanceled = false
-        var command: Command<Void, Int>? = Command(executeOn: runs) { _, result in
+        var command: Command<Void, Int, any Error>? = Command(executeOn: runs) { _, result in
             result.next(1)
             return ActionDisposable { workCanceled = true }
         }
@@ -211,7 +211,7 @@ import Testing
 
     @Test func aCallbackMayCancelItsOwnExecution() {
         let scheduler = TestScheduler()
-        let command = Command<Void, Int>(executeOn: scheduler) { _, result in
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             result.next(1)
             result.next(2)
             return nil
@@ -228,7 +228,7 @@ import Testing
 
     @Test func isExecutingObservedAfterAnExecutionStarted() {
         let scheduler = TestScheduler()
-        let command = Command<Void, Int>(executeOn: scheduler) { _, _ in nil } // never ends by itself
+        let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, _ in nil } // never ends by itself
         let cancelable = command.execute((), callbackOn: scheduler) { _, _, _, _ in }
         let recorder = Recorder<Bool>()
         command.isExecuting.signal.start(recorder.observer)

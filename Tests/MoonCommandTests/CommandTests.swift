@@ -4,7 +4,7 @@ import MoonCommand
 import Testing
 
 /// A command that sends its input on the execute queue and completes.
-final class EchoCommand: Command<Int, Int> {
+final class EchoCommand: Command<Int, Int, any Error> {
     override func run(_ input: Int, result: CommandResult<Int>) -> Cancelable? {
         result.next(input)
         result.complete()
@@ -13,7 +13,7 @@ final class EchoCommand: Command<Int, Int> {
 }
 
 /// A command whose run never ends by itself; records cancellation.
-final class HangingCommand: Command<Void, Int> {
+final class HangingCommand: Command<Void, Int, any Error> {
     let canceled = DispatchSemaphore(value: 0)
     let running = DispatchSemaphore(value: 0)
 
@@ -55,7 +55,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         var runQueue: String?
         var log: [String] = []
         let done = DispatchSemaphore(value: 0)
-        let command = Command<Int, Int>(name: "double", executeQueue: executeQueue) { input, result in
+        let command = Command<Int, Int, any Error>(name: "double", executeQueue: executeQueue) { input, result in
             lock.lock(); runQueue = DispatchQueue.getSpecific(key: key); lock.unlock()
             result.next(input * 2)
             result.complete()
@@ -114,7 +114,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     }
 
     @Test func concurrentExecutionWhenAllowed() {
-        let command = Command<Int, Int>(executeQueue: DispatchQueue(label: "pool", attributes: .concurrent), allowsConcurrentExecution: true) { input, result in
+        let command = Command<Int, Int, any Error>(executeQueue: DispatchQueue(label: "pool", attributes: .concurrent), allowsConcurrentExecution: true) { input, result in
             result.complete(with: input)
             return nil
         }
@@ -128,7 +128,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     /// its node commands on its event loop): `run` waits for that scheduler.
     @Test func runExecutesOnAGivenScheduler() {
         let scheduler = TestScheduler()
-        let command = Command<Int, Int>(name: "on-scheduler", executeOn: scheduler) { input, result in
+        let command = Command<Int, Int, any Error>(name: "on-scheduler", executeOn: scheduler) { input, result in
             result.complete(with: input * 2)
             return nil
         }
@@ -190,21 +190,21 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     }
 
     @Test func executeBlockAndComposition() {
-        let one = Command<Void, Int> { _, result in result.complete(with: 1); return nil }
-        let two = Command<Void, Int> { _, result in result.complete(with: 2); return nil }
+        let one = Command<Void, Int, any Error> { _, result in result.complete(with: 1); return nil }
+        let two = Command<Void, Int, any Error> { _, result in result.complete(with: 2); return nil }
         let recorder = Recorder<Int>()
         Signal.combineLatest([one.signal(), two.signal()], reduce: { $0.reduce(0, +) }).start(recorder.observer)
         #expect(recorder.waitForTerminal())
         #expect(recorder.log == ["next(3)", "completed"])
         let missing = Recorder<Int>()
-        let bare = Command<Void, Int>()
+        let bare = Command<Void, Int, any Error>()
         bare.signal().start(missing.observer)
         #expect(missing.waitForTerminal())
         #expect(missing.events.last?.error as? CommandError == .notImplemented)
         withExtendedLifetime(bare) {}
         // A signal whose command is gone fails instead of hanging.
         let orphan = Recorder<Int>()
-        Command<Void, Int>().signal().start(orphan.observer)
+        Command<Void, Int, any Error>().signal().start(orphan.observer)
         #expect(orphan.waitForTerminal())
         #expect(orphan.events.last?.error as? CommandError == .released)
     }

@@ -2,7 +2,6 @@ import Foundation
 import MoonGraph
 import Testing
 @testable import MoonState
-import GRDBSQLite
 
 @Suite struct StateStoreTests {
     @Test func aCorruptStoreIsMovedAsideWithAWarning() throws {
@@ -17,12 +16,11 @@ import GRDBSQLite
     }
 
     /// moon exits without closing the store: the next run's first connection
-    /// resets the wal-index and rebuilds it from the WAL. The reset zeroes
-    /// the -shm file in place (`SharedMemoryReset`) instead of truncating it.
+    /// finds the last runs in the WAL, with the index of a connection that
+    /// is gone, and rebuilds the index from the WAL.
     @Test func aRunLeftInTheWALIsReadAfterTheIndexIsReset() throws {
         let tree = try TempTree()
         let first = try #require(StateStore.open(graphDirectory: tree.root).store)
-        first.waitForBackgroundCheckpoint(seconds: 10)
         var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 7, ok: true)
         run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1)]
         try first.record(run)
@@ -39,24 +37,6 @@ import GRDBSQLite
         let runs = try second.recentRuns(graph: "moon.yaml", limit: 10)
         #expect(runs.count == 1)
         #expect(runs.first?.nodes.map(\.node) == ["build"])
-    }
-
-    /// SQLite's unix VFS truncates through the hook: a -shm reset (to 3
-    /// bytes) zeroes the file in place; any other size truncates.
-    @Test func theSharedMemoryResetZeroesInPlace() throws {
-        SharedMemoryReset.installed
-        let vfs = try #require(sqlite3_vfs_find(nil))
-        let call = try #require(vfs.pointee.xGetSystemCall?(vfs, "ftruncate"))
-        let truncate = unsafeBitCast(call, to: (@convention(c) (Int32, off_t) -> Int32).self)
-        let tree = try TempTree()
-        try Data(repeating: 0xFF, count: 32768).write(to: URL(fileURLWithPath: tree.path("state.db-shm")))
-        let fd = open(tree.path("state.db-shm"), O_RDWR)
-        defer { close(fd) }
-        #expect(truncate(fd, SharedMemoryReset.resetSize) == 0)
-        let zeroed = try Data(contentsOf: URL(fileURLWithPath: tree.path("state.db-shm")))
-        #expect(zeroed.count == 32768 && zeroed.allSatisfy { $0 == 0 })
-        #expect(truncate(fd, 100) == 0)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: tree.path("state.db-shm"))).count == 100)
     }
 
     @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
@@ -93,27 +73,36 @@ import GRDBSQLite
         #expect(try store.recentRuns(graph: "other.yaml", limit: 10).isEmpty)
     }
 
-    /// Durations come from the newest runs only, so a long history does
-    /// not slow every start down.
-    /// moon's connection does not checkpoint by itself (its commits are not
-    /// synced): past a limit, the end of a run checkpoints the WAL with syncs
-    /// and truncates it, so starts never read an ever longer WAL.
-    @Test func aLongWALIsCheckpointedAtTheEndOfARun() throws {
-        let tree = try TempTree()
-        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
-        func walSize() -> Int {
-            (try? FileManager.default.attributesOfItem(atPath: tree.path(".moon/state.db-wal"))[.size] as? Int) ?? 0
+    /// moon exits without closing its connection, and the next process's
+    /// first connection rebuilds the WAL's index from the WAL: the opening
+    /// checkpoints a WAL past `walCheckpointSize`, so that run's writes
+    /// start it afresh and no start reads an ever longer one. Each round
+    /// here is a new process: the files copied, as an exited moon leaves them.
+    @Test func theWALStaysShortRunAfterRun() throws {
+        var tree = try TempTree()
+        var largest = 0
+        for round in 0..<40 {
+            let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
+            run.nodes = (0..<500).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
+            try store.record(run)
+            let wal = try FileManager.default.attributesOfItem(atPath: tree.path(".moon/state.db-wal"))[.size] as? Int ?? 0
+            largest = max(largest, wal)
+            if round == 39 {
+                #expect(try store.recentRuns(graph: "moon.yaml", limit: 1000).count == 40)
+                #expect(try store.integrityCheck() == "ok")
+                break
+            }
+            let next = try TempTree()
+            try FileManager.default.createDirectory(atPath: next.path(".moon"), withIntermediateDirectories: true)
+            for suffix in ["", "-wal", "-shm"] {
+                try FileManager.default.copyItem(atPath: tree.path(".moon/state.db" + suffix), toPath: next.path(".moon/state.db" + suffix))
+            }
+            tree = next
         }
-        var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
-        run.nodes = (0..<10).map { NodeRunRecord(node: "n\($0)", durationMilliseconds: 1, result: .succeeded, attempts: 1) }
-        try store.record(run)
-        #expect(walSize() > 0)
-        store.walCheckpointLimit = 16 * 1024
-        run.nodes = (0..<2000).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", durationMilliseconds: 1, result: .succeeded, attempts: 1) }
-        try store.record(run)
-        #expect(walSize() == 0)
-        #expect(try store.recentRuns(graph: "moon.yaml", limit: 1).first?.nodes.count == 2000)
-        #expect(try store.integrityCheck() == "ok")
+        // 40 runs of ~25 KB each would leave a WAL of 1 MB and more.
+        #expect(largest > 0)
+        #expect(largest < StateStore.walCheckpointSize + 200 << 10)
     }
 
     /// A node weighs its newest success; a new duration within 1 ms or 10%

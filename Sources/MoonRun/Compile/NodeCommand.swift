@@ -11,7 +11,7 @@ import MoonProcess
 /// Disposing the execution cancels the attempt: a built-in stops at once,
 /// a process group gets SIGTERM and SIGKILL after the grace period, and
 /// `NodeProcesses` tells when it is gone.
-final class NodeCommand: Command<NodeCommand.Input, NodeOutput> {
+final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs

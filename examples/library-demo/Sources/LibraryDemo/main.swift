@@ -1,8 +1,8 @@
 // The seed's scenario, with MoonCommand: six commands, where 3 waits for
 // 1 and 2, 0 waits for 3 and 4, and the output combines 0 and 5. Each
 // command N sends N from its own background execute queue; every callback
-// arrives on the caller's queue. Also: a manual cancel and a cancel on
-// release.
+// arrives on the caller's queue. Also: a manual cancel, a cancel on
+// release, and the shared streams of a command gated by `enabledIf`.
 import Dispatch
 import Foundation
 import MoonCommand
@@ -21,7 +21,7 @@ let callbackQueue = taggedQueue("demo.callbacks")
 let callbackScheduler = QueueScheduler(queue: callbackQueue)
 
 /// Command N: sends N from its execute queue, then completes.
-final class NumberCommand: Command<Void, Int> {
+final class NumberCommand: Command<Void, Int, any Error> {
     let number: Int
     init(_ number: Int) {
         self.number = number
@@ -36,7 +36,7 @@ final class NumberCommand: Command<Void, Int> {
 }
 
 /// A command that ticks until canceled.
-final class TickingCommand: Command<Void, String> {
+final class TickingCommand: Command<Void, String, any Error> {
     override func run(_ input: Void, result: CommandResult<String>) -> Cancelable? {
         let timer = DispatchSource.makeTimerSource(queue: executeQueue)
         var ticks = 0
@@ -99,7 +99,41 @@ do {
     print("  released-ticker released")
 }
 
-// 3. The graph, composed from the commands' signals.
+// 3. Shared streams, a typed failure and `enabledIf`.
+print("shared streams:")
+do {
+    struct OddNumber: Error { let value: Int }
+    let allowed = MutableProperty(false)
+    let halves = Command<Int, Int, OddNumber>(
+        name: "halves", executeQueue: taggedQueue("demo.execute.halves"),
+        enabledIf: Property(allowed), allowsConcurrentExecution: true
+    ) { input, result in
+        if input % 2 == 0 { result.complete(with: input / 2) } else { result.error(OddNumber(value: input)) }
+        return nil
+    }
+    let seen = DispatchSemaphore(value: 0)
+    halves.values.start { event in
+        guard let value = event.value else { return }
+        print("  values: \(value)")
+        seen.signal()
+    }
+    halves.errors.start { event in
+        guard let error = event.value else { return }
+        print("  errors: odd number \(error.value)")
+        seen.signal()
+    }
+    halves.disabledErrors.start { event in
+        if event.value != nil { print("  disabledErrors: refused while enabledIf is false") }
+    }
+    halves.signal(4).start { _ in }
+    allowed.value = true
+    for input in [4, 7] {
+        halves.signal(input).start { _ in }
+        seen.wait()
+    }
+}
+
+// 4. The graph, composed from the commands' signals.
 print("graph:")
 let commands = (0..<6).map(NumberCommand.init)
 func node(_ n: Int) -> Signal<Int> {

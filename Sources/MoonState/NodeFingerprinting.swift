@@ -1,0 +1,170 @@
+import Foundation
+import MoonGraph
+
+/// The fingerprint of a node as it is about to start (`NodeFingerprint`):
+/// digests of its command, environment, needs' results and source files.
+extension IncrementalState {
+    /// The fingerprint of graph node `index` now.
+    public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
+        lock.lock()
+        defer { lock.unlock() }
+        return fingerprintLocked(index, needs: needs, previous: nil).0
+    }
+
+    /// The fingerprint of graph node `index`, and what `recordSuccess` needs
+    /// to digest its depfile; `previous` (its last success) spares hashing
+    /// files whose stat is unchanged. Called with the lock held.
+    func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> (NodeFingerprint, PendingDepfile?) {
+        let node = graph.nodes[index]
+        let (sources, manifest, depfile) = sourcesDigest(node, previous: previous)
+        let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
+                                          needs: Self.needsDigest(needs), sources: sources, manifest: manifest)
+        return (fingerprint, depfile)
+    }
+
+    /// What the node runs, and where.
+    static func commandDigest(_ node: Node) -> ContentHash {
+        var command = DigestBuilder("command")
+        switch node.action {
+        case .shell(let script):
+            command.add("shell")
+            command.add(node.shell.rawValue)
+            command.add(script)
+        case .exec(let argv):
+            command.add("exec")
+            command.add(argv.count)
+            for arg in argv { command.add(arg) }
+        case .builtin(let name, let with):
+            command.add("builtin")
+            command.add(name)
+            for key in with.keys.sorted() {
+                command.add(key)
+                command.add(with[key]!.text)
+            }
+        }
+        // `dir:` as the file writes it, not the resolved path: the graph
+        // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
+        // symlinked path) and moon's own working directory do not matter.
+        command.add(fingerprintedDirectory(node.dir))
+        return command.finish()
+    }
+
+    /// The node's dotenv, `env` and `vars` values.
+    private func environmentDigest(_ node: Node) -> ContentHash {
+        var environment = DigestBuilder("environment")
+        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", graph.vars)] {
+            environment.add(label)
+            environment.add(variables.count)
+            for entry in variables {
+                environment.add(entry.name)
+                environment.add(entry.value)
+            }
+        }
+        return environment.finish()
+    }
+
+    /// What the node's needs left it: results, outputs and values.
+    static func needsDigest(_ needs: [NeedState]) -> ContentHash {
+        var digest = DigestBuilder("needs")
+        digest.add(needs.count)
+        for need in needs {
+            digest.add(need.name)
+            digest.add(need.result)
+            let outputs = need.outputs.sorted { $0.0 < $1.0 }
+            digest.add(outputs.count)
+            for (key, value) in outputs {
+                digest.add(key)
+                digest.add(value)
+            }
+            digest.add(need.values.count)
+            for value in need.values { digest.add(value) }
+        }
+        return digest.finish()
+    }
+
+    /// The node's patterns, the files they match and their content, then
+    /// the files its last success's depfile listed.
+    private func sourcesDigest(_ node: Node, previous: StoredNode?) -> (ContentHash, Manifest, PendingDepfile?) {
+        var sources = DigestBuilder("sources")
+        var manifest: [Manifest.Entry] = []
+        for (label, patterns) in [("sources", node.sources), ("generates", node.generates)] {
+            sources.add(label)
+            sources.add(patterns.count)
+            for pattern in patterns { sources.add(pattern) }
+        }
+        guard !node.sources.isEmpty else { return (sources.finish(), Manifest(entries: []), nil) }
+        let files = scanner.files(matching: node.sources)
+        manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
+        sources.add(files.count)
+        var old = OldEntries(previous?.fingerprint.manifest.entries ?? [])
+        for file in files {
+            sources.add(file.path)
+            if let entry = entry(for: file, old: old.next(file.path)) {
+                sources.add(entry.hash)
+                manifest.append(entry)
+            } else {
+                sources.add("unreadable")
+            }
+        }
+        guard let path = node.depfile else { return (sources.finish(), Manifest(entries: manifest), nil) }
+        // The files the depfile of the last success listed, after the
+        // patterns' (`recordSuccess` digests them again as the new depfile lists them).
+        let patternDigest = sources
+        let patternFiles = manifest.count
+        sources.add("depfile")
+        sources.add(path)
+        if let deps = previous?.deps {
+            sources.add(deps.count)
+            for dep in deps {
+                sources.add(dep)
+                if let stat = dependencyStat(dep), stat.1 == .file,
+                   let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
+                    sources.add(entry.hash)
+                    manifest.append(entry)
+                } else {
+                    sources.add("missing")
+                }
+            }
+        } else {
+            sources.add("unread")
+        }
+        let depfile = PendingDepfile(digest: patternDigest, patternFiles: patternFiles, checkedAt: FileStat.nowNanoseconds())
+        return (sources.finish(), Manifest(entries: manifest), depfile)
+    }
+
+    /// The previous manifest, walked in step with a new scan (same order when
+    /// nothing moved); a dictionary only once they disagree.
+    fileprivate struct OldEntries {
+        let entries: [Manifest.Entry]
+        var position = 0
+        var byPath: [String: Int]?
+
+        init(_ entries: [Manifest.Entry]) { self.entries = entries }
+
+        mutating func next(_ path: String) -> Manifest.Entry? {
+            if position < entries.count, entries[position].path == path {
+                position += 1
+                return entries[position - 1]
+            }
+            guard !entries.isEmpty else { return nil }
+            if byPath == nil {
+                var made: [String: Int] = [:]
+                made.reserveCapacity(entries.count)
+                for (k, entry) in entries.enumerated() { made[entry.path] = k }
+                byPath = made
+            }
+            return byPath![path].map { entries[$0] }
+        }
+    }
+
+    /// What `record` needs to digest a depfile node's new dependencies.
+    struct PendingDepfile {
+        /// The sources digest up to the patterns' files.
+        var digest: DigestBuilder
+        /// How many of the manifest's entries are the patterns' files.
+        var patternFiles: Int
+        /// When the node was checked (wall clock, ns): a dependency written
+        /// since then may have changed while the command read it.
+        var checkedAt: Int64
+    }
+}

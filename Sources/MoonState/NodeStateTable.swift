@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+
+/// Each node's last success (`node_state`): its fingerprint, outputs,
+/// values and depfile dependencies, per graph file.
+extension StateStore {
+    public func nodeState(graph: String, node: String) throws -> StoredNode? {
+        try db.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT \(Self.nodeStateColumns) FROM node_state WHERE graph = ? AND node = ?
+                """, arguments: [graph, node]) else { return nil }
+            return Self.storedNode(row)
+        }
+    }
+
+    /// Every node state of `graph`, by node name, in one read: a run that
+    /// checks many nodes spares a transaction and a statement per node.
+    public func nodeStates(graph: String) throws -> [String: StoredNode] {
+        try db.read { db in
+            var result: [String: StoredNode] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT node, \(Self.nodeStateColumns) FROM node_state WHERE graph = ?",
+                                           arguments: [graph])
+            while let row = try rows.next() {
+                result[row[0]] = Self.storedNode(row, from: 1)
+            }
+            return result
+        }
+    }
+
+    private static let nodeStateColumns = "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps"
+
+    private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
+        func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
+        let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
+                                          manifest: Manifest(encoded: row[o + 5]), combined: hash(0))
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
+                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths))
+    }
+
+    /// Marks the last successes of these nodes as unfinished (their
+    /// fingerprint all zeros; the manifest stays, so their files need not
+    /// be read again): they started again, and until they succeed they are
+    /// not up to date.
+    public func markUnfinished(graph: String, nodes: [String]) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE node_state SET fingerprint = ? WHERE graph = ? AND node = ?")
+            let zero = Data(count: 32)
+            for node in nodes { try statement.execute(arguments: [zero, graph, node]) }
+        }
+    }
+
+    /// Saves the fingerprints and outputs of nodes that succeeded, with the
+    /// stat cache entries hashed since the last save, in one transaction.
+    public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry]) throws {
+        try db.write { db in
+            try Self.saveFiles(files, in: db)
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO node_state
+                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for (node, state) in nodes {
+                let f = state.fingerprint
+                try statement.execute(arguments: [
+                    graph, node, Data(f.combined.bytes), Data(f.command.bytes), Data(f.environment.bytes),
+                    Data(f.needs.bytes), Data(f.sources.bytes), f.manifest.encoded,
+                    Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
+                    state.deps.map(Self.encodePaths),
+                ])
+            }
+        }
+    }
+
+    /// A depfile's paths, each ended by a NUL byte (no path holds one).
+    static func encodePaths(_ paths: [String]) -> Data {
+        var out: [UInt8] = []
+        for path in paths {
+            out.append(contentsOf: path.utf8)
+            out.append(0)
+        }
+        return Data(out)
+    }
+
+    static func decodePaths(_ data: Data) -> [String] {
+        // Over the bytes in place: `Data.split` makes a generic slice per
+        // path, and every run decodes the lists of all the graph's nodes.
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String] in
+            var paths: [String] = []
+            var start = 0
+            for end in 0...raw.count where end == raw.count || raw[end] == 0 {
+                if end > start { paths.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<end]), as: UTF8.self)) }
+                start = end + 1
+            }
+            return paths
+        }
+    }
+
+    static func encodePairs(_ pairs: [(String, String)]) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: pairs.map { [$0.0, $0.1] })
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func decodePairs(_ text: String) -> [(String, String)] {
+        // Most nodes have none: no JSON parser for them.
+        if text == "[]" { return [] }
+        guard let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
+        return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+
+    static func encodeList(_ list: [String]) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: list)
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func decodeList(_ text: String) -> [String] {
+        if text == "[]" { return [] }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+
+/// The history of runs (`runs`, with each run's nodes in one `run_nodes`
+/// row) and each node's newest successful duration (`node_durations`), which
+/// the next run's priorities weigh.
+extension StateStore {
+    /// How many runs of a graph the history keeps.
+    public static let historyLimit = 500
+
+    /// Adds `run` to the history, updates the durations of its nodes that
+    /// succeeded, and drops the runs past `historyLimit`, in one transaction.
+    public func record(_ run: RunRecord) throws {
+        let known = durationsRead(graph: run.graph)
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds,
+                                 run.ok ? 1 : run.interrupted ? 2 : 0, run.forced, run.succeeded, run.failed, run.skipped,
+                                 run.upToDate, run.canceled])
+            let id = db.lastInsertedRowID
+            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
+            let oldest = id - Int64(Self.historyLimit)
+            for sql in ["DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                        "DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
+                        "DELETE FROM runs WHERE graph = ? AND id <= ?"] {
+                try db.execute(sql: sql, arguments: [run.graph, oldest])
+            }
+        }
+    }
+
+    /// Whether a node's new duration is near enough the recorded one to
+    /// leave it (within 1 ms or 10%): the weights are rough, and most
+    /// durations would be rewritten with a value that has not changed.
+    static func close(_ duration: Int, _ recorded: Int?) -> Bool {
+        guard let recorded else { return false }
+        return abs(duration - recorded) <= max(1, recorded / 10)
+    }
+
+    /// Run `runID`'s nodes (one `run_nodes` row, see `NodeRunsText`), and
+    /// the duration of each node that succeeded and is not `close` to what
+    /// `known` (the durations read at the start) has.
+    static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)",
+                       arguments: [runID, NodeRunsText.encode(nodes)])
+        // One prepared statement for every row.
+        let durations = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id) VALUES (?, ?, ?, ?)
+            """)
+        for node in nodes {
+            if node.result == .succeeded, let duration = node.durationMilliseconds, !Self.close(duration, known[node.node]) {
+                durations.setUncheckedArguments([graph, node.node, duration, runID])
+                try durations.execute()
+            }
+        }
+    }
+
+    /// The newest `limit` runs of `graph`, newest first, with their nodes.
+    public func recentRuns(graph: String, limit: Int) throws -> [RunRecord] {
+        try db.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT id, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled
+                FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?
+                """, arguments: [graph, limit])
+            return try rows.map { row in
+                let outcome: Int = row[3]
+                var run = RunRecord(graph: graph, startedAt: Date(timeIntervalSince1970: row[1]), durationMilliseconds: row[2],
+                                    ok: outcome == 1, forced: row[4])
+                run.interrupted = outcome == 2
+                run.id = row[0]
+                run.succeeded = row[5]
+                run.failed = row[6]
+                run.skipped = row[7]
+                run.upToDate = row[8]
+                run.canceled = row[9]
+                run.nodes = try Self.nodes(ofRun: run.id, in: db)
+                return run
+            }
+        }
+    }
+
+    /// A run's nodes: started first, by start, then by name.
+    private static func nodes(ofRun id: Int64, in db: Database) throws -> [NodeRunRecord] {
+        if let text = try String.fetchOne(db, sql: "SELECT nodes FROM run_nodes WHERE run_id = ?", arguments: [id]) {
+            return NodeRunsText.decode(text).sorted { a, b in
+                switch (a.startedAt, b.startedAt) {
+                case let (x?, y?) where x != y: return x < y
+                case (nil, _?): return false
+                case (_?, nil): return true
+                default: return a.node < b.node
+                }
+            }
+        }
+        // A run recorded before schema 3: a row per node.
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT node, started_at, duration_ms, result, attempts FROM node_runs WHERE run_id = ? ORDER BY started_at IS NULL, started_at, node
+            """, arguments: [id])
+        return rows.map { n in
+            let started: Double? = n[1]
+            return NodeRunRecord(node: n[0], startedAt: started.map(Date.init(timeIntervalSince1970:)),
+                                 durationMilliseconds: n[2], result: NodeRunRecord.Result(rawValue: n[3]) ?? .failed,
+                                 attempts: n[4])
+        }
+    }
+
+    /// For each node of `graph`, how long its latest successful run took (ms).
+    public func lastDurations(graph: String) throws -> [String: Int] {
+        let result = try db.read { db in
+            var result: [String: Int] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph])
+            while let row = try rows.next() {
+                result[row[0]] = row[1] as Int
+            }
+            return result
+        }
+        rememberDurations(result, graph: graph)
+        return result
+    }
+}

@@ -1,0 +1,101 @@
+import GRDB
+
+/// The tables of `.moon/state.db` and their migrations. The version is
+/// SQLite's `PRAGMA user_version`; a store of an older schema is brought up
+/// to this one on its first open by a writer, keeping what it holds, and a
+/// store of a newer one is left alone.
+enum StateSchema {
+    /// The schema this moon writes. 2 added `node_durations`; 3 `run_nodes`
+    /// (a run's nodes in one row; the `node_runs` rows of earlier runs are
+    /// still read); 4 `node_state.deps` (what a node's depfile listed).
+    static let version = 4
+
+    /// The tables of this schema, probed at every open.
+    static let tables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "sqlite_sequence"]
+
+    /// Brings the store to `version`, inside the caller's write transaction.
+    static func migrate(_ db: Database) throws {
+        let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard found < version else {
+            if found > version {
+                throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "made by a newer moon (schema \(found))")
+            }
+            return
+        }
+        try db.execute(sql: createTables + "PRAGMA user_version = \(version);")
+        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('node_state')")
+        if !columns.contains("deps") {
+            try db.execute(sql: "ALTER TABLE node_state ADD COLUMN deps BLOB")
+        }
+        if found == 1 {
+            // Each node's newest success, from the history so far.
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id)
+                SELECT r.graph, n.node, n.duration_ms, n.run_id FROM node_runs n JOIN runs r ON r.id = n.run_id
+                WHERE n.result = 'succeeded' AND n.duration_ms IS NOT NULL ORDER BY n.run_id
+                """)
+        }
+    }
+
+    /// Every table of the schema, each made only when missing.
+    private static let createTables = """
+        CREATE TABLE IF NOT EXISTS files (
+            path TEXT PRIMARY KEY NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            hash BLOB NOT NULL,
+            racy INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS node_state (
+            graph TEXT NOT NULL,
+            node TEXT NOT NULL,
+            fingerprint BLOB NOT NULL,
+            command BLOB NOT NULL,
+            environment BLOB NOT NULL,
+            needs BLOB NOT NULL,
+            sources BLOB NOT NULL,
+            manifest BLOB NOT NULL,
+            outputs TEXT NOT NULL,
+            node_values TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            deps BLOB,
+            PRIMARY KEY (graph, node)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            graph TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            ok INTEGER NOT NULL,
+            forced INTEGER NOT NULL,
+            succeeded INTEGER NOT NULL,
+            failed INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            up_to_date INTEGER NOT NULL,
+            canceled INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS runs_by_graph ON runs (graph, id);
+        CREATE TABLE IF NOT EXISTS node_runs (
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            node TEXT NOT NULL,
+            started_at REAL,
+            duration_ms INTEGER,
+            result TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            PRIMARY KEY (run_id, node)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS run_nodes (
+            run_id INTEGER PRIMARY KEY NOT NULL,
+            nodes TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS node_durations (
+            graph TEXT NOT NULL,
+            node TEXT NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            run_id INTEGER NOT NULL,
+            PRIMARY KEY (graph, node)
+        ) WITHOUT ROWID;
+
+        """
+}
