@@ -1,5 +1,6 @@
 # moon — build, test, run. `make run` and `make test` are the two commands a
-# new user needs; everything else is for contributors.
+# new user needs (`make test-unit` for the fast half); everything else is for
+# contributors.
 
 SWIFT      ?= swift
 PREFIX     ?= /usr/local
@@ -8,7 +9,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps test-slurm fuzz build release run test tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm fuzz build release run test test-unit test-e2e tsan install man completions bench clean schema
 
 all: build
 
@@ -57,18 +58,14 @@ build: deps
 	$(SWIFT) build
 
 # A static executable (-static-executable): the Swift runtime, Foundation,
-# libstdc++, SQLite, libyaml and glibc linked in. No dynamic loader work
-# at start (shared libraries to map, thousands of symbol lookups: SQLite's
-# library alone binds ~1,600 at load) and none later (lazy bindings on the
-# event loop's thread): `moon --version` 1.8 -> 1.1 ms, the first of 1000
-# nodes ~1 ms sooner, peak RSS ~1.6 MB lower, than with the runtime linked
-# in and the C libraries shared. The linker warns that glibc's
-# getaddrinfo/getpwuid load NSS modules at run time: they need the glibc
-# moon was built with, which is the one on the machine that built it.
+# libstdc++, SQLite, libyaml and glibc linked in, so a start does no
+# dynamic loader work and touches fewer shared pages. The linker warns that
+# glibc's getaddrinfo/getpwuid load NSS modules at run time: they need the
+# glibc moon was built with, the one on the machine that built it.
 # Position-dependent (-no-pie): nothing of moon's code is relocated at
 # start. Cross-module optimisation: the reactive core's generics are
-# specialised for the runner's types (2-3% fewer instructions per run).
-# See docs/decisions.md ("Building").
+# specialised for the runner's types. Reasons: docs/decisions.md
+# ("Building"); figures: docs/performance.md.
 RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization
 
 release: deps
@@ -78,18 +75,32 @@ release: deps
 run: release
 	$(RELEASE_BIN) run examples/quickstart.yaml
 
-# The whole suite: unit tests of every stage and end-to-end tests of the
-# built binary (which find it in .build/debug). When it fails, the failed
-# expectations are printed again at the end: CI keeps only the log's tail.
-test: deps test-deps
-	$(SWIFT) build
-	@{ $(SWIFT) test 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
+# The tests. `test-unit`: every stage's unit tests, with nothing installed
+# beyond what moon builds with. `test-e2e`: the end-to-end tests of the
+# built binary (Tests/MoonCLITests, which find it in .build/debug), with
+# what only they need (test-deps). `test`: both, in one run (CI).
+# When a run fails, its failed expectations are printed again at the end:
+# CI keeps only the log's tail (the whole log: .build/test.log).
+define swift_test
+	@mkdir -p .build; { $(SWIFT) test $(1) 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
 	status=$$(cat .build/test.status); \
 	if [ "$$status" != 0 ]; then \
-	  echo "=== make test failed ($$status); the failures (full log: .build/test.log) ==="; \
+	  echo "=== make $@ failed ($$status); the failures (full log: .build/test.log) ==="; \
 	  grep -E -A6 'recorded an issue|error: |Fatal error|crashed|exited with' .build/test.log | grep -v '^. Test .* started\.$$' | head -80; \
 	  exit $$status; \
 	fi
+endef
+
+test: deps test-deps
+	$(SWIFT) build
+	$(call swift_test)
+
+test-unit: deps
+	$(call swift_test,--skip MoonCLITests)
+
+test-e2e: deps test-deps
+	$(SWIFT) build
+	$(call swift_test,--filter MoonCLITests)
 
 # The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.
 test-slurm: deps

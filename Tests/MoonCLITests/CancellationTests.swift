@@ -39,10 +39,15 @@ import Testing
     @Test func aSecondCtrlCKillsAtOnce() throws {
         let moon = try Moon(graph: Self.sleepers)
         let running = try moon.start(["run", "--grace", "60s"])
-        #expect(eventually { pids(moon, ["stubborn.pid"]).count == 1 })
+        #expect(eventually { pids(moon, ["stubborn.pid", "plain.pid"]).count == 2 })
         let stubborn = pids(moon, ["stubborn.pid"])
+        let plain = pids(moon, ["plain.pid"])
         running.signal(SIGINT)
-        usleep(200_000)
+        // The first Ctrl-C has been acted on once `plain` (which obeys
+        // SIGTERM) is gone; `stubborn` ignores SIGTERM, so moon waits out
+        // the grace period for it.
+        #expect(eventually { plain.allSatisfy { !isAlive($0, of: moon) } }, "the first Ctrl-C sends SIGTERM")
+        #expect(stubborn.allSatisfy { isAlive($0, of: moon) }, "the first Ctrl-C does not kill")
         #expect(running.process.isRunning, "the first Ctrl-C waits for the grace period")
         running.signal(SIGINT)
         let result = try running.wait(limit: 10)

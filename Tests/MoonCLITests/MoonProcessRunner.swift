@@ -78,26 +78,44 @@ final class Moon {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return Running(process: process, out: out, err: err)
+        return try Running(launching: process, out: out, err: err)
     }
 
     struct Running {
         let process: Process
         let out: URL
         let err: URL
+        /// Signalled once by the process's termination handler.
+        private let exited = DispatchSemaphore(value: 0)
+
+        /// Runs `process`, its output going to `out` and `err`. The
+        /// termination handler is set before the launch, so an exit that
+        /// comes at once is not missed.
+        init(launching process: Process, out: URL, err: URL) throws {
+            self.process = process
+            self.out = out
+            self.err = err
+            let exited = self.exited
+            process.terminationHandler = { _ in exited.signal() }
+            try process.run()
+        }
 
         var pid: Int32 { process.processIdentifier }
 
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
+        /// Blocks until the process has exited (at most `limit` seconds; then
+        /// it gets SIGTERM, after 10 s more SIGKILL, and the test fails).
         func wait(limit: TimeInterval = 60) throws -> Result {
-            let deadline = Date().addingTimeInterval(limit)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning {
-                process.terminate()
+            if exited.wait(timeout: .now() + limit) == .timedOut {
                 Issue.record("moon did not finish within \(limit)s")
+                process.terminate()
+                if exited.wait(timeout: .now() + 10) == .timedOut {
+                    kill(process.processIdentifier, SIGKILL)
+                    exited.wait()
+                }
             }
+            exited.signal()  // a second wait returns at once
             process.waitUntilExit()
             let stdout = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
             let stderr = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -158,6 +176,5 @@ func shell(_ script: String, in moon: Moon, bash: Bool = false, environment extr
     process.standardOutput = try FileHandle(forWritingTo: out)
     process.standardError = try FileHandle(forWritingTo: err)
     process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return try Moon.Running(process: process, out: out, err: err).wait(limit: limit)
+    return try Moon.Running(launching: process, out: out, err: err).wait(limit: limit)
 }

@@ -198,27 +198,3 @@ enum Repository {
 
     static var hasMoon: Bool { FileManager.default.isExecutableFile(atPath: moon) }
 }
-
-/// Runs a program with posix_spawn and waits for it; its stdout as text.
-/// For tmux: Foundation's `Process` waits until every copy of its internal
-/// descriptors is closed, and the tmux server (a daemon the client forks)
-/// keeps them, so `Process` would wait for the server to exit.
-@discardableResult
-func spawnAndWait(_ path: String, _ arguments: [String]) -> (status: Int32, stdout: String) {
-    let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("moon-spawn-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: outPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { for p in argv { free(p) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return (-1, "") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-    return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), text)
-}

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import MoonCommand
 import Testing
@@ -46,28 +45,32 @@ import MoonEvents
         #expect(text.contains("[0/5]"))
     }
 
-    @Test func timerRedrawsAtMostTenTimesASecond() async throws {
+    /// The redraw timer on virtual time: a flood of 2000 lines over half a
+    /// second of the scheduler's clock is drawn in at most one frame per
+    /// 100 ms tick, and every line arrives whole.
+    @Test func timerRedrawsAtMostTenTimesASecond() {
+        let scheduler = TestScheduler(startDate: Fixture.t0)
+        // The one place the test moves virtual time.
+        func advance(milliseconds: Int) { scheduler.advance(by: .milliseconds(milliseconds)) }
         let capture = CapturedSink()
-        let queue = DispatchQueue(label: "test.delivery")
         let reporter = TTYReporter(sink: capture.sink, options: TTYReporter.Options(color: false, refreshInterval: .milliseconds(100)),
-                                   scheduler: QueueScheduler(queue: queue), size: { TerminalSize(columns: 80, rows: 24) })
-        let start = Date()
-        queue.sync {
-            reporter.report(RunEvent(time: start, kind: .graphStart(graph: "g", nodes: ["a"], queues: [])))
-            reporter.report(RunEvent(time: start, kind: .start(node: "a", queue: "default", attempt: 1, command: "")))
-        }
-        // A flood of output: 2000 events in about half a second.
+                                   scheduler: scheduler, clock: { scheduler.now }, size: { TerminalSize(columns: 80, rows: 24) })
+        reporter.report(RunEvent(time: scheduler.now, kind: .graphStart(graph: "g", nodes: ["a"], queues: [])))
+        reporter.report(RunEvent(time: scheduler.now, kind: .start(node: "a", queue: "default", attempt: 1, command: "")))
+        #expect(capture.text.isEmpty, "nothing is drawn before the first tick")
+        // A flood of output: 2000 lines, four every millisecond, for 500 ms.
         for i in 0..<2000 {
-            queue.sync { reporter.report(RunEvent(time: Date(), kind: .next(node: "a", stream: .stdout, text: "line \(i)", continued: false))) }
-            if i % 100 == 0 { try await Task.sleep(for: .milliseconds(25)) }
+            reporter.report(RunEvent(time: scheduler.now, kind: .next(node: "a", stream: .stdout, text: "line \(i)", continued: false)))
+            if i % 4 == 3 { advance(milliseconds: 1) }
         }
-        try await Task.sleep(for: .milliseconds(250))
-        let elapsed = Date().timeIntervalSince(start)
-        queue.sync { reporter.finish() }
+        advance(milliseconds: 250)
+        let framesBeforeFinish = capture.text.components(separatedBy: "[0/1]").count - 1
+        reporter.finish()
         let text = capture.text
-        let frames = text.components(separatedBy: "[0/1]").count - 1
-        #expect(frames >= 2, "the status area was drawn")
-        #expect(Double(frames) <= elapsed * 10 + 2, "\(frames) frames in \(elapsed)s")
+        // 750 ms of virtual time: seven ticks, and a tick with nothing new draws nothing.
+        #expect(framesBeforeFinish >= 5, "the status area was drawn while lines came: \(framesBeforeFinish) frames")
+        #expect(framesBeforeFinish <= 7, "\(framesBeforeFinish) frames in 750 ms")
+        #expect(scheduler.pendingCount == 0, "finish stops the timer")
         #expect(text.contains("a │ line 1999\n"))
         #expect(text.components(separatedBy: "a │ line ").count - 1 == 2000, "every line whole, none lost")
     }

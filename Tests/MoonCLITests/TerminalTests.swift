@@ -1,36 +1,27 @@
 import Foundation
 import Testing
-@testable import MoonReport
-import MoonEvents
 
 /// The real binary on a real terminal: moon runs inside a detached tmux
-/// session (its own server socket, so it never touches anyone's tmux), and
-/// the test reads the screen with `capture-pane` while it runs and after.
+/// session (its own server socket, so it never touches anyone's tmux), in
+/// the directory of a `Moon`, and the test reads the screen with
+/// `capture-pane` while it runs and after.
 final class TmuxSession {
-    static let tmux = which("tmux")
-    static let available = tmux != nil && Repository.hasMoon
-    static let reason: Comment = tmux == nil ? "tmux is not installed (apt-get install tmux)" : "the moon binary is not built (swift build)"
+    static let tmux = onPath("tmux")
+    static let available = tmux != nil
 
     let socket = "moon-test-\(UUID().uuidString.prefix(8))"
-    let directory: URL
+    let moon: Moon
 
-    init(files: [String: String]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-tty-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (name, text) in files { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
-    }
+    init(in moon: Moon) { self.moon = moon }
 
-    deinit {
-        spawnAndWait(Self.tmux!, ["-L", socket, "kill-server"])
-        try? FileManager.default.removeItem(at: directory)
-    }
+    deinit { spawnAndWait(Self.tmux!, ["-L", socket, "kill-server"]) }
 
-    /// Starts `command` (a shell command line) in a 100×30 window; after it
-    /// ends the window shows `MOON-EXIT=<status>` and stays open.
-    func start(_ command: String, environment: [String: String] = [:], width: Int = 100, height: Int = 30) {
+    /// Starts `moon ARGUMENTS` in a 100×30 window; after it ends the window
+    /// shows `MOON-EXIT=<status>` and stays open.
+    func start(_ arguments: String, environment: [String: String] = [:], width: Int = 100, height: Int = 30) {
         var env = "env -u NO_COLOR -u FORCE_COLOR -u CLICOLOR_FORCE TERM=xterm-256color"
         for (k, v) in environment { env += " \(k)=\(v)" }
-        let script = "cd '\(directory.path)' && \(env) \(command); echo MOON-EXIT=$?; sleep 120"
+        let script = "cd '\(moon.directory.path)' && \(env) '\(Moon.binary)' \(arguments); echo MOON-EXIT=$?; sleep 120"
         spawnAndWait(Self.tmux!, ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", script])
     }
 
@@ -39,7 +30,8 @@ final class TmuxSession {
         spawnAndWait(Self.tmux!, ["-L", socket, "capture-pane", "-p"] + (escapes ? ["-e"] : [])).stdout
     }
 
-    /// The screen once `condition` holds (nil after `limit` seconds).
+    /// The screen once `condition` holds (nil after `limit` seconds). tmux
+    /// has no way to say when the screen changes, so this reads it every 50 ms.
     func waitFor(_ limit: TimeInterval = 20, _ condition: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(limit)
         while Date() < deadline {
@@ -49,6 +41,36 @@ final class TmuxSession {
         }
         return nil
     }
+}
+
+/// The first executable called `name` on PATH.
+func onPath(_ name: String) -> String? {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// Runs a program with posix_spawn and waits for it; its stdout as text.
+/// For tmux: Foundation's `Process` waits until every copy of its internal
+/// descriptors is closed, and the tmux server (a daemon the client forks)
+/// keeps them, so `Process` would wait for the server to exit.
+@discardableResult
+func spawnAndWait(_ path: String, _ arguments: [String]) -> (status: Int32, stdout: String) {
+    let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("moon-spawn-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: outPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for p in argv { free(p) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return (-1, "") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), text)
 }
 
 let sleepyGraph = """
@@ -67,11 +89,11 @@ let sleepyGraph = """
         run: "echo building"
     """
 
-@Suite(.serialized, .enabled(if: TmuxSession.available, TmuxSession.reason))
+@Suite(.serialized, .enabled(if: TmuxSession.available, "tmux is not installed (make test-deps, or apt-get install tmux)"))
 struct TerminalTests {
     @Test func liveStatusWhileRunningCleanSummaryAfter() throws {
-        let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
-        session.start("'\(Repository.moon)' run")
+        let session = TmuxSession(in: try Moon(graph: sleepyGraph))
+        session.start("run")
         // Wait for fetch's first line too: the status area is drawn before it.
         let running = try #require(session.waitFor { $0.contains("[0/3]") && $0.contains("│ fetching") }, "no status area:\n\(session.screen())")
         let lines = running.split(separator: "\n").map(String.init)
@@ -93,8 +115,8 @@ struct TerminalTests {
     }
 
     @Test func noColorMeansNoEscapesOnTheScreen() throws {
-        let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
-        session.start("'\(Repository.moon)' run", environment: ["NO_COLOR": "1"])
+        let session = TmuxSession(in: try Moon(graph: sleepyGraph))
+        session.start("run", environment: ["NO_COLOR": "1"])
         let running = try #require(session.waitFor { $0.contains("[0/3]") && $0.contains("│ fetching") }, "no status line:\n\(session.screen())")
         #expect(running.contains("fetch     │ fetching"), "\(running)")
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
@@ -106,13 +128,13 @@ struct TerminalTests {
 
     /// `--stall-after` sets when a silent node is marked stalled (default 30 s).
     @Test func stallAfterMarksASilentNode() throws {
-        let session = try TmuxSession(files: ["moon.yaml": """
+        let session = TmuxSession(in: try Moon(graph: """
             version: 1
             nodes:
               silent:
                 run: "echo hello; sleep 3"
-            """])
-        session.start("'\(Repository.moon)' run --stall-after 300ms")
+            """))
+        session.start("run --stall-after 300ms")
         let stalled = try #require(session.waitFor { $0.contains("stalled: no output for") }, "not marked:\n\(session.screen())")
         #expect(stalled.contains("silent"), "\(stalled)")
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
@@ -123,15 +145,15 @@ struct TerminalTests {
     /// bytes), and its line so far shows in its status row; the line reaches
     /// the output once it ends.
     @Test func aLineBeingWrittenShowsInTheStatusRowAndIsNoStall() throws {
-        let session = try TmuxSession(files: ["moon.yaml": """
+        let session = TmuxSession(in: try Moon(graph: """
             version: 1
             nodes:
               dots:
                 run: "for i in $(seq 1 40); do printf .; sleep 0.1; done; echo done"
               bar:
                 run: "for i in $(seq 1 40); do printf '\\rprogress %d%%' $i; sleep 0.1; done; echo"
-            """])
-        session.start("'\(Repository.moon)' run --stall-after 1s")
+            """))
+        session.start("run --stall-after 1s")
         // The status rows (with their queue), not the output above them.
         func row(_ node: String, _ screen: String, _ text: String) -> Bool {
             screen.split(separator: "\n").contains { $0.hasPrefix("  \(node) ") && $0.contains(" default ") && $0.contains(text) }
@@ -148,97 +170,35 @@ struct TerminalTests {
     }
 
     @Test func colourIsOnByDefaultOnATerminal() throws {
-        let session = try TmuxSession(files: ["moon.yaml": sleepyGraph])
-        session.start("'\(Repository.moon)' run")
+        let session = TmuxSession(in: try Moon(graph: sleepyGraph))
+        session.start("run")
         _ = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
         #expect(session.screen(escapes: true).contains("\u{1B}["))
     }
 
+    /// A real failing run recorded with `--json`, replayed at its recorded
+    /// speed: the live view while it plays, the failure and exit 1 after.
     @Test func replayAtRecordedSpeedShowsTheLiveView() throws {
-        let session = try TmuxSession(files: ["events.jsonl": Fixture.jsonLines(Fixture.failingRun)])
-        session.start("'\(Repository.moon)' replay --speed recorded events.jsonl", width: 80, height: 40)
+        let moon = try Moon(graph: """
+            version: 1
+            name: demo
+            nodes:
+              build: { run: "echo compiling; sleep 1.5; echo compiled" }
+              lint: { needs: build, run: "sleep 5" }
+              test: { needs: build, run: "echo testing; sleep 0.3; exit 1" }
+              deploy: { needs: [lint, test], run: "echo never" }
+            """)
+        let recorded = try moon.run(["run", "--json", "--grace", "1s"])
+        #expect(recorded.status == 1)
+        try moon.write("events.jsonl", recorded.stdout)
+        let session = TmuxSession(in: moon)
+        session.start("replay --speed recorded events.jsonl", width: 80, height: 40)
         let running = try #require(session.waitFor { $0.contains("running") && $0.contains("build") && $0.hasPrefix("moon: running demo") },
                                    "no live view:\n\(session.screen())")
-        #expect(running.contains("[0/5]") || running.contains("[1/5]") || running.contains("[2/5]"), "\(running)")
+        #expect(running.contains("[0/4]"), "\(running)")
         let done = try #require(session.waitFor { $0.contains("MOON-EXIT=") })
         #expect(done.contains("MOON-EXIT=1"), "a failed run replays with exit 1")
-        #expect(done.contains("✗ test failed (exit 1): exited with code 1"))
-        #expect(!done.split(separator: "\n").contains { $0.hasPrefix("[") && $0.contains("/5]") }, "\(done)")
-    }
-}
-
-@Suite(.enabled(if: Repository.hasMoon, "the moon binary is not built (swift build)"))
-struct ReplayCommandTests {
-    /// A JSON Lines file in the temporary directory; the test removes it with `defer`.
-    func write(_ text: String) -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("moon-replay-\(UUID().uuidString).jsonl")
-        try! Data(text.utf8).write(to: url)
-        return url
-    }
-
-    @Test func plainReplayIsThePlainLog() throws {
-        let url = write(Fixture.jsonLines(Fixture.failingRun))
-        defer { try? FileManager.default.removeItem(at: url) }
-        let result = try #require(runProgram(Repository.moon, ["replay", "--output", "plain", url.path]))
-        #expect(result.status == 1)
-        let capture = CapturedSink()
-        let reporter = PlainReporter(sink: capture.sink)
-        for event in Fixture.failingRun { reporter.report(event) }
-        reporter.finish()
-        #expect(result.stdout == capture.text)
-    }
-
-    @Test func badLineIsAnErrorWithItsNumber() throws {
-        let url = write(Fixture.jsonLines(Array(Fixture.passingRun.prefix(2))) + "{\"v\":1,\"seq\":3}\n")
-        defer { try? FileManager.default.removeItem(at: url) }
-        let result = try #require(runProgram(Repository.moon, ["replay", url.path]))
-        #expect(result.status == 2)
-        #expect(result.stderr.contains("moon: error: \(url.path):3: missing field 'ts'"), "\(result.stderr)")
-        #expect(result.stdout.isEmpty, "nothing rendered from a bad file")
-    }
-
-    @Test func missingFileIsAnError() throws {
-        let result = try #require(runProgram(Repository.moon, ["replay", "/nonexistent/events.jsonl"]))
-        #expect(result.status == 2)
-        #expect(result.stderr.contains("no such file"))
-    }
-
-    @Test func passingRunExitsZero() throws {
-        let url = write(Fixture.jsonLines(Fixture.passingRun))
-        defer { try? FileManager.default.removeItem(at: url) }
-        let result = try #require(runProgram(Repository.moon, ["replay", "-q", url.path]))
-        #expect(result.status == 0)
-        #expect(result.stdout == "moon: ok - 3 succeeded in 203ms\n")
-    }
-
-    /// A real run, recorded with --json and replayed: valid against the schema, and
-    /// the plain replay (times normalised) matches a golden file.
-    @Test func realRunRecordsAndReplays() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moon-rec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try Data("""
-            version: 1
-            name: chain
-            nodes:
-              first: { run: "echo one; echo two >&2" }
-              second: { needs: first, uses: echo, with: { message: "42" } }
-              third: { needs: second, run: "echo nope; exit 4" }
-              fourth: { needs: third, run: "echo never" }
-            """.utf8).write(to: dir.appendingPathComponent("moon.yaml"))
-        let recorded = try #require(runProgram(Repository.moon, ["run", "--json"], directory: dir))
-        #expect(recorded.status == 1)
-        if SchemaValidator.available {
-            let valid = SchemaValidator.validate(recorded.stdout, complete: true)
-            #expect(valid.ok, "\(valid.messages)")
-        }
-        let url = write(recorded.stdout)
-        defer { try? FileManager.default.removeItem(at: url) }
-        let replayed = try #require(runProgram(Repository.moon, ["replay", "--output", "plain", "-v", url.path]))
-        #expect(replayed.status == 1)
-        // Which node was slowest depends on the machine: keep the line, not its order.
-        let text = Golden.normalizeTimes(replayed.stdout).split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("slowest: ") ? "slowest: <nodes>" : String($0) }.joined(separator: "\n")
-        Golden.check("replay-chain.txt", text)
+        #expect(done.contains("✗ test failed (exit 1): exited with code 1"), "\(done)")
+        #expect(!done.split(separator: "\n").contains { $0.hasPrefix("[") && $0.contains("/4]") }, "\(done)")
     }
 }
