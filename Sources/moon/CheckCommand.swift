@@ -35,6 +35,6 @@ struct CheckCommand: ParsableCommand {
                 invalid += 1
             }
         }
-        if invalid > 0 { throw MoonExit.invalid }
+        if invalid > 0 { throw ExitCode.invalidInput }
     }
 }

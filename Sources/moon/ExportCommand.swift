@@ -35,16 +35,13 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var vars: VarOverrides
 
     func run() throws {
-        let overrides = try vars.values()
-        let (path, targets) = try GraphFileLocator.split(arguments)
-        let file = try GraphFile.load(path, overrides: overrides)
-        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
+        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
         let script: String
         do {
             script = try SlurmExport.script(for: plan)
         } catch let refusals as SlurmExport.Refusals {
             for item in refusals.items { Console.error("\(item)") }
-            throw MoonExit.invalid
+            throw ExitCode.invalidInput
         }
         guard let output else {
             // The script as it is for a file or a pipe (its bytes are the

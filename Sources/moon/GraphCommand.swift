@@ -19,9 +19,7 @@ struct GraphCommand: ParsableCommand {
     @OptionGroup var vars: VarOverrides
 
     func run() throws {
-        let (path, targets) = try GraphFileLocator.split(arguments)
-        let file = try GraphFile.load(path, overrides: try vars.values())
-        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
+        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
         let text = GraphRenderer.render(plan, format: format)
         Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }

@@ -1,5 +1,5 @@
+import ArgumentParser
 import Foundation
-import MoonProcess
 import MoonDocument
 import MoonGraph
 import MoonReport
@@ -17,32 +17,26 @@ struct GraphFile {
         let result: GraphLoadResult
     }
 
-    /// Loads `path`; prints warnings; throws `MoonExit.invalid` after printing
-    /// every error.
+    /// Loads `path`; prints warnings; throws `ExitCode.invalidInput` after
+    /// printing every error. A file that cannot be read is a `CLIError`.
     static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
-        try finish(parse(path, overrides: overrides), color: color)
+        let parsed = try parse(path, overrides: overrides)
+        print(parsed.result.diagnostics, source: parsed.source, color: color)
+        guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
+            if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
+            throw ExitCode.invalidInput
+        }
+        return GraphFile(source: parsed.source, graph: graph)
     }
 
-    /// Reads and checks `path`, printing nothing (it may run on another
-    /// thread: `EarlyGraph`). A file that cannot be read is a `CLIError`.
-    static func parse(_ path: String, overrides: [String: String] = [:]) -> Result<Parsed, Error> {
-        let source: SourceFile
-        do {
-            source = try read(path)
-        } catch {
-            return .failure(error)
-        }
+    /// Reads and checks `path`, printing nothing. A file that cannot be
+    /// read is a `CLIError`.
+    static func parse(_ path: String, overrides: [String: String] = [:]) throws -> Parsed {
+        let source = try read(path)
         var result: GraphLoadResult
         do {
             let root = try YAMLLoader.load(source)
             result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source)
-            // The YAML tree is never freed: moon exits soon after (a run
-            // keeps it as long as it runs), and the process's end returns
-            // its memory at once, where freeing its objects one by one cost
-            // ~3.4M instructions (~1 ms here) before the first of 1000 nodes
-            // could start, and ~29M (50×20 layers, 22,000 objects) on
-            // another thread while the first nodes ran.
-            _ = Unmanaged.passRetained(root)
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
@@ -51,7 +45,7 @@ struct GraphFile {
             result.diagnostics += graph.loadDotenv(reading: readDotenv)
             result.graph = graph
         }
-        return .success(Parsed(source: source, result: result))
+        return Parsed(source: source, result: result)
     }
 
     /// A `dotenv:` file, by `InputFile`'s rules; a binary one is refused here.
@@ -63,17 +57,6 @@ struct GraphFile {
         } catch {
             return .failure(DotenvReadFailure(reason: error.message, missing: error.missing))
         }
-    }
-
-    /// Prints what `parse` found; throws `MoonExit.invalid` after printing every error.
-    static func finish(_ parsed: Result<Parsed, Error>, color: Bool = Terminal.stderrColor) throws -> GraphFile {
-        let parsed = try parsed.get()
-        print(parsed.result.diagnostics, source: parsed.source, color: color)
-        guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
-            if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
-            throw MoonExit.invalid
-        }
-        return GraphFile(source: parsed.source, graph: graph)
     }
 
     /// The file's bytes, by `InputFile`'s rules: a device is refused, a
@@ -94,28 +77,4 @@ struct GraphFile {
         text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
         Console.rawError(text)
     }
-}
-
-/// What moon knows of its terminal: colour decisions in one place.
-enum Terminal {
-    /// One variable of moon's environment. (`ProcessInfo.environment` builds
-    /// a dictionary of all of them at every call.)
-    static func variable(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
-
-    /// The variables colour decisions read, for `ColorPolicy`.
-    static var colorEnvironment: [String: String] {
-        var result: [String: String] = [:]
-        for name in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM"] { result[name] = variable(name) }
-        return result
-    }
-
-    /// Colour for diagnostics on stderr, by the rules of stdout's
-    /// (`ColorPolicy`): `choice` is the command's `--color`, for those that have one.
-    static func stderrColor(_ choice: ColorPolicy.Choice = .auto) -> Bool {
-        ColorPolicy.resolve(choice, environment: colorEnvironment, fd: 2).enabled
-    }
-
-    static var stderrColor: Bool { stderrColor() }
 }

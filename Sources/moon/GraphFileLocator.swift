@@ -1,10 +1,10 @@
+import ArgumentParser
 import Foundation
 import MoonGraph
 
 /// Finds the graph file on the command line, one rule for every command
-/// that takes `[FILE] [NODE...]` (run, status, graph, export, and `EarlyGraph`'s
-/// quick reading of `moon run`). FILE is optional; the first argument is it
-/// when
+/// that takes `[FILE] [NODE...]` (run, status, graph and export). FILE is
+/// optional; the first argument is it when
 /// 1. it ends in `.yaml` or `.yml`, or contains a `/` (`./lua`, `sub/graph`):
 ///    a path, never a node name (node names have no `/`);
 /// 2. else, when the current directory has `moon.yaml` or `moon.yml`, it is
@@ -12,8 +12,7 @@ import MoonGraph
 ///    graph names its nodes after their outputs (`moon run lua` beside the
 ///    built `lua`), and the file it meant is the one beside it;
 /// 3. else it is FILE when a file of that name exists.
-/// Nothing is read to decide (the quick reading decides before the file is
-/// loaded). A node name that is not in the graph but names a file gets a
+/// Nothing is read to decide. A node name that is not in the graph but names a file gets a
 /// hint (`plan(for:targets:color:)`).
 enum GraphFileLocator {
     static let defaultNames = ["moon.yaml", "moon.yml"]
@@ -55,14 +54,22 @@ enum GraphFileLocator {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
               let defaultFile = defaultFileHere(), !defaultNames.contains(path),
-              case .success(let parsed) = GraphFile.parse(defaultFile),
+              let parsed = try? GraphFile.parse(defaultFile),
               parsed.result.graph?.nodes.contains(where: { $0.name == name }) == true else { return nil }
         return "help: \(defaultFile) here has a node '\(name)'; to select it, give its name without a path: "
             + "moon run \(name) (or moon run \(defaultFile) \(name))"
     }
 
+    /// `[FILE] [NODE...]` with `overrides`: the file loaded (diagnostics
+    /// printed) and the plan of the nodes named, all by default.
+    static func load(_ arguments: [String], overrides: [String: String]) throws -> (file: GraphFile, plan: Plan) {
+        let (path, targets) = try split(arguments)
+        let file = try GraphFile.load(path, overrides: overrides)
+        return (file, try plan(for: file, targets: targets, color: Terminal.stderrColor))
+    }
+
     /// The plan of `targets` in `file`; prints its errors and throws
-    /// `MoonExit.invalid` when a target is unknown. An unknown target that
+    /// `ExitCode.invalidInput` when a target is unknown. An unknown target that
     /// names a file here was read as a node by rule 2: the error says how to
     /// use the file instead.
     static func plan(for file: GraphFile, targets: [String], weights: [Int]? = nil, color: Bool) throws -> Plan {
@@ -76,18 +83,22 @@ enum GraphFileLocator {
                     + "\(file.source.path), so to read the file as the graph, write ./\(first)")
             }
             GraphFile.print(items, source: file.source, color: color)
-            throw MoonExit.invalid
+            throw ExitCode.invalidInput
         }
     }
 }
 
-/// A command-line problem: printed as `moon: error: ...`, exit code 2.
+/// A problem moon reports as `moon: error: ...` (`Moon.main` prints it):
+/// exit code 2 for the command line or a file it names, 1 for a run that
+/// cannot start.
 struct CLIError: Error, CustomStringConvertible {
     var message: String
     var help: String?
-    init(_ message: String, help: String? = nil) {
+    var exitCode: Int32
+    init(_ message: String, help: String? = nil, exitCode: Int32 = ExitCode.invalidInput.rawValue) {
         self.message = message
         self.help = help
+        self.exitCode = exitCode
     }
     var description: String {
         help.map { "\(message)\nhelp: \($0)" } ?? message

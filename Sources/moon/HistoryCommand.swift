@@ -39,7 +39,7 @@ struct HistoryCommand: ParsableCommand {
             runs = try opened.store?.recentRuns(graph: key, limit: limit) ?? []
         } catch {
             warn("cannot read the history (\(StateStore.reason(error)))")
-            throw MoonExit.failure
+            throw ExitCode.failure
         }
         guard !runs.isEmpty else {
             Console.line("no runs of \(path) recorded yet")

@@ -33,16 +33,12 @@ struct Moon: ParsableCommand {
         Console.takeOverBrokenPipes()
         let code: Int32
         do {
-            let arguments = Self.normalized(Array(CommandLine.arguments.dropFirst()))
-            let run = try EarlyGraph.parse(arguments, runParser: { try RunCommand.parseAsRoot(Array(arguments.dropFirst())) },
-                                           with: { try parseAsRoot(arguments) })
-            try run()
+            var command = try parseAsRoot()
+            try command.run()
             code = 0
-        } catch let exit as MoonExit {
-            code = exit.code
         } catch let error as CLIError {
             Console.error("\(error)")
-            code = 2
+            code = error.exitCode
         } catch {
             let message = fullMessage(for: error)
             let exitCode = exitCode(for: error)
@@ -53,7 +49,7 @@ struct Moon: ParsableCommand {
                 if !message.isEmpty { Console.errorLine(message) }
                 // swift-argument-parser uses EX_USAGE (64) for usage errors;
                 // moon's contract says 2, like most Unix tools.
-                code = exitCode == .validationFailure ? 2 : exitCode.rawValue
+                code = exitCode == .validationFailure ? ExitCode.invalidInput.rawValue : exitCode.rawValue
             }
         }
         Foundation.exit(Console.exitCode(code))
@@ -62,11 +58,8 @@ struct Moon: ParsableCommand {
 
 let moonVersion = "0.1.0"
 
-/// moon learns of a child's exit from its pidfd, never from SIGCHLD. Left
-/// unblocked, the SIGCHLD of each exiting node woke whichever thread did not
-/// block it (the main thread, asleep until the run ends: ~600 wake-ups in a
-/// run of 1000 nodes, because the spawner blocks all signals on the loop
-/// thread while a child starts). Blocked here, before any thread exists, it
+/// moon learns of a child's exit from its pidfd, never from SIGCHLD, so no
+/// thread needs waking for one. Blocked here, before any thread exists, it
 /// is blocked in every thread moon starts; nodes get an empty mask (the
 /// spawner sets it), and pending SIGCHLDs are not inherited.
 func blockChildSignals() {
@@ -89,27 +82,8 @@ func ensureStandardDescriptors() {
     }
 }
 
-extension Moon {
-    /// `-j8` as make and ninja users type it, for swift-argument-parser's `-j 8`.
-    static func normalized(_ arguments: [String]) -> [String] {
-        var result: [String] = []
-        var passthrough = false
-        for argument in arguments {
-            if argument == "--" { passthrough = true }
-            if !passthrough, argument.count > 2, argument.hasPrefix("-j"), argument.dropFirst(2).allSatisfy(\.isNumber) {
-                result.append("-j")
-                result.append(String(argument.dropFirst(2)))
-            } else {
-                result.append(argument)
-            }
-        }
-        return result
-    }
-}
-
-/// Ends the program with a code after the command has printed what it had to say.
-struct MoonExit: Error {
-    var code: Int32
-    static let failure = MoonExit(code: 1)
-    static let invalid = MoonExit(code: 2)
+extension ExitCode {
+    /// The graph file, a recording or the command line is invalid (moon's
+    /// contract: 2, as most Unix tools; not argument-parser's EX_USAGE).
+    static let invalidInput = ExitCode(2)
 }

@@ -1,16 +1,13 @@
 import ArgumentParser
-import Dispatch
 import Foundation
-import MoonCommand
 import MoonReport
 import MoonRun
 
-extension ColorPolicy.Choice: ExpressibleByArgument {}
-extension NodeOutputMode: ExpressibleByArgument {}
-
 /// `moon replay events.jsonl`: re-renders a recorded `moon run --json` run
 /// as the terminal view or the plain log, instantly or at the recorded
-/// speed, so a CI failure can be read after the fact.
+/// speed, so a CI failure can be read after the fact; with `--json`, as the
+/// JSON Lines it was recorded as (at the recorded speed: a stand-in run for
+/// whatever reads `moon run --json`).
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
@@ -29,12 +26,8 @@ struct ReplayCommand: ParsableCommand {
         case instant, recorded
     }
 
-    enum Output: String, ExpressibleByArgument, CaseIterable {
-        case auto, tty, plain
-    }
-
     /// The longest pause between two events at recorded speed.
-    static let maxWait: TimeInterval = 2
+    static let maxWait: Duration = .seconds(2)
 
     @Argument(help: ArgumentHelp("A file written by `moon run --json` (- for standard input).", valueName: "events.jsonl"))
     var file: String
@@ -42,69 +35,47 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "instant, or recorded: wait as long between events as the run did (each pause at most 2s).")
     var speed: Speed = .instant
 
-    @Option(help: "auto (tty on a terminal, else plain), tty or plain.")
-    var output: Output = .auto
-
-    @Option(name: .customLong("output-mode"), help: "prefixed (each line as it came) or grouped (each node's output together).")
-    var outputMode: NodeOutputMode = .prefixed
-
-    @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
-    var color: ColorPolicy.Choice = .auto
-
-    @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
-    var quiet = false
-
-    @Flag(name: .shortAndLong, help: "Also show each command as it starts.")
-    var verbose = false
-
-    func validate() throws {
-        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
-    }
+    @OptionGroup var report: ReportOptions
 
     func run() throws {
         let events = try load()
-        signal(SIGPIPE, SIG_IGN)
-        let queue = DispatchQueue(label: "moon.replay")
+        let code = try replay(events)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Shows `events` on moon's event loop, as `moon run` shows a run; a
+    /// stop signal leaves a clean screen (the summary so far) and ends the
+    /// replay as interrupted. Returns the exit code.
+    private func replay(_ events: [EventDecoder.Decoded]) throws -> Int32 {
+        let main = try MainLoop()
+        let scheduler = main.scheduler
         let sink = OutputSink.standardOutput
-        let verbosity: Verbosity = quiet ? .quiet : verbose ? .verbose : .normal
-        let environment = ProcessInfo.processInfo.environment
-        let tty = output == .tty || (output == .auto && isatty(1) == 1)
-        let reporter: Reporter
-        let colors = ColorPolicy.resolve(color, environment: environment, fd: 1)
-        if tty {
-            reporter = TTYReporter(sink: sink, options: TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: colors.enabled),
-                                   scheduler: QueueScheduler(queue: queue))
-        } else {
-            reporter = PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode, color: colors.enabled)
-        }
-
-        // Ctrl-C: leave a clean screen (the summary so far), then exit as interrupted.
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
-        interrupt.setEventHandler {
+        let reporter = report.reporter(sink: sink, scheduler: scheduler)
+        var code: Int32 = 1
+        func end() {
+            guard !main.isFinished else { return }
             reporter.finish()
-            Foundation.exit(130)
+            main.finish()
         }
-        interrupt.resume()
-
-        var previous: Date?
-        var ok = false
-        for decoded in events {
-            if sink.isBroken { break }
-            let event = decoded.event
-            if speed == .recorded, let previous {
-                let wait = min(Self.maxWait, event.time.timeIntervalSince(previous))
-                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-            }
-            previous = event.time
-            if case .graphComplete(let success, _, _, _) = event.kind { ok = success }
-            queue.sync { reporter.report(event) }
+        try main.onSignals(MainLoop.stopSignals) { number in
+            guard !main.isFinished else { return }
+            code = 128 + number
+            end()
         }
-        queue.sync {
-            interrupt.cancel()
-            reporter.finish()
+        var next = 0
+        func show() {
+            guard !main.isFinished else { return }
+            guard next < events.count, !sink.isBroken else { return end() }
+            let event = events[next].event
+            next += 1
+            if case .graphComplete(let success, _, _, _) = event.kind { code = success ? 0 : 1 }
+            reporter.report(event)
+            let wait = speed == .recorded && next < events.count
+                ? min(Self.maxWait, .seconds(events[next].event.time.timeIntervalSince(event.time))) : .zero
+            if wait > .zero { scheduler.schedule(after: wait, show) } else { scheduler.post(show) }
         }
-        if !ok { throw MoonExit.failure }
+        main.run(show)
+        return code
     }
 
     /// Every event of the file, or exit 2 naming the first bad line.

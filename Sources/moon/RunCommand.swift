@@ -1,23 +1,16 @@
 import ArgumentParser
 import Foundation
 import MoonGraph
-import MoonProcess
 import MoonReport
 import MoonRun
 import MoonState
 
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
+/// One thread, in order: the command line, the graph file, the state store,
+/// the run.
 struct RunCommand: ParsableCommand {
-    // `_superCommandName`: `EarlyGraph` parses `moon run`'s arguments with
-    // this command as the root, and swift-argument-parser then first parses
-    // them twice more, looking for `--generate-completion-script` (~0.5 ms
-    // of reflection on the parser's thread at every start), unless the root
-    // names a super-command. That request still works: it fails this parse,
-    // and the root command's parser, which looks for it, runs next. Help and
-    // usage are built from the root command `moon`, as before.
     static let configuration = CommandConfiguration(
         commandName: "run",
-        _superCommandName: "moon",
         abstract: "Run a graph, or only the given nodes and what they need.",
         discussion: """
         FILE defaults to moon.yaml or moon.yml in the current directory. The first \
@@ -33,18 +26,11 @@ struct RunCommand: ParsableCommand {
         interrupted, not FAILED. Ctrl-Z stops the nodes with moon; fg resumes them.
         """)
 
-    enum OutputMode: String, ExpressibleByArgument, CaseIterable {
-        case auto, tty, plain, json
-    }
-
-    enum ColorMode: String, ExpressibleByArgument, CaseIterable {
-        case auto, always, never
-    }
-
     @Argument(help: ArgumentHelp("The graph file, then the nodes to run (default: all).", valueName: "file-or-node"))
     var arguments: [String] = []
 
-    @Option(name: .shortAndLong, help: "Run at most N nodes at once, across all queues.")
+    /// `-j8` as make and ninja users type it, and `-j 8`.
+    @Option(name: [.customShort("j", allowingJoined: true), .long], help: "Run at most N nodes at once, across all queues.")
     var jobs: Int?
 
     @Flag(name: .shortAndLong, help: "After a failure, keep running whatever does not depend on it.")
@@ -53,14 +39,7 @@ struct RunCommand: ParsableCommand {
     @Flag(name: [.customShort("n"), .long], help: "Print the plan in the order it would start, each node marked will run, may run or up to date (as moon status says); start nothing.")
     var dryRun = false
 
-    @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")
-    var output: OutputMode = .auto
-
-    @Flag(help: "Events as JSON Lines on stdout (same as --output json); refused for a dry run, which has none.")
-    var json = false
-
-    @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
-    var color: ColorMode = .auto
+    @OptionGroup var report: ReportOptions
 
     @Option(help: ArgumentHelp("A limit for the whole run, e.g. 10m.", valueName: "duration"))
     var timeout: String?
@@ -68,38 +47,93 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How long a cancelled node has between SIGTERM and SIGKILL.", valueName: "duration"))
     var grace: String = "5s"
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
-    var assignments: [String] = []
+    @OptionGroup var vars: VarOverrides
 
     @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
     var force = false
-
-    @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
-    var outputMode: NodeOutputMode = .prefixed
 
     @Option(name: .customLong("stall-after"),
             help: ArgumentHelp("On a terminal, mark a running node as stalled after this long without output (0: never).",
                                valueName: "duration"))
     var stallAfter: String = "30s"
 
-    @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
-    var quiet = false
-
-    @Flag(name: .shortAndLong, help: "Also show each command as it starts.")
-    var verbose = false
-
-    /// What the parser read, as plain values (see `RunInvocation`).
-    var invocation: RunInvocation {
-        RunInvocation(arguments: arguments, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun, output: output, json: json,
-                      color: color, timeout: timeout, grace: grace, assignments: assignments, force: force,
-                      outputMode: outputMode, stallAfter: stallAfter, quiet: quiet, verbose: verbose)
+    func validate() throws {
+        _ = try options()
+        _ = try duration(stallAfter, option: "--stall-after")
+        _ = try vars.values()
+        // With --json, stdout carries only events (DESIGN.md §5); a dry run
+        // has none, and its text plan there would break every reader of the
+        // stream. The plan as JSON is `moon graph`'s.
+        if dryRun && report.isJSON {
+            throw ValidationError("--dry-run prints the plan as text and starts nothing, so it has no events for --json; "
+                + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
+        }
     }
 
-    func validate() throws {
-        try invocation.validate()
+    /// How the run behaves as a whole: `-j`, `-k`, `--grace`, `--timeout`.
+    func options() throws -> RunOptions {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+        var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
+        if let timeout {
+            options.timeout = try duration(timeout, option: "--timeout")
+            // As a node's `timeout: 0s`: a run that may not start is a mistake.
+            if options.timeout! <= .zero {
+                throw ValidationError("--timeout must be longer than 0s; leave it out for no time limit")
+            }
+        }
+        return options
+    }
+
+    private func duration(_ text: String, option: String) throws -> Duration {
+        do {
+            return try DurationParser.parse(text)
+        } catch {
+            throw ValidationError("\(option): '\(text)' is not a duration (use 250ms, 2s, 1m30s, 1h or a number of seconds)")
+        }
     }
 
     func run() throws {
-        try invocation.run()
+        let (path, targets) = try GraphFileLocator.split(arguments)
+        // Diagnostics on stderr follow --color too.
+        let diagnosticsColor = Terminal.stderrColor(report.color)
+        let file = try GraphFile.load(path, overrides: try vars.values(), color: diagnosticsColor)
+        let graph = file.graph
+        // A dry run only reads the store (recorded durations order the plan);
+        // a run makes it, once the file proved valid.
+        let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
+        if let warning = opened.warning { warn(warning) }
+        let store = opened.store
+        let durations = store.flatMap { try? $0.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) }
+        let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
+        let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
+        if dryRun {
+            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
+            return
+        }
+        let session = RunSession(plan: plan, options: try options(), report: report,
+                                 stallAfter: try duration(stallAfter, option: "--stall-after"),
+                                 state: IncrementalState(graph: graph, store: store, force: force, onWarning: warn), store: store)
+        let code = try session.run()
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The plan, and for a graph with `sources` what a run would do to each
+    /// node (the forecast `moon status` prints); only "nothing to do" when
+    /// every node is up to date, as `ninja -n` and `make -n` say.
+    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool) {
+        let graph = plan.graph
+        guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
+            Console.write(GraphRenderer.dryRun(plan))
+            return
+        }
+        let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
+        let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
+        let counts = forecast.counts
+        if counts.runs == 0 && counts.mayRun == 0 {
+            let all = counts.upToDate == 1 ? "its node is" : "all \(counts.upToDate) nodes are"
+            Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
+            return
+        }
+        Console.write(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)))
     }
 }

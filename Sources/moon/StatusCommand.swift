@@ -24,11 +24,8 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var vars: VarOverrides
 
     func run() throws {
-        let (path, targets) = try GraphFileLocator.split(arguments)
-        let overrides = try vars.values()
-        let file = try GraphFile.load(path, overrides: overrides)
+        let (file, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
         let graph = file.graph
-        let plan = try GraphFileLocator.plan(for: file, targets: targets, color: Terminal.stderrColor)
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }
         let state = IncrementalState(graph: graph, store: opened.store, onWarning: warn)

@@ -43,9 +43,9 @@ final class StoreChecker: UpToDateChecking {
 }
 
 /// The run's history record, from the runner's summary: per node the first
-/// start, the duration, the result and the attempts. (Built once at the end
-/// from what the runner already knows, not by following every event: that
-/// was a dictionary update per event on moon's event loop.)
+/// start, the duration, the result and the attempts. Built once at the end
+/// from what the runner already knows, so following the run costs nothing
+/// per event.
 enum HistoryRecorder {
     static func record(_ summary: Runner.Summary, graphKey: String, forced: Bool) -> RunRecord {
         var run = RunRecord(graph: graphKey, startedAt: summary.startedAt, durationMilliseconds: summary.durationMilliseconds,

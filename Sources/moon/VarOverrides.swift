@@ -1,10 +1,10 @@
 import ArgumentParser
 
-/// `--set KEY=VALUE` (repeatable) for the commands that read a graph without
-/// running it (`graph`, `status`, `export`): a var of the file overridden, or
-/// added, as `moon run --set` does, so they show the graph that run would.
+/// `--set KEY=VALUE` (repeatable): a var of the file overridden, or added.
+/// `run`, `graph`, `status` and `export` share it, so the commands that read
+/// a graph without running it show the graph that run would.
 struct VarOverrides: ParsableArguments {
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file, as for run.", valueName: "KEY=VALUE"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a var of the file.", valueName: "KEY=VALUE"))
     var assignments: [String] = []
 
     func values() throws -> [String: String] { try Self.parse(assignments) }

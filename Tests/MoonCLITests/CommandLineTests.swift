@@ -30,10 +30,6 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("lua │ linked"))
         #expect(result.stdout.contains("lua.o │ compiled"))
-        // The quick reading of `moon run` follows the same rule.
-        let early = try moon.run(["run", "lua"], environment: ["MOON_DEBUG_EARLY": "1"])
-        #expect(early.stderr.contains("early load used"), "\(early.stderr)")
-        #expect(early.stderr.contains("quick reading matches the parser"), "\(early.stderr)")
     }
 
     /// Every command that takes `[FILE] [NODE...]` reads a bare name the same way.

@@ -1,0 +1,54 @@
+import Foundation
+import ArgumentParser
+import MoonCommand
+import MoonReport
+
+extension ColorPolicy.Choice: ExpressibleByArgument {}
+extension NodeOutputMode: ExpressibleByArgument {}
+
+/// How `moon run` and `moon replay` show a run: the same options, the same
+/// values, and one place that turns them into a reporter.
+struct ReportOptions: ParsableArguments {
+    enum Output: String, ExpressibleByArgument, CaseIterable {
+        case auto, tty, plain, json
+    }
+
+    @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")
+    var output: Output = .auto
+
+    @Flag(help: "Events as JSON Lines on stdout (same as --output json); moon run refuses it for a dry run, which has none.")
+    var json = false
+
+    @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
+    var color: ColorPolicy.Choice = .auto
+
+    @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
+    var outputMode: NodeOutputMode = .prefixed
+
+    @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
+    var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Also show each command as it starts.")
+    var verbose = false
+
+    func validate() throws {
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+    }
+
+    /// Whether events go out as JSON Lines.
+    var isJSON: Bool { json || output == .json }
+
+    var verbosity: Verbosity { quiet ? .quiet : verbose ? .verbose : .normal }
+
+    /// The reporter these options ask for, writing to `sink` and called on
+    /// `scheduler` (which also drives the terminal view's redraws).
+    func reporter(sink: OutputSink, scheduler: DateScheduler, stallAfter: Duration = .seconds(30)) -> Reporter {
+        let color = ColorPolicy.resolve(color, environment: Terminal.colorEnvironment, fd: sink.fd).enabled
+        if isJSON { return JSONLinesReporter(sink: sink) }
+        if output == .tty || (output == .auto && isatty(sink.fd) == 1) {
+            let options = TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color, stallAfter: stallAfter)
+            return TTYReporter(sink: sink, options: options, scheduler: scheduler)
+        }
+        return PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode, color: color)
+    }
+}
