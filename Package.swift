@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonRun", "MoonReport"]),
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonEvents", "MoonRun", "MoonReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -42,11 +42,14 @@ let package = Package(
         .target(name: "CMoonClone", dependencies: ["CMoonSpawn"]),
         // Starting, watching and reaping child processes.
         .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "CMoonClone", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
+        // What a run reports (RunEvent and its parts): reporters depend on
+        // this, not on the runner, its processes or Slurm.
+        .target(name: "MoonEvents", dependencies: ["MoonSystem"]),
         .target(name: "MoonRun", dependencies: [
-            "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonEvents", "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
-        .target(name: "MoonReport", dependencies: ["MoonRun", "MoonCommand", "MoonGraph", "MoonJSON"]),
+        .target(name: "MoonReport", dependencies: ["MoonEvents", "MoonCommand", "MoonGraph", "MoonJSON"]),
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
@@ -57,15 +60,15 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonReport", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonClone"]),
-        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun"]),
-        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
+        .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),

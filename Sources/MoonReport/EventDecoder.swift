@@ -1,5 +1,5 @@
 import Foundation
-import MoonRun
+import MoonEvents
 
 /// Reads a recorded `--json` stream back into `RunEvent`s (for `moon
 /// replay`): the inverse of `JSONLinesReporter.encode`, so encoding a

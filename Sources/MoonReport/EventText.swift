@@ -1,4 +1,4 @@
-import MoonRun
+import MoonEvents
 
 /// The lines both reporters print for events, as styled text: the plain log
 /// renders them without colour, the terminal view with it.

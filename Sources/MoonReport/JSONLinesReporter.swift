@@ -1,7 +1,7 @@
 import Foundation
 import MoonGraph
+import MoonEvents
 import MoonJSON
-import MoonRun
 
 /// `--json`: one JSON object per line on stdout, written as it happens.
 /// Field order is fixed (v, seq, ts, event, then the event's own fields), so

@@ -1,5 +1,5 @@
 import Foundation
-import MoonRun
+import MoonEvents
 
 /// Plain lines for pipes and CI logs: no cursor movement, one line per
 /// event that matters, and colour as `ColorPolicy` decides: none in a pipe

@@ -1,4 +1,4 @@
-import MoonRun
+import MoonEvents
 
 /// Consumes run events. The runner calls `report` on one serial delivery
 /// queue, in causal order per node, so a reporter needs no locking of its own.

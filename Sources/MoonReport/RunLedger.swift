@@ -1,5 +1,5 @@
 import Foundation
-import MoonRun
+import MoonEvents
 
 /// What a reporter knows about a run, built from its events alone (so a
 /// replayed stream renders exactly like a live one). Both the terminal view

@@ -1,4 +1,4 @@
-import MoonRun
+import MoonEvents
 
 /// The end of a run, for both reporters: each failed node with its command
 /// and last lines of output, the critical path with durations, the slowest

@@ -1,5 +1,5 @@
 import Foundation
-import MoonRun
+import MoonEvents
 
 /// The live status at the bottom of the terminal view, as lines that fit
 /// the terminal: `[done/total]`, the elapsed time, and each running node

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import MoonCommand
-import MoonRun
+import MoonEvents
 
 /// The live terminal view. Node output and finished nodes (`✓ build 1.2s`)
 /// scroll above a status area at the bottom that shows `[done/total]`, the

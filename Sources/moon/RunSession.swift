@@ -72,8 +72,7 @@ final class RunSession {
     /// store which nodes are up to date.
     private func makeRunner(scheduler: LoopScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
-        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
-                                    executeOn: scheduler)
+        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonEvents
 import MoonRun
 import MoonState
 
@@ -23,7 +24,7 @@ final class StoreChecker: UpToDateChecking {
 
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         let needs = inputs.needs.enumerated().map { i, name in
-            NeedState(name: name, result: inputs.results[name] ?? "success",
+            NeedState(name: name, result: inputs.results[name]?.rawValue ?? "success",
                       outputs: (inputs.outputs[name] ?? [:]).map { ($0.key, $0.value) },
                       values: i < inputs.values.count ? inputs.values[i] : [])
         }

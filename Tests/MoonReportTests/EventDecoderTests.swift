@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 @Suite struct EventDecoderTests {
     @Test func roundTripIsIdentical() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 /// The `--json` events against schema/moon-events.schema.json, checked by a
 /// real JSON Schema validator (Python's jsonschema, Draft 2020-12) through

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 @Suite struct PlainReporterTests {
     func render(_ events: [RunEvent], verbosity: Verbosity = .normal, mode: NodeOutputMode = .prefixed, finish: Bool = true,

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 /// An `OutputSink` over a temporary file, read back as text.
 final class CapturedSink {

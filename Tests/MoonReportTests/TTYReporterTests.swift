@@ -2,7 +2,7 @@ import Foundation
 import MoonCommand
 import Testing
 @testable import MoonReport
-import MoonRun
+import MoonEvents
 
 @Suite struct TTYReporterTests {
     struct Harness {

@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonEvents
 
 @Suite struct OutputFileTests {
     @Test func readsLinesAndDelimitedValues() throws {
@@ -36,7 +37,7 @@ import Testing
     let interpolator = Interpolator(
         vars: Variables(["who": "world"]), env: ["HOME": "/home/me"],
         inputs: NodeInputs(values: [[], []], needs: ["a", "b"], outputs: ["a": ["x": "it's $(x)"]],
-                           results: ["a": "success", "b": "failure"]))
+                           results: ["a": .success, "b": .failure]))
 
     @Test func resolvesEveryContext() throws {
         #expect(try interpolator.string("${{ vars.who }} ${{env.HOME}} ${{ needs.a.outputs.x }} ${{ needs.b.result }}")
@@ -64,17 +65,25 @@ import Testing
 
 /// A launcher whose attempts end at once, with the outputs given per node.
 final class OutputsLauncher: NodeLauncher {
-    final class Handle: AttemptHandle { func cancel(immediately: Bool) {} }
     var outputs: [Int: [KeyValue]] = [:]
     var failing: Set<Int> = []
     private(set) var inputs: [Int: NodeInputs] = [:]
 
-    func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
-        self.inputs[node] = inputs
-        events.finish(failing.contains(node) ? .failure(NodeError(.exit, "exited with code 1", exitCode: 1))
-                                             : .success(exitCode: 0, outputs: outputs[node] ?? []))
-        return Handle()
+    func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
+        Signal { [self] observer, _ in
+            self.inputs[node] = inputs
+            if failing.contains(node) {
+                observer.send(error: NodeError(.exit, "exited with code 1", exitCode: 1))
+            } else {
+                observer.send(next: .exited(code: 0))
+                observer.send(next: .outputs(outputs[node] ?? []))
+                observer.sendCompleted()
+            }
+        }
     }
+
+    func settled(node: Int) -> Signal<Never> { .empty }
+    func killNow() {}
 }
 
 @Suite struct RunnerDataFlowTests {
@@ -96,7 +105,7 @@ final class OutputsLauncher: NodeLauncher {
         #expect(c?.needs == ["a", "b"])
         #expect(c?.outputs["a"] == ["sha": "abc"])
         #expect(c?.outputs["b"] == [:])
-        #expect(c?.results == ["a": "success", "b": "failure"])
+        #expect(c?.results == ["a": .success, "b": .failure])
         #expect(launcher.inputs[3] == nil, "d is skipped: its need failed")
     }
 }

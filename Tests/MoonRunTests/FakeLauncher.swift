@@ -1,11 +1,14 @@
 import Foundation
 import MoonCommand
+import MoonEvents
 @testable import MoonRun
 import MoonGraph
 
 /// A launcher whose nodes take virtual time: each attempt of a node follows
-/// its script (how long it runs, what it prints, how it ends). Cancelling an
-/// attempt ends it at once, as a process killed by SIGTERM would.
+/// its script (how long it runs, what it prints, how it ends). Each attempt
+/// is one fake process; cancelling the attempt (disposing its subscription)
+/// sends it SIGTERM, after which it takes `diesAfterTerm` to exit, or is
+/// SIGKILLed when the grace period ends first.
 final class FakeLauncher: NodeLauncher {
     struct Script {
         var duration: TimeInterval = 1
@@ -13,68 +16,107 @@ final class FakeLauncher: NodeLauncher {
         /// Exit code per attempt (1-based); missing attempts exit 0.
         var exitCodes: [Int: Int32] = [:]
         var values: [String] = []
-        /// The process had exited already when it was cancelled (its exit
-        /// was on its way): it ends as its script says, not as cancelled.
-        var exitsDespiteCancel = false
         /// Virtual seconds the attempt waits for descriptors before its
-        /// process starts (`AttemptEvents.waiting`); its duration follows.
+        /// process starts (`NodeOutput.waiting`); its duration follows.
         var waitsForResources: TimeInterval = 0
+        /// Virtual seconds its process takes to exit after SIGTERM.
+        var diesAfterTerm: TimeInterval = 0
     }
 
     let scheduler: TestScheduler
+    let grace: TimeInterval
     var scripts: [Int: Script] = [:]
     /// (virtual second, node, attempt) of every start, in order.
     private(set) var starts: [(time: TimeInterval, node: Int, attempt: Int)] = []
+    /// (virtual second, node, attempt) of every process's exit, in order.
+    private(set) var exits: [(time: TimeInterval, node: Int, attempt: Int)] = []
     private(set) var inputsSeen: [Int: NodeInputs] = [:]
     private(set) var running = 0
     private(set) var maxRunning = 0
+    /// The processes not yet gone, by node.
+    private var alive: [Int: [Process]] = [:]
+    private var waiters: [Int: [() -> Void]] = [:]
 
-    init(scheduler: TestScheduler) {
+    init(scheduler: TestScheduler, grace: TimeInterval = 5) {
         self.scheduler = scheduler
+        self.grace = grace
     }
 
-    final class Attempt: AttemptHandle {
-        var timer: Disposable?
-        var onCancel: (() -> Void)?
-        func cancel(immediately: Bool) {
-            timer?.dispose()
-            onCancel?()
-            onCancel = nil
+    final class Process {
+        let node: Int
+        let attempt: Int
+        var pending: [Disposable] = []
+        var isGone = false
+        init(node: Int, attempt: Int) {
+            self.node = node
+            self.attempt = attempt
         }
     }
 
-    func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
-        let script = scripts[node] ?? Script()
-        starts.append((scheduler.now.timeIntervalSinceReferenceDate, node, attempt))
-        inputsSeen[node] = inputs
-        running += 1
-        maxRunning = max(maxRunning, running)
-        let handle = Attempt()
-        var ended = false
-        func end(_ result: AttemptResult) {
-            guard !ended else { return }
-            ended = true
-            running -= 1
-            events.finish(result)
-        }
-        if !script.exitsDespiteCancel {
-            handle.onCancel = { [scheduler] in
-                scheduler.schedule { end(.failure(NodeError(.signal, "killed by SIGTERM", signal: 15))) }
+    func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
+        Signal { [self] observer, lifetime in
+            let script = scripts[node] ?? Script()
+            starts.append((now, node, number))
+            inputsSeen[node] = inputs
+            let process = Process(node: node, attempt: number)
+            running += 1
+            maxRunning = max(maxRunning, running)
+            alive[node, default: []].append(process)
+            if script.waitsForResources > 0 {
+                observer.send(next: .waiting(true))
+                process.pending.append(scheduler.schedule(after: .seconds(script.waitsForResources)) {
+                    observer.send(next: .waiting(false))
+                }!)
+            }
+            process.pending.append(scheduler.schedule(after: .seconds(script.waitsForResources + script.duration)) { [self] in
+                for line in script.lines { observer.send(next: .line(.stdout, line, continued: false)) }
+                for value in script.values { observer.send(next: .value(value)) }
+                let code = script.exitCodes[number] ?? 0
+                gone(process)
+                if code == 0 {
+                    observer.send(next: .exited(code: 0))
+                    observer.sendCompleted()
+                } else {
+                    observer.send(error: NodeError(.exit, "exited with code \(code)", exitCode: code))
+                }
+            }!)
+            lifetime.add { [self] in
+                guard !process.isGone else { return }
+                // SIGTERM: it exits after its own delay, or at SIGKILL.
+                for timer in process.pending { timer.dispose() }
+                process.pending = [scheduler.schedule(after: .seconds(min(script.diesAfterTerm, grace))) { [self] in gone(process) }!]
             }
         }
-        if script.waitsForResources > 0 {
-            scheduler.schedule { events.waiting(true) }
-            scheduler.schedule(after: .seconds(script.waitsForResources)) { events.waiting(false) }
+    }
+
+    func settled(node: Int) -> Signal<Never> {
+        Signal { [self] observer, _ in
+            if alive[node, default: []].isEmpty {
+                observer.sendCompleted()
+            } else {
+                waiters[node, default: []].append { observer.sendCompleted() }
+            }
         }
-        let timer = scheduler.schedule(after: .seconds(script.waitsForResources + script.duration)) {
-            for line in script.lines { events.next(.stdout, line, false) }
-            for value in script.values { events.next(.value, value, false) }
-            let code = script.exitCodes[attempt] ?? 0
-            end(code == 0 ? .success(exitCode: 0, outputs: [])
-                          : .failure(NodeError(.exit, "exited with code \(code)", exitCode: code)))
+    }
+
+    func killNow() {
+        for process in alive.values.flatMap({ $0 }) {
+            for timer in process.pending { timer.dispose() }
+            gone(process)
         }
-        if !script.exitsDespiteCancel { handle.timer = timer }
-        return handle
+    }
+
+    private var now: TimeInterval { scheduler.now.timeIntervalSinceReferenceDate }
+
+    private func gone(_ process: Process) {
+        guard !process.isGone else { return }
+        process.isGone = true
+        running -= 1
+        exits.append((now, process.node, process.attempt))
+        alive[process.node]?.removeAll { $0 === process }
+        guard alive[process.node]?.isEmpty ?? true else { return }
+        let ready = waiters.removeValue(forKey: process.node) ?? []
+        for waiter in ready { waiter() }
     }
 }
 
@@ -89,7 +131,7 @@ final class RunHarness {
 
     init(nodes: [RunNode], queues: [QueueWidth] = [QueueWidth(name: "default", concurrency: 8)],
          options: RunOptions = RunOptions(), scripts: [String: FakeLauncher.Script] = [:]) {
-        launcher = FakeLauncher(scheduler: scheduler)
+        launcher = FakeLauncher(scheduler: scheduler, grace: options.grace.timeInterval)
         plan = RunPlan(graphName: "test", nodes: nodes, queues: queues)
         for (name, script) in scripts {
             if let index = nodes.firstIndex(where: { $0.name == name }) { launcher.scripts[index] = script }
@@ -100,7 +142,7 @@ final class RunHarness {
         runner.onFinish = { [weak self] in self?.summary = $0 }
     }
 
-    private var runnerEvents: () -> [RunEvent] = { [] }
+    private(set) var runnerEvents: () -> [RunEvent] = { [] }
 
     @discardableResult
     func run(until seconds: TimeInterval = 1000) -> [RunEvent] {

@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonEvents
 
 /// The runner on virtual time: every test is instant and deterministic.
 @Suite struct RunnerTests {
@@ -172,23 +173,33 @@ import Testing
         #expect(h.summary?.stopReason == .timeout)
     }
 
-    /// The run's timeout expires at the very moment the last node's exit
-    /// arrives (its timer runs first): the node still succeeds, so nothing
-    /// was stopped and the run is ok: the `graph-complete`, the summary and
-    /// the exit code (from `stopReason`) agree.
-    @Test func aRunTimeoutThatStopsNothingLeavesTheRunOk() {
+    /// The run's timeout expires at the very moment the last node would
+    /// exit (its timer runs first): the node is cancelled, and the events,
+    /// the summary and the exit code (from `stopReason`) all say the run
+    /// timed out.
+    @Test func aRunTimeoutAtTheLastNodesEndGivesOneVerdict() {
         let h = RunHarness(nodes: [node("a"), node("b", needs: [0])], options: RunOptions(timeout: .seconds(2)),
-                           scripts: ["a": .init(duration: 1), "b": .init(duration: 1, exitsDespiteCancel: true)])
+                           scripts: ["a": .init(duration: 1), "b": .init(duration: 1)])
         h.run()
-        #expect(h.trace == ["start a#1", "complete a", "start b#1", "complete b"])
-        #expect(h.summary?.ok == true)
-        #expect(h.summary?.stopReason == nil)
+        #expect(h.trace == ["start a#1", "complete a", "start b#1", "error b canceled"])
+        #expect(h.summary?.ok == false)
+        #expect(h.summary?.stopReason == .timeout)
         guard case .graphComplete(let ok, _, let counts, _)? = h.events.last?.kind else {
             Issue.record("no graph-complete")
             return
         }
-        #expect(ok)
-        #expect(counts.succeeded == 2 && counts.canceled == 0)
+        #expect(!ok)
+        #expect(counts.succeeded == 1 && counts.canceled == 1)
+    }
+
+    /// A run timeout later than every node's end stops nothing: the run is ok.
+    @Test func aRunTimeoutThatStopsNothingLeavesTheRunOk() {
+        let h = RunHarness(nodes: [node("a"), node("b", needs: [0])], options: RunOptions(timeout: .seconds(2.001)),
+                           scripts: ["a": .init(duration: 1), "b": .init(duration: 1)])
+        h.run()
+        #expect(h.trace == ["start a#1", "complete a", "start b#1", "complete b"])
+        #expect(h.summary?.ok == true)
+        #expect(h.summary?.stopReason == nil)
     }
 
     /// The same timeout a moment earlier stops the node: a timed-out run.

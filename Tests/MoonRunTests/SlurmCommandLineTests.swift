@@ -4,6 +4,7 @@ import MoonGraph
 import MoonProcess
 import Testing
 @testable import MoonRun
+import MoonEvents
 
 /// A graph from YAML text, for the Slurm unit tests.
 func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throws -> Graph {

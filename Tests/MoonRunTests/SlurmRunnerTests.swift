@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonEvents
 
 /// The runner's side of Slurm nodes: their `start` waits for the job id.
 @Suite struct SlurmRunnerTests {
@@ -12,25 +13,27 @@ import Testing
         let scheduler: TestScheduler
         init(scheduler: TestScheduler) { self.scheduler = scheduler }
 
-        final class Attempt: AttemptHandle { func cancel(immediately: Bool) {} }
-
         func announcesStart(node: Int) -> Bool { node != 2 }
 
-        func start(node: Int, attempt: Int, inputs: NodeInputs, events: AttemptEvents) -> AttemptHandle {
-            switch node {
-            case 0:
-                _ = scheduler.schedule(after: .seconds(0.5)) { events.started("42") }
-                _ = scheduler.schedule(after: .seconds(1)) { events.finish(.success(exitCode: 0, outputs: [])) }
-            case 1:
-                _ = scheduler.schedule(after: .seconds(0.2)) {
-                    events.next(.stderr, "srun: error: Unable to allocate resources", false)
-                    events.finish(.failure(NodeError(.spawn, "cannot run node 'b' on Slurm")))
+        func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
+            Signal { [scheduler] observer, lifetime in
+                switch node {
+                case 0:
+                    lifetime.add(scheduler.schedule(after: .milliseconds(500)) { observer.send(next: .job("42")) })
+                    lifetime.add(scheduler.schedule(after: .seconds(1)) { observer.sendCompleted() })
+                case 1:
+                    lifetime.add(scheduler.schedule(after: .milliseconds(200)) {
+                        observer.send(next: .line(.stderr, "srun: error: Unable to allocate resources", continued: false))
+                        observer.send(error: NodeError(.spawn, "cannot run node 'b' on Slurm"))
+                    })
+                default:
+                    lifetime.add(scheduler.schedule(after: .milliseconds(100)) { observer.sendCompleted() })
                 }
-            default:
-                _ = scheduler.schedule(after: .seconds(0.1)) { events.finish(.success(exitCode: 0, outputs: [])) }
             }
-            return Attempt()
         }
+
+        func settled(node: Int) -> Signal<Never> { .empty }
+        func killNow() {}
     }
 
     @Test func aSlurmNodesStartCarriesItsJobIdAndComesBeforeAnythingElseOfIt() {

@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonEvents
 
 /// A checker that says "up to date" for the nodes it is told, restoring fixed outputs.
 final class FakeChecker: UpToDateChecking {
@@ -33,7 +34,7 @@ final class FakeChecker: UpToDateChecking {
         // Dependents see the restored outputs, values and a successful result.
         #expect(h.launcher.inputsSeen[1]?.outputs["gen"] == ["sum": "2"])
         #expect(h.launcher.inputsSeen[1]?.values == [["v"]])
-        #expect(h.launcher.inputsSeen[1]?.results["gen"] == "success")
+        #expect(h.launcher.inputsSeen[1]?.results["gen"] == .success)
         #expect(h.summary?.ok == true)
         #expect(h.summary?.counts.skipped == 1)
         #expect(h.summary?.counts.succeeded == 2)

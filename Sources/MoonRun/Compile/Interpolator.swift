@@ -26,12 +26,12 @@ struct Interpolator {
             return value
         case .result(let node):
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
-            return result
+            return result.rawValue
         case .output(let node, let key):
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
             if let value = inputs.outputs[node]?[key] { return value }
             // A need that did not succeed has no outputs: an `if: always` node reads "".
-            guard result == "success" else { return "" }
+            guard result == .success else { return "" }
             throw Failure(message: "\(expression.raw): '\(node)' set no output '\(key)'; it must write \(key)=VALUE to $MOON_OUTPUT (an empty value is fine)")
         }
     }

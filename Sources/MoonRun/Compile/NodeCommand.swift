@@ -1,149 +1,162 @@
-import Dispatch
 import Foundation
 import MoonCommand
+import MoonEvents
 import MoonGraph
+import MoonSystem
 import MoonProcess
 
-/// One graph node compiled into a Command of the reactive core: `run` starts
-/// the node's process (shell or exec form) or its built-in and sends its
-/// output with `next`, then `complete` or `error` (a `NodeError`). The
-/// runner executes it once per attempt, with callbacks on its own scheduler
-/// (in moon, the event loop that also runs the command).
+/// One graph node compiled into a Command of the reactive core; each
+/// execution is one attempt. `run` starts the node's process (shell or
+/// exec form; an srun job step on a Slurm queue) or its built-in, sends
+/// its output with `next`, then `complete` or `error` (a `NodeError`).
+/// Disposing the execution cancels the attempt: a built-in stops at once,
+/// a process group gets SIGTERM and SIGKILL after the grace period, and
+/// `NodeProcesses` tells when it is gone.
 final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs
-        /// Receives the attempt's process, so the runner can stop it gracefully.
-        let control: AttemptControl
+    }
+
+    /// What the commands of all nodes share.
+    struct Context {
+        let environment: NodeEnvironment
+        let processes: ProcessLaunching
+        /// Where commands run and built-ins keep time: the runner's scheduler.
+        let scheduler: DateScheduler
+        /// SIGTERM to SIGKILL of a cancelled attempt.
+        let grace: Duration
+        let groups: NodeProcesses
+        /// Where each attempt's `$MOON_OUTPUT` file goes (nil: no outputs).
+        let outputs: OutputDirectory?
+        /// Lines handed across threads but not yet reported; see `OutputCredit`.
+        let credit: OutputCredit?
     }
 
     private let node: Node
-    private let environment: NodeEnvironment
-    private let processes: ProcessLaunching
-    private let scheduler: DateScheduler
-    /// Where each attempt's `$MOON_OUTPUT` file is made
-    /// (`<directory>/<node>.<attempt>`); nil: no outputs. (The path is
-    /// built once per attempt, as the command is made per attempt.)
-    private let outputDirectory: String?
+    /// The node's index in the plan.
+    private let index: Int
+    private let context: Context
 
-    /// Hears which `$MOON_OUTPUT` files were created (nil: look each one up).
-    private let outputWatch: OutputWatch?
-
-    /// Lines handed on but not yet reported; see `OutputCredit`.
-    private let credit: OutputCredit?
-
-    init(node: Node, environment: NodeEnvironment, processes: ProcessLaunching, scheduler: DateScheduler,
-         executeOn executor: Scheduler, outputDirectory: String? = nil, outputWatch: OutputWatch? = nil,
-         credit: OutputCredit? = nil) {
+    init(node: Node, index: Int, context: Context) {
         self.node = node
-        self.credit = credit
-        self.outputWatch = outputWatch
-        self.outputDirectory = outputDirectory
-        self.environment = environment
-        self.processes = processes
-        self.scheduler = scheduler
-        super.init(name: node.name, executeOn: executor, allowsConcurrentExecution: false)
+        self.index = index
+        self.context = context
+        super.init(name: node.name, executeOn: context.scheduler, allowsConcurrentExecution: false)
     }
 
     override func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
-        switch node.action {
-        case .builtin(let name, let written):
-            let arguments: [String: BuiltinArgument]
-            do {
-                arguments = try resolve(written, of: name, inputs: input.inputs, attempt: input.attempt)
-            } catch {
-                result.error(NodeError(.builtin, "\(error)"))
+        if case .builtin(let name, let written) = node.action {
+            return runBuiltin(name, written, input: input, result: result)
+        }
+        return runProcess(input, result: result)
+    }
+
+    // MARK: - Built-ins
+
+    private func runBuiltin(_ name: String, _ written: [String: BuiltinArgument], input: Input,
+                            result: CommandResult<NodeOutput>) -> Cancelable? {
+        let arguments: [String: BuiltinArgument]
+        do {
+            arguments = try resolve(written, of: name, inputs: input.inputs, attempt: input.attempt)
+        } catch {
+            result.error(NodeError(.builtin, "\(error)"))
+            return nil
+        }
+        var builtin = Builtin.Context(scheduler: context.scheduler, directory: context.environment.graphDirectory, inputs: input.inputs)
+        for (key, argument) in written { if case .template = argument { builtin.fromValues.insert(key) } }
+        // A built-in's value is also its output `value` (the last one it sent).
+        var last: String?
+        let sink = Builtin.Result(
+            next: { last = $0; result.next(.value($0)) },
+            complete: {
+                if let last { result.next(.outputs([KeyValue("value", last)])) }
+                result.complete()
+            },
+            fail: { result.error(NodeError(.builtin, $0)) })
+        return Builtin.run(name, with: arguments, context: builtin, result: sink)
+    }
+
+    // MARK: - Processes
+
+    private func runProcess(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
+        // The file is not created: a node that writes outputs creates it
+        // (`>>` does), and a missing file means no outputs.
+        let outputFile = context.outputs?.path.map { "\($0)/\(node.name).\(input.attempt)" }
+        // A node on a Slurm queue runs its process as an srun job step.
+        let graph = context.environment.graph
+        let slurm = graph.slurmOptions(for: node).map {
+            SlurmStep(options: $0, graph: graph.name, node: node.name, queue: graph.queues[node.queue].name)
+        }
+        let spec: ProcessSpec
+        do {
+            guard let made = try context.environment.processSpec(for: node, attempt: input.attempt, inputs: input.inputs,
+                                                                 outputFile: outputFile) else {
+                result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
                 return nil
             }
-            var context = Builtin.Context(scheduler: scheduler, directory: environment.graphDirectory, inputs: input.inputs)
-            for (key, argument) in written { if case .template = argument { context.fromValues.insert(key) } }
-            // A built-in's value is also its output `value` (the last one it sent).
-            var last: String?
-            let sink = Builtin.Result(
-                next: { last = $0; result.next(.value($0)) },
-                complete: {
-                    if let last { result.next(.outputs([KeyValue("value", last)])) }
-                    result.complete()
-                },
-                fail: { result.error(NodeError(.builtin, $0)) })
-            let work = Builtin.run(name, with: arguments, context: context, result: sink)
-            input.control.attach(builtin: work)
-            return work
-        case .shell, .exec:
-            let outputFile = makeOutputFile(attempt: input.attempt)
-            let spec: ProcessSpec
-            // A node on a Slurm queue runs its process as an srun job step.
-            let slurm = environment.graph.slurmOptions(for: node).map {
-                SlurmStep(options: $0, graph: environment.graph.name, node: node.name,
-                          queue: environment.graph.queues[node.queue].name)
-            }
+            spec = try slurm?.wrap(made) ?? made
+        } catch {
+            outputFile.map(Self.remove)
+            result.error(error as? NodeError ?? NodeError(.spawn, "\(error)"))
+            return nil
+        }
+        let launch = launcher(for: spec, slurm: slurm, outputFile: outputFile, attempt: input.attempt, result: result)
+        let state = LaunchState()
+        do {
+            state.handle = try launch()
+            return cancellation(of: state)
+        } catch let error as ProcessLaunchError where error.kind == .outOfResources {
+            return waitAndLaunch(launch, error: error, state: state, result: result, outputFile: outputFile)
+        } catch {
+            outputFile.map(Self.remove)
+            result.error(NodeError(.spawn, "\(error)"))
+            return nil
+        }
+    }
+
+    /// An attempt's process: launched at once, or after waiting for resources.
+    private final class LaunchState {
+        var handle: ProcessHandle?
+        var isCanceled = false
+    }
+
+    /// What disposing the execution does: a launch still waiting never
+    /// happens; a process group gets SIGTERM, then SIGKILL after the grace
+    /// period (nothing, once it is reaped).
+    private func cancellation(of state: LaunchState) -> Cancelable {
+        let grace = context.grace
+        return ActionDisposable {
+            state.isCanceled = true
+            state.handle?.terminate(grace: grace)
+        }
+    }
+
+    /// Launches `spec` when called: its lines become `next`s, its end the
+    /// attempt's last events. `NodeProcesses` counts it from before its
+    /// launch until it is reaped (for a Slurm step: until its job is
+    /// cancelled too).
+    private func launcher(for spec: ProcessSpec, slurm: SlurmStep?, outputFile: String?, attempt: Int,
+                          result: CommandResult<NodeOutput>) -> () throws -> ProcessHandle {
+        let (processes, groups, index, credit) = (context.processes, context.groups, index, context.credit)
+        // A Slurm job may write its file from another host, which an inotify
+        // watch does not hear of: look its file up.
+        let report = Self.exitReport(outputFile: outputFile, watch: slurm == nil ? context.outputs?.watch : nil,
+                                     fileName: "\(node.name).\(attempt)", result: result)
+        return {
+            groups.launching(index)
             do {
-                guard let made = try environment.processSpec(for: node, attempt: input.attempt, inputs: input.inputs,
-                                                             outputFile: outputFile) else {
-                    result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
-                    return nil
-                }
-                spec = try slurm?.wrap(made) ?? made
-            } catch let error as NodeError {
-                outputFile.map(Self.remove)
-                result.error(error)
-                return nil
-            } catch {
-                outputFile.map(Self.remove)
-                result.error(NodeError(.spawn, "\(error)"))
-                return nil
-            }
-            do {
-                let processes = self.processes
-                // A Slurm job may write its file from another host, which an
-                // inotify watch does not hear of: look its file up.
-                let watch = slurm == nil ? outputWatch : nil
-                let fileName = "\(node.name).\(input.attempt)"
-                @Sendable func report(_ termination: Termination) {
-                    // Outputs count only from a process that succeeded.
-                    let succeeded = termination == .exited(0)
-                    let outputs = outputFile.flatMap { path -> Result<[KeyValue], OutputFile.Problem>? in
-                        if let watch, !watch.mayExist(fileName) { return succeeded ? .success([]) : nil }
-                        return OutputFile.consume(path, parse: succeeded)
-                    }
-                    switch termination {
-                    case .exited(0):
-                        result.next(.exited(code: 0))
-                        switch outputs {
-                        case .failure(let problem)?:
-                            result.error(NodeError(.exit, "exited with code 0, but its $MOON_OUTPUT is malformed: \(problem)", exitCode: 0))
-                            return
-                        case .success(let values)?:
-                            if !values.isEmpty { result.next(.outputs(values)) }
-                        case nil:
-                            break
-                        }
-                        result.complete()
-                    case .exited(let code):
-                        result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
-                    case .signaled(let signal):
-                        result.error(NodeError(.signal, "killed by \(Termination.signalName(signal))", signal: signal))
-                    }
-                }
-                let launch = { try processes.launch(spec, onOutput: { line in
-                    let stream: OutputStream = line.stream == .stdout ? .stdout : .stderr
-                    // Not a line: no output credit, never srun's job id.
-                    if line.partial { return result.next(.partial(stream, line.text)) }
-                    if let slurm, stream == .stderr, !line.continued {
-                        switch slurm.read(line.text) {
-                        case .keep: break
-                        case .drop: return
-                        case .job(let id, let keep):
-                            result.next(.job(id))
-                            if !keep { return }
-                        }
-                    }
-                    self.credit?.take()
-                    result.next(.line(stream, line.text, continued: line.continued))
+                let handle = try processes.launch(spec, onOutput: { line in
+                    Self.forward(line, slurm: slurm, credit: credit, to: result)
                 }, onExit: { srunTermination in
-                    guard let slurm else { return report(srunTermination) }
-                    let canceled = input.control.wasCanceled
+                    guard let slurm else {
+                        groups.ended(index)
+                        return report(srunTermination)
+                    }
+                    // Cancelled: the runner or the node's timeout disposed the execution.
+                    let canceled = !result.isActive
                     slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {
+                        groups.ended(index)
                         switch slurm.termination(for: srunTermination, canceled: canceled) {
                         case .success(let termination): report(termination)
                         case .failure(let error):
@@ -151,20 +164,62 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
                             result.error(error)
                         }
                     }
-                }) }
-                do {
-                    let handle = try launch()
-                    input.control.attach(process: handle)
-                    // Disposed when the command is released or the execution is
-                    // torn down: nothing of the node may outlive it.
-                    return ActionDisposable { handle.kill() }
-                } catch let error as ProcessLaunchError where error.kind == .outOfResources {
-                    return waitAndLaunch(launch, error: error, input: input, result: result, outputFile: outputFile)
-                }
+                })
+                groups.launched(index, handle)
+                return handle
             } catch {
-                outputFile.map(Self.remove)
-                result.error(NodeError(.spawn, "\(error)"))
-                return nil
+                groups.ended(index)
+                throw error
+            }
+        }
+    }
+
+    /// One line (or the end of one still being written) of the process.
+    private static func forward(_ line: OutputLine, slurm: SlurmStep?, credit: OutputCredit?, to result: CommandResult<NodeOutput>) {
+        let stream: MoonEvents.OutputStream = line.stream == .stdout ? .stdout : .stderr
+        // Not a line: no output credit, never srun's job id.
+        if line.partial { return result.next(.partial(stream, line.text)) }
+        if let slurm, stream == .stderr, !line.continued {
+            switch slurm.read(line.text) {
+            case .keep: break
+            case .drop: return
+            case .job(let id, let keep):
+                result.next(.job(id))
+                if !keep { return }
+            }
+        }
+        credit?.take()
+        result.next(.line(stream, line.text, continued: line.continued))
+    }
+
+    /// How the process ended, as the attempt's last events: `exited` and
+    /// its outputs, then `complete`; or an error.
+    private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String,
+                                   result: CommandResult<NodeOutput>) -> @Sendable (Termination) -> Void {
+        return { termination in
+            // Outputs count only from a process that succeeded.
+            let succeeded = termination == .exited(0)
+            let outputs = outputFile.flatMap { path -> Result<[KeyValue], OutputFile.Problem>? in
+                if let watch, !watch.mayExist(fileName) { return succeeded ? .success([]) : nil }
+                return OutputFile.consume(path, parse: succeeded)
+            }
+            switch termination {
+            case .exited(0):
+                result.next(.exited(code: 0))
+                switch outputs {
+                case .failure(let problem)?:
+                    result.error(NodeError(.exit, "exited with code 0, but its $MOON_OUTPUT is malformed: \(problem)", exitCode: 0))
+                    return
+                case .success(let values)?:
+                    if !values.isEmpty { result.next(.outputs(values)) }
+                case nil:
+                    break
+                }
+                result.complete()
+            case .exited(let code):
+                result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
+            case .signaled(let signal):
+                result.error(NodeError(.signal, "killed by \(signalName(signal))", signal: signal))
             }
         }
     }
@@ -172,35 +227,29 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     /// Out of descriptors or processes while other processes run: the
     /// launch waits, on moon's event loop, for one of them to end and tries
     /// again (`ProcessLaunching.waitForResources`), while events, timers and
-    /// signals go on; it fails when waiting cannot help. The runner hears of
-    /// the wait (`.waiting`): the node's timeout starts when it really starts.
-    private func waitAndLaunch(_ launch: @escaping () throws -> ProcessHandle, error first: ProcessLaunchError, input: Input,
-                               result: CommandResult<NodeOutput>, outputFile: String?) -> Cancelable? {
-        let wait = WaitingLaunch()
+    /// signals go on; it fails when waiting cannot help. The attempt reports
+    /// the wait (`.waiting`): the node's timeout counts from its real start.
+    private func waitAndLaunch(_ launch: @escaping () throws -> ProcessHandle, error first: ProcessLaunchError,
+                               state: LaunchState, result: CommandResult<NodeOutput>, outputFile: String?) -> Cancelable? {
         var lastError = first
         func fail(_ error: NodeError) {
             outputFile.map(Self.remove)
             result.error(error)
         }
-        let queued = processes.waitForResources { giveUp in
-            if wait.isOver { return true }
+        let queued = context.processes.waitForResources { giveUp in
+            if state.isCanceled { return true }
             if giveUp {
-                wait.isOver = true
                 fail(NodeError(.spawn, "\(lastError.withResourceHint())"))
                 return true
             }
             do {
-                let handle = try launch()
-                wait.isOver = true
-                wait.handle = handle
+                state.handle = try launch()
                 result.next(.waiting(false))
-                input.control.attach(process: handle)
                 return true
             } catch let error as ProcessLaunchError where error.kind == .outOfResources {
                 lastError = error
                 return false
             } catch {
-                wait.isOver = true
                 fail(NodeError(.spawn, "\(error)"))
                 return true
             }
@@ -210,29 +259,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
             return nil
         }
         result.next(.waiting(true))
-        // Cancelled while waiting: it never starts (the attempt then ends
-        // as cancelled, see `AttemptControl`).
-        input.control.attach(waiting: ActionDisposable { wait.isOver = true })
-        return ActionDisposable {
-            wait.isOver = true
-            wait.handle?.kill()
-        }
-    }
-
-    /// A launch waiting for resources: over once started, failed or cancelled.
-    private final class WaitingLaunch {
-        var isOver = false
-        var handle: ProcessHandle?
-    }
-
-    /// The `$MOON_OUTPUT` path of this attempt, or nil without a directory.
-    /// The file is not created: a node that writes outputs creates it (`>>`
-    /// does), and a missing file means no outputs. Most nodes write none, and
-    /// creating and removing a file per node was a measurable part of moon's
-    /// cost per process (inode work on the temp directory's filesystem).
-    private func makeOutputFile(attempt: Int) -> String? {
-        guard let outputDirectory else { return nil }
-        return "\(outputDirectory)/\(node.name).\(attempt)"
+        return cancellation(of: state)
     }
 
     private static func remove(_ path: String) {
@@ -242,7 +269,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     /// `with:` values with `${{ … }}` resolved, then checked against the parameter's type.
     private func resolve(_ written: [String: BuiltinArgument], of name: String, inputs: NodeInputs, attempt: Int) throws -> [String: BuiltinArgument] {
         guard written.values.contains(where: { if case .template = $0 { return true } else { return false } }) else { return written }
-        let interpolator = try environment.prepare(node, attempt: attempt, inputs: inputs, outputFile: nil).interpolator
+        let interpolator = try context.environment.prepare(node, attempt: attempt, inputs: inputs, outputFile: nil).interpolator
         var arguments = written
         for (key, argument) in written {
             guard case .template(let text) = argument else { continue }
@@ -264,74 +291,5 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     private func isTemplate(_ argument: BuiltinArgument) -> Bool {
         if case .template = argument { return true }
         return false
-    }
-}
-
-/// The runner's hold on a running attempt: graceful cancellation goes to the
-/// process (SIGTERM, grace, SIGKILL), and the command still reports how the
-/// process ended, so the node's slot frees only when its processes are gone.
-/// A cancel that arrives before the process exists is applied when it does.
-final class AttemptControl: AttemptHandle {
-    private let lock = Lock()
-    private let grace: Duration
-    private var process: ProcessHandle?
-    private var builtin: Disposable?
-    /// A launch waiting for descriptors (see `NodeCommand.waitAndLaunch`).
-    private var waiting: Disposable?
-    private var pending: Bool?
-    /// Whether moon asked this attempt to stop (a Slurm job is then `scancel`ed).
-    var wasCanceled: Bool { lock.withLock { pending != nil } }
-    /// Ends a cancelled attempt that has no process: a built-in (built-ins
-    /// stop at once), or a launch still waiting for descriptors.
-    var onCanceledWithoutProcess: (() -> Void)?
-
-    init(grace: Duration) {
-        self.grace = grace
-    }
-
-    func attach(process handle: ProcessHandle) {
-        let cancel: Bool? = lock.withLock {
-            process = handle
-            waiting = nil
-            return pending
-        }
-        if let immediately = cancel { stop(handle, immediately: immediately) }
-    }
-
-    func attach(builtin work: Disposable) {
-        let cancel: Bool? = lock.withLock {
-            builtin = work
-            return pending
-        }
-        if cancel != nil { cancelBuiltin(work) }
-    }
-
-    /// A launch that waits for descriptors; a cancel ends it (it never starts).
-    func attach(waiting work: Disposable) {
-        let cancel: Bool? = lock.withLock {
-            waiting = work
-            return pending
-        }
-        if cancel != nil { cancelBuiltin(work) }
-    }
-
-    func cancel(immediately: Bool) {
-        let (process, builtin, waiting): (ProcessHandle?, Disposable?, Disposable?) = lock.withLock {
-            pending = immediately || (pending ?? false)
-            return (self.process, self.builtin, self.waiting)
-        }
-        if let process { stop(process, immediately: immediately) }
-        if let builtin { cancelBuiltin(builtin) }
-        if let waiting { cancelBuiltin(waiting) }
-    }
-
-    private func stop(_ handle: ProcessHandle, immediately: Bool) {
-        if immediately { handle.kill() } else { handle.terminate(grace: grace) }
-    }
-
-    private func cancelBuiltin(_ work: Disposable) {
-        guard !work.isDisposed else { return }
-        work.dispose()
-        onCanceledWithoutProcess?()
     }
 }

@@ -124,8 +124,7 @@ struct NodeEnvironment {
 
 /// Remembers where `sh`, `bash` and other bare program names were found on a
 /// PATH, so a graph of a thousand shell nodes searches the PATH once, not a
-/// thousand times (in a perf profile the search was over half of the
-/// launcher's own CPU time per node). Only absolute PATH entries are cached; anything it
+/// thousand times. Only absolute PATH entries are cached; anything it
 /// cannot resolve is left to the launcher, which reports it precisely.
 final class ProgramCache: @unchecked Sendable {
     static let shared = ProgramCache()

@@ -2,7 +2,7 @@ import Foundation
 
 /// Backpressure for node output when the runner is not on the launcher's
 /// thread (moon's event loop needs none: it reports what it read before it
-/// reads again; see `CommandLauncher`). The launcher's thread takes a credit
+/// reads again; see `CommandLauncher.init`'s `hopsThreads`). The launcher's thread takes a credit
 /// for each line before handing it on, and the runner's queue gives it back
 /// once the line has reached the reporter. When `limit` lines are in flight
 /// the I/O thread waits, so it stops reading the pipes; a node that writes

@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonEvents
 
 /// The file a shell or exec node writes its outputs to (`$MOON_OUTPUT`), in
 /// the GitHub Actions format: `KEY=VALUE` lines, and for values of several
@@ -75,7 +76,7 @@ enum OutputFile {
     ///
     /// One `open` decides: most nodes write no outputs, and the file's name
     /// is new each time, so every look-up of it is a miss in the kernel's
-    /// caches; a stat, an open and an unlink of a missing file were three.
+    /// caches, and one look-up is the least.
     ///
     /// This runs on moon's event loop, so the open must never wait: a node
     /// may have put a FIFO (whose open waits for a writer), a symlink or a

@@ -5,9 +5,8 @@ import MoonCommand
 /// `$MOON_OUTPUT` file — without looking the file up.
 ///
 /// Most nodes write no outputs, and each attempt's file has a new name, so
-/// looking it up (`open`) missed the kernel's caches every time: a path walk
-/// and a negative directory entry on the temp directory's filesystem, about
-/// 4% of moon's own CPU per process. An inotify watch on the output
+/// looking it up (`open`) would miss the kernel's caches every time: a path
+/// walk and a negative directory entry per process. An inotify watch on the output
 /// directory hears of every file created there instead; a node's file is
 /// opened only when its creation was heard.
 ///

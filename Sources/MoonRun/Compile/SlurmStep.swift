@@ -2,6 +2,7 @@ import Foundation
 import MoonCommand
 import MoonGraph
 import MoonProcess
+import MoonEvents
 
 /// One attempt of a node on a Slurm queue. The node's process becomes an
 /// `srun` job step (`SlurmCommandLine`); this reads srun's stderr for the job

@@ -4,8 +4,7 @@ import HeapModule
 /// (lower index). The runner pops from it once per start.
 struct ReadyQueue {
     /// One integer per entry, so that the heap's comparisons are single
-    /// integer comparisons (its pops were ~2% of moon's work per node with
-    /// a two-field entry): the priority in the high 31 bits, the node's
+    /// integer comparisons: the priority in the high 31 bits, the node's
     /// index inverted in the low 32, so the maximum is the highest priority
     /// and, among equals, the lowest index. Priorities are path lengths in
     /// recorded milliseconds: clamped at 2^31 - 1 (24 days), beyond which

@@ -1,5 +1,6 @@
 import MoonCommand
 import MoonGraph
+import MoonEvents
 
 /// What the runner needs to know of one selected node: plain values taken
 /// from the Graph and the Plan by `RunPlan.init(graph:plan:)`.
@@ -20,9 +21,7 @@ public struct RunNode: Sendable {
     public var command: String
     /// Whether its attempts read what their needs left (values, outputs,
     /// results): a built-in, or a `${{ … }}` in its command, `dir` or
-    /// `env`. The runner gathers those inputs only for such nodes: for a
-    /// node with 20 needs that was two dictionaries of 20 entries per
-    /// attempt.
+    /// `env`. The runner gathers those inputs only for such nodes.
     public var readsInputs: Bool
 
     public init(name: String, queue: Int, needs: [Int], condition: RunCondition = .success, continueOnError: Bool = false,
@@ -52,25 +51,6 @@ public struct RunPlan: Sendable {
         self.graphName = graphName
         self.nodes = nodes
         self.queues = queues
-    }
-}
-
-/// How a run behaves as a whole (the `moon run` options).
-public struct RunOptions: Sendable {
-    /// Nodes in flight across all queues (`-j`); nil = only the queues limit.
-    public var jobs: Int?
-    /// `-k`: after a failure, keep running whatever does not depend on it.
-    public var keepGoing = false
-    /// SIGTERM to SIGKILL (`--grace`).
-    public var grace: Duration = .seconds(5)
-    /// The whole run's limit (`--timeout`).
-    public var timeout: Duration?
-
-    public init(jobs: Int? = nil, keepGoing: Bool = false, grace: Duration = .seconds(5), timeout: Duration? = nil) {
-        self.jobs = jobs
-        self.keepGoing = keepGoing
-        self.grace = grace
-        self.timeout = timeout
     }
 }
 

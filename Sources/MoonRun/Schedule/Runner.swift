@@ -1,11 +1,15 @@
 import Foundation
 import MoonCommand
-import MoonProcess
+import MoonEvents
+import MoonSystem
 
 /// Runs a plan: starts each node when its needs have ended as its `if`
 /// requires, on its queue, highest critical-path priority first, within the
-/// queue widths and `-j`; retries, times out and cancels attempts; and emits
-/// every `RunEvent`. Like ninja's Plan and Builder, it does no I/O itself: it
+/// queue widths and `-j`, and emits every `RunEvent`. A node runs as a
+/// signal of the reactive core (`NodeSignal`: its attempts, the `timeout`
+/// and `retry` operators): the runner decides when to subscribe to it,
+/// cancels it by disposing the subscription, and turns its events into
+/// `RunEvent`s. Like ninja's Plan and Builder, it does no I/O itself: it
 /// reaches processes through a `NodeLauncher` and time through a scheduler.
 ///
 /// Threading: every method, and every callback into the runner, runs on
@@ -30,9 +34,13 @@ public final class Runner {
         case ready
         /// Its up-to-date check runs off the loop (it was slow; see `CheckInterruption`).
         case checking
+        /// Its signal is subscribed and an attempt runs.
         case running
         /// Between a failed attempt and the next; still holds its queue slot.
         case retrying
+        /// Its signal ended or was cancelled; it holds its slot until its
+        /// processes are gone.
+        case settling
         case done(Outcome)
     }
 
@@ -44,64 +52,36 @@ public final class Runner {
         case timeout
     }
 
-    /// Why moon itself cancelled an attempt; decides the error's kind.
-    enum CancelReason {
-        case nodeTimeout(Duration)
-        case stop
+    /// How a node's signal ended.
+    enum NodeResult {
+        case success(exitCode: Int32?, outputs: [KeyValue])
+        case failure(NodeError)
     }
 
-    public struct Summary: Sendable {
-        public var ok: Bool
-        public var counts: RunCounts
-        public var stopReason: StopReason?
-        public var criticalPath: [String]
-        /// When the run started (`graph-start`) and how long it took.
-        public var startedAt: Date
-        public var durationMilliseconds: Int
-        /// How each node of the plan ended, in plan order: what a history
-        /// needs, without following the events.
-        public var nodes: [NodeSummary]
-    }
-
-    /// How one node ended: the same facts as its events.
-    public struct NodeSummary: Sendable {
-        public enum Result: Sendable, Equatable {
-            /// `failed` includes `continue-on-error` failures.
-            case succeeded, failed, canceled, skipped, upToDate
-        }
-        public var name: String
-        /// Its first attempt's start; nil if it never started.
-        public var startedAt: Date?
-        /// As in its `complete` or `error` event; nil if skipped.
-        public var durationMilliseconds: Int?
-        public var result: Result
-        public var attempts: Int
-    }
-
-    private let plan: RunPlan
+    let plan: RunPlan
     private let options: RunOptions
     private let launcher: NodeLauncher
     private let scheduler: DateScheduler
     private let emit: (RunEvent) -> Void
 
-    private var state: [NodeState]
+    private(set) var state: [NodeState]
     private var remainingNeeds: [Int]
     private var dependents: [[Int]]
     private var ready: [ReadyQueue]
     private var inFlight: [Int]
     private var totalInFlight = 0
-    private var attempt: [Int]
-    private var firstStart: [Date?]
-    private var finishedAt: [Date?]
+    private(set) var attempt: [Int]
+    private(set) var firstStart: [Date?]
+    private(set) var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
-    private var durations: [Int?]
-    /// Per node: its running attempt, its timer (the attempt's timeout or
-    /// the delay before a retry), and why moon cancelled the attempt.
-    /// (Arrays, not dictionaries: each node's start and end set and cleared
-    /// them, a hash and a resize now and then per node.)
-    private var handles: [AttemptHandle?]
-    private var timers: [Disposable?]
-    private var cancelReasons: [CancelReason?]
+    private(set) var durations: [Int?]
+    /// Per node: the subscription to its signal while it is subscribed.
+    private var subscriptions: [Disposable?]
+    /// Per node, of its current attempt: whether its `start` was emitted,
+    /// its exit code and its outputs (sent just before it completes).
+    private var announced: [Bool]
+    private var exitCodes: [Int32?]
+    private var attemptOutputs: [[KeyValue]]
     private var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
     private var outputs: [[String: String]]
@@ -151,9 +131,10 @@ public final class Runner {
         durations = Array(repeating: nil, count: n)
         values = Array(repeating: [], count: n)
         outputs = Array(repeating: [:], count: n)
-        handles = Array(repeating: nil, count: n)
-        timers = Array(repeating: nil, count: n)
-        cancelReasons = Array(repeating: nil, count: n)
+        subscriptions = Array(repeating: nil, count: n)
+        announced = Array(repeating: false, count: n)
+        exitCodes = Array(repeating: nil, count: n)
+        attemptOutputs = Array(repeating: [], count: n)
     }
 
     // MARK: - Control (call on the scheduler)
@@ -176,13 +157,13 @@ public final class Runner {
         finishIfDone()
     }
 
-    /// Stops the run: cancels running attempts (SIGTERM, then SIGKILL after
+    /// Stops the run: cancels running nodes (SIGTERM, then SIGKILL after
     /// the grace period), and skips everything not yet started. A second
     /// interrupt kills what is still running at once.
     public func stop(_ reason: StopReason) {
         guard !finished else { return }
         if case .interrupt = stopReason, case .interrupt = reason {
-            for handle in handles { handle?.cancel(immediately: true) }
+            launcher.killNow()
             return
         }
         if stopReason == nil || stopReason == .failure { stopReason = reason }
@@ -225,135 +206,146 @@ public final class Runner {
                 skip(node, .canceled)
                 continue
             }
-            startAttempt(node)
+            startNode(node)
         }
     }
 
-    private func startAttempt(_ node: Int) {
+    /// Subscribes to the node's signal (`NodeSignal`): its attempts,
+    /// timeout and retries. Its events come back to `received`, its end to
+    /// `ended`.
+    private func startNode(_ node: Int) {
+        state[node] = .running
+        let spec = plan.nodes[node]
+        let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
+        let launcher = self.launcher
+        let attempt = Signal<NodeOutput> { [weak self] observer, lifetime in
+            guard let self else { return }
+            let number = self.attemptStarts(node)
+            lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
+        }
+        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), node: spec,
+                                     scheduler: scheduler) { [weak self] failed, delay, error in
+            self?.retrying(node, failed: failed, delay: delay, error: error)
+        }
+        let subscription = signal.start { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .next(let output): self.received(output, from: node)
+            case .completed:
+                self.ended(node, .success(exitCode: self.exitCodes[node], outputs: self.attemptOutputs[node]))
+                self.attemptOutputs[node] = []
+            case .error(let error): self.ended(node, .failure(NodeError(error)))
+            }
+        }
+        // An attempt may have ended already (a failed spawn): keep only a live subscription.
+        switch state[node] {
+        case .running, .retrying: subscriptions[node] = subscription
+        default: break
+        }
+    }
+
+    /// An attempt of the node starts; returns its number.
+    private func attemptStarts(_ node: Int) -> Int {
         state[node] = .running
         attempt[node] += 1
-        let now = scheduler.now
-        if firstStart[node] == nil { firstStart[node] = now }
-        let spec = plan.nodes[node]
-        let thisAttempt = attempt[node]
-        // Only the attempt that succeeds counts: values of a failed one are dropped.
+        if firstStart[node] == nil { firstStart[node] = scheduler.now }
+        // Only the attempt that succeeds counts: what a failed one sent is dropped.
         values[node] = []
-        // One object per attempt, which the three callbacks share (a closure
-        // capturing one object needs no context of its own).
-        let context = AttemptContext(runner: weakSelf, node: node, attempt: thisAttempt)
+        exitCodes[node] = nil
+        attemptOutputs[node] = []
+        announced[node] = false
         // A Slurm node's `start` waits for its job id; whatever the attempt
         // reports first announces it (without an id if srun never named one).
-        if !launcher.announcesStart(node: node) { context.announce(nil) }
-        let events = AttemptEvents(
-            next: { [context] stream, text, continued in context.next(stream, text, continued) },
-            finish: { [context] result in context.finish(result) },
-            started: { [context] jobID in context.started(jobID) },
-            partial: { [context] stream, text in context.partial(stream, text) },
-            waiting: { [context] waiting in context.waiting(waiting) })
-        let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
-        let handle = launcher.start(node: node, attempt: thisAttempt, inputs: inputs, events: events)
-        // A launcher may finish synchronously (a failed spawn): only keep live handles.
-        if case .running = state[node], attempt[node] == thisAttempt {
-            handles[node] = handle
-            armTimeout(node)
+        if !launcher.announcesStart(node: node) { announce(node, jobID: nil) }
+        return attempt[node]
+    }
+
+    private func announce(_ node: Int, jobID: String?) {
+        guard !announced[node] else { return }
+        announced[node] = true
+        let spec = plan.nodes[node]
+        emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
+                                                       attempt: attempt[node], command: spec.command), jobID: jobID))
+    }
+
+    private func received(_ output: NodeOutput, from node: Int) {
+        let name = plan.nodes[node].name
+        switch output {
+        case .line(let stream, let text, let continued):
+            announce(node, jobID: nil)
+            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: stream, text: text, continued: continued)))
+        case .partial(let stream, let text):
+            // A line still being written: a `next` marked `partial`, for the live view only.
+            announce(node, jobID: nil)
+            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: stream, text: text, continued: true), partial: true))
+        case .value(let value):
+            announce(node, jobID: nil)
+            values[node].append(value)
+            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: .value, text: value, continued: false)))
+        case .exited(let code): exitCodes[node] = code
+        case .outputs(let outputs): attemptOutputs[node] = outputs
+        case .job(let id): announce(node, jobID: id)
+        case .waiting: break
         }
     }
 
-    /// Starts the node's `timeout` from now, if it has one.
-    private func armTimeout(_ node: Int) {
-        timers[node]?.dispose()
-        timers[node] = nil
-        guard let timeout = plan.nodes[node].timeout else { return }
-        timers[node] = scheduler.schedule(after: timeout) { [weak self] in
-            self?.cancelAttempt(node, reason: .nodeTimeout(timeout))
+    /// The `retry` operator is about to wait before the node's next attempt.
+    private func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
+        announce(node, jobID: nil)
+        state[node] = .retrying
+        emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,
+                                                       delayMilliseconds: delay.milliseconds, error: error)))
+    }
+
+    /// The node's signal ended: the node ends once its processes are gone.
+    private func ended(_ node: Int, _ result: NodeResult) {
+        announce(node, jobID: nil)
+        subscriptions[node] = nil
+        settle(node, result)
+    }
+
+    /// Cancels the node by disposing its signal's subscription; it ends as
+    /// cancelled once its processes are gone.
+    private func cancel(_ node: Int) {
+        guard let subscription = subscriptions[node] else { return }
+        subscriptions[node] = nil
+        subscription.dispose()
+        settle(node, nil)
+    }
+
+    /// Holds the node's slot until the processes of its attempts are gone
+    /// (SIGTERM, then SIGKILL after the grace period), then ends it.
+    private func settle(_ node: Int, _ result: NodeResult?) {
+        state[node] = .settling
+        launcher.settled(node: node).start { [weak self] event in
+            guard let self, case .completed = event else { return }
+            self.finished(node, result ?? .failure(NodeError(.canceled, self.stopMessage)))
         }
     }
 
-    /// The attempt's process waits for descriptors (its timeout stops), or
-    /// has started after waiting (its timeout starts now: time spent waiting
-    /// for another node to end is not the node's own).
-    private func attemptWaiting(_ node: Int, _ waiting: Bool) {
-        guard case .running = state[node] else { return }
-        if waiting {
-            timers[node]?.dispose()
-            timers[node] = nil
-        } else {
-            armTimeout(node)
-        }
-    }
-
-    /// The runner, held weakly by one object that every attempt shares:
-    /// an attempt that formed (and destroyed) its own weak reference made
-    /// two more atomic updates of the runner's side table per node.
-    private final class WeakRunner {
-        weak var runner: Runner?
-    }
-
-    private lazy var weakSelf: WeakRunner = {
-        let box = WeakRunner()
-        box.runner = self
-        return box
-    }()
-
-    /// Where an attempt's callbacks land; events of an attempt that is no
-    /// longer the node's current one are dropped.
-    private final class AttemptContext {
-        private let owner: WeakRunner
-        var runner: Runner? { owner.runner }
-        let node: Int
-        let attempt: Int
-        private var announced = false
-
-        init(runner: WeakRunner, node: Int, attempt: Int) {
-            owner = runner
-            self.node = node
-            self.attempt = attempt
-        }
-
-        /// The runner, while this attempt is the node's current one.
-        private var current: Runner? {
-            guard let runner, runner.attempt[node] == attempt else { return nil }
-            return runner
-        }
-
-        func announce(_ jobID: String?) {
-            guard !announced, let runner else { return }
-            announced = true
-            let spec = runner.plan.nodes[node]
-            runner.emit(RunEvent(time: runner.scheduler.now, kind: .start(node: spec.name, queue: runner.plan.queues[spec.queue].name,
-                                                                          attempt: attempt, command: spec.command), jobID: jobID))
-        }
-
-        func next(_ stream: OutputStream, _ text: String, _ continued: Bool) {
-            guard let runner = current else { return }
-            announce(nil)
-            if stream == .value { runner.values[node].append(text) }
-            runner.emit(RunEvent(time: runner.scheduler.now,
-                                 kind: .next(node: runner.plan.nodes[node].name, stream: stream, text: text, continued: continued)))
-        }
-
-        /// A line still being written: a `next` marked `partial`, for the live view only.
-        func partial(_ stream: OutputStream, _ text: String) {
-            guard let runner = current else { return }
-            announce(nil)
-            runner.emit(RunEvent(time: runner.scheduler.now,
-                                 kind: .next(node: runner.plan.nodes[node].name, stream: stream, text: text, continued: true),
-                                 partial: true))
-        }
-
-        func finish(_ result: AttemptResult) {
-            guard let runner = current else { return }
-            announce(nil)
-            runner.attemptFinished(node, result)
-        }
-
-        func started(_ jobID: String) {
-            guard current != nil else { return }
-            announce(jobID)
-        }
-
-        func waiting(_ waiting: Bool) {
-            current?.attemptWaiting(node, waiting)
+    private func finished(_ node: Int, _ result: NodeResult) {
+        guard case .settling = state[node] else { return }
+        let now = scheduler.now
+        let spec = plan.nodes[node]
+        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
+        durations[node] = duration
+        switch result {
+        case .success(let exitCode, let outputs):
+            for kv in outputs { self.outputs[node][kv.key] = kv.value }
+            if let checker = upToDate {
+                let values = values[node]
+                // Behind a slow check the state is busy: not on the loop.
+                offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
+            }
+            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
+            nodeDone(node, .succeeded)
+        case .failure(let error):
+            emit(RunEvent(time: now, kind: .error(node: spec.name, durationMilliseconds: duration, error: error)))
+            if error.kind == .canceled {
+                nodeDone(node, .canceled)
+            } else {
+                nodeDone(node, spec.continueOnError ? .tolerated : .failed)
+            }
         }
     }
 
@@ -365,78 +357,19 @@ public final class Runner {
             inputs.outputs[name] = outputs[need]
             guard case .done(let outcome) = state[need] else { continue }
             switch outcome {
-            case .succeeded, .skipped(.upToDate): inputs.results[name] = "success"
-            case .tolerated, .failed: inputs.results[name] = "failure"
-            case .canceled: inputs.results[name] = "canceled"
-            case .skipped: inputs.results[name] = "skipped"
+            case .succeeded, .skipped(.upToDate): inputs.results[name] = .success
+            case .tolerated, .failed: inputs.results[name] = .failure
+            case .canceled: inputs.results[name] = .canceled
+            case .skipped: inputs.results[name] = .skipped
             }
         }
         return inputs
     }
 
-    private func cancelAttempt(_ node: Int, reason: CancelReason, immediately: Bool = false) {
-        guard case .running = state[node], let handle = handles[node] else { return }
-        if cancelReasons[node] == nil { cancelReasons[node] = reason }
-        handle.cancel(immediately: immediately)
-    }
-
-    private func attemptFinished(_ node: Int, _ result: AttemptResult) {
-        guard case .running = state[node] else { return }
-        handles[node] = nil
-        timers[node]?.dispose()
-        timers[node] = nil
-        let reason = cancelReasons[node]
-        cancelReasons[node] = nil
-        let now = scheduler.now
-        let spec = plan.nodes[node]
-        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
-        switch result {
-        case .success(let exitCode, let outputs):
-            for kv in outputs { self.outputs[node][kv.key] = kv.value }
-            if let checker = upToDate {
-                let values = values[node]
-                // Behind a slow check the state is busy: not on the loop.
-                offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
-            }
-            durations[node] = duration
-            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
-            nodeDone(node, .succeeded)
-        case .failure(var error):
-            switch reason {
-            case .nodeTimeout(let limit)?:
-                error = NodeError(.timeout, "timed out after \(limit.shortDescription)", exitCode: error.exitCode, signal: error.signal)
-            case .stop?:
-                error = NodeError(.canceled, stopMessage, exitCode: error.exitCode, signal: error.signal)
-            case nil:
-                break
-            }
-            let canRetry = error.kind != .canceled && attempt[node] <= spec.retry.times && stopReason == nil
-            if canRetry {
-                let delay = spec.retry.delay(afterAttempt: attempt[node])
-                emit(RunEvent(time: now, kind: .retry(node: spec.name, attempt: attempt[node],
-                                                     delayMilliseconds: Int(delay.timeInterval * 1000), error: error)))
-                state[node] = .retrying
-                timers[node] = scheduler.schedule(after: delay) { [weak self] in
-                    guard let self else { return }
-                    self.timers[node] = nil
-                    self.startAttempt(node)
-                }
-                return
-            }
-            durations[node] = duration
-            emit(RunEvent(time: now, kind: .error(node: spec.name, durationMilliseconds: duration, error: error)))
-            if error.kind == .canceled {
-                nodeDone(node, .canceled)
-            } else {
-                nodeDone(node, spec.continueOnError ? .tolerated : .failed)
-            }
-        }
-    }
-
     private var stopMessage: String {
         switch stopReason {
         case .failure?: return "canceled because another node failed"
-        case .interrupt(let signal)?: return "canceled by \(Termination.signalName(signal))"
+        case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
         case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
         case nil: return "canceled"
         }
@@ -446,7 +379,7 @@ public final class Runner {
     private func nodeDone(_ node: Int, _ outcome: Outcome) {
         let wasInFlight: Bool
         switch state[node] {
-        case .running, .retrying: wasInFlight = true
+        case .running, .retrying, .settling: wasInFlight = true
         default: wasInFlight = false
         }
         state[node] = .done(outcome)
@@ -519,27 +452,30 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if let checker = upToDate, checker.checks(node: node) {
-            let nodeInputs = inputs(of: spec)
-            // On the loop while it is quick (and nothing is queued off it,
-            // which holds the state); else on the worker, verdict later.
-            if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
-                if let restored = verdict {
-                    restore(node, restored)
-                    return
-                }
-            } else {
-                state[node] = .checking
-                offLoopWork += 1
-                checkWorker.run { [weak self, scheduler] in
-                    let verdict = checker.upToDate(node: node, inputs: nodeInputs)
-                    scheduler.schedule { self?.checked(node, verdict) }
-                }
-                return
-            }
-        }
+        if let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
         state[node] = .ready
         ready[spec.queue].push(node)
+    }
+
+    /// Asks whether the node is up to date. Returns true when it is to run
+    /// now; false when it was restored, or its check went off the loop
+    /// (its verdict comes later, to `checked`).
+    private func check(_ node: Int, with checker: UpToDateChecking) -> Bool {
+        let nodeInputs = inputs(of: plan.nodes[node])
+        // On the loop while it is quick (and nothing is queued off it,
+        // which holds the state); else on the worker, verdict later.
+        if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
+            guard let restored = verdict else { return true }
+            restore(node, restored)
+            return false
+        }
+        state[node] = .checking
+        offLoopWork += 1
+        checkWorker.run { [weak self, scheduler] in
+            let verdict = checker.upToDate(node: node, inputs: nodeInputs)
+            scheduler.schedule { self?.checked(node, verdict) }
+        }
+        return false
     }
 
     private func restore(_ node: Int, _ restored: RestoredResult) {
@@ -590,21 +526,10 @@ public final class Runner {
     /// Cancels running attempts and pending retries, and skips ready nodes
     /// (all of them, or all but clean-up nodes after a failure).
     private func cancelAllWork(includingCleanup: Bool) {
-        // (The nodes are listed first: a cancelled attempt may end at once and
+        // (The nodes are listed first: a cancelled node may end at once and
         // let a clean-up node start, which this stop must not cancel.)
-        for node in handles.indices.filter({ handles[$0] != nil }) {
-            cancelAttempt(node, reason: .stop)
-        }
-        for node in timers.indices.filter({ timers[$0] != nil }) {
-            guard let timer = timers[node], case .retrying = state[node] else { continue }
-            timer.dispose()
-            timers[node] = nil
-            let now = scheduler.now
-            let duration = milliseconds(from: firstStart[node] ?? now, to: now)
-            durations[node] = duration
-            emit(RunEvent(time: now, kind: .error(node: plan.nodes[node].name, durationMilliseconds: duration,
-                                                 error: NodeError(.canceled, stopMessage))))
-            nodeDone(node, .canceled)
+        for node in subscriptions.indices.filter({ subscriptions[$0] != nil }) {
+            cancel(node)
         }
         for q in ready.indices {
             for node in ready[q].removeAll().sorted() {
@@ -622,17 +547,17 @@ public final class Runner {
         guard !finished, doneCount == plan.nodes.count, offLoopWork == 0 else { return }
         finished = true
         runTimer?.dispose()
-        // The run's --timeout expired as the last nodes ended, and every one
-        // of them still succeeded (their exits were on their way): nothing
-        // was stopped, so the run is not a timed-out one. The events, the
-        // summary and the exit code all say so.
+        // The run's --timeout expired when no node was left to stop (say,
+        // during a last check off the loop): nothing was stopped, so the
+        // run is not a timed-out one. The events, the summary and the exit
+        // code all say so.
         if stopReason == .timeout && canceledNodes == 0 { stopReason = nil }
         let now = scheduler.now
         let ok = hardFailures == 0 && stopReason == nil
         let path = criticalPath()
         let duration = milliseconds(from: runStart, to: now)
         var interrupted: String?
-        if case .interrupt(let signal)? = stopReason { interrupted = Termination.signalName(signal) }
+        if case .interrupt(let signal)? = stopReason { interrupted = signalName(signal) }
         emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
                                                      counts: counts, criticalPath: path), interrupted: interrupted))
         guard let onFinish else { return }
@@ -640,78 +565,7 @@ public final class Runner {
                          durationMilliseconds: duration, nodes: nodeSummaries()))
     }
 
-    private func nodeSummaries() -> [NodeSummary] {
-        plan.nodes.indices.map { node in
-            let result: NodeSummary.Result
-            switch state[node] {
-            case .done(.succeeded): result = .succeeded
-            case .done(.tolerated), .done(.failed): result = .failed
-            case .done(.skipped(.upToDate)): result = .upToDate
-            case .done(.skipped): result = .skipped
-            case .done(.canceled), .waiting, .ready, .checking, .running, .retrying: result = .canceled
-            }
-            return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
-                               result: result, attempts: attempt[node])
-        }
-    }
-
-    /// The chain that decided the run's length: from the node that finished
-    /// last, back through the need of each that finished last.
-    /// The chain of nodes that ran, each a need of the next, whose run
-    /// times add up to the most: the work that bounded the run. Not the
-    /// chain of last finishers: a short node that waited for a free job
-    /// finishes last without having held anything up.
-    private func criticalPath() -> [String] {
-        // Kahn's algorithm over the nodes that ran (skipped ones took no time).
-        let count = plan.nodes.count
-        var ran = [Bool](repeating: false, count: count)
-        for node in 0..<count where firstStart[node] != nil && finishedAt[node] != nil { ran[node] = true }
-        var waiting = [Int](repeating: 0, count: count)
-        var dependents = [[Int]](repeating: [], count: count)
-        for node in 0..<count where ran[node] {
-            for need in plan.nodes[node].needs where ran[need] {
-                waiting[node] += 1
-                dependents[need].append(node)
-            }
-        }
-        var ready = (0..<count).filter { ran[$0] && waiting[$0] == 0 }
-        var total = [TimeInterval](repeating: 0, count: count)
-        var via = [Int?](repeating: nil, count: count)
-        var best: Int?
-        while let node = ready.popLast() {
-            var longest: TimeInterval = 0
-            for need in plan.nodes[node].needs where ran[need] && (via[node] == nil || total[need] > longest) {
-                longest = total[need]
-                via[node] = need
-            }
-            total[node] = longest + finishedAt[node]!.timeIntervalSince(firstStart[node]!)
-            if best.map({ total[node] > total[$0] }) ?? true { best = node }
-            for dependent in dependents[node] {
-                waiting[dependent] -= 1
-                if waiting[dependent] == 0 { ready.append(dependent) }
-            }
-        }
-        var path: [String] = []
-        var current = best
-        while let node = current {
-            path.append(plan.nodes[node].name)
-            current = via[node]
-        }
-        return path.reversed()
-    }
-
-    private func milliseconds(from start: Date, to end: Date) -> Int {
+    func milliseconds(from start: Date, to end: Date) -> Int {
         max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
-    }
-}
-
-extension Duration {
-    /// "30s", "1.5s", "250ms", "2m" — for messages.
-    public var shortDescription: String {
-        let ms = Int((timeInterval * 1000).rounded())
-        if ms % 60_000 == 0, ms >= 60_000 { return "\(ms / 60_000)m" }
-        if ms % 1000 == 0 { return "\(ms / 1000)s" }
-        if ms < 1000 { return "\(ms)ms" }
-        return "\(Double(ms) / 1000)s"
     }
 }

@@ -1,3 +1,5 @@
+import MoonEvents
+
 /// Decides, when a node's needs have ended as its `if` requires and it would
 /// start, whether it can be skipped as up to date (its inputs unchanged since
 /// its last success), and hears of every success so it can remember it.

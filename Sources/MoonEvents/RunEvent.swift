@@ -9,13 +9,10 @@ public struct RunEvent: Sendable {
     public var time: Date
     public var kind: Kind
     /// On a `start` of a node that runs on a Slurm queue: its Slurm job id.
-    /// (A field of the event rather than of `.start`, so that reporters
-    /// matching `.start` need no change.)
     public var jobID: String?
     /// On `graph-complete` of a run a signal stopped (Ctrl-C, SIGTERM,
     /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
-    /// reporters say "interrupted", not "FAILED". (A field of the event, as
-    /// `jobID`, so that reporters matching `.graphComplete` need no change.)
+    /// reporters say "interrupted", not "FAILED".
     public var interrupted: String?
     /// On a `next`: the end of a line still being written (no newline yet:
     /// progress dots, a `\r` progress bar), for the live view. The line
@@ -67,42 +64,4 @@ public struct RunEvent: Sendable {
             return nil
         }
     }
-}
-
-public struct QueueWidth: Sendable, Equatable {
-    public var name: String
-    public var concurrency: Int
-    public init(name: String, concurrency: Int) {
-        self.name = name
-        self.concurrency = concurrency
-    }
-}
-
-public struct KeyValue: Sendable, Equatable {
-    public var key: String
-    public var value: String
-    public init(_ key: String, _ value: String) {
-        self.key = key
-        self.value = value
-    }
-}
-
-/// Where a `next` line came from: a process stream, or a value a command sent.
-public enum OutputStream: String, Sendable {
-    case stdout, stderr, value
-}
-
-public enum SkipReason: String, Sendable {
-    case upstreamFailed = "upstream-failed"
-    case condition
-    case upToDate = "up-to-date"
-    case canceled
-}
-
-public struct RunCounts: Sendable, Equatable {
-    public var succeeded = 0
-    public var failed = 0
-    public var skipped = 0
-    public var canceled = 0
-    public init() {}
 }

@@ -1,3 +1,5 @@
+import MoonEvents
+
 /// What a node's command sends with `next`: output lines, values, and — just
 /// before it completes — how its process ended.
 public enum NodeOutput: Sendable {

@@ -1,4 +1,4 @@
-import MoonProcess
+import MoonSystem
 
 /// Why a node (or one attempt of it) failed. A failed node is data, carried
 /// by an `error` event, not an exception.
@@ -34,7 +34,7 @@ public struct NodeError: Error, Sendable, Equatable {
     public var summary: String {
         switch kind {
         case .exit: return "exit \(exitCode ?? 1)"
-        case .signal: return signal.map(Termination.signalName) ?? "signal"
+        case .signal: return signal.map(signalName) ?? "signal"
         case .timeout: return "timeout"
         case .spawn: return "could not start"
         case .builtin: return "failed"

@@ -1,0 +1,40 @@
+import MoonCommand
+import MoonEvents
+
+/// How one node runs, as a signal of the reactive core: its command makes
+/// one attempt, the core's `timeout` limits each attempt to the node's
+/// `timeout:`, and the core's `retry` starts it again after a failure as
+/// the node's `retry:` policy says. The runner subscribes to start the node
+/// and disposes the subscription to cancel it; the command turns disposal
+/// into SIGTERM, grace, SIGKILL of the attempt's process group.
+///
+/// A timed-out attempt's processes may outlive its subscription by up to
+/// the grace period. The next attempt waits for them (`settled`), so a
+/// node never has two attempts' processes at once, and the runner holds
+/// the node's queue slot until they are gone.
+enum NodeSignal {
+    /// - Parameters:
+    ///   - attempt: one attempt per start.
+    ///   - settled: completes once the node's earlier attempts left no process.
+    ///   - onRetry: the failed attempt's number, the wait before the next, and why it failed.
+    static func make(attempt: Signal<NodeOutput>, settled: Signal<Never>, node: RunNode, scheduler: DateScheduler,
+                     onRetry: @escaping (_ failedAttempt: Int, _ delay: Duration, _ error: NodeError) -> Void) -> Signal<NodeOutput> {
+        var one = attempt
+        if let limit = node.timeout {
+            one = one.timeoutFromRealStart(after: limit, raising: NodeError(.timeout, "timed out after \(limit.shortDescription)"),
+                                           on: scheduler)
+        }
+        guard node.retry.times > 0 else { return one }
+        return settled.then(one).retry(node.retry, on: scheduler) { failed, delay, error in
+            onRetry(failed, delay, NodeError(error))
+        }
+    }
+}
+
+extension NodeError {
+    /// What a node's signal failed with, as a `NodeError`: its own, or (the
+    /// command was released) a cancellation.
+    init(_ error: Error) {
+        self = error as? NodeError ?? NodeError(.canceled, "\(error)")
+    }
+}
