@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -27,10 +26,6 @@ void moon_set_thread_name(const char *name) {
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = '\0';
     pthread_setname_np(pthread_self(), truncated);
-}
-
-void moon_trim_heap(void) {
-    malloc_trim(0);
 }
 
 int moon_is_writable_tmpfs(const char *path) {

@@ -28,11 +28,6 @@ public enum LinuxCalls {
         Int(moon_cpu_count())
     }
 
-    /// glibc's `malloc_trim(0)`: returns freed heap pages to the system.
-    public static func trimHeap() {
-        moon_trim_heap()
-    }
-
     /// `CLOCK_MONOTONIC` in nanoseconds: the clock of the event loop's
     /// timers and of every deadline in the launcher.
     public static func monotonicNanoseconds() -> UInt64 {

@@ -14,9 +14,6 @@ int moon_become_subreaper(void);
 /// pthread_setname_np on the calling thread (at most 15 bytes are kept).
 void moon_set_thread_name(const char *name);
 
-/// malloc_trim(0): hands freed heap pages back to the system.
-void moon_trim_heap(void);
-
 /// 1 when `path` is a directory on a memory file system (tmpfs) that this
 /// process may create entries in, else 0.
 int moon_is_writable_tmpfs(const char *path);
