@@ -122,8 +122,10 @@ import Testing
         let stopped = try running.wait()
         #expect(stopped.status != 0)
         if signal == SIGKILL {
-            // The node outlives a killed moon (it has its own process group): end it.
-            if let text = moon.read("node.pid"), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            // moon's death pipe usually ends the node; if it still lives (and
+            // the pid is still this test's node, not a reused one), end it.
+            if let text = moon.read("node.pid"), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+               isAlive(pid, of: moon) {
                 kill(-pid, SIGKILL)
                 kill(pid, SIGKILL)
             }
