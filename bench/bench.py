@@ -13,8 +13,8 @@ import os, shutil, statistics, subprocess, sys, tempfile, time
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/moon")
 QUICK = "--quick" in sys.argv
-# The machine's speed drifts in phases of seconds (here: the same graph
-# 0.17 s, then 0.21 s); nine interleaved runs keep one phase from deciding.
+# A virtual machine's speed can drift in phases of seconds; nine
+# interleaved runs keep one phase from deciding.
 REPEAT = 3 if QUICK else 9
 JOBS = 2
 
