@@ -1,10 +1,11 @@
 import Foundation
+import MoonCommand
 
 /// The output directories still to remove. The launcher removes its own when
 /// it is released; moon usually exits before that, so an `atexit` handler
 /// removes whatever is left.
 enum TemporaryDirectories {
-    private static let lock = NSLock()
+    private static let lock = Lock()
     /// Each directory with the descriptor that holds its lock (-1: none).
     nonisolated(unsafe) private static var paths: [String: Int32] = [:]
     nonisolated(unsafe) private static var registered = false

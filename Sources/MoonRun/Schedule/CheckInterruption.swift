@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MoonCommand
 
 /// Lets a long up-to-date check stop early. The check runs on moon's event
 /// loop while it is quick; the source hasher polls `shouldStop` between
@@ -12,7 +13,7 @@ public final class CheckInterruption: @unchecked Sendable {
     /// How long a check may hash on the loop before it moves off it.
     public static let loopBudget: UInt64 = 30_000_000
 
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var canceled = false
     private var loopThread: pthread_t?

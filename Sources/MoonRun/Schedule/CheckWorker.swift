@@ -1,11 +1,12 @@
 import Foundation
+import MoonCommand
 import MoonSystem
 
 /// Runs up-to-date checks that are too slow for moon's event loop (see
 /// `CheckInterruption`) one after another on a thread of their own, in the
 /// order they came; its thread ends when nothing is left to do.
 final class CheckWorker: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`.
     private var queue: [() -> Void] = []
     private var running = false
