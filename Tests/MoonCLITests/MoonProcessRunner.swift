@@ -102,12 +102,24 @@ final class Moon {
 
         var pid: Int32 { process.processIdentifier }
 
+        /// Whether the process exited within `limit` seconds. The handler
+        /// wakes the wait at once; Foundation may run it late on a loaded
+        /// machine, so the process's own state is looked at between slices.
+        private func waitForExit(_ limit: TimeInterval) -> Bool {
+            let deadline = Date().addingTimeInterval(limit)
+            while Date() < deadline {
+                if exited.wait(timeout: .now() + 0.05) == .success { return true }
+                if !process.isRunning { return true }
+            }
+            return !process.isRunning
+        }
+
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
         /// Blocks until the process has exited (at most `limit` seconds; then
         /// it gets SIGTERM, after 10 s more SIGKILL, and the test fails).
         func wait(limit: TimeInterval = 60) throws -> Result {
-            if exited.wait(timeout: .now() + limit) == .timedOut {
+            if !waitForExit(limit) {
                 Issue.record("moon did not finish within \(limit)s")
                 process.terminate()
                 if exited.wait(timeout: .now() + 10) == .timedOut {
