@@ -95,6 +95,7 @@ struct IncludeLoader {
     /// `directory/path`, or `path` when it is absolute or `directory` is `.`.
     static func join(_ directory: String, _ path: String) -> String {
         if path.hasPrefix("/") || directory == "." || directory.isEmpty { return path }
+        if path.isEmpty || path == "." { return directory }
         return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }
 
