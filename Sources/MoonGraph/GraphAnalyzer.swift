@@ -42,6 +42,7 @@ struct GraphAnalyzer {
         var nodes: [Node] = []
         var layout = Layout()
         var queues = declaration.queues
+        layout.failedIncludes = Set(declaration.includes.map(\.name)).subtracting(included.map(\.name))
         for include in included { IncludeMerger.merge(include, into: &nodes, names: &layout.names, index: &layout.index, ranges: &layout.ranges, queues: &queues) }
         var expander = FanOutExpander(vars: vars, files: files, directory: Graph.directory(of: declaration.path))
         layOut(templates, declaration.references, expander: &expander, into: &layout)
@@ -94,6 +95,8 @@ struct GraphAnalyzer {
         var instances: [[NodeInstance]?] = []
         /// Template name -> the positions of its instances.
         var ranges: [String: Range<Int>] = [:]
+        /// Includes whose file had errors: their nodes are not here.
+        var failedIncludes: Set<String> = []
     }
 
     private func layOut(_ templates: [Node], _ references: [NodeReferences], expander: inout FanOutExpander, into layout: inout Layout) {
@@ -172,6 +175,8 @@ struct GraphAnalyzer {
     }
 
     private mutating func unknownNeed(_ need: NodeReferences.Need, owner name: String, layout: Layout) {
+        // A node of an include that could not be read: that error says it.
+        if let colon = need.name.firstIndex(of: ":"), layout.failedIncludes.contains(String(need.name[..<colon])) { return }
         // `obj[x]` of a template `obj`: name the instances it has.
         if let bracket = need.name.firstIndex(of: "["), need.name.hasSuffix("]") {
             let template = String(need.name[..<bracket])

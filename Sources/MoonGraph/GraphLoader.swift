@@ -6,6 +6,8 @@ public struct GraphLoadResult: Sendable {
     /// nil when `diagnostics` holds at least one error.
     public var graph: Graph?
     public var diagnostics: [Diagnostic]
+    /// The files read through `includes:`, so that their diagnostics can quote them.
+    public var included: [SourceFile] = []
 
     public init(graph: Graph?, diagnostics: [Diagnostic]) {
         self.graph = graph
@@ -60,7 +62,12 @@ public enum GraphLoader {
         let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: failed, files: files, included: included)
         // This file's problems in source order, then each included file's.
         let own = sortedBySource(decoder.diagnostics + analyzer.diagnostics)
-        return GraphLoadResult(graph: graph, diagnostics: own + includes.diagnostics)
+        // A file included twice (under two names) reports its problems once.
+        var seen: Set<Diagnostic> = []
+        let fromIncludes = includes.diagnostics.filter { seen.insert($0).inserted }
+        var result = GraphLoadResult(graph: graph, diagnostics: own + fromIncludes)
+        result.included = includes.sources
+        return result
     }
 
     /// Stable sort by position; diagnostics without a span come first.

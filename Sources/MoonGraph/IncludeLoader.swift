@@ -18,6 +18,8 @@ struct IncludeLoader {
     let files: GraphFileAccess
     let limits: YAMLLoader.Limits
     private(set) var diagnostics: [Diagnostic] = []
+    /// Every file read, for diagnostics that quote it.
+    private(set) var sources: [SourceFile] = []
     /// Included files are read at most this deep (a chain, not a cycle, of files).
     static let maxDepth = 32
 
@@ -59,6 +61,7 @@ struct IncludeLoader {
             return nil
         }
         let source = SourceFile(path: path, bytes: bytes)
+        sources.append(source)
         let root: YAMLNode
         do {
             root = try YAMLLoader.load(source, limits: limits)

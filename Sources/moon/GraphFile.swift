@@ -22,7 +22,7 @@ struct GraphFile {
     /// printing every error. A file that cannot be read is a `CLIError`.
     static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
         let parsed = try parse(path, overrides: overrides)
-        print(parsed.result.diagnostics, source: parsed.source, color: color)
+        print(parsed.result.diagnostics, source: parsed.source, color: color, included: parsed.result.included)
         guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
             throw ExitCode.invalidInput
@@ -89,9 +89,9 @@ struct GraphFile {
         }
     }
 
-    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool) {
+    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool, included: [SourceFile] = []) {
         guard !diagnostics.isEmpty else { return }
-        var text = DiagnosticRenderer(color: color).render(diagnostics, source: source)
+        var text = DiagnosticRenderer(color: color).render(diagnostics, source: source, others: included)
         if !text.hasSuffix("\n") { text += "\n" }
         text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
         Console.rawError(text)

@@ -264,7 +264,11 @@ import Testing
             """)
         let broken = try moon.run(["check"])
         #expect(broken.status == 2)
-        #expect(broken.stderr.contains("lib/moon.yaml:4:13: error: node 'core' needs unknown node 'nope'"), "\(broken.stderr)")
+        #expect(broken.stderr.contains("""
+            lib/moon.yaml:4:13: error: node 'core' needs unknown node 'nope'
+                4 |     needs: [nope]
+                  |             ^~~~
+            """), "the included file's line is quoted: \(broken.stderr)")
 
         try moon.write("lib/moon.yaml", """
             version: 1
