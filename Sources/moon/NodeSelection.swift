@@ -14,6 +14,8 @@ struct NodeSelection {
     var excluded: [Int] = []
     /// `NAME=VALUE`s and `--` words by node index, for `Graph.bind`.
     var given: [Int: (params: [String: String], args: [String])] = [:]
+    /// Whether the command line named nodes (else the default or every node is selected).
+    var named = false
 
     /// Every problem at once, as diagnostics without a location (the
     /// command line has none), so they print as the graph's own do.
@@ -45,10 +47,11 @@ struct NodeSelection {
             for index in last { selection.given[index, default: ([:], [])].args = passthrough }
         }
         let named = !words.isEmpty
+        selection.named = named
         if !named {
             selection.targets = graph.defaultTargets.flatMap { graph.targets(named: $0).map { $0.map { graph.nodes[$0].name } } ?? [$0] }
             if selection.targets.isEmpty && (!exclude.isEmpty || graph.nodes.contains(where: \.isInternal)) {
-                selection.targets = Array(selectableNames(in: graph))
+                selection.targets = graph.nodes.filter { !$0.isInternal }.map(\.name)
             }
         }
         if !exclude.isEmpty {
@@ -85,7 +88,10 @@ struct NodeSelection {
                 try graph.bind(node: index, params: values.params, args: values.args)
             } catch {
                 let declared = Set(graph.nodes[index].params.map(\.name))
-                if requireAll || !values.params.keys.allSatisfy(declared.contains) { problems.append(.error(error.message, at: nil)) }
+                guard requireAll || !values.params.keys.allSatisfy(declared.contains) else { continue }
+                // Selected without being named: leaving it out is the other way.
+                let notes = named ? [] : ["help: or leave it out: --exclude \(graph.nodes[index].name)"]
+                problems.append(.error(error.message, at: nil, notes: notes))
             }
         }
         guard problems.isEmpty else { throw Diagnostics(problems) }

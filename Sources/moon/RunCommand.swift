@@ -13,12 +13,21 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a graph, or only the given nodes and what they need.",
         discussion: """
-        FILE defaults to moon.yaml or moon.yml in the current directory. The first \
+        FILE defaults to the nearest moon.yaml or moon.yml: in the current directory \
+        or the closest one above it (paths in it stay relative to it). The first \
         argument is FILE when it ends in .yaml/.yml or contains a '/'; a bare name is \
-        a node of moon.yaml/moon.yml when the current directory has one, even when a \
-        file of that name exists (moon run lua runs the node lua beside a built lua; \
-        moon run ./lua reads the file), and FILE when there is no default file and a \
-        file of that name exists.
+        a node of that default file when there is one, even when a file of that name \
+        exists (moon run lua runs the node lua beside a built lua; moon run ./lua \
+        reads the file), and FILE when there is no default file and a file of that \
+        name exists.
+
+        Without NODE, moon runs the file's default: nodes, else every node. A NODE is \
+        a name, a fan-out's name (all its instances) or a quoted glob over names \
+        ('test[*]', 'lib:*'; * any characters, ? one). NAME=VALUE after a node sets \
+        its parameter (moon run deploy env=prod version=1.4); the words after -- go \
+        to the last node named, as ${{ args }} (moon run test -- -k fast). \
+        --exclude PATTERN takes nodes out of the selection; a node that a selected \
+        node needs still runs. internal: nodes run only when needed.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
         command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up \
