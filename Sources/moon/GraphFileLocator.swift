@@ -7,8 +7,9 @@ import MoonGraph
 /// optional; without it, moon reads the nearest moon.yaml or moon.yml: in
 /// the current directory or the closest directory above it, as git, go-task
 /// and just find theirs (`discovered()`). The first argument is FILE when
-/// 1. it ends in `.yaml` or `.yml`, or contains a `/` (`./lua`, `sub/graph`):
-///    a path, never a node name (node names have no `/`);
+/// 1. it ends in `.yaml` or `.yml`, or has a `/` before any `[` (`./lua`,
+///    `sub/graph`): a path, never a node name (node names have no `/`; an
+///    instance's label may, inside its brackets: `obj[src/lapi.c]`);
 /// 2. else, when a graph file is found here or above, it is a NODE of that
 ///    file, even when a file of that name exists: a build graph names its
 ///    nodes after their outputs (`moon run lua` beside the built `lua`), and
@@ -21,7 +22,9 @@ enum GraphFileLocator {
 
     /// Whether `argument`, first on the command line, is the graph file.
     static func isFileArgument(_ argument: String) -> Bool {
-        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || argument.contains("/") { return true }
+        // An instance of a for-each over paths has its `/`s inside brackets (`obj[src/lapi.c]`).
+        let beforeBrackets = argument.prefix { $0 != "[" }
+        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || beforeBrackets.contains("/") { return true }
         if discovered() != nil { return false }
         return isFile(argument)
     }
