@@ -47,6 +47,12 @@ import Testing
         ["run", "a", "--keep-going", "--dry-run", "--force", "--quiet", "--color=always", "--output-mode=prefixed"],
         ["run", "--stall-after=0", "--timeout=90s", "--grace=250ms", "-j", "1", "--output", "tty"],
         ["run", "-q", "-q"],
+        ["run", "--exclude", "b"],
+        ["run", "--exclude=b", "a", "b"],
+        ["run", "a*", "-j1"],
+        ["run", "b", "--", "--words", "for", "b"],
+        ["run", "moon.yaml", "b", "--", "-x"],
+        ["run", "-j1", "--", "moon.yaml", "a"],
     ])
     func usualCommandLinesRun(_ arguments: [String]) throws {
         let moon = try Moon(graph: Self.graph)
