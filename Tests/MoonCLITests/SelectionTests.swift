@@ -122,6 +122,23 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("USAGE: moon"), "\(result.stdout)")
     }
+
+    @Test(arguments: [[], ["run"]])
+    func withADefaultMoonRunsIt(_ arguments: [String]) throws {
+        let moon = try Moon(graph: "version: 1\ndefault: build\n" + Self.graph.dropFirst("version: 1\n".count))
+        let result = try moon.run(arguments)
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        #expect(moon.read("built") != nil, "\(arguments): \(result.stdout)")
+        #expect(moon.read("deployed") == nil, "\(arguments)")
+    }
+
+    /// Naming nodes overrides the default.
+    @Test func namedNodesOverrideTheDefault() throws {
+        let moon = try Moon(graph: "version: 1\ndefault: [build]\n" + Self.graph.dropFirst("version: 1\n".count))
+        let result = try moon.run(["run", "deploy"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("deployed") != nil)
+    }
 }
 
 @Suite struct PatternSelectionTests {
@@ -151,6 +168,46 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(moon.read("lib-core.done") != nil && moon.read("lib-util.done") != nil)
         #expect(moon.read("app.done") == nil)
+    }
+
+    @Test(arguments: [["test[*]"], ["test"], ["t*"]])
+    func aGlobOrAFanOutsNameSelectsInstances(_ words: [String]) throws {
+        let moon = try Moon(graph: Self.instances)
+        let result = try moon.run(["run"] + words)
+        #expect(result.status == 0, "\(words): \(result.stderr)")
+        #expect(moon.read("test-unit.done") != nil && moon.read("test-e2e.done") != nil, "\(words)")
+        #expect(moon.read("app.done") == nil)
+    }
+
+    /// An instance of a for-each over paths has a `/` in its name: it is a
+    /// node, not FILE, first on the command line too.
+    @Test func anInstanceWithASlashIsANodeNotAFile() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              obj:
+                for-each: [src/a.c, src/b.c]
+                run: "echo compiling ${{ item }}"
+            """)
+        for words in [["obj[src/a.c]"], ["obj[src/*]"], ["obj[*/a.c]"]] {
+            let result = try moon.run(["run"] + words)
+            #expect(result.status == 0, "\(words): \(result.stderr)")
+            #expect(result.stdout.contains("compiling src/a.c"), "\(words): \(result.stdout)")
+            #expect(result.stdout.contains("compiling src/b.c") == (words[0] == "obj[src/*]"), "\(words): \(result.stdout)")
+        }
+    }
+
+    @Test func oneInstanceByNameOrPatternAndExcluded() throws {
+        let moon = try Moon(graph: Self.instances)
+        #expect(try moon.run(["run", "test[e*]"]).status == 0)
+        #expect(moon.read("test-e2e.done") != nil && moon.read("test-unit.done") == nil)
+        let other = try Moon(graph: Self.instances)
+        let result = try other.run(["run", "test", "--exclude", "test[e2e]"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(other.read("test-unit.done") != nil && other.read("test-e2e.done") == nil)
+        let typo = try other.run(["run", "tset[*]"])
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("no node matches 'tset[*]' (did you mean 'test[*]'?)"), "\(typo.stderr)")
     }
 
     @Test func excludeTakesNodesOutOfTheSelection() throws {
@@ -198,7 +255,114 @@ import Testing
     }
 }
 
+@Suite struct InternalNodeTests {
+    static let graph = """
+        version: 1
+        nodes:
+          setup: { internal: true, run: "touch setup.done" }
+          build: { needs: [setup], run: "touch build.done" }
+          tidy: { internal: true, run: "touch tidy.done" }
+        """
 
+    @Test func anInternalNodeIsHiddenFromListButRunsWhenNeeded() throws {
+        let moon = try Moon(graph: Self.graph)
+        let list = try moon.run(["list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("build") && !list.stdout.contains("setup") && !list.stdout.contains("tidy"), "\(list.stdout)")
+        let names = try moon.run(["list", "--names"])
+        #expect(names.stdout == "build\n", "\(names.stdout)")
+        let run = try moon.run(["run", "build"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(moon.read("setup.done") != nil && moon.read("build.done") != nil)
+    }
+
+    @Test func anInternalNodeIsNotSelectableByNameOrPattern() throws {
+        let moon = try Moon(graph: Self.graph)
+        let byName = try moon.run(["run", "setup"])
+        #expect(byName.status == 2)
+        #expect(byName.stderr.contains("'setup' is internal"), "\(byName.stderr)")
+        let byPattern = try moon.run(["run", "*"])
+        #expect(byPattern.status == 0, "\(byPattern.stderr)")
+        #expect(moon.read("tidy.done") == nil, "an internal node nobody needs ran")
+    }
+}
+
+@Suite struct ParameterTests {
+    static let graph = """
+        version: 1
+        nodes:
+          deploy:
+            params:
+              env: { default: staging }
+              version: { required: true, description: the release to deploy }
+            run: "echo deploying ${{ params.version }} to ${{ params.env }}"
+          test:
+            params: { suite: { default: unit } }
+            run: "echo testing ${{ params.suite }} with ${{ args }}"
+          build: { run: "true" }
+        """
+
+    @Test func nameEqualsValueAfterANodeSetsItsParameter() throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try moon.run(["run", "deploy", "env=prod", "version=1.4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("deploying 1.4 to prod"), "\(result.stdout)")
+        let defaulted = try moon.run(["run", "deploy", "version=2"])
+        #expect(defaulted.stdout.contains("deploying 2 to staging"), "\(defaulted.stdout)")
+    }
+
+    @Test(arguments: [
+        (["run", "deploy"], "node 'deploy' needs the parameter 'version' (the release to deploy)"),
+        (["run", "deploy", "version=1", "evn=prod"], "node 'deploy' has no parameter 'evn' (did you mean 'env'?)"),
+        (["run", "env=prod", "deploy"], "'env=prod' sets a parameter, so it comes after the node it is for"),
+        (["run", "-n", "deploy"], "node 'deploy' needs the parameter 'version'"),
+        (["run", "build", "x=1"], "node 'build' takes no parameters"),
+        (["run", "moon.yaml", "--", "-x"], "name the node before '--'"),
+    ])
+    func aBadParameterIsExitTwo(_ arguments: [String], _ message: String) throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try moon.run(arguments)
+        #expect(result.status == 2, "\(arguments): \(result.stdout)")
+        #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+    }
+
+    /// The words after `--` are the last named node's `${{ args }}`, each one shell word.
+    @Test func wordsAfterTheTerminatorAreTheLastNodesArgs() throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try moon.run(["run", "deploy", "version=1", "test", "suite=e2e", "--", "-k", "fast one; touch pwned"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("testing e2e with -k fast one; touch pwned"), "\(result.stdout)")
+        #expect(moon.read("pwned") == nil)
+        // Before any node, `--` only ends the options, as it always did.
+        let file = try moon.run(["run", "--", "moon.yaml", "test"])
+        #expect(file.status == 0, "\(file.stderr)")
+    }
+
+    /// Parameters and args are part of what a node ran: with sources, a
+    /// change re-runs it and the same values again are up to date.
+    @Test func parametersAndArgsAreInTheFingerprint() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              pack:
+                params: { level: { default: "1" } }
+                sources: [input.txt]
+                run: "echo packed at ${{ params.level }} ${{ args }}"
+            """)
+        try moon.write("input.txt", "data")
+        func ran(_ arguments: [String]) throws -> Bool {
+            let result = try moon.run(["run", "pack"] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout.contains("packed at")
+        }
+        #expect(try ran([]))
+        #expect(try !ran([]))
+        #expect(try ran(["level=9"]))
+        #expect(try !ran(["level=9"]))
+        #expect(try ran(["level=9", "--", "-v"]))
+        #expect(try !ran(["level=9", "--", "-v"]))
+    }
+}
 
 /// Shell completion of node names, instances and parameters: the scripts
 /// moon generates call moon back, and moon answers from the graph it finds.
@@ -213,6 +377,18 @@ import Testing
             matrix: { suite: [unit, e2e] }
             run: "true"
         """
+
+    @Test func listNamesPrintsSelectableNamesOnePerLine() throws {
+        let moon = try Moon(graph: Self.graph)
+        let result = try moon.run(["list", "--names"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "build\nbench\ntest\ntest[unit]\ntest[e2e]\n", "\(result.stdout)")
+        // The list shows a fan-out once, and each node's parameters.
+        let list = try moon.run(["list"])
+        #expect(list.stdout.contains("test   (2 instances: test[unit], test[e2e])"), "\(list.stdout)")
+        #expect(list.stdout.contains("bench  (params: rounds=3)"), "\(list.stdout)")
+        #expect(!list.stdout.contains("setup"), "\(list.stdout)")
+    }
 
     @Test(arguments: ["bash", "zsh", "fish"])
     func theGeneratedScriptsAskMoonForNodes(_ shell: String) throws {
@@ -239,5 +415,30 @@ import Testing
     /// As the scripts call moon: the words up to the cursor, the index of the last, the cursor in it.
     static func call(_ words: [String]) -> [String] {
         ["---completion", "run", "--", "positional@0", String(words.count - 1), String(words.last!.count)] + words
+    }
+
+    /// What the scripts run on TAB: names starting with the word, then a node's parameters.
+    @Test func completingANodeAndItsParameters() throws {
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        func complete(_ words: [String], in directory: String? = nil) throws -> [String] {
+            let result = try moon.run(Self.call(words), environment: ["SAP_SHELL": "bash"], in: directory)
+            #expect(result.status == 0, "\(words): \(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["moon", "run", "b"]) == ["build", "bench"])
+        #expect(try complete(["moon", "run", "te"]) == ["test", "test[unit]", "test[e2e]"])
+        #expect(try complete(["moon", "run", "bench", "r"]) == ["rounds="])
+        #expect(try complete(["moon", "run", "bench", ""]) == ["build", "bench", "test", "test[unit]", "test[e2e]", "rounds="])
+        // A FILE on the command line is the graph completed from.
+        try moon.write("other.yaml", "version: 1\nnodes:\n  xray: { run: \"true\" }\n")
+        #expect(try complete(["moon", "run", "other.yaml", "x"]) == ["xray"])
+        #expect(try complete(["moon", "run", "test", "--", ""]) == [])
+        // From a subdirectory, the graph above.
+        #expect(try complete(["moon", "run", "bu"], in: "sub") == ["build"])
+        // With no graph, nothing (and no error on the user's terminal).
+        let empty = try Moon()
+        let none = try empty.run(Self.call(["moon", "run", "b"]))
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.isEmpty, "\(none.stderr)")
     }
 }
