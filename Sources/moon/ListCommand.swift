@@ -47,7 +47,8 @@ struct ListCommand: ParsableCommand {
             if let description = row.node.description { details.append(description) }
             var meta: [String] = []
             if !row.instances.isEmpty {
-                let shown = row.instances.count <= 3 ? row.instances.joined(separator: ", ")
+                // A few are listed whole; many by their first and last.
+                let shown = row.instances.count <= 6 ? row.instances.joined(separator: ", ")
                     : "\(row.instances[0]) … \(row.instances[row.instances.count - 1])"
                 meta.append("\(row.instances.count) instance\(row.instances.count == 1 ? "" : "s"): \(shown)")
             }

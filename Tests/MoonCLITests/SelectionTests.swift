@@ -390,6 +390,18 @@ import Testing
         #expect(!list.stdout.contains("setup"), "\(list.stdout)")
     }
 
+    /// A large fan-out is one line of the list, named by its first and last instance.
+    @Test func listShowsALargeFanOutOnOneLine() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              obj: { for-each: [a, b, c, d, e, f, g, h], run: "true" }
+              link: { needs: [obj], run: "true" }
+            """)
+        let list = try moon.run(["list"])
+        #expect(list.stdout == "obj   (8 instances: obj[a] … obj[h])\nlink  (needs: obj)\n", "\(list.stdout)")
+    }
+
     @Test(arguments: ["bash", "zsh", "fish"])
     func theGeneratedScriptsAskMoonForNodes(_ shell: String) throws {
         let moon = try Moon()
