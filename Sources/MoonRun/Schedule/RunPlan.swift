@@ -23,6 +23,27 @@ public struct RunNode: Sendable {
     /// results): a built-in, or a `${{ … }}` in its command, `dir` or
     /// `env`. The runner gathers those inputs only for such nodes.
     public var readsInputs: Bool
+    /// Set on an instance of a fan-out: its template and item (in its events).
+    public var instance: NodeInstance?
+    /// A group runs nothing (no `run`, no `uses`): it succeeds as soon as
+    /// its needs have, without a job.
+    public var isGroup = false
+    /// Set on a `for-each` over a need's output: the node is expanded into
+    /// one instance per item when its needs have ended, and ends once they have.
+    public var fanOut: FanOut?
+
+    /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
+    /// a JSON list of strings.
+    public struct FanOut: Sendable, Equatable {
+        /// Index into `RunPlan.nodes` (one of the node's needs).
+        public var need: Int
+        public var key: String
+
+        public init(need: Int, key: String) {
+            self.need = need
+            self.key = key
+        }
+    }
 
     public init(name: String, queue: Int, needs: [Int], condition: RunCondition = .success, continueOnError: Bool = false,
                 retry: RetryPolicy = .none, timeout: Duration? = nil, priority: Int = 0, command: String = "",
