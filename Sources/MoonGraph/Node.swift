@@ -35,6 +35,17 @@ public struct Node: Sendable {
     public var depfile: String?
     /// The span of the node's whole definition.
     public var span: SourceSpan
+    /// Set on each instance of a `for-each` or `matrix` template (the node
+    /// is then `template[label]`); nil for any other node.
+    public var instance: NodeInstance?
+    /// `for-each: ${{ needs.X.outputs.KEY }}`: a template expanded at run time; nil otherwise.
+    public var fanOut: DynamicFanOut?
+    /// `params:` in the order written.
+    public var params: [NodeParameter] = []
+    /// What the command line gave the node (`Graph.bind`); empty until then.
+    public var arguments = NodeArguments()
+    /// `internal: true`: hidden from `moon list` and from selection by name or pattern.
+    public var isInternal = false
 
     public init(name: String, nameSpan: SourceSpan, description: String? = nil, needs: [Int] = [],
                 action: NodeAction, env: Variables = Variables(),

@@ -169,6 +169,7 @@ public enum GraphRenderer {
         case .builtin(let name, let with):
             members.append(("command", .string(name)))
             members.append(("with", .object(with.keys.sorted().map { ($0, argumentJSON(with[$0]!)) })))
+        case .group: break
         }
         if case .shell = node.action { members.append(("shell", .string(node.shell.rawValue))) }
         members += [

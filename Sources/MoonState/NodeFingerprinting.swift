@@ -34,6 +34,8 @@ extension IncrementalState {
             command.add("exec")
             command.add(argv.count)
             for arg in argv { command.add(arg) }
+        case .group:
+            command.add("group")
         case .builtin(let name, let with):
             command.add("builtin")
             command.add(name)

@@ -33,6 +33,7 @@ public final class CommandLauncher: NodeLauncher {
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]
             if case .builtin = node.action { return false }
+            if case .group = node.action { return false }
             return graph.slurmOptions(for: node) != nil
         }
     }
