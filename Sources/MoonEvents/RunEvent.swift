@@ -21,10 +21,10 @@ public struct RunEvent: Sendable {
     public var partial: Bool
     /// On the `start`, `retry`, `complete`, `error` and `skip` of a node
     /// that is an instance of a fan-out: its template and item.
-    public var instance: NodeInstance?
+    public var instance: RunEvent.Instance?
 
     public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false,
-                instance: NodeInstance? = nil) {
+                instance: RunEvent.Instance? = nil) {
         self.time = time
         self.kind = kind
         self.jobID = jobID

@@ -118,9 +118,9 @@ public enum EventDecoder {
 
     /// An instance's `template`, `item` and `matrix` (in the order written), if the event has them.
     private static func instance(_ fields: inout Fields, text: String,
-                                 fail: (String) -> DecodingError) throws -> NodeInstance? {
+                                 fail: (String) -> DecodingError) throws -> RunEvent.Instance? {
         guard let template = try fields.optionalString("template") else { return nil }
-        var instance = NodeInstance(template: template, item: try fields.string("item"))
+        var instance = RunEvent.Instance(template: template, item: try fields.optionalString("item"))
         guard let matrix = try fields.optionalObject("matrix") else { return instance }
         let order = JSONKeyOrder.keys(ofObject: "matrix", in: text)
         let keys = order.filter { matrix[$0] != nil } + matrix.keys.filter { !order.contains($0) }.sorted()

@@ -41,11 +41,32 @@ enum EventText {
         return line
     }
 
-    /// The line of a node's end (`complete`, `error` or `skip`, already in
-    /// `ledger`), or nil when none is printed: quiet prints failures only,
-    /// and an instance's success, skip or cancellation is counted in its
-    /// template's line rather than printed, unless verbose.
-    static func ending(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> StyledLine? {
+    /// The lines of a node's end (`complete`, `error` or `skip`, already in
+    /// `ledger`): quiet prints failures only, and an instance's success,
+    /// skip or cancellation is counted in its template's line rather than
+    /// printed, unless verbose. The template's line comes with its own end,
+    /// or for a template of the graph file (which has no node), with the
+    /// end of its last instance.
+    static func ending(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> [StyledLine] {
+        var lines = own(event, ledger: ledger, verbosity: verbosity).map { [$0] } ?? []
+        if verbosity != .quiet, let template = RunLedger.template(of: event), let group = ledger.groups[template],
+           !group.hasNode, group.done == group.total {
+            let milliseconds = group.started.map { max(0, Int((event.time.timeIntervalSince($0) * 1000).rounded())) }
+            lines.append(group.succeeded == group.total ? succeeded(node: template, milliseconds: milliseconds, group: group)
+                                                         : ended(template: template, group: group))
+        }
+        return lines
+    }
+
+    /// `- obj: 30/34 succeeded, 4 failed`: a template whose instances did not all succeed.
+    static func ended(template: String, group: RunLedger.Group) -> StyledLine {
+        var line = StyledLine("- ", .dim)
+        line.append(template, .bold)
+        line.append(": " + counts(group), .dim)
+        return line
+    }
+
+    private static func own(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> StyledLine? {
         let loud = verbosity != .quiet
         let counted = verbosity != .verbose && RunLedger.template(of: event) != nil
         switch event.kind {

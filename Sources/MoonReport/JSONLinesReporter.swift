@@ -101,11 +101,11 @@ public final class JSONLinesReporter: Reporter {
         return o.close(ending)
     }
 
-    /// An instance's `template` and `item` (and a matrix instance's `matrix`), after its `node`.
-    private static func instanceFields(_ instance: NodeInstance?, _ o: inout JSONObjectWriter) {
+    /// An instance's `template`, and its `item` or `matrix`, after its `node`.
+    private static func instanceFields(_ instance: RunEvent.Instance?, _ o: inout JSONObjectWriter) {
         guard let instance else { return }
         o.field("template", instance.template)
-        o.field("item", instance.item)
+        if let item = instance.item { o.field("item", item) }
         guard !instance.matrix.isEmpty else { return }
         var m = JSONObjectWriter()
         for kv in instance.matrix { m.field(kv.key, kv.value) }

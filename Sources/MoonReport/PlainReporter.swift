@@ -54,9 +54,9 @@ public final class PlainReporter: Reporter {
             if loud { line(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
         case .complete(let node, _, _, _), .error(let node, _, _):
             flushGroup(node)
-            if let ended = EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
         case .skip:
-            if let ended = EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
         case .expand:
             break
         case .graphComplete:

@@ -46,6 +46,9 @@ struct RunLedger {
         var canceled = 0
         /// When its first instance started.
         var started: Date?
+        /// Whether a node of the plan stands for the template (a `for-each`
+        /// over a need's output, expanded during the run) and ends with its own event.
+        var hasNode = false
         var done: Int { succeeded + failed + skipped + canceled }
     }
 
@@ -87,7 +90,7 @@ struct RunLedger {
             plan = nodes
             started = event.time
             for name in nodes {
-                if let template = NodeInstance.template(ofName: name) { groups[String(template), default: Group()].total += 1 }
+                if let template = RunEvent.Instance.template(ofName: name) { groups[String(template), default: Group()].total += 1 }
             }
         case .start(let node, let queue, let attempt, let command):
             if started == nil { started = event.time }
@@ -127,6 +130,7 @@ struct RunLedger {
         case .expand(let node, let instances):
             plan += instances
             groups[node, default: Group()].total += instances.count
+            groups[node]!.hasNode = true
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
@@ -143,7 +147,7 @@ struct RunLedger {
     /// The template of the node an event is about, when that is an instance.
     static func template(of event: RunEvent) -> String? {
         if let instance = event.instance { return instance.template }
-        return event.node.flatMap(NodeInstance.template(ofName:)).map(String.init)
+        return event.node.flatMap(RunEvent.Instance.template(ofName:)).map(String.init)
     }
 
     /// Counts the ending of an instance in its template's group.

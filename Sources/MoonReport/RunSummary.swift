@@ -69,7 +69,7 @@ enum RunSummary {
         var shown: [String: Int] = [:]
         var more: [(template: String, nodes: [String])] = []
         for node in ledger.failures {
-            if let template = NodeInstance.template(ofName: node).map(String.init) {
+            if let template = RunEvent.Instance.template(ofName: node).map(String.init) {
                 shown[template, default: 0] += 1
                 if shown[template]! > detailedInstances {
                     if let i = more.firstIndex(where: { $0.template == template }) { more[i].nodes.append(node) } else { more.append((template, [node])) }

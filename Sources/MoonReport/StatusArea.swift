@@ -26,7 +26,7 @@ struct StatusArea {
         var rows: [Row] = []
         var rowOf: [String: Int] = [:]
         for node in ledger.running {
-            guard let template = NodeInstance.template(ofName: node.node).map(String.init), let group = ledger.groups[template] else {
+            guard let template = RunEvent.Instance.template(ofName: node.node).map(String.init), let group = ledger.groups[template] else {
                 rows.append(Row(node: node))
                 continue
             }

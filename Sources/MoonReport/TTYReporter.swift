@@ -117,9 +117,9 @@ public final class TTYReporter: Reporter {
             if loud { print(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
         case .complete(let node, _, _, _), .error(let node, _, _):
             flushGroup(node)
-            if let ended = EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
         case .skip:
-            if let ended = EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
         case .expand:
             break
         case .graphComplete:

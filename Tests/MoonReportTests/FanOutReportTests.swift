@@ -7,9 +7,10 @@ import MoonEvents
 /// in the live view, and plain logs and summaries that stay short with
 /// hundreds of instances.
 @Suite struct FanOutReportTests {
-    static func instance(_ i: Int) -> NodeInstance { NodeInstance(template: "process", item: String(format: "f%03d.txt", i)) }
+    static func instance(_ i: Int) -> RunEvent.Instance { RunEvent.Instance(template: "process", item: String(format: "f%03d.txt", i)) }
+    static func name(_ i: Int) -> String { String(format: "process[f%03d.txt]", i) }
 
-    static func event(_ ms: Int, _ kind: RunEvent.Kind, _ instance: NodeInstance? = nil) -> RunEvent {
+    static func event(_ ms: Int, _ kind: RunEvent.Kind, _ instance: RunEvent.Instance? = nil) -> RunEvent {
         RunEvent(time: Fixture.t0.addingTimeInterval(Double(ms) / 1000), kind: kind, instance: instance)
     }
 
@@ -21,10 +22,10 @@ import MoonEvents
             event(0, .graphStart(graph: "fan", nodes: ["shards", "process", "after", "all"], queues: [QueueWidth(name: "default", concurrency: 4)])),
             event(1, .start(node: "shards", queue: "default", attempt: 1, command: "ls")),
             event(10, .complete(node: "shards", durationMilliseconds: 9, exitCode: 0, outputs: [KeyValue("files", "[…]")])),
-            event(10, .expand(node: "process", instances: (0..<count).map { instance($0).name })),
+            event(10, .expand(node: "process", instances: (0..<count).map { name($0) })),
         ]
         for i in 0..<count {
-            let name = instance(i).name
+            let name = Self.name(i)
             e.append(event(20 + i * 10, .start(node: name, queue: "default", attempt: 1, command: "wc -l ${{ item }}"), instance(i)))
             e.append(event(21 + i * 10, .next(node: name, stream: .stdout, text: "\(i) lines", continued: false)))
             if failing.contains(i) {
@@ -41,7 +42,7 @@ import MoonEvents
                   event(end + 5, .complete(node: "after", durationMilliseconds: 5, exitCode: 0, outputs: [])),
                   event(end + 5, .complete(node: "all", durationMilliseconds: 0, exitCode: nil, outputs: [])),
                   event(end + 5, .graphComplete(ok: true, durationMilliseconds: end + 5, counts: Fixture.counts(count + 4, 0, 0, 0),
-                                                criticalPath: ["shards", instance(0).name, "after"]))]
+                                                criticalPath: ["shards", name(0), "after"]))]
         } else {
             e += [event(end, .skip(node: "process", reason: .upstreamFailed)),
                   event(end, .skip(node: "after", reason: .upstreamFailed)),
@@ -64,9 +65,9 @@ import MoonEvents
         // 40 instances started, 12 of them ended, 4 running at once.
         var events = Array(Self.run().prefix(4))
         for i in 0..<16 {
-            events.append(Self.event(20 + i, .start(node: Self.instance(i).name, queue: "default", attempt: 1, command: "wc"), Self.instance(i)))
+            events.append(Self.event(20 + i, .start(node: Self.name(i), queue: "default", attempt: 1, command: "wc"), Self.instance(i)))
             if i < 12 {
-                events.append(Self.event(30 + i, .complete(node: Self.instance(i).name, durationMilliseconds: 1, exitCode: 0, outputs: []),
+                events.append(Self.event(30 + i, .complete(node: Self.name(i), durationMilliseconds: 1, exitCode: 0, outputs: []),
                                          Self.instance(i)))
             }
         }
@@ -143,17 +144,62 @@ import MoonEvents
     @Test func instanceFieldsAndExpandSurviveTheJSONStream() throws {
         let events = [Self.event(0, .expand(node: "process", instances: ["process[a]", "process[b c]"])),
                       Self.event(1, .start(node: "process[a]", queue: "default", attempt: 1, command: "wc"),
-                                 NodeInstance(template: "process", item: "a")),
+                                 RunEvent.Instance(template: "process", item: "a")),
                       Self.event(2, .skip(node: "test[unit,O2]", reason: .canceled),
-                                 NodeInstance(template: "test", item: "unit,O2", matrix: [KeyValue("suite", "unit"), KeyValue("opt", "O2")])),
+                                 RunEvent.Instance(template: "test", matrix: [KeyValue("suite", "unit"), KeyValue("opt", "O2")])),
                       Self.event(3, .error(node: "process", durationMilliseconds: 0, error: NodeError(.fanOut, "needs.a.outputs.b is not a list")))]
         let text = Fixture.jsonLines(events)
         #expect(text.contains(#""event":"expand","node":"process","instances":["process[a]","process[b c]"]"#), "\(text)")
         #expect(text.contains(#""node":"process[a]","template":"process","item":"a","queue""#), "\(text)")
-        #expect(text.contains(#""template":"test","item":"unit,O2","matrix":{"suite":"unit","opt":"O2"},"reason":"canceled""#), "\(text)")
+        #expect(text.contains(#""template":"test","matrix":{"suite":"unit","opt":"O2"},"reason":"canceled""#), "\(text)")
         #expect(text.contains(#""kind":"fan-out""#), "\(text)")
         let decoded = try EventDecoder.decodeAll(text)
         #expect(decoded.map(\.event.instance) == events.map(\.instance))
         #expect(Fixture.jsonLines(decoded.map(\.event)) == text)
+    }
+}
+
+/// A `for-each` or `matrix` of the graph file: its instances are in the
+/// plan from the start, and no node stands for the template.
+@Suite struct StaticFanOutReportTests {
+    static func run(failing: Bool = false) -> [RunEvent] {
+        let a = RunEvent.Instance(template: "obj", item: "src/a.c"), b = RunEvent.Instance(template: "obj", item: "src/b.c")
+        let e = FanOutReportTests.event
+        return [
+            e(0, .graphStart(graph: "c", nodes: ["obj[src/a.c]", "obj[src/b.c]", "app"], queues: [QueueWidth(name: "default", concurrency: 2)]), nil),
+            e(1, .start(node: "obj[src/a.c]", queue: "default", attempt: 1, command: "cc -c src/a.c"), a),
+            e(2, .start(node: "obj[src/b.c]", queue: "default", attempt: 1, command: "cc -c src/b.c"), b),
+            e(100, .complete(node: "obj[src/a.c]", durationMilliseconds: 99, exitCode: 0, outputs: []), a),
+            failing ? e(1201, .error(node: "obj[src/b.c]", durationMilliseconds: 1199, error: NodeError(.exit, "exited with code 1", exitCode: 1)), b)
+                : e(1201, .complete(node: "obj[src/b.c]", durationMilliseconds: 1199, exitCode: 0, outputs: []), b),
+            failing ? e(1201, .skip(node: "app", reason: .upstreamFailed), nil) : e(1202, .start(node: "app", queue: "default", attempt: 1, command: "cc"), nil),
+        ] + (failing ? [e(1201, .graphComplete(ok: false, durationMilliseconds: 1201, counts: Fixture.counts(1, 1, 1, 0), criticalPath: []), nil)]
+                     : [e(1300, .complete(node: "app", durationMilliseconds: 98, exitCode: 0, outputs: []), nil),
+                        e(1300, .graphComplete(ok: true, durationMilliseconds: 1300, counts: Fixture.counts(3, 0, 0, 0), criticalPath: []), nil)])
+    }
+
+    func plain(_ events: [RunEvent], verbosity: Verbosity = .normal) -> String {
+        let capture = CapturedSink()
+        let reporter = PlainReporter(sink: capture.sink, verbosity: verbosity)
+        for event in events { reporter.report(event) }
+        reporter.finish()
+        return capture.text
+    }
+
+    @Test func theLastInstanceToEndPrintsTheTemplatesLine() {
+        let text = plain(Self.run())
+        #expect(text.contains("✓ obj 2/2 1.2s\n✓ app 98ms\n"), "\(text)")
+        #expect(!text.contains("✓ obj["), "\(text)")
+    }
+
+    @Test func aFailedInstanceIsPrintedAndCountedInTheTemplatesLine() {
+        let text = plain(Self.run(failing: true))
+        #expect(text.contains("✗ obj[src/b.c] 1.1s (exit 1)\n- obj: 1/2 succeeded, 1 failed\n"), "\(text)")
+    }
+
+    @Test func verboseShowsEachInstanceAndTheTemplate() {
+        let text = plain(Self.run(), verbosity: .verbose)
+        #expect(text.contains("✓ obj[src/a.c] 99ms"), "\(text)")
+        #expect(text.contains("✓ obj 2/2 1.2s"), "\(text)")
     }
 }

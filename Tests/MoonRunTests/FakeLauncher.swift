@@ -31,8 +31,10 @@ final class FakeLauncher: NodeLauncher {
     /// Scripts of nodes made during the run (instances of a dynamic fan-out), by name.
     var namedScripts: [String: Script] = [:]
     /// Every `expand` the runner made, in order.
-    private(set) var expansions: [(template: Int, instances: [NodeInstance], first: Int)] = []
+    private(set) var expansions: [(template: Int, items: [String], first: Int)] = []
     private var instanceNames: [Int: String] = [:]
+    /// The plan's node names, to name the instances of an expanded template.
+    var runNames: [String] = []
     /// (virtual second, node, attempt) of every start, in order.
     private(set) var starts: [(time: TimeInterval, node: Int, attempt: Int)] = []
     /// (virtual second, node, attempt) of every process's exit, in order.
@@ -107,9 +109,9 @@ final class FakeLauncher: NodeLauncher {
         }
     }
 
-    func expand(template: Int, instances: [NodeInstance], first: Int) {
-        expansions.append((template, instances, first))
-        for (i, instance) in instances.enumerated() { instanceNames[first + i] = instance.name }
+    func expand(template: Int, items: [String], first: Int) {
+        expansions.append((template, items, first))
+        for (i, item) in items.enumerated() { instanceNames[first + i] = "\(runNames[template])[\(item)]" }
     }
 
     func killNow() {
@@ -146,6 +148,7 @@ final class RunHarness {
          options: RunOptions = RunOptions(), scripts: [String: FakeLauncher.Script] = [:]) {
         launcher = FakeLauncher(scheduler: scheduler, grace: options.grace.timeInterval)
         plan = RunPlan(graphName: "test", nodes: nodes, queues: queues)
+        launcher.runNames = nodes.map(\.name)
         for (name, script) in scripts {
             if let index = nodes.firstIndex(where: { $0.name == name }) {
                 launcher.scripts[index] = script

@@ -31,7 +31,7 @@ import MoonEvents
         #expect(h.startTime(of: "process[b.txt]") == 1)
         #expect(h.startTime(of: "after") == 2)
         #expect(h.launcher.expansions.map(\.template) == [1])
-        #expect(h.launcher.expansions.first?.instances.map(\.item) == ["a.txt", "b.txt"])
+        #expect(h.launcher.expansions.first?.items == ["a.txt", "b.txt"])
         #expect(h.summary?.ok == true)
         #expect(h.summary?.nodes.map(\.name) == ["shards", "process", "after", "process[a.txt]", "process[b.txt]"])
         #expect(h.summary?.counts.succeeded == 5)
@@ -43,7 +43,7 @@ import MoonEvents
         h.run()
         let events = h.events.filter { $0.node == "process[a.txt]" }
         #expect(events.map(\.name) == ["start", "complete"])
-        #expect(events.allSatisfy { $0.instance == NodeInstance(template: "process", item: "a.txt") })
+        #expect(events.allSatisfy { $0.instance == RunEvent.Instance(template: "process", item: "a.txt") })
         #expect(h.events.filter { $0.node == "shards" || $0.node == "after" }.allSatisfy { $0.instance == nil })
         // Instances read what the template's needs left it.
         let index = h.runner.plan.nodes.firstIndex { $0.name == "process[a.txt]" }

@@ -20,16 +20,16 @@ extension Runner {
         case .success(let parsed): items = parsed
         case .failure(let error): return fail(node, NodeError(.fanOut, error.message), durationMilliseconds: 0)
         }
-        let instances = items.map { NodeInstance(template: template.name, item: $0) }
         let first = plan.nodes.count
-        launcher.expand(template: node, instances: instances, first: first)
-        append(instances.map { instance in
+        launcher.expand(template: node, items: items, first: first)
+        let instances = items.map { item in
             var copy = template
-            copy.name = instance.name
-            copy.instance = instance
+            copy.name = template.name + "[" + item + "]"
+            copy.instance = RunEvent.Instance(template: template.name, item: item)
             copy.fanOut = nil
             return copy
-        })
+        }
+        append(instances)
         let made = first..<(first + instances.count)
         becomeGroup(node, of: made)
         firstStart[node] = scheduler.now
