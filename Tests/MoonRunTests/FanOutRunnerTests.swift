@@ -77,6 +77,7 @@ import MoonEvents
         ("", "'' (empty)"),
         (#"["a","a"]"#, "'a' twice"),
         (#"["line\nbreak"]"#, "control character"),
+        (#"["a", ""]"#, "an empty item"),
     ])
     func aValueThatIsNotAListOfStringsFailsTheFanningOutNode(value: String, quoted: String) {
         let h = harness(files: value)

@@ -1,9 +1,10 @@
 import Foundation
 
 /// The items of a `for-each` over a need's output: the output's text must
-/// be a JSON list of distinct strings without control characters (each
-/// becomes an instance's name, `TEMPLATE[ITEM]`). Anything else is an error
-/// that quotes the value's first bytes.
+/// be a JSON list of distinct, non-empty strings without control characters
+/// (each becomes an instance's name, `TEMPLATE[ITEM]`, on one line), as the
+/// items of a `for-each` in the graph file. Anything else is an error that
+/// quotes the value's first bytes.
 enum FanOutItems {
     /// How much of a bad value an error quotes.
     static let quotedBytes = 120
@@ -21,6 +22,9 @@ enum FanOutItems {
             // (NSNumber bridges to String on some platforms: ask for the real type.)
             guard !(element is NSNumber), let item = element as? String else {
                 return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
+            }
+            if item.isEmpty {
+                return .failure(FanOutError("\(expression) has an empty item: items become node names"))
             }
             if item.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 return .failure(FanOutError("\(expression) has an item with a control character (\(quote(item))): items become node names"))
