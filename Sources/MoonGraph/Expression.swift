@@ -187,11 +187,11 @@ public struct Template: Sendable, Hashable {
         case "needs":
             if rest.hasSuffix(".result") {
                 let node = String(rest.dropLast(".result".count))
-                if Node.isValidName(node) { return .success(.result(node: node)) }
+                if Node.isValidReference(node) { return .success(.result(node: node)) }
             } else if let range = rest.ranges(of: ".outputs.").last {
                 let node = String(rest[..<range.lowerBound])
                 let key = String(rest[range.upperBound...])
-                if Node.isValidName(node), OutputKey.isValid(key) { return .success(.output(node: node, key: key)) }
+                if Node.isValidReference(node), OutputKey.isValid(key) { return .success(.output(node: node, key: key)) }
             }
             return .failure(Message("malformed expression '\(path)'; write needs.NODE.outputs.KEY or needs.NODE.result"))
         default:

@@ -17,6 +17,9 @@ struct ExpressionChecker {
         var matrixKeys: [String]? = nil
         /// The names `params.NAME` may read; nil outside a node.
         var params: [String]? = nil
+        /// The key of a value read before the node runs (`sources`,
+        /// `generates`, `depfile`), which only vars, item and matrix can fill.
+        var staticKey: String? = nil
     }
 
     let source: SourceFile?
@@ -65,6 +68,14 @@ struct ExpressionChecker {
     }
 
     private func problem(_ reference: ExpressionReference, scope: Scope) -> (String, [String])? {
+        if let key = scope.staticKey {
+            switch reference {
+            case .variable, .item, .matrix: break
+            default:
+                return ("'\(key)' is read before the node runs, so it can only use vars, item and matrix",
+                        ["help: write the path, or build it from ${{ vars.NAME }}, ${{ item }} or ${{ matrix.KEY }}"])
+            }
+        }
         switch reference {
         case .output(let name, _), .result(let name):
             guard let needs = scope.needs else {

@@ -77,6 +77,32 @@ public struct Graph: Sendable {
         return templates[name]
     }
 
+    /// What a target given to `moon run` selects: a node, a template's
+    /// instances, or the nodes a pattern matches (`test[*]`); throws for a
+    /// name that is none of these, or an internal node named directly.
+    public func targets(for target: String) throws(Diagnostics) -> [Int] {
+        if NamePattern.isPattern(target) {
+            let matched = nodes(matching: target)
+            guard !matched.isEmpty else { throw Diagnostics([.error("no node matches '\(target)'", at: nil)]) }
+            return matched
+        }
+        guard let indices = targets(named: target) else { throw Diagnostics([unknownTarget(target)]) }
+        if indices.count == 1, nodes[indices[0]].isInternal, !defaultTargets.contains(target) {
+            throw Diagnostics([.error("node '\(target)' is internal: it runs only as a need of another node", at: nil)])
+        }
+        return indices
+    }
+
+    /// "unknown node 'x' (did you mean 'y'?)".
+    public func unknownTarget(_ target: String) -> Diagnostic {
+        if NamePattern.isPattern(target) { return .error("no node matches '\(target)'", at: nil) }
+        if let indices = targets(named: target), indices.count == 1, nodes[indices[0]].isInternal {
+            return .error("node '\(target)' is internal: it runs only as a need of another node", at: nil)
+        }
+        let names = templateNames + nodes.lazy.filter { !$0.isInternal }.map(\.name)
+        return .error("unknown node '\(target)'\(Suggestion.clause(for: target, in: names))", at: nil)
+    }
+
     /// The nodes whose names match `pattern`, a glob where `*` matches any
     /// run of characters (including `:`, `/` and brackets) and `?` one
     /// character; every other character, `[` and `]` included, is itself, so

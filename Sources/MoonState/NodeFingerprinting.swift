@@ -54,7 +54,7 @@ extension IncrementalState {
     /// The node's dotenv, `env` and `vars` values.
     private func environmentDigest(_ node: Node) -> ContentHash {
         var environment = DigestBuilder("environment")
-        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", graph.vars)] {
+        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", node.vars ?? graph.vars)] {
             environment.add(label)
             environment.add(variables.count)
             for entry in variables {

@@ -13,7 +13,7 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let graph = try GraphFile.load(file ?? GraphFileLocator.defaultFile()).graph
         let width = min(32, graph.nodes.map(\.name.count).max() ?? 0)
-        for node in graph.nodes {
+        for node in graph.nodes where !node.isInternal {
             let name = node.name.padding(toLength: max(width, node.name.count), withPad: " ", startingAt: 0)
             var details: [String] = []
             if let description = node.description { details.append(description) }

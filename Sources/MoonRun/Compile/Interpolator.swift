@@ -21,14 +21,18 @@ struct Interpolator {
     var parameters: [NodeParameter] = []
     var arguments = NodeArguments()
 
+    /// The namespace of an included node: its `needs.NAME` are `NAMESPACE + NAME` in the graph.
+    var namespace = ""
+
     init(vars: Variables, env: [String: String], inputs: NodeInputs, node: Node? = nil) {
-        self.vars = vars
+        self.vars = node?.vars ?? vars
         self.env = env
         self.inputs = inputs
         if let node {
             instance = node.instance
             parameters = node.params
             arguments = node.arguments
+            namespace = node.namespace
         }
     }
 
@@ -42,10 +46,12 @@ struct Interpolator {
                 throw Failure(message: "\(expression.raw): the environment variable '\(name)' is not set")
             }
             return value
-        case .result(let node):
+        case .result(let written):
+            let node = namespace + written
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
             return result.rawValue
-        case .output(let node, let key):
+        case .output(let written, let key):
+            let node = namespace + written
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
             if let value = inputs.outputs[node]?[key] { return value }
             // A need that did not succeed has no outputs: an `if: always` node reads "".
