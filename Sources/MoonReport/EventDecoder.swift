@@ -64,7 +64,7 @@ public enum EventDecoder {
                                })
         case "start":
             kind = .start(node: try fields.string("node"), queue: try fields.string("queue"), attempt: try fields.int("attempt"),
-                          command: try fields.optionalString("command") ?? "")
+                          command: try fields.optionalString("command") ?? "", jobID: try fields.optionalString("job_id"))
         case "next":
             let streamName = try fields.string("stream")
             guard let stream = OutputStream(rawValue: streamName) else { throw fail("unknown stream '\(streamName)'") }
@@ -108,9 +108,8 @@ public enum EventDecoder {
         default:
             throw fail("unknown event '\(name)'")
         }
-        let jobID = name == "start" ? try fields.optionalString("job_id") : nil
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted))
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, interrupted: interrupted))
     }
 
     /// Typed access to an object's fields, with errors that name the field.

@@ -70,7 +70,7 @@ struct RunLedger {
             self.graph = graph
             plan = nodes
             started = event.time
-        case .start(let node, let queue, let attempt, let command):
+        case .start(let node, let queue, let attempt, let command, _):
             if started == nil { started = event.time }
             running.removeAll { $0.node == node }
             running.append(Running(node: node, queue: queue, attempt: attempt, started: event.time, lastOutput: event.time,

@@ -265,7 +265,7 @@ public final class Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: spec.command), jobID: jobID))
+                                                       attempt: attempt[node], command: spec.command, jobID: jobID)))
     }
 
     private func received(_ output: NodeOutput, from node: Int) {
