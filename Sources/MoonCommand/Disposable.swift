@@ -117,13 +117,8 @@ public final class CompositeDisposable: Disposable {
             guard case .active(let next, var children) = state else { return nil }
             state = .disposed
             defer { state = .active(next: next, children: children) }
-            var low = 0, high = children.count
-            while low < high {
-                let middle = (low + high) / 2
-                if children[middle].id < token.id { low = middle + 1 } else { high = middle }
-            }
-            guard low < children.count, children[low].id == token.id else { return nil }
-            return children.remove(at: low).disposable
+            guard let index = children.index(ofID: token.id, id: { $0.id }) else { return nil }
+            return children.remove(at: index).disposable
         }
         // Released outside the lock: a deinit may run.
         _ = removed
@@ -197,5 +192,18 @@ extension CompositeDisposable {
             child.add { [weak self] in self?.remove(token) }
         }
         return child
+    }
+}
+
+extension Array {
+    /// The index of the element whose id is `id`, in an array sorted by
+    /// ascending ids (a binary search); nil when no element has it.
+    func index(ofID id: Int, id idOf: (Element) -> Int) -> Int? {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if idOf(self[middle]) < id { low = middle + 1 } else { high = middle }
+        }
+        return low < count && idOf(self[low]) == id ? low : nil
     }
 }

@@ -54,13 +54,8 @@ final class ExecutionRegistry<Output: Sendable, Failure: Error>: Sendable {
     /// Unregisters and uncounts an execution that ended.
     func unregister(_ execution: CommandSink<Output, Failure>) {
         let removed = inFlight.withLock { inFlight -> CommandSink<Output, Failure>? in
-            var low = 0, high = inFlight.executions.count
-            while low < high {
-                let middle = (low + high) / 2
-                if inFlight.executions[middle].id < execution.id { low = middle + 1 } else { high = middle }
-            }
-            guard low < inFlight.executions.count, inFlight.executions[low] === execution else { return nil }
-            return inFlight.executions.remove(at: low)
+            guard let index = inFlight.executions.index(ofID: execution.id, id: { $0.id }) else { return nil }
+            return inFlight.executions.remove(at: index)
         }
         if removed != nil { availability.modify { $0.executing -= 1 } }
     }
