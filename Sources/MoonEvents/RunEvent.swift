@@ -8,8 +8,6 @@ public struct RunEvent: Sendable {
     /// Wall-clock time of the event, for the `ts` field.
     public var time: Date
     public var kind: Kind
-    /// On a `start` of a node that runs on a Slurm queue: its Slurm job id.
-    public var jobID: String?
     /// On `graph-complete` of a run a signal stopped (Ctrl-C, SIGTERM,
     /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
     /// reporters say "interrupted", not "FAILED".
@@ -23,11 +21,10 @@ public struct RunEvent: Sendable {
     /// that is an instance of a fan-out: its template and item.
     public var instance: RunEvent.Instance?
 
-    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false,
+    public init(time: Date, kind: Kind, interrupted: String? = nil, partial: Bool = false,
                 instance: RunEvent.Instance? = nil) {
         self.time = time
         self.kind = kind
-        self.jobID = jobID
         self.interrupted = interrupted
         self.partial = partial
         self.instance = instance
@@ -36,7 +33,8 @@ public struct RunEvent: Sendable {
     public enum Kind: Sendable {
         /// The plan: the selected nodes in file order and each queue's width.
         case graphStart(graph: String, nodes: [String], queues: [QueueWidth])
-        case start(node: String, queue: String, attempt: Int, command: String)
+        /// `jobID`: the Slurm job id of a node that runs on a Slurm queue.
+        case start(node: String, queue: String, attempt: Int, command: String, jobID: String? = nil)
         case next(node: String, stream: OutputStream, text: String, continued: Bool)
         case retry(node: String, attempt: Int, delayMilliseconds: Int, error: NodeError)
         case complete(node: String, durationMilliseconds: Int, exitCode: Int32?, outputs: [KeyValue])
@@ -67,7 +65,7 @@ public struct RunEvent: Sendable {
     /// The node an event is about, if any.
     public var node: String? {
         switch kind {
-        case .start(let n, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
+        case .start(let n, _, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
              .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _), .expand(let n, _):
             return n
         case .graphStart, .graphComplete:

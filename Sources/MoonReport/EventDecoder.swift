@@ -64,7 +64,7 @@ public enum EventDecoder {
                                })
         case "start":
             kind = .start(node: try fields.string("node"), queue: try fields.string("queue"), attempt: try fields.int("attempt"),
-                          command: try fields.optionalString("command") ?? "")
+                          command: try fields.optionalString("command") ?? "", jobID: try fields.optionalString("job_id"))
         case "next":
             let streamName = try fields.string("stream")
             guard let stream = OutputStream(rawValue: streamName) else { throw fail("unknown stream '\(streamName)'") }
@@ -110,10 +110,9 @@ public enum EventDecoder {
         default:
             throw fail("unknown event '\(name)'")
         }
-        let jobID = name == "start" ? try fields.optionalString("job_id") : nil
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
         let instance = try instance(&fields, text: text, fail: fail)
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted, instance: instance))
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance))
     }
 
     /// An instance's `template`, `item` and `matrix` (in the order written), if the event has them.

@@ -42,14 +42,14 @@ public final class JSONLinesReporter: Reporter {
             var q = JSONObjectWriter()
             for queue in queues { q.field(queue.name, queue.concurrency) }
             o.rawField("queues", q.text)
-        case .start(let node, let queue, let attempt, let command):
+        case .start(let node, let queue, let attempt, let command, let jobID):
             o.field("node", node)
             instanceFields(event.instance, &o)
             o.field("queue", queue)
             o.field("attempt", attempt)
             // The command as a user reads it: `moon replay` shows it with a failure.
             if !command.isEmpty { o.field("command", command) }
-            if let jobID = event.jobID { o.field("job_id", jobID) }
+            if let jobID { o.field("job_id", jobID) }
         case .next(let node, let stream, let text, let continued):
             o.field("node", node)
             o.field("stream", stream.rawValue)

@@ -39,7 +39,7 @@ public final class PlainReporter: Reporter {
         switch event.kind {
         case .graphStart(let graph, let nodes, _):
             if loud { line(EventText.header(graph: graph, nodes: nodes.count)) }
-        case .start(let node, _, let attempt, let command):
+        case .start(let node, _, let attempt, let command, _):
             if verbosity == .verbose { line(EventText.started(node: node, attempt: attempt, command: command)) }
         case .next(let node, let stream, let text, _):
             guard loud else { return }

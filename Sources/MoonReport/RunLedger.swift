@@ -92,7 +92,7 @@ struct RunLedger {
             for name in nodes {
                 if let template = RunEvent.Instance.template(ofName: name) { groups[String(template), default: Group()].total += 1 }
             }
-        case .start(let node, let queue, let attempt, let command):
+        case .start(let node, let queue, let attempt, let command, _):
             if started == nil { started = event.time }
             running.removeAll { $0.node == node }
             running.append(Running(node: node, queue: queue, attempt: attempt, started: event.time, lastOutput: event.time,

@@ -101,7 +101,7 @@ public final class TTYReporter: Reporter {
             prefixWidth = min(20, nodes.map { TextWidth.columns($0) }.max() ?? 0)
             if loud { print(EventText.header(graph: graph, nodes: nodes.count)) }
             startTimers()
-        case .start(let node, _, let attempt, let command):
+        case .start(let node, _, let attempt, let command, _):
             if options.verbosity == .verbose { print(EventText.started(node: node, attempt: attempt, command: command)) }
         case .next(let node, let stream, let text, _):
             guard loud else { return }

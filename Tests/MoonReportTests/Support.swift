@@ -88,8 +88,8 @@ enum Fixture {
 
     /// One of each event kind and of each optional field, for the schema.
     static let everyKind: [RunEvent] = failingRun + [
-        RunEvent(time: t0.addingTimeInterval(1.599), kind: .start(node: "hpc", queue: "cluster", attempt: 1, command: "srun ./simulate"),
-                 jobID: "4242"),
+        RunEvent(time: t0.addingTimeInterval(1.599), kind: .start(node: "hpc", queue: "cluster", attempt: 1, command: "srun ./simulate",
+                                                                                       jobID: "4242")),
         at(1600, .next(node: "test", stream: .stdout, text: String(repeating: "x", count: 10) + "\u{1B}[31m\t\"quoted\" é 日本 \u{0}", continued: true)),
         at(1601, .error(node: "test", durationMilliseconds: 5, error: NodeError(.signal, "killed by SIGKILL", signal: 9))),
         at(1602, .error(node: "test", durationMilliseconds: 5, error: NodeError(.timeout, "timed out after 1s"))),

@@ -176,7 +176,7 @@ final class RunHarness {
     var trace: [String] {
         runnerEvents().compactMap { event in
             switch event.kind {
-            case .start(let n, _, let attempt, _): return "start \(n)#\(attempt)"
+            case .start(let n, _, let attempt, _, _): return "start \(n)#\(attempt)"
             case .complete(let n, _, _, _): return "complete \(n)"
             case .error(let n, _, let error): return "error \(n) \(error.kind.rawValue)"
             case .skip(let n, let reason): return "skip \(n) \(reason.rawValue)"

@@ -298,7 +298,7 @@ public final class Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: spec.command), jobID: jobID,
+                                                       attempt: attempt[node], command: spec.command, jobID: jobID),
                       instance: spec.instance))
     }
 
