@@ -38,6 +38,9 @@ public struct RunEvent: Sendable {
         case error(node: String, durationMilliseconds: Int, error: NodeError)
         case skip(node: String, reason: SkipReason)
         case graphComplete(ok: Bool, durationMilliseconds: Int, counts: RunCounts, criticalPath: [String])
+        /// Watch mode: files changed (relative to the graph's directory), so
+        /// these nodes run again; the rerun's `graph-start` follows.
+        case watch(changed: [String], nodes: [String])
     }
 
     /// The name the JSON stream uses for this kind of event.
@@ -51,6 +54,7 @@ public struct RunEvent: Sendable {
         case .error: return "error"
         case .skip: return "skip"
         case .graphComplete: return "graph-complete"
+        case .watch: return "watch"
         }
     }
 
@@ -60,7 +64,7 @@ public struct RunEvent: Sendable {
         case .start(let n, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
              .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _):
             return n
-        case .graphStart, .graphComplete:
+        case .graphStart, .graphComplete, .watch:
             return nil
         }
     }

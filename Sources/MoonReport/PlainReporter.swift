@@ -62,6 +62,8 @@ public final class PlainReporter: Reporter {
             if loud { line(EventText.skipped(node: node, reason: reason)) }
         case .graphComplete:
             summarize()
+        case .watch(let changed, let nodes):
+            line(EventText.watch(changed: changed, nodes: nodes))
         }
     }
 

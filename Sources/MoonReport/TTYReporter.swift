@@ -125,6 +125,8 @@ public final class TTYReporter: Reporter {
             if loud { print(EventText.skipped(node: node, reason: reason)) }
         case .graphComplete:
             end()
+        case .watch(let changed, let nodes):
+            print(EventText.watch(changed: changed, nodes: nodes))
         }
     }
 
