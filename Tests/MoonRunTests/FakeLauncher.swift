@@ -162,7 +162,7 @@ final class RunHarness {
             case .skip(let n, let reason): return "skip \(n) \(reason.rawValue)"
             case .retry(let n, let attempt, let delay, _): return "retry \(n)#\(attempt) \(delay)ms"
             case .next(let n, let stream, let text, _): return "next \(n) \(stream.rawValue) \(text)"
-            case .graphStart, .graphComplete: return nil
+            case .graphStart, .graphComplete, .watch: return nil
             }
         }
     }
