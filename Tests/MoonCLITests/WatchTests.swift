@@ -102,6 +102,10 @@ struct WatchTests {
         // seq keeps increasing across reruns.
         let seqs = result.events.compactMap { $0["seq"] as? Int }
         #expect(seqs == Array(1...seqs.count))
+        // The stream keeps to the event schema, run by run.
+        try moon.write("events.jsonl", result.stdout)
+        let check = try shell("python3 \(Moon.root.path)/schema/validate-events.py events.jsonl --complete", in: moon)
+        #expect(check.status == 0 || check.status == 3, "\(check.stderr)")
     }
 
     @Test("a save by rename (an editor's) reruns the node; the temporary file does not")

@@ -35,7 +35,7 @@ enum SchemaValidator {
 struct EventSchemaTests {
     @Test func everyEventKindIsValid() {
         let kinds = Set(Fixture.everyKind.map(\.name))
-        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "graph-complete"])
+        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "graph-complete", "watch"])
         let result = SchemaValidator.validate(Fixture.jsonLines(Fixture.everyKind))
         #expect(result.ok, "\(result.messages)")
     }
@@ -45,6 +45,20 @@ struct EventSchemaTests {
             let result = SchemaValidator.validate(Fixture.jsonLines(run), complete: true)
             #expect(result.ok, "\(result.messages)")
         }
+    }
+
+    /// Watch mode: runs one after another in one stream, each rerun after a watch event.
+    @Test func watchStreamsAreCheckedRunByRun() {
+        let rerun = Fixture.passingRun.map { event -> RunEvent in
+            var later = event
+            later.time = event.time.addingTimeInterval(60)
+            return later
+        }
+        let trigger = RunEvent(time: Fixture.t0.addingTimeInterval(59), kind: .watch(changed: ["src/a.c"], nodes: ["build"]))
+        let watched = SchemaValidator.validate(Fixture.jsonLines(Fixture.passingRun + [trigger] + rerun), complete: true)
+        #expect(watched.ok, "\(watched.messages)")
+        let cut = SchemaValidator.validate(Fixture.jsonLines(Fixture.passingRun + [trigger] + rerun.dropLast()), complete: true)
+        #expect(!cut.ok)
     }
 
     @Test func cutOffStreamIsNotComplete() {
@@ -64,6 +78,8 @@ struct EventSchemaTests {
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-complete","ok":"yes","duration_ms":1,"counts":{"succeeded":0,"failed":0,"skipped":0,"canceled":0},"critical_path":[]}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"finished"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-start","graph":"g","nodes":1,"queues":{}}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":["a"]}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":"a","nodes":[]}"#,
     ])
     func invalidEventsAreRejected(line: String) {
         let result = SchemaValidator.validate(line + "\n")

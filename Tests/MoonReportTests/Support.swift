@@ -101,6 +101,7 @@ enum Fixture {
         at(1608, .complete(node: "x.y+z-1_", durationMilliseconds: 0, exitCode: nil, outputs: [KeyValue("b", "2"), KeyValue("a", "1")])),
         at(1609, .graphStart(graph: "empty", nodes: [], queues: [])),
         at(1610, .graphComplete(ok: true, durationMilliseconds: 0, counts: RunCounts(), criticalPath: [])),
+        at(1611, .watch(changed: ["src/a.c", "/usr/include/stdio.h"], nodes: ["build", "test"])),
     ]
 
     static func counts(_ succeeded: Int, _ failed: Int, _ skipped: Int, _ canceled: Int) -> RunCounts {
