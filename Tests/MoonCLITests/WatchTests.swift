@@ -207,6 +207,40 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
+    @Test("a file a depfile listed and a dotenv file are inputs too")
+    func depfileAndDotenv() throws {
+        let moon = try Self.project("""
+            version: 1
+            dotenv: [.env]
+            nodes:
+              obj:
+                run: |
+                  cat src/a.txt include/h.h > out.o
+                  printf 'out.o: src/a.txt include/h.h\\n' > out.d
+                sources: [src/a.txt]
+                generates: [out.o]
+                depfile: out.d
+              greet:
+                run: echo "hello $WHO"
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("include"), withIntermediateDirectories: true)
+        try moon.write("include/h.h", "h1\n")
+        try moon.write(".env", "WHO=one\n")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(moon.read("out.d") != nil)
+        try moon.write("include/h.h", "h2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(watch.started(inRerun: 1) == ["obj"])
+        #expect(eventually(10) { moon.read("out.o") == "a1\nh2\n" })
+        try Self.save(moon, ".env", "WHO=two\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "hello two" })
+        watch.running.signal(SIGTERM)
+        #expect(try watch.running.wait(limit: 30).status == 143)
+    }
+
     @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
     func ctrlCWhileIdle() throws {
         let moon = try Self.project()
