@@ -114,6 +114,12 @@ struct WatchInputs {
         return files.count + graphFiles.count
     }
 
+    /// The files depfiles listed that lie directly in one of `directories`, absolute.
+    func dependencies(in directories: Set<String>) -> [String] {
+        dependencies.keys.map { Self.absolute($0, in: directory) }
+            .filter { directories.contains(Self.parent($0)) }
+    }
+
     private func relative(_ path: String) -> String {
         path.hasPrefix(directory + "/") ? String(path.dropFirst(directory.count + 1)) : path
     }
@@ -132,7 +138,7 @@ struct WatchInputs {
         return URL(fileURLWithPath: joined).standardizedFileURL.path
     }
 
-    private static func parent(_ path: String) -> String {
+    static func parent(_ path: String) -> String {
         let parent = (path as NSString).deletingLastPathComponent
         return parent.isEmpty ? "/" : parent
     }

@@ -7,11 +7,11 @@ struct WatchOptions: ParsableArguments {
     var watch = false
 
     @Option(name: .customLong("watch-debounce"),
-            help: ArgumentHelp("With --watch: wait for this long without changes before a rerun.", valueName: "duration"))
+            help: ArgumentHelp("With --watch, wait for this long without changes before a rerun.", valueName: "duration"))
     var debounce: String = "100ms"
 
     @Option(name: .customLong("watch-poll"),
-            help: ArgumentHelp("With --watch: look for changes every DURATION instead of using inotify (network file systems); without it, moon polls every 1s only where inotify is unavailable or its limit is reached, and says so.",
+            help: ArgumentHelp("With --watch, look for changes every DURATION instead of using inotify (network file systems); without it, moon polls every 1s only where inotify is unavailable or its limit is reached, and says so.",
                                valueName: "duration"))
     var poll: String?
 

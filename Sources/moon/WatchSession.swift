@@ -60,6 +60,8 @@ final class WatchSession {
     private let watcher = SerialDisposable()
     private var watchedRoots: [WatchRoot] = []
     private var pipe: Observer<FileChanges>?
+    /// When the last run started: files changed since may have been missed.
+    private var runStartedAt: Date?
 
     init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
         self.setup = setup
@@ -127,6 +129,8 @@ final class WatchSession {
             status.watching(files: inputs.fileCount())
             return
         }
+        let added = Set(inputs.roots.map(\.path)).subtracting(watchedRoots.map(\.path))
+        defer { catchUp(in: added) }
         watchedRoots = inputs.roots
         let status = self.status
         let pipe = self.pipe
@@ -136,6 +140,25 @@ final class WatchSession {
             if case .next(let changes) = event { pipe?.send(next: changes) }
         }
         status.watching(files: inputs.fileCount())
+    }
+
+    /// A depfile names files in directories watched only from now on: one
+    /// written since the run started may have changed before its watch was
+    /// placed (this runs on the loop after the watcher placed it), so it
+    /// counts as changed; its node's up-to-date check has the last word.
+    private func catchUp(in directories: Set<String>) {
+        guard !directories.isEmpty, let since = runStartedAt else { return }
+        let files = inputs.dependencies(in: directories)
+        let pipe = self.pipe
+        main.loop.post {
+            let changed = files.filter { path in
+                guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+                else { return false }
+                // File times are coarser than the clock.
+                return modified.timeIntervalSince(since) >= -0.05
+            }
+            if !changed.isEmpty { pipe?.send(next: FileChanges(paths: Set(changed))) }
+        }
     }
 
     /// Whether changes touch an input: the rest (what nodes write
@@ -224,6 +247,7 @@ final class WatchSession {
         }
         current = job
         self.runner = runner
+        runStartedAt = Date()
         runner.start()
     }
 

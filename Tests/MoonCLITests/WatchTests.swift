@@ -241,6 +241,30 @@ struct WatchTests {
         #expect(try watch.running.wait(limit: 30).status == 143)
     }
 
+    /// The first run writes the depfile that names include/h.h, and the file
+    /// changes before moon could watch its directory: it still counts.
+    @Test("a depfile's file that changed before its directory was watched is caught up")
+    func depfileCatchUp() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              obj:
+                run: |
+                  cat src/a.txt include/h.h > out.o
+                  printf 'out.o: src/a.txt include/h.h\\n' > out.d
+                  [ -f once ] || { touch once; echo h2 > include/h.h; }
+                sources: [src/a.txt]
+                generates: [out.o]
+                depfile: out.d
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("include"), withIntermediateDirectories: true)
+        try moon.write("include/h.h", "h1\n")
+        let watch = try Self.start(moon)
+        #expect(eventually(60) { watch.watchEvents().count == 1 }, "\(watch.stderr)")
+        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(try watch.interrupt().status == 130)
+    }
+
     @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
     func ctrlCWhileIdle() throws {
         let moon = try Self.project()
