@@ -7,7 +7,8 @@ Checks every line with jsonschema's Draft202012Validator (with format
 checking), then the stream's own rules: seq counts 1, 2, 3...; with
 --complete, the stream starts with graph-start, ends with graph-complete and
 every node of the plan, and every instance an expand added, ended (complete,
-error or skip) exactly once.
+error or skip) exactly once; a watch mode stream (several runs, each rerun
+after a watch event) is checked run by run.
 Exit 0 when valid; 1 with one message per problem on stderr; 3 when
 jsonschema is not installed (install it with: python3 -m pip install jsonschema).
 """
@@ -60,17 +61,26 @@ def main(argv):
             problems.append("stream does not start with graph-start")
         if not kinds or kinds[-1] != "graph-complete":
             problems.append("stream does not end with graph-complete (cut off?)")
-        if kinds and kinds[0] == "graph-start":
-            plan = list(events[0][1].get("plan", []))
-            ended = {}
-            for _, e in events:
-                if e.get("event") == "expand":
-                    plan += e.get("instances", [])
-                if e.get("event") in ("complete", "error", "skip"):
-                    ended[e.get("node")] = ended.get(e.get("node"), 0) + 1
-            for node in plan:
-                if ended.get(node, 0) != 1:
-                    problems.append(f"node {node!r} of the plan ended {ended.get(node, 0)} times, expected once")
+        # Watch mode writes one run after another, each rerun after a watch
+        # event; each run is checked on its own.
+        runs, plan, ended = 0, None, {}
+        for number, e in events:
+            kind = e.get("event")
+            if kind == "graph-start":
+                if plan is not None:
+                    problems.append(f"line {number}: graph-start before the run before it completed")
+                runs, plan, ended = runs + 1, list(e.get("plan", [])), {}
+            elif kind == "watch" and plan is not None:
+                problems.append(f"line {number}: watch event inside a run")
+            elif kind == "expand" and plan is not None:
+                plan = plan + e.get("instances", [])
+            elif kind in ("complete", "error", "skip"):
+                ended[e.get("node")] = ended.get(e.get("node"), 0) + 1
+            elif kind == "graph-complete" and plan is not None:
+                for node in plan:
+                    if ended.get(node, 0) != 1:
+                        problems.append(f"run {runs}: node {node!r} of the plan ended {ended.get(node, 0)} times, expected once")
+                plan = None
     for p in problems:
         print(p, file=sys.stderr)
     if not problems:

@@ -45,6 +45,9 @@ public struct RunEvent: Sendable {
         /// and `node` ends once they all have.
         case expand(node: String, instances: [String])
         case graphComplete(ok: Bool, durationMilliseconds: Int, counts: RunCounts, criticalPath: [String])
+        /// Watch mode: files changed (relative to the graph's directory), so
+        /// these nodes run again; the rerun's `graph-start` follows.
+        case watch(changed: [String], nodes: [String])
     }
 
     /// The name the JSON stream uses for this kind of event.
@@ -59,6 +62,7 @@ public struct RunEvent: Sendable {
         case .skip: return "skip"
         case .expand: return "expand"
         case .graphComplete: return "graph-complete"
+        case .watch: return "watch"
         }
     }
 
@@ -68,7 +72,7 @@ public struct RunEvent: Sendable {
         case .start(let n, _, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
              .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _), .expand(let n, _):
             return n
-        case .graphStart, .graphComplete:
+        case .graphStart, .graphComplete, .watch:
             return nil
         }
     }

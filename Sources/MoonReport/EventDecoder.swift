@@ -107,6 +107,8 @@ public enum EventDecoder {
             counts.canceled = try c.int("canceled")
             kind = .graphComplete(ok: try fields.bool("ok"), durationMilliseconds: try fields.int("duration_ms"), counts: counts,
                                   criticalPath: try fields.stringArray("critical_path"))
+        case "watch":
+            kind = .watch(changed: try fields.stringArray("changed"), nodes: try fields.stringArray("nodes"))
         default:
             throw fail("unknown event '\(name)'")
         }

@@ -104,6 +104,17 @@ enum EventText {
         return line
     }
 
+    /// Watch mode's line before a rerun: what changed, what runs again.
+    static func watch(changed: [String], nodes: [String]) -> StyledLine {
+        var line = StyledLine("moon: ", .dim)
+        let shown = changed.prefix(3).joined(separator: ", ")
+        line.append("changed ")
+        line.append(changed.isEmpty ? "(files)" : shown, .bold)
+        if changed.count > 3 { line.append(" and \(changed.count - 3) more") }
+        line.append(nodes.isEmpty ? ": nothing to rerun" : ": rerunning " + nodes.joined(separator: ", "), .dim)
+        return line
+    }
+
     static func skipped(node: String, reason: SkipReason, group: RunLedger.Group? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)

@@ -97,6 +97,9 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("counts", c.text)
             o.rawField("critical_path", JSONObjectWriter.array(path.map(JSONObjectWriter.quote)))
             if let signal = event.interrupted { o.field("interrupted", signal) }
+        case .watch(let changed, let nodes):
+            o.rawField("changed", JSONObjectWriter.array(changed.map(JSONObjectWriter.quote)))
+            o.rawField("nodes", JSONObjectWriter.array(nodes.map(JSONObjectWriter.quote)))
         }
         return o.close(ending)
     }

@@ -61,6 +61,8 @@ public final class PlainReporter: Reporter {
             break
         case .graphComplete:
             summarize()
+        case .watch(let changed, let nodes):
+            line(EventText.watch(changed: changed, nodes: nodes))
         }
     }
 

@@ -134,6 +134,9 @@ struct RunLedger {
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
+        case .watch:
+            // Watch mode's trigger: the rerun's own events follow.
+            break
         }
     }
 

@@ -124,6 +124,8 @@ public final class TTYReporter: Reporter {
             break
         case .graphComplete:
             end()
+        case .watch(let changed, let nodes):
+            print(EventText.watch(changed: changed, nodes: nodes))
         }
     }
 

@@ -62,6 +62,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var vars: VarOverrides
 
     @OptionGroup var selection: SelectionOptions
+    @OptionGroup(title: "Watch mode") var watch: WatchOptions
 
     @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
     var force = false
@@ -82,6 +83,7 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--dry-run prints the plan as text and starts nothing, so it has no events for --json; "
                 + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
         }
+        if dryRun && watch.watch { throw ValidationError("--dry-run starts nothing, so it has nothing to --watch") }
     }
 
     /// How the run behaves as a whole: `-j`, `-k`, `--grace`, `--timeout`.
@@ -132,6 +134,12 @@ struct RunCommand: ParsableCommand {
         if dryRun {
             printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
+        }
+        if watch.watch {
+            let setup = WatchSetup(graphPath: graph.path, words: words, passthrough: passthrough, selection: selection, overrides: try vars.values(), options: try options(), report: report,
+                                   watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
+                                   force: force, diagnosticsColor: diagnosticsColor, store: store)
+            throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())
         }
         let session = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),

@@ -35,7 +35,7 @@ enum SchemaValidator {
 struct EventSchemaTests {
     @Test func everyEventKindIsValid() {
         let kinds = Set(Fixture.everyKind.map(\.name))
-        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "expand", "graph-complete"])
+        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "expand", "graph-complete", "watch"])
         let result = SchemaValidator.validate(Fixture.jsonLines(Fixture.everyKind))
         #expect(result.ok, "\(result.messages)")
     }
@@ -62,6 +62,20 @@ struct EventSchemaTests {
         #expect(result.messages.contains("node 'p[b]' of the plan ended 0 times"), "\(result.messages)")
     }
 
+    /// Watch mode: runs one after another in one stream, each rerun after a watch event.
+    @Test func watchStreamsAreCheckedRunByRun() {
+        let rerun = Fixture.passingRun.map { event -> RunEvent in
+            var later = event
+            later.time = event.time.addingTimeInterval(60)
+            return later
+        }
+        let trigger = RunEvent(time: Fixture.t0.addingTimeInterval(59), kind: .watch(changed: ["src/a.c"], nodes: ["build"]))
+        let watched = SchemaValidator.validate(Fixture.jsonLines(Fixture.passingRun + [trigger] + rerun), complete: true)
+        #expect(watched.ok, "\(watched.messages)")
+        let cut = SchemaValidator.validate(Fixture.jsonLines(Fixture.passingRun + [trigger] + rerun.dropLast()), complete: true)
+        #expect(!cut.ok)
+    }
+
     @Test func cutOffStreamIsNotComplete() {
         let result = SchemaValidator.validate(Fixture.jsonLines(Array(Fixture.failingRun.prefix(9))), complete: true)
         #expect(!result.ok)
@@ -85,6 +99,8 @@ struct EventSchemaTests {
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a]","item":"a","reason":"canceled"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a]","template":"p","reason":"canceled"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a","reason":"canceled"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":["a"]}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":"a","nodes":[]}"#,
     ])
     func invalidEventsAreRejected(line: String) {
         let result = SchemaValidator.validate(line + "\n")

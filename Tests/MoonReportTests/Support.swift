@@ -112,6 +112,7 @@ enum Fixture {
         at(1609, .error(node: "process", durationMilliseconds: 0, error: NodeError(.fanOut, "needs.shards.outputs.files is not a JSON list of strings: {"))),
         at(1609, .graphStart(graph: "empty", nodes: [], queues: [])),
         at(1610, .graphComplete(ok: true, durationMilliseconds: 0, counts: RunCounts(), criticalPath: [])),
+        at(1611, .watch(changed: ["src/a.c", "/usr/include/stdio.h"], nodes: ["build", "test"])),
     ]
 
     static func counts(_ succeeded: Int, _ failed: Int, _ skipped: Int, _ canceled: Int) -> RunCounts {

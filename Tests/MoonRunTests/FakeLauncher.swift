@@ -183,7 +183,7 @@ final class RunHarness {
             case .retry(let n, let attempt, let delay, _): return "retry \(n)#\(attempt) \(delay)ms"
             case .next(let n, let stream, let text, _): return "next \(n) \(stream.rawValue) \(text)"
             case .expand(let n, let instances): return "expand \(n) [\(instances.joined(separator: ", "))]"
-            case .graphStart, .graphComplete: return nil
+            case .graphStart, .graphComplete, .watch: return nil
             }
         }
     }

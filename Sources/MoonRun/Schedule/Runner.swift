@@ -50,6 +50,8 @@ public final class Runner {
         case failure
         case interrupt(signal: Int32)
         case timeout
+        /// Watch mode: inputs changed, and a new run replaces this one.
+        case superseded
     }
 
     /// How a node's signal ended.
@@ -426,6 +428,7 @@ public final class Runner {
         case .failure?: return "canceled because another node failed"
         case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
         case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
+        case .superseded?: return "canceled: its inputs changed, it runs again"
         case nil: return "canceled"
         }
     }

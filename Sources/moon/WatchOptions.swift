@@ -1,0 +1,44 @@
+import ArgumentParser
+import MoonGraph
+
+/// `moon run --watch` and its options.
+struct WatchOptions: ParsableArguments {
+    @Flag(help: "After the run, watch the selected nodes' inputs (sources, depfile files, the graph file, dotenv files) and run again what a change touches, until Ctrl-C.")
+    var watch = false
+
+    @Option(name: .customLong("watch-debounce"),
+            help: ArgumentHelp("With --watch, wait for this long without changes before a rerun.", valueName: "duration"))
+    var debounce: String = "100ms"
+
+    @Option(name: .customLong("watch-poll"),
+            help: ArgumentHelp("With --watch, look for changes every DURATION instead of using inotify (network file systems); without it, moon polls every 1s only where inotify is unavailable or its limit is reached, and says so.",
+                               valueName: "duration"))
+    var poll: String?
+
+    /// The options, checked.
+    struct Values {
+        var debounce: Duration
+        var poll: Duration?
+    }
+
+    func validate() throws {
+        _ = try values()
+    }
+
+    func values() throws -> Values {
+        if !watch && poll != nil { throw ValidationError("--watch-poll needs --watch") }
+        let debounce = try Self.duration(self.debounce, option: "--watch-debounce")
+        if debounce < .zero { throw ValidationError("--watch-debounce cannot be negative") }
+        let poll = try self.poll.map { try Self.duration($0, option: "--watch-poll") }
+        if let poll, poll <= .zero { throw ValidationError("--watch-poll must be longer than 0s") }
+        return Values(debounce: debounce, poll: poll)
+    }
+
+    private static func duration(_ text: String, option: String) throws -> Duration {
+        do {
+            return try DurationParser.parse(text)
+        } catch {
+            throw ValidationError("\(option): '\(text)' is not a duration (use 100ms, 2s or a number of seconds)")
+        }
+    }
+}

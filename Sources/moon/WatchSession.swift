@@ -1,0 +1,365 @@
+import Foundation
+import MoonCommand
+import MoonEvents
+import MoonGraph
+import MoonProcess
+import MoonReport
+import MoonRun
+import MoonState
+import MoonSystem
+import MoonWatch
+
+/// `moon run --watch`: the selected nodes run once, then again whenever
+/// their inputs change. The file system is a signal (`FileWatcher`); the
+/// changes that touch an input are debounced into one trigger, and each
+/// trigger becomes a run with `flatMap(.latest)`: a trigger that arrives
+/// while a run is going supersedes it (its unfinished nodes carry over to
+/// the next run, which starts once the superseded one has ended). Every
+/// run is a fresh `Runner` on moon's event loop; everything here runs on
+/// that loop.
+final class WatchSession {
+    /// What made a run start.
+    enum Trigger {
+        case initial
+        case changes(FileChanges)
+    }
+
+    /// One trigger's run, from its start to its end (`end` completes its signal).
+    final class Job {
+        let trigger: Trigger
+        let end: () -> Void
+        init(_ trigger: Trigger, end: @escaping () -> Void) {
+            self.trigger = trigger
+            self.end = end
+        }
+    }
+
+    let setup: WatchSetup
+    private var plan: Plan
+    private var inputs: WatchInputs
+    private var force: Bool
+    /// The graph file failed to load: only its own change can start a run.
+    private var graphBroken = false
+    /// Graph indices of the nodes that succeeded (or stood up to date) when they last ran here.
+    private var succeeded = Set<Int>()
+    /// Per node name: the outputs of its last success, which it stands with when it does not run.
+    private var lastOutputs: [String: [KeyValue]] = [:]
+    /// Nodes a superseded run did not finish: they run in the next.
+    private var carried = Set<Int>()
+
+    private let main: MainLoop
+    private let sink = OutputSink.standardOutput
+    /// With `--json`, one reporter for the whole watch, so `seq` keeps increasing.
+    private var sharedReporter: Reporter?
+    private let status: WatchStatus
+    private var runner: Runner?
+    private var current: Job?
+    /// The job waiting for the superseded run to end.
+    private var waiting: Job?
+    private var stopSignal: Int32?
+    private let watcher = SerialDisposable()
+    private var watchedRoots: [WatchRoot] = []
+    private var pipe: Observer<FileChanges>?
+    /// When the last run started: files changed since may have been missed.
+    private var runStartedAt: Date?
+
+    init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
+        self.setup = setup
+        self.plan = plan
+        force = setup.force
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+        main = try MainLoop()
+        let report = setup.report
+        let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
+        status = WatchStatus(sink: sink, scheduler: main.scheduler, live: live, quietStdout: report.isJSON)
+    }
+
+    /// Runs until a stop signal; returns the exit code (128 + the signal).
+    func run() throws -> Int32 {
+        try? ProcessLauncher.becomeSubreaper()
+        let scheduler = main.scheduler
+        if setup.report.isJSON { sharedReporter = JSONLinesReporter(sink: sink) }
+        sink.onBrokenPipe = { [weak self] in scheduler.schedule { self?.stop(signal: SIGPIPE) } }
+        sink.notifyWhenReaderCloses(on: scheduler)
+        try main.onSignals(MainLoop.stopSignals + [SIGTSTP, SIGCONT]) { [weak self] number in
+            switch number {
+            case SIGTSTP: ProcessLauncher.shared.suspend()
+            case SIGCONT: ProcessLauncher.shared.resume()
+            default: self?.stop(signal: number)
+            }
+        }
+        var subscription: Disposable?
+        main.run { [self] in
+            let changes = Signal<FileChanges> { observer, _ in self.pipe = observer }
+            let triggers = changes
+                .filter { [unowned self] in self.matters($0) }
+                .debounce(setup.watch.debounce, on: scheduler, merge: { $0.union($1) })
+                .map { Trigger.changes($0) }
+            // The watcher starts before the first run, so a change during it
+            // is not missed.
+            subscription = triggers.merge(with: Signal.just(Trigger.initial))
+                .flatMap(.latest) { [unowned self] trigger in self.job(trigger) }
+                .start { _ in }
+            restartWatcher(force: true)
+        }
+        subscription?.dispose()
+        watcher.dispose()
+        status.stop()
+        ProcessLauncher.shared.killAll()
+        return 128 + (stopSignal ?? SIGINT)
+    }
+
+    /// Ends watch mode: the run going on stops as after Ctrl-C in a plain
+    /// run (a second one kills at once), and moon exits once it has.
+    private func stop(signal: Int32) {
+        if stopSignal == nil { stopSignal = signal }
+        waiting = nil
+        if let runner {
+            runner.stop(.interrupt(signal: signal))
+        } else {
+            main.finish()
+        }
+    }
+
+    // MARK: - Watching
+
+    /// Watches the current inputs' directories, unless they are watched already.
+    private func restartWatcher(force: Bool = false) {
+        guard force || inputs.roots != watchedRoots else {
+            status.watching(files: inputs.fileCount())
+            return
+        }
+        let added = Set(inputs.roots.map(\.path)).subtracting(watchedRoots.map(\.path))
+        defer { catchUp(in: added) }
+        watchedRoots = inputs.roots
+        let status = self.status
+        let pipe = self.pipe
+        watcher.inner = FileWatcher.changes(of: inputs.roots, loop: main.loop, poll: setup.watch.poll) { method, error in
+            status.announce(method, because: error)
+        }.start { event in
+            if case .next(let changes) = event { pipe?.send(next: changes) }
+        }
+        status.watching(files: inputs.fileCount())
+    }
+
+    /// A depfile names files in directories watched only from now on: one
+    /// written since the run started may have changed before its watch was
+    /// placed (this runs on the loop after the watcher placed it), so it
+    /// counts as changed; its node's up-to-date check has the last word.
+    private func catchUp(in directories: Set<String>) {
+        guard !directories.isEmpty, let since = runStartedAt else { return }
+        let files = inputs.dependencies(in: directories)
+        let pipe = self.pipe
+        main.loop.post {
+            let changed = files.filter { path in
+                guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+                else { return false }
+                // File times are coarser than the clock.
+                return modified.timeIntervalSince(since) >= -0.05
+            }
+            if !changed.isEmpty { pipe?.send(next: FileChanges(paths: Set(changed))) }
+        }
+    }
+
+    /// Whether changes touch an input: the rest (what nodes write
+    /// elsewhere, their `generates`) must not even delay a trigger.
+    private func matters(_ changes: FileChanges) -> Bool {
+        let (reload, nodes, _) = inputs.classify(changes)
+        return reload || !nodes.isEmpty
+    }
+
+    // MARK: - Runs
+
+    /// A trigger's run as a signal: it starts once the run before it has
+    /// ended, and disposing it (a newer trigger) supersedes it.
+    private func job(_ trigger: Trigger) -> Signal<Never> {
+        Signal { [unowned self] observer, lifetime in
+            let job = Job(trigger) { observer.sendCompleted() }
+            if runner != nil {
+                waiting = job
+            } else {
+                launch(job)
+            }
+            lifetime.add { [weak self, weak job] in
+                guard let self, let job else { return }
+                if self.waiting === job { self.waiting = nil }
+                if self.current === job { self.runner?.stop(.superseded) }
+            }
+        }
+    }
+
+    private func launch(_ job: Job) {
+        var changed: [String] = []
+        var nodes = Set(plan.selected)
+        if case .changes(let changes) = job.trigger {
+            let (reload, touched, paths) = inputs.classify(changes)
+            changed = paths
+            if reload || graphBroken {
+                guard reload, reloadGraph() else { return job.end() }
+                nodes = Set(plan.selected)
+            } else {
+                nodes = touched
+            }
+        }
+        nodes = WatchPlan.rerun(nodes.union(carried), plan: plan, succeeded: succeeded)
+        carried = []
+        guard !nodes.isEmpty else { return job.end() }
+        status.clear()
+        let reporter = sharedReporter ?? setup.report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: setup.stallAfter)
+        if case .changes = job.trigger {
+            let names = plan.selected.filter(nodes.contains).map { plan.graph.nodes[$0].name }
+            reporter.report(RunEvent(time: Date(), kind: .watch(changed: changed, nodes: names)))
+        }
+        start(job, nodes: nodes, reporter: reporter)
+    }
+
+    /// Starts the runner of one run: every selected node, those outside
+    /// `nodes` standing as they last ended.
+    private func start(_ job: Job, nodes: Set<Int>, reporter: Reporter) {
+        let graph = plan.graph
+        let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)
+        force = false
+        let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
+                                       grace: setup.options.grace)
+        var ended = Set<Int>()
+        let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
+                            launcher: launcher, scheduler: main.scheduler) { [unowned self] event in
+            if let name = event.node, let index = graph.index(of: name), nodes.contains(index) {
+                track(event, index: index, ended: &ended)
+            }
+            reporter.report(event)
+        }
+        runner.upToDate = WatchChecker(
+            store: StoreChecker(state: state, plan: plan),
+            rerun: plan.selected.map(nodes.contains),
+            previous: plan.selected.map { succeeded.contains($0) ? RestoredResult(outputs: lastOutputs[graph.nodes[$0].name] ?? []) : nil })
+        let interruption = runner.checkInterruption
+        ContentHash.shouldStop = { interruption.shouldStop }
+        runner.onFinish = { [unowned self] summary in
+            withExtendedLifetime(launcher) {}
+            if sharedReporter == nil { reporter.finish() }
+            state.flush()
+            record(summary, state: state)
+            if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
+            self.runner = nil
+            current = nil
+            finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
+        }
+        current = job
+        self.runner = runner
+        runStartedAt = Date()
+        runner.start()
+    }
+
+    /// What a node's event says of how it ended.
+    private func track(_ event: RunEvent, index: Int, ended: inout Set<Int>) {
+        switch event.kind {
+        case .complete(let name, _, _, let outputs):
+            succeeded.insert(index)
+            lastOutputs[name] = outputs
+            ended.insert(index)
+        case .skip(_, .upToDate):
+            succeeded.insert(index)
+            ended.insert(index)
+        case .error(_, _, let error) where error.kind != .canceled:
+            succeeded.remove(index)
+            ended.insert(index)
+        case .error, .skip:
+            succeeded.remove(index)
+        default:
+            break
+        }
+    }
+
+    private func finished(_ job: Job, ok: Bool, superseded: Bool) {
+        if stopSignal != nil {
+            main.finish()
+            return
+        }
+        // A depfile read in this run names files to watch from now on.
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+        restartWatcher()
+        if !superseded { status.lastRun(ok: ok) }
+        job.end()
+        if let next = waiting {
+            waiting = nil
+            launch(next)
+        }
+    }
+
+    /// Reads the graph file again; on errors prints them and says moon
+    /// waits for the next change.
+    private func reloadGraph() -> Bool {
+        do {
+            let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
+            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough,
+                                                 selection: setup.selection, requireAll: true, color: setup.diagnosticsColor)
+            self.plan = plan
+            graphBroken = false
+            succeeded = []
+            lastOutputs = [:]
+            carried = []
+            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+            restartWatcher()
+            return true
+        } catch {
+            if let error = error as? CLIError { Console.error(error.message) }
+            graphBroken = true
+            status.brokenGraph()
+            return false
+        }
+    }
+
+    private func record(_ summary: Runner.Summary, state: IncrementalState) {
+        guard let store = setup.store else { return }
+        var record = HistoryRecorder.record(summary, graphKey: state.graphKey, forced: state.force)
+        if case .interrupt? = summary.stopReason { record.interrupted = true }
+        do {
+            try store.record(record)
+        } catch {
+            warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
+        }
+    }
+}
+
+/// What `moon run --watch` was started with.
+struct WatchSetup {
+    var graphPath: String
+    /// The NODE words, the words after `--` and `--exclude`, as the first run read them.
+    var words: [String]
+    var passthrough: [String]
+    var selection: SelectionOptions
+    var overrides: [String: String]
+    var options: RunOptions
+    var report: ReportOptions
+    var watch: WatchOptions.Values
+    var stallAfter: Duration
+    var force: Bool
+    var diagnosticsColor: Bool
+    var store: StateStore?
+}
+
+/// Which nodes a rerun runs.
+enum WatchPlan {
+    /// `touched` (graph indices), with what they need that did not succeed
+    /// when it last ran (a failed need must not stand as done), and then
+    /// everything selected that depends on any of them.
+    static func rerun(_ touched: Set<Int>, plan: Plan, succeeded: Set<Int>) -> Set<Int> {
+        let graph = plan.graph
+        var nodes = touched.filter(plan.isSelected)
+        var stack = Array(nodes)
+        while let node = stack.popLast() {
+            for need in graph.nodes[node].needs where !succeeded.contains(need) && nodes.insert(need).inserted {
+                stack.append(need)
+            }
+        }
+        let dependents = graph.dependents()
+        stack = Array(nodes)
+        while let node = stack.popLast() {
+            for dependent in dependents[node] where plan.isSelected(dependent) && nodes.insert(dependent).inserted {
+                stack.append(dependent)
+            }
+        }
+        return nodes
+    }
+}

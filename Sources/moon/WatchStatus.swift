@@ -1,0 +1,96 @@
+import Foundation
+import MoonCommand
+import MoonReport
+import MoonWatch
+
+/// What watch mode says between runs. On a terminal, a header line kept up
+/// to date ("watching 12 files · last run ok 3s ago") and erased when a
+/// run starts; in plain output, one line after each run; with `--json`,
+/// nothing on stdout (it carries only events). How moon watches, and a
+/// fall back to polling, go to stderr: moon never stops watching silently.
+final class WatchStatus {
+    private let sink: OutputSink
+    private let scheduler: DateScheduler
+    private let live: Bool
+    private let quietStdout: Bool
+    private var files = 0
+    private var lastRun: (ok: Bool, at: Date)?
+    private var shown = false
+    private let ticker = SerialDisposable()
+
+    init(sink: OutputSink, scheduler: DateScheduler, live: Bool, quietStdout: Bool) {
+        self.sink = sink
+        self.scheduler = scheduler
+        self.live = live
+        self.quietStdout = quietStdout
+    }
+
+    /// How the watcher watches (called from its thread).
+    func announce(_ method: FileWatcher.Method, because error: WatchError?) {
+        switch (method, error) {
+        case (.polling(let interval, let files), let error?):
+            Console.errorLine("moon: watch: \(error); polling \(files) files every \(interval.shortDescription) instead")
+        case (.polling(let interval, let files), nil):
+            Console.errorLine("moon: watch: polling \(files) files every \(interval.shortDescription)")
+        case (.inotify, _):
+            break
+        }
+    }
+
+    func watching(files: Int) {
+        self.files = files
+        if shown { show() }
+    }
+
+    func lastRun(ok: Bool) {
+        lastRun = (ok, scheduler.now)
+        if quietStdout { return }
+        if live {
+            show()
+            tick()
+        } else {
+            sink.write("moon: \(text())\n")
+        }
+    }
+
+    func brokenGraph() {
+        Console.errorLine("moon: watch: the graph file has errors; moon runs again once it is fixed")
+    }
+
+    /// Erases the header before a run's output.
+    func clear() {
+        ticker.inner = nil
+        guard shown else { return }
+        sink.write("\r\u{1B}[2K")
+        shown = false
+    }
+
+    func stop() {
+        clear()
+        ticker.dispose()
+    }
+
+    private func tick() {
+        ticker.inner = scheduler.schedule(after: .seconds(1)) { [weak self] in
+            guard let self, self.shown else { return }
+            self.show()
+            self.tick()
+        }
+    }
+
+    private func show() {
+        guard live else { return }
+        sink.write("\r\u{1B}[2K" + text())
+        shown = true
+    }
+
+    private func text() -> String {
+        var text = "watching \(files) file\(files == 1 ? "" : "s")"
+        if let lastRun {
+            let ago = Int(scheduler.now.timeIntervalSince(lastRun.at))
+            text += " · last run \(lastRun.ok ? "ok" : "failed")"
+            if live { text += " \(ago)s ago" }
+        }
+        return text
+    }
+}

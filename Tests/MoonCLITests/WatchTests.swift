@@ -1,0 +1,302 @@
+import Foundation
+import Testing
+
+/// `moon run --watch` on real files: the tests edit files and wait on the
+/// JSON events moon writes (never on time alone), with bounds generous
+/// enough for a loaded machine.
+@Suite("watch mode")
+struct WatchTests {
+    /// A watch in progress: its events so far, read from its stdout file.
+    struct Watching {
+        let moon: Moon
+        let running: Moon.Running
+
+        var events: [[String: Any]] {
+            let text = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+
+        var stderr: String { (try? String(contentsOf: running.err, encoding: .utf8)) ?? "" }
+
+        func count(_ name: String, node: String? = nil) -> Int {
+            events.filter { $0["event"] as? String == name && (node == nil || $0["node"] as? String == node) }.count
+        }
+
+        /// Waits until `count` runs have ended.
+        func waitForRuns(_ count: Int, _ comment: Comment? = nil) -> Bool {
+            eventually(60) { self.count("graph-complete") >= count }
+        }
+
+        /// Nodes started after the `index`th watch event (1-based), up to the next one.
+        func started(inRerun index: Int) -> [String] {
+            var seen = 0
+            var nodes: [String] = []
+            for event in events {
+                if event["event"] as? String == "watch" { seen += 1; continue }
+                if seen == index, event["event"] as? String == "start", let node = event["node"] as? String { nodes.append(node) }
+            }
+            return nodes
+        }
+
+        func watchEvents() -> [[String: Any]] { events.filter { $0["event"] as? String == "watch" } }
+
+        /// Ctrl-C: exit 130.
+        func interrupt() throws -> Moon.Result {
+            running.signal(SIGINT)
+            return try running.wait(limit: 30)
+        }
+    }
+
+    static func start(_ moon: Moon, _ extra: [String] = []) throws -> Watching {
+        Watching(moon: moon, running: try moon.start(["run", "--watch", "--json"] + extra))
+    }
+
+    /// Replaces a file by renaming a new one over it, as editors save.
+    static func save(_ moon: Moon, _ name: String, _ text: String) throws {
+        try moon.write(name + ".moon-test-tmp", text)
+        #expect(rename(moon.path(name + ".moon-test-tmp"), moon.path(name)) == 0)
+    }
+
+    static let abc = """
+        version: 1
+        nodes:
+          a:
+            run: cat src/a.txt
+            sources: [src/a.txt]
+          b:
+            run: cat src/b.txt
+            sources: [src/b.txt]
+          c:
+            needs: [a]
+            run: echo c
+        """
+
+    static func project(_ graph: String = abc) throws -> Moon {
+        let moon = try Moon(graph: graph)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.write("src/a.txt", "a1\n")
+        try moon.write("src/b.txt", "b1\n")
+        return moon
+    }
+
+    @Test("an edit reruns the nodes whose sources changed and their dependents, only those")
+    func editRerunsTheRightNodes() throws {
+        let moon = try Self.project()
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(watch.count("start") == 3)
+        try moon.write("src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        let trigger = try #require(watch.watchEvents().first)
+        #expect(trigger["changed"] as? [String] == ["src/a.txt"])
+        #expect(trigger["nodes"] as? [String] == ["a", "c"])
+        #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
+        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "a2" })
+        try moon.write("src/b.txt", "b2\n")
+        #expect(watch.waitForRuns(3))
+        #expect(watch.started(inRerun: 2) == ["b"])
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        // seq keeps increasing across reruns.
+        let seqs = result.events.compactMap { $0["seq"] as? Int }
+        #expect(seqs == Array(1...seqs.count))
+        // The stream keeps to the event schema, run by run.
+        try moon.write("events.jsonl", result.stdout)
+        let check = try shell("python3 \(Moon.root.path)/schema/validate-events.py events.jsonl --complete", in: moon)
+        #expect(check.status == 0 || check.status == 3, "\(check.stderr)")
+    }
+
+    @Test("a save by rename (an editor's) reruns the node; the temporary file does not")
+    func saveByRename() throws {
+        let moon = try Self.project()
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.watchEvents().first?["changed"] as? [String] == ["src/a.txt"])
+        #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("a burst of 200 writes gives one rerun; a file in a directory created later counts")
+    func burstGivesOneRerun() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              all:
+                run: find src -name '*.txt' | wc -l
+                sources: ["src/**/*.txt"]
+            """)
+        let watch = try Self.start(moon, ["--watch-debounce", "1s"])
+        #expect(watch.waitForRuns(1))
+        let script = try shell("mkdir -p src/new/deeper && for i in $(seq 200); do echo $i > src/new/deeper/f$i.txt; done", in: moon)
+        #expect(script.status == 0)
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        // Long enough for a second rerun to show, had the burst made one.
+        Thread.sleep(forTimeInterval: 3)
+        #expect(watch.watchEvents().count == 1)
+        #expect((watch.watchEvents().first?["changed"] as? [String])?.count == 200)
+        #expect(watch.events.contains { $0["event"] as? String == "next" && ($0["text"] as? String)?.contains("202") == true })
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("a node still running when its input changes is cancelled and started again")
+    func runningNodeRestarts() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              slow:
+                run: echo $$ >> starts.log; cat src/a.txt; sleep 60
+                sources: [src/a.txt]
+              other:
+                run: echo other
+            """)
+        let watch = try Self.start(moon, ["--grace", "2s"])
+        #expect(eventually(60) { (moon.read("starts.log") ?? "").split(separator: "\n").count == 1 })
+        try moon.write("src/a.txt", "a2\n")
+        #expect(eventually(60) { (moon.read("starts.log") ?? "").split(separator: "\n").count == 2 }, "\(watch.stderr)")
+        let pids = (moon.read("starts.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
+        #expect(pids.count == 2)
+        #expect(eventually(30) { !isAlive(pids[0], of: moon) }, "the stale attempt is gone")
+        #expect(isAlive(pids[1], of: moon))
+        let canceled = watch.events.filter { $0["event"] as? String == "error" && $0["node"] as? String == "slow" }
+        #expect((canceled.first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
+        #expect(watch.watchEvents().first?["nodes"] as? [String] == ["slow"])
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        #expect(!isAlive(pids[1], of: moon), "Ctrl-C leaves nothing running")
+    }
+
+    @Test("a graph file edited into an invalid state shows the error and waits; fixed, it runs again")
+    func graphInvalidAndBack() throws {
+        let moon = try Self.project()
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        try Self.save(moon, "moon.yaml", "version: 1\nnodes:\n  a:\n    run: [unclosed\n")
+        #expect(eventually(60) { watch.stderr.contains("moon.yaml:") }, "\(watch.stderr)")
+        #expect(watch.running.process.isRunning)
+        try Self.save(moon, "moon.yaml", Self.abc.replacingOccurrences(of: "echo c", with: "echo c2"))
+        #expect(eventually(60) {
+            watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "c2" }
+        }, "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("a node's own generates never trigger its rerun")
+    func generatesDoNotTrigger() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              gen:
+                run: cat src/a.txt > src/out.txt
+                sources: ["src/*.txt"]
+                generates: [src/out.txt]
+            """)
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(moon.read("src/out.txt") == "a1\n")
+        Thread.sleep(forTimeInterval: 2)
+        #expect(watch.watchEvents().isEmpty)
+        try moon.write("src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2))
+        #expect(eventually(10) { moon.read("src/out.txt") == "a2\n" })
+        Thread.sleep(forTimeInterval: 2)
+        #expect(watch.watchEvents().count == 1)
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("a file a depfile listed and a dotenv file are inputs too")
+    func depfileAndDotenv() throws {
+        let moon = try Self.project("""
+            version: 1
+            dotenv: [.env]
+            nodes:
+              obj:
+                run: |
+                  cat src/a.txt include/h.h > out.o
+                  printf 'out.o: src/a.txt include/h.h\\n' > out.d
+                sources: [src/a.txt]
+                generates: [out.o]
+                depfile: out.d
+              greet:
+                run: echo "hello $WHO"
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("include"), withIntermediateDirectories: true)
+        try moon.write("include/h.h", "h1\n")
+        try moon.write(".env", "WHO=one\n")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(moon.read("out.d") != nil)
+        try moon.write("include/h.h", "h2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(watch.started(inRerun: 1) == ["obj"])
+        #expect(eventually(10) { moon.read("out.o") == "a1\nh2\n" })
+        try Self.save(moon, ".env", "WHO=two\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "hello two" })
+        watch.running.signal(SIGTERM)
+        #expect(try watch.running.wait(limit: 30).status == 143)
+    }
+
+    /// The first run writes the depfile that names include/h.h, and the file
+    /// changes before moon could watch its directory: it still counts.
+    @Test("a depfile's file that changed before its directory was watched is caught up")
+    func depfileCatchUp() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              obj:
+                run: |
+                  cat src/a.txt include/h.h > out.o
+                  printf 'out.o: src/a.txt include/h.h\\n' > out.d
+                  [ -f once ] || { touch once; echo h2 > include/h.h; }
+                sources: [src/a.txt]
+                generates: [out.o]
+                depfile: out.d
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("include"), withIntermediateDirectories: true)
+        try moon.write("include/h.h", "h1\n")
+        let watch = try Self.start(moon)
+        #expect(eventually(60) { watch.watchEvents().count == 1 }, "\(watch.stderr)")
+        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
+    func ctrlCWhileIdle() throws {
+        let moon = try Self.project()
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        #expect(result.events.last?["event"] as? String == "graph-complete")
+    }
+
+    @Test("--watch-poll watches by polling, and says so")
+    func polling() throws {
+        let moon = try Self.project()
+        let watch = try Self.start(moon, ["--watch-poll", "100ms"])
+        #expect(watch.waitForRuns(1))
+        #expect(eventually(30) { watch.stderr.contains("polling") })
+        try moon.write("src/a.txt", "a22\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("watch options are checked")
+    func options() throws {
+        let moon = try Self.project()
+        let poll = try moon.run(["run", "--watch-poll", "1s"])
+        #expect(poll.status == 2)
+        #expect(poll.stderr.contains("--watch-poll needs --watch"))
+        let dry = try moon.run(["run", "--watch", "-n"])
+        #expect(dry.status == 2)
+        let bad = try moon.run(["run", "--watch", "--watch-debounce", "soon"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--watch-debounce"))
+    }
+}
