@@ -59,8 +59,14 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The output cache: entries and content-addressed blobs on disk
+        // (and over HTTP), restored instead of running a node.
+        .target(name: "MoonCache", dependencies: [
+            "MoonState", "MoonGraph", "MoonCommand",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
@@ -70,7 +76,7 @@ let package = Package(
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
-        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
+        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],
     swiftLanguageModes: [.v5]

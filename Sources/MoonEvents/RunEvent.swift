@@ -19,13 +19,17 @@ public struct RunEvent: Sendable {
     /// comes again whole as a usual `next`; the event stream and the plain
     /// log leave these out.
     public var partial: Bool
+    /// On a `skip` with reason `cache-hit`: what was restored.
+    public var restored: CacheRestore?
 
-    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false) {
+    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false,
+                restored: CacheRestore? = nil) {
         self.time = time
         self.kind = kind
         self.jobID = jobID
         self.interrupted = interrupted
         self.partial = partial
+        self.restored = restored
     }
 
     public enum Kind: Sendable {

@@ -51,6 +51,7 @@ struct GraphAnalyzer {
                           vars: vars, env: declaration.env, queues: declaration.queues,
                           defaults: declaration.defaults, nodes: nodes)
         graph.dotenv = declaration.dotenv
+        graph.cache = declaration.cache
         return graph
     }
 

@@ -45,6 +45,7 @@ public enum GraphSchema {
             ]))]),
             "queues": map(keyPattern: nodeNamePattern, value: ref("queue")),
             "defaults": ref("defaults"),
+            "cache": closedObject(GraphKeys.cache, types: cacheTypes),
             "nodes": map(keyPattern: nodeNamePattern, value: ref("node")),
         ]
     }
@@ -74,6 +75,18 @@ public enum GraphSchema {
             "sources": globList,
             "generates": globList,
             "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "cache": .object([("type", .string("boolean"))]),
+        ]
+    }
+
+    private static var cacheTypes: [String: JSONValue] {
+        [
+            "dir": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "remote": .object([("type", .string("string")), ("pattern", .string("^https?://"))]),
+            "key": .object([("anyOf", .array([
+                .object([("type", .string("string"))]),
+                .object([("type", .string("array")), ("items", .object([("type", .string("string"))]))]),
+            ]))]),
         ]
     }
 
@@ -265,7 +278,7 @@ public enum GraphSchema {
         let tables: [([GraphKeys.Key], [String: JSONValue])] = [
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
-            (GraphKeys.dotenv, dotenvTypes),
+            (GraphKeys.dotenv, dotenvTypes), (GraphKeys.cache, cacheTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

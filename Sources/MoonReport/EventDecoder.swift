@@ -51,6 +51,7 @@ public enum EventDecoder {
         guard let time = RFC3339.parse(tsText) else { throw fail("'ts' is not an RFC 3339 time: \(tsText)") }
         let name = try fields.string("event")
         let kind: RunEvent.Kind
+        var restored: CacheRestore?
         switch name {
         case "graph-start":
             let plan = try fields.stringArray("plan")
@@ -96,6 +97,10 @@ public enum EventDecoder {
             let reasonName = try fields.string("reason")
             guard let reason = SkipReason(rawValue: reasonName) else { throw fail("unknown skip reason '\(reasonName)'") }
             kind = .skip(node: try fields.string("node"), reason: reason)
+            if let r = try fields.optionalObject("restored") {
+                var counts = Fields(object: r, line: line, prefix: "restored.")
+                restored = CacheRestore(files: try counts.int("files"), bytes: Int64(try counts.int("bytes")))
+            }
         case "graph-complete":
             var c = Fields(object: try fields.object("counts"), line: line, prefix: "counts.")
             var counts = RunCounts()
@@ -110,7 +115,7 @@ public enum EventDecoder {
         }
         let jobID = name == "start" ? try fields.optionalString("job_id") : nil
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted))
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted, restored: restored))
     }
 
     /// Typed access to an object's fields, with errors that name the field.

@@ -56,10 +56,15 @@ enum EventText {
         return line
     }
 
-    static func skipped(node: String, reason: SkipReason) -> StyledLine {
+    static func skipped(node: String, reason: SkipReason, restored: CacheRestore? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)
-        line.append(" skipped (\(reason.rawValue))", .dim)
+        if let restored {
+            let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
+            line.append(" restored from the cache (\(files), \(DurationText.bytes(restored.bytes)))", .dim)
+        } else {
+            line.append(" skipped (\(reason.rawValue))", .dim)
+        }
         return line
     }
 }

@@ -78,6 +78,12 @@ public final class JSONLinesReporter: Reporter {
         case .skip(let node, let reason):
             o.field("node", node)
             o.field("reason", reason.rawValue)
+            if let restored = event.restored {
+                var r = JSONObjectWriter()
+                r.field("files", restored.files)
+                r.field("bytes", Int(restored.bytes))
+                o.rawField("restored", r.text)
+            }
         case .graphComplete(let ok, let duration, let counts, let path):
             o.rawField("ok", ok ? "true" : "false")
             o.field("duration_ms", duration)

@@ -59,7 +59,7 @@ public final class PlainReporter: Reporter {
             flushGroup(node)
             if loud || error.kind != .canceled { line(EventText.failed(node: node, milliseconds: duration, error: error)) }
         case .skip(let node, let reason):
-            if loud { line(EventText.skipped(node: node, reason: reason)) }
+            if loud { line(EventText.skipped(node: node, reason: reason, restored: event.restored)) }
         case .graphComplete:
             summarize()
         }

@@ -42,6 +42,9 @@ struct RunLedger {
         var criticalPath: [String]
         /// The signal that stopped the run (`SIGINT`), if one did.
         var interrupted: String?
+        /// Of the skipped nodes: those restored from the cache, and their bytes.
+        var restoredNodes = 0
+        var restoredBytes: Int64 = 0
     }
 
     static let tailLines = 20
@@ -58,6 +61,9 @@ struct RunLedger {
     private(set) var tails: [String: OutputTail] = [:]
     private(set) var end: End?
     private(set) var lastEventTime: Date?
+    /// Nodes restored from the output cache, and the bytes they restored.
+    private(set) var restoredNodes = 0
+    private(set) var restoredBytes: Int64 = 0
     /// Nodes that have ended (succeeded, failed, canceled or skipped).
     var done: Int { finished.count }
     var total: Int { max(plan.count, finished.count + running.count) }
@@ -100,10 +106,15 @@ struct RunLedger {
         case .skip(let node, let reason):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .skipped(reason), durationMilliseconds: nil)
+            if let restored = event.restored {
+                restoredNodes += 1
+                restoredBytes += restored.bytes
+            }
             forget(node)
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
-            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
+            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
+                      restoredNodes: restoredNodes, restoredBytes: restoredBytes)
         }
     }
 

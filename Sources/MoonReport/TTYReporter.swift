@@ -122,7 +122,7 @@ public final class TTYReporter: Reporter {
             flushGroup(node)
             if loud || error.kind != .canceled { print(EventText.failed(node: node, milliseconds: duration, error: error)) }
         case .skip(let node, let reason):
-            if loud { print(EventText.skipped(node: node, reason: reason)) }
+            if loud { print(EventText.skipped(node: node, reason: reason, restored: event.restored)) }
         case .graphComplete:
             end()
         }

@@ -60,6 +60,13 @@ extension IncrementalState {
                 environment.add(entry.value)
             }
         }
+        // `cache: key:` (a compiler version…): only when set, so that
+        // graphs without it keep their fingerprints.
+        if !graph.cache.key.isEmpty {
+            environment.add("cache-key")
+            environment.add(graph.cache.key.count)
+            for part in graph.cache.key { environment.add(part) }
+        }
         return environment.finish()
     }
 

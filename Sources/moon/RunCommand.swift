@@ -49,6 +49,11 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var vars: VarOverrides
 
+    @OptionGroup var cache: CacheOptions
+
+    @Flag(help: "Rerun only what failed, was canceled or skipped in the last run; the rest keeps that run's outputs and values.")
+    var resume = false
+
     @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
     var force = false
 
@@ -112,7 +117,9 @@ struct RunCommand: ParsableCommand {
         }
         let session = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                 state: IncrementalState(graph: graph, store: store, force: force, onWarning: warn), store: store)
+                                 state: IncrementalState(graph: graph, store: store, force: force, onWarning: warn), store: store,
+                                 cache: cache.outputCache(for: graph),
+                                 resume: resume ? ResumeRecord.load(graphDirectory: graph.directory, graphKey: StateStore.graphKey(forGraphAt: graph.path)) : nil)
         let code = try session.run()
         if code != 0 { throw ExitCode(code) }
     }
