@@ -11,15 +11,20 @@ public final class OutputCache: @unchecked Sendable {
     /// The graph file's directory: outputs' paths are relative to it.
     let root: String
     let limit: Int64
+    /// Read after the local cache, written after it (nil: none).
+    let remote: RemoteCache?
     private let storing = DispatchQueue(label: "moon.cache.store")
+    /// Uploads wait on their own queue: a slow server never holds up storing locally.
+    private let uploading = DispatchQueue(label: "moon.cache.upload")
     private let lock = Lock()
     private var stored = 0
     private var warned = Set<String>()
     private let onWarning: (String) -> Void
 
-    public init(directory: CacheDirectory, root: String, limit: Int64 = CacheUsage.defaultLimit,
+    public init(directory: CacheDirectory, root: String, limit: Int64 = CacheUsage.defaultLimit, remote: RemoteCache? = nil,
                 onWarning: @escaping (String) -> Void = { _ in }) {
         self.directory = directory
+        self.remote = remote
         self.root = root
         self.limit = limit
         self.onWarning = onWarning
@@ -37,7 +42,7 @@ public final class OutputCache: @unchecked Sendable {
     /// accepts its depfile's files; nil: run the node.
     public func restore(_ key: CacheKey, node: String,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
-        guard let entry = directory.entry(key), dependencies(entry.dependencies) else { return nil }
+        guard let entry = directory.entry(key) ?? download(key, node: node), dependencies(entry.dependencies) else { return nil }
         do {
             let restored = try OutputRestorer(root: root, cache: directory).restore(entry)
             return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes)
@@ -63,6 +68,7 @@ public final class OutputCache: @unchecked Sendable {
                 lock.lock()
                 stored += 1
                 lock.unlock()
+                upload(entry, as: key)
             } catch {
                 warnOnce("store", "cannot store node '\(node)' in the cache \(directory.path) (\(error))")
             }
@@ -73,11 +79,49 @@ public final class OutputCache: @unchecked Sendable {
     /// prunes the cache to its limit.
     public func finish() {
         storing.sync {}
+        uploading.sync {}
         lock.lock()
         let anything = stored > 0
         lock.unlock()
         guard anything else { return }
         _ = CacheUsage.prune(directory, maxBytes: limit)
+    }
+
+    /// The entry under `key` from the remote cache, with every blob the
+    /// local cache lacks, each checked against its hash, kept locally.
+    private func download(_ key: CacheKey, node: String) -> CacheEntry? {
+        guard let remote, let data = remote.entry(key) else { return nil }
+        guard let entry = try? CacheEntry.decode(data) else {
+            warnOnce("remote-entry", "the remote cache \(remote.url) has an invalid entry for node '\(node)'; running it")
+            return nil
+        }
+        for hash in Set(entry.files.compactMap(\.hash)) where !directory.hasBlob(hash) {
+            guard let blob = remote.blob(hash) else { return nil }
+            do {
+                try directory.storeBlob(blob, hash: hash)
+            } catch CacheError.corruptBlob {
+                warnOnce("remote-blob", "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
+                return nil
+            } catch {
+                warnOnce("restore", "cannot keep node '\(node)' from the remote cache in \(directory.path) (\(error)); running it")
+                return nil
+            }
+        }
+        try? directory.store(entryData: data, as: key)
+        return entry
+    }
+
+    /// Sends a stored entry to the remote cache: its blobs, then the entry
+    /// (so an entry there never names a blob that is not).
+    private func upload(_ entry: CacheEntry, as key: CacheKey) {
+        guard let remote, !remote.readOnly else { return }
+        uploading.async { [directory] in
+            for hash in Set(entry.files.compactMap(\.hash)) {
+                guard let data = directory.blobData(hash), remote.putBlob(hash, data) else { return }
+            }
+            guard let data = try? entry.encoded() else { return }
+            _ = remote.putEntry(key, data)
+        }
     }
 
     private func warnOnce(_ kind: String, _ message: String) {

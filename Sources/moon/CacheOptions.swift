@@ -14,6 +14,14 @@ struct CacheOptions: ParsableArguments {
     @Flag(name: .customLong("no-cache"), help: "Neither restore outputs from the cache nor store them.")
     var noCache = false
 
+    @Option(name: .customLong("remote-cache"),
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN.",
+                               valueName: "url"))
+    var remoteCache: String?
+
+    @Flag(name: .customLong("remote-cache-read-only"), help: "Read the remote cache, never upload to it.")
+    var remoteReadOnly = false
+
     /// The cache directory for `graph` (nil: `--no-cache`).
     func directory(for graph: Graph?) -> CacheDirectory? {
         guard !noCache else { return nil }
@@ -45,6 +53,21 @@ struct CacheOptions: ParsableArguments {
 extension CacheOptions {
     /// The output cache of one run of `graph`, warnings on stderr.
     func outputCache(for graph: Graph) -> OutputCache? {
-        directory(for: graph).map { OutputCache(directory: $0, root: graph.directory, onWarning: warn) }
+        directory(for: graph).map { OutputCache(directory: $0, root: graph.directory, remote: remote(for: graph), onWarning: warn) }
+    }
+
+    /// The remote cache: `--remote-cache`, else `MOON_REMOTE_CACHE`, else the file's `cache: remote:`.
+    private func remote(for graph: Graph) -> RemoteCache? {
+        let variable = Terminal.variable("MOON_REMOTE_CACHE")
+        guard let url = [remoteCache, variable, graph.cache.remote].compactMap({ $0 }).first(where: { !$0.isEmpty }) else { return nil }
+        let timeout = Terminal.variable("MOON_REMOTE_CACHE_TIMEOUT").flatMap { try? DurationParser.parse($0) }
+        let seconds = timeout.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 5
+        let readOnly = remoteReadOnly || Terminal.variable("MOON_REMOTE_CACHE_READ_ONLY") == "1"
+        guard let remote = RemoteCache(url: url, token: Terminal.variable("MOON_REMOTE_CACHE_TOKEN"), timeoutSeconds: seconds,
+                                       readOnly: readOnly, onWarning: warn) else {
+            warn("remote cache \(url): moon speaks plain http://HOST[:PORT]/PATH (put a TLS proxy in front of an https:// server); not using it")
+            return nil
+        }
+        return remote
     }
 }
