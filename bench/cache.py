@@ -14,6 +14,9 @@ Measured, wall time of the whole `moon run` command (start-up included):
                     same tree with no outputs and no .moon/, every node
                     restored from the shared cache; against ninja's no-op
                     on a built copy
+  remote hit        the same project restored by a third checkout with an
+                    empty local cache from an nginx (WebDAV PUT) on
+                    127.0.0.1: the whole command's time per node
 """
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -79,7 +82,52 @@ def whole_project(work, env, n):
     out = subprocess.run([MOON, "run", "--json", "moon.yaml"], cwd=second, capture_output=True, text=True, env=env).stdout
     m, k = statistics.median(moon_t), statistics.median(ninja_t)
     print(f"{'300 objects restored (local)':<34} moon {m * 1000:8.1f} ms  ninja no-op {k * 1000:8.1f} ms  {m / k:5.1f}x ninja  ({n} rounds)")
-    print(f"  then a no-op: {out.count('\"reason\":\"up-to-date\"')} nodes up to date, {out.count('\"event\":\"start\"')} started")
+    up, started = out.count('"reason":"up-to-date"'), out.count('"event":"start"')
+    print(f"  then a no-op: {up} nodes up to date, {started} started")
+
+
+def remote_hit(work, n):
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if nginx is None:
+        print("remote hit: skipped (no nginx; make test-deps)")
+        return
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = os.path.join(work, "nginx")
+    os.makedirs(os.path.join(server, "data"))
+    os.makedirs(os.path.join(server, "tmp"))
+    with open(os.path.join(server, "nginx.conf"), "w") as f:
+        f.write(f"daemon off;\n{'user root;' if os.getuid() == 0 else ''}\npid {server}/nginx.pid;\nerror_log {server}/error.log;\n"
+                f"events {{}}\nhttp {{ access_log off; client_body_temp_path {server}/tmp;\n"
+                f"  server {{ listen 127.0.0.1:{port}; root {server}/data;\n"
+                f"    location / {{ dav_methods PUT; create_full_put_path on; client_max_body_size 0; }} }} }}\n")
+    proc = subprocess.Popen([nginx, "-c", os.path.join(server, "nginx.conf"), "-p", server])
+    try:
+        time.sleep(0.5)
+        url = f"http://127.0.0.1:{port}/cache"
+        first = os.path.join(work, "first")
+        env = dict(os.environ, MOON_CACHE_DIR=os.path.join(work, "cache-upload"))
+        cmd = [MOON, "run", "-j", str(cproject.JOBS), "-q", "--output", "plain", "--remote-cache", url, "moon.yaml"]
+        shutil.rmtree(os.path.join(first, ".moon"), ignore_errors=True)
+        shutil.rmtree(os.path.join(first, "build"))
+        os.makedirs(os.path.join(first, "build"))
+        timed(cmd, first, env)  # runs (or restores locally) and uploads every node
+        nodes = cproject.SOURCES + 1
+        times = []
+        for i in range(n):
+            third = os.path.join(work, "third")
+            shutil.rmtree(third, ignore_errors=True)
+            shutil.copytree(first, third, symlinks=True, ignore=shutil.ignore_patterns(".moon", "build"))
+            os.makedirs(os.path.join(third, "build"))
+            local = dict(os.environ, MOON_CACHE_DIR=os.path.join(work, f"cache-empty-{i}"))
+            times.append(timed(cmd, third, local))
+        t = statistics.median(times)
+        print(f"{'remote hit over loopback':<34} {t * 1000:8.1f} ms for {nodes} nodes  {t * 1000 / nodes:5.2f} ms per node  ({n} rounds)")
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 def main():
@@ -94,6 +142,7 @@ def main():
             print("300 objects: skipped (no ninja; pip install ninja)")
         else:
             whole_project(work, env, 2 if QUICK else 5)
+            remote_hit(work, 2 if QUICK else 3)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -35,4 +35,13 @@ import MoonEvents
         ledger.apply(RunEvent(time: Self.event.time, kind: .graphComplete(ok: true, durationMilliseconds: 5, counts: counts, criticalPath: [])))
         #expect(RunSummary.result(ledger.end!).plain == "moon: ok - 0 succeeded, 1 skipped (1 restored from the cache, 2.0 KB) in 5ms")
     }
+
+    @Test func theLiveViewCountsIt() {
+        var ledger = RunLedger()
+        ledger.apply(RunEvent(time: Self.event.time, kind: .graphStart(graph: "g", nodes: ["build", "app"], queues: [])))
+        ledger.apply(Self.event)
+        let area = StatusArea(width: 80, maxLines: 6, stallAfterMilliseconds: 30_000)
+        #expect(area.header(ledger, now: Self.event.time).plain == "[1/2] 0.0s · 1 restored (2.0 KB)")
+    }
 }
+
