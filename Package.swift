@@ -61,8 +61,14 @@ let package = Package(
         ]),
         // Watch mode: the file system as a signal (inotify, or polling).
         .target(name: "MoonWatch", dependencies: ["MoonCommand", "MoonEventLoop", "MoonSystem"]),
+        // The output cache: entries and content-addressed blobs on disk
+        // (and over HTTP), restored instead of running a node.
+        .target(name: "MoonCache", dependencies: [
+            "MoonState", "MoonGraph", "MoonCommand",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
@@ -72,7 +78,7 @@ let package = Package(
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
-        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument"]),
+        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache"]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
     ],

@@ -17,16 +17,19 @@ public struct RunEvent: Sendable {
     /// comes again whole as a usual `next`; the event stream and the plain
     /// log leave these out.
     public var partial: Bool
+    /// On a `skip` with reason `cache-hit`: what was restored.
+    public var restored: CacheRestore?
     /// On the `start`, `retry`, `complete`, `error` and `skip` of a node
     /// that is an instance of a fan-out: its template and item.
     public var instance: RunEvent.Instance?
 
     public init(time: Date, kind: Kind, interrupted: String? = nil, partial: Bool = false,
-                instance: RunEvent.Instance? = nil) {
+                instance: RunEvent.Instance? = nil, restored: CacheRestore? = nil) {
         self.time = time
         self.kind = kind
         self.interrupted = interrupted
         self.partial = partial
+        self.restored = restored
         self.instance = instance
     }
 

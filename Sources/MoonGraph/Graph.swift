@@ -19,6 +19,8 @@ public struct Graph: Sendable {
     /// What the `dotenv:` files set, later files over earlier ones; empty until `loadDotenv` reads them.
     /// A node's environment is: these, then moon's own environment, then `env`, then the node's `env`.
     public var dotenvValues = Variables()
+    /// `cache:`: the output cache's directory, remote and key.
+    public var cache = CacheSettings()
     /// Every queue; `queues[0]` is always `default`, the others follow in file order.
     public var queues: [QueueSpec]
     public var defaults: NodeDefaults

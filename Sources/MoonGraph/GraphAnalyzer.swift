@@ -81,6 +81,7 @@ struct GraphAnalyzer {
                           vars: vars, env: declaration.env, queues: queues,
                           defaults: declaration.defaults, nodes: nodes)
         graph.dotenv = declaration.dotenv
+        graph.cache = declaration.cache
         graph.defaultTargets = defaultTargets
         return graph
     }

@@ -21,6 +21,7 @@ enum GraphKeys {
         Key("dotenv", "Environment files (KEY=VALUE lines) to load, relative to the graph file: a path, or a list of paths and {path, optional}."),
         Key("queues", "Named execution queues; `default` always exists."),
         Key("defaults", "Values applied to every node that does not set its own."),
+        Key("cache", "The output cache: {dir, remote, key} (docs/incremental.md, Cache)."),
         Key("nodes", "The nodes: a mapping of name to node."),
     ]
 
@@ -42,6 +43,7 @@ enum GraphKeys {
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file): the node is not up to date while one is missing."),
         Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
+        Key("cache", "false: never restore this node's outputs from the cache nor store them (default true for nodes with sources and generates)."),
         Key("for-each", "Run one instance per item, named NODE[ITEM]: a list, {glob, exclude, allow-empty} (files relative to the graph file), or ${{ needs.X.outputs.KEY }} (a JSON list, expanded at run time); read as ${{ item }}, item.name, item.stem, item.ext, item.dir."),
         Key("matrix", "Run one instance per combination, named NODE[V1,V2]: {KEY: [VALUE, …], include: [{…}], exclude: [{…}]} as in GitHub Actions; read as ${{ matrix.KEY }}."),
         Key("params", "Named parameters, set on the command line as NAME=VALUE after the node: {NAME: {default: VALUE}} or {NAME: {required: true, description: TEXT}}; read as ${{ params.NAME }}."),
@@ -85,6 +87,12 @@ enum GraphKeys {
         Key("delay", "The wait before the first retry (default 0s)."),
         Key("backoff", "Each further wait is this many times longer (≥ 1, default 1)."),
         Key("max-delay", "The longest wait between attempts."),
+    ]
+
+    static let cache: [Key] = [
+        Key("dir", "The cache directory (default $XDG_CACHE_HOME/moon or ~/.cache/moon), relative to the graph file."),
+        Key("remote", "A Bazel HTTP remote cache URL (GET/PUT URL/ac/… and URL/cas/…)."),
+        Key("key", "Strings that make cached outputs specific, e.g. a compiler version."),
     ]
 
     static let dotenv: [Key] = [

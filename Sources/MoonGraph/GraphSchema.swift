@@ -53,6 +53,7 @@ public enum GraphSchema {
             ]))]),
             "queues": map(keyPattern: nodeNamePattern, value: ref("queue")),
             "defaults": ref("defaults"),
+            "cache": closedObject(GraphKeys.cache, types: cacheTypes),
             "nodes": map(keyPattern: nodeNamePattern, value: ref("node")),
         ]
     }
@@ -82,6 +83,7 @@ public enum GraphSchema {
             "sources": globList,
             "generates": globList,
             "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "cache": .object([("type", .string("boolean"))]),
             "for-each": .object([("anyOf", .array([
                 .object([("type", .string("array")), ("items", ref("scalar"))]),
                 closedObject(GraphKeys.forEach, types: forEachTypes, required: ["glob"]),
@@ -124,6 +126,17 @@ public enum GraphSchema {
         [
             "file": .object([("type", .string("string")), ("minLength", .int(1))]),
             "vars": ref("vars"),
+        ]
+    }
+
+    private static var cacheTypes: [String: JSONValue] {
+        [
+            "dir": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "remote": .object([("type", .string("string")), ("pattern", .string("^https?://"))]),
+            "key": .object([("anyOf", .array([
+                .object([("type", .string("string"))]),
+                .object([("type", .string("array")), ("items", .object([("type", .string("string"))]))]),
+            ]))]),
         ]
     }
 
@@ -327,7 +340,7 @@ public enum GraphSchema {
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
             (GraphKeys.dotenv, dotenvTypes), (GraphKeys.forEach, forEachTypes), (GraphKeys.parameter, parameterTypes),
-            (GraphKeys.include, includeTypes),
+            (GraphKeys.include, includeTypes), (GraphKeys.cache, cacheTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

@@ -33,6 +33,8 @@ public struct Node: Sendable {
     /// command writes (`gcc -MD -MF`), relative to the node's `dir`; after a
     /// success the files it lists count as further sources.
     public var depfile: String?
+    /// `cache: false` opts the node out of the output cache.
+    public var cached = true
     /// The span of the node's whole definition.
     public var span: SourceSpan
     /// Set on each instance of a `for-each` or `matrix` template (the node

@@ -123,6 +123,7 @@ struct NodeDecoder {
                 values.warning("'generates' only matters with 'sources'; node '\(name)' always runs", at: g.key.span)
             }
         }
+        if let c = keys["cache"], let b = values.bool(c.value, key: "cache") { node.cached = b }
         guard let d = keys["depfile"], !d.value.isNull,
               let path = values.string(d.value, expecting: "a path (relative to the node's dir)", allowNull: false) else { return }
         if path.isEmpty {

@@ -51,6 +51,7 @@ public enum EventDecoder {
         guard let time = RFC3339.parse(tsText) else { throw fail("'ts' is not an RFC 3339 time: \(tsText)") }
         let name = try fields.string("event")
         let kind: RunEvent.Kind
+        var restored: CacheRestore?
         switch name {
         case "graph-start":
             let plan = try fields.stringArray("plan")
@@ -96,6 +97,10 @@ public enum EventDecoder {
             let reasonName = try fields.string("reason")
             guard let reason = SkipReason(rawValue: reasonName) else { throw fail("unknown skip reason '\(reasonName)'") }
             kind = .skip(node: try fields.string("node"), reason: reason)
+            if let r = try fields.optionalObject("restored") {
+                var counts = Fields(object: r, line: line, prefix: "restored.")
+                restored = CacheRestore(files: try counts.int("files"), bytes: Int64(try counts.int("bytes")))
+            }
         case "expand":
             kind = .expand(node: try fields.string("node"), instances: try fields.stringArray("instances"))
         case "graph-complete":
@@ -114,7 +119,8 @@ public enum EventDecoder {
         }
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
         let instance = try instance(&fields, text: text, fail: fail)
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance))
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance,
+                                                 restored: restored))
     }
 
     /// An instance's `template`, `item` and `matrix` (in the order written), if the event has them.

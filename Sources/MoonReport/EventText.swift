@@ -80,7 +80,7 @@ enum EventText {
             return failed(node: node, milliseconds: duration, error: error)
         case .skip(let node, let reason):
             guard loud, !counted else { return nil }
-            return skipped(node: node, reason: reason, group: ledger.groups[node])
+            return skipped(node: node, reason: reason, group: ledger.groups[node], restored: event.restored)
         default:
             return nil
         }
@@ -115,10 +115,15 @@ enum EventText {
         return line
     }
 
-    static func skipped(node: String, reason: SkipReason, group: RunLedger.Group? = nil) -> StyledLine {
+    static func skipped(node: String, reason: SkipReason, group: RunLedger.Group? = nil, restored: CacheRestore? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)
-        line.append(" skipped (\(reason.rawValue))", .dim)
+        if let restored {
+            let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
+            line.append(" restored from the cache (\(files), \(DurationText.bytes(restored.bytes)))", .dim)
+        } else {
+            line.append(" skipped (\(reason.rawValue))", .dim)
+        }
         if let group, group.total > 0 { line.append(": " + counts(group), .dim) }
         return line
     }

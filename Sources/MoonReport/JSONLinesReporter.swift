@@ -83,6 +83,12 @@ public final class JSONLinesReporter: Reporter {
             o.field("node", node)
             instanceFields(event.instance, &o)
             o.field("reason", reason.rawValue)
+            if let restored = event.restored {
+                var r = JSONObjectWriter()
+                r.field("files", restored.files)
+                r.field("bytes", Int(restored.bytes))
+                o.rawField("restored", r.text)
+            }
         case .expand(let node, let instances):
             o.field("node", node)
             o.rawField("instances", JSONObjectWriter.array(instances.map(JSONObjectWriter.quote)))

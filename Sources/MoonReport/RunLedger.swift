@@ -59,6 +59,9 @@ struct RunLedger {
         var criticalPath: [String]
         /// The signal that stopped the run (`SIGINT`), if one did.
         var interrupted: String?
+        /// Of the skipped nodes: those restored from the cache, and their bytes.
+        var restoredNodes = 0
+        var restoredBytes: Int64 = 0
     }
 
     static let tailLines = 20
@@ -77,6 +80,9 @@ struct RunLedger {
     /// Template name -> its instances, for the templates of the plan and those expanded during the run.
     private(set) var groups: [String: Group] = [:]
     private(set) var lastEventTime: Date?
+    /// Nodes restored from the output cache, and the bytes they restored.
+    private(set) var restoredNodes = 0
+    private(set) var restoredBytes: Int64 = 0
     /// Nodes that have ended (succeeded, failed, canceled or skipped).
     var done: Int { finished.count }
     var total: Int { max(plan.count, finished.count + running.count) }
@@ -125,6 +131,10 @@ struct RunLedger {
         case .skip(let node, let reason):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .skipped(reason), durationMilliseconds: nil)
+            if let restored = event.restored {
+                restoredNodes += 1
+                restoredBytes += restored.bytes
+            }
             forget(node)
             count(event) { $0.skipped += 1 }
         case .expand(let node, let instances):
@@ -133,7 +143,8 @@ struct RunLedger {
             groups[node]!.hasNode = true
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
-            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
+            end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
+                      restoredNodes: restoredNodes, restoredBytes: restoredBytes)
         case .watch:
             // Watch mode's trigger: the rerun's own events follow.
             break

@@ -103,6 +103,9 @@ struct StatusArea {
         let elapsed = ledger.started.map { ms(now, since: $0) } ?? 0
         line.append(" " + DurationText.elapsed(elapsed))
         if !ledger.running.isEmpty { line.append(" · \(ledger.running.count) running", .dim) }
+        if ledger.restoredNodes > 0 {
+            line.append(" · \(ledger.restoredNodes) restored (\(DurationText.bytes(ledger.restoredBytes)))", .dim)
+        }
         if ledger.failedCount > 0 { line.append(" · \(ledger.failedCount) failed", .red) }
         return line
     }

@@ -23,15 +23,15 @@ public final class IncrementalState: @unchecked Sendable {
     /// stored, so a graph without `sources` costs nothing here.
     private let tracked: [Bool]
     /// Fingerprints taken by `check`, until the node succeeds.
-    private var pending: [Int: Pending] = [:]
-    private struct Pending {
+    var pending: [Int: Pending] = [:]
+    struct Pending {
         var fingerprint: NodeFingerprint
         var depfile: PendingDepfile?
     }
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
     private var remembered = Set<Int>()
-    private var succeeded: [Int: StoredNode] = [:]
+    var succeeded: [Int: StoredNode] = [:]
     let onWarning: (String) -> Void
 
     public init(graph: Graph, store: StateStore?, force: Bool = false, onWarning: @escaping (String) -> Void = { _ in }) {

@@ -48,6 +48,17 @@ extension IncrementalState {
         // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
         // symlinked path) and moon's own working directory do not matter.
         command.add(fingerprintedDirectory(node.dir))
+        // An instance's item or matrix values: its script reads them at run
+        // time, so two instances of one template differ only here.
+        if let instance = node.instance {
+            command.add("instance")
+            command.add(instance.item ?? "")
+            command.add(instance.matrix.count)
+            for entry in instance.matrix {
+                command.add(entry.name)
+                command.add(entry.value)
+            }
+        }
         // The command line's `NAME=VALUE`s and words after `--`: the script
         // reads them, its text does not show them. Nothing is added for a
         // node given none, so its fingerprint is what it was.
@@ -74,6 +85,13 @@ extension IncrementalState {
                 environment.add(entry.name)
                 environment.add(entry.value)
             }
+        }
+        // `cache: key:` (a compiler version…): only when set, so that
+        // graphs without it keep their fingerprints.
+        if !graph.cache.key.isEmpty {
+            environment.add("cache-key")
+            environment.add(graph.cache.key.count)
+            for part in graph.cache.key { environment.add(part) }
         }
         return environment.finish()
     }

@@ -24,7 +24,7 @@ struct Moon: ParsableCommand {
         """,
         version: moonVersion,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
-                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self],
+                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self],
         defaultSubcommand: nil
     )
 

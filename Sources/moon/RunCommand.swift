@@ -61,6 +61,11 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var vars: VarOverrides
 
+    @OptionGroup var cache: CacheOptions
+
+    @Flag(help: "Rerun only what failed, was canceled or skipped in the last run; the rest keeps that run's outputs and values.")
+    var resume = false
+
     @OptionGroup var selection: SelectionOptions
     @OptionGroup(title: "Watch mode") var watch: WatchOptions
 
@@ -143,7 +148,10 @@ struct RunCommand: ParsableCommand {
         }
         let session = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                 state: IncrementalState(graph: plan.graph, store: store, force: force, onWarning: warn), store: store)
+                                 state: IncrementalState(graph: plan.graph, store: store, force: force, onWarning: warn), store: store,
+                                 cache: cache.outputCache(for: plan.graph),
+                                 resume: resume ? ResumeRecord.load(graphDirectory: plan.graph.directory,
+                                                                    graphKey: StateStore.graphKey(forGraphAt: plan.graph.path)) : nil)
         let code = try session.run()
         if code != 0 { throw ExitCode(code) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonCache
 import MoonGraph
 import MoonProcess
 import MoonSystem
@@ -17,11 +18,19 @@ final class RunSession {
     /// The up-to-date check and history.
     let state: IncrementalState
     let store: StateStore?
+    /// The output cache (nil: `--no-cache`).
+    let cache: OutputCache?
+    /// With `--resume`: the last run of the graph.
+    let resume: ResumeRecord?
+    private var checker: CacheChecker?
 
     private var graph: Graph { plan.graph }
     private let processes = ProcessLauncher.shared
 
-    init(plan: Plan, options: RunOptions, report: ReportOptions, stallAfter: Duration, state: IncrementalState, store: StateStore?) {
+    init(plan: Plan, options: RunOptions, report: ReportOptions, stallAfter: Duration, state: IncrementalState, store: StateStore?,
+         cache: OutputCache? = nil, resume: ResumeRecord? = nil) {
+        self.cache = cache
+        self.resume = resume
         self.plan = plan
         self.options = options
         self.report = report
@@ -43,10 +52,11 @@ final class RunSession {
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
         let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
         var summary: Runner.Summary?
-        runner.onFinish = { [state] (result: Runner.Summary) in
+        runner.onFinish = { [state, cache] (result: Runner.Summary) in
             // Still on the loop, where the reporter and the state live.
             reporter.finish()
             state.flush()
+            cache?.finish()
             summary = result
             main.finish()
         }
@@ -76,7 +86,9 @@ final class RunSession {
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
-        runner.upToDate = StoreChecker(state: state, plan: plan)
+        let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
+        self.checker = checker
+        runner.upToDate = checker
         // A huge source is hashed off the loop, and a stop cuts it short.
         let interruption = runner.checkInterruption
         ContentHash.shouldStop = { interruption.shouldStop }
@@ -114,6 +126,7 @@ final class RunSession {
             } catch {
                 warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
             }
+            try? checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
         }
         // A signal from here on stops nothing: the loop no longer runs.
         processes.killAll()

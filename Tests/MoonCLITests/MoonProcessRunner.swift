@@ -69,6 +69,8 @@ final class Moon {
         process.currentDirectoryURL = subdirectory.map { directory.appendingPathComponent($0) } ?? directory
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
+        // Each test's own output cache: identical graphs of two tests would share entries.
+        env["MOON_CACHE_DIR"] = directory.appendingPathComponent(".cache").path
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let out = directory.appendingPathComponent(".stdout-\(UUID().uuidString)")
@@ -179,6 +181,7 @@ func shell(_ script: String, in moon: Moon, bash: Bool = false, environment extr
     var environment = ProcessInfo.processInfo.environment
     environment["MOON"] = Moon.binary
     environment["NO_COLOR"] = "1"
+    environment["MOON_CACHE_DIR"] = moon.directory.appendingPathComponent(".cache").path
     for (key, value) in extra { environment[key] = value }
     process.environment = environment
     let out = moon.directory.appendingPathComponent(".sh-out-\(UUID().uuidString)")

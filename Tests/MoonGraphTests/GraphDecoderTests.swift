@@ -123,7 +123,7 @@ import Testing
     @Test func unknownTopLevelKeySuggestsAndListsValidKeys() throws {
         let result = decode(["version": 1, "nodez": [:], "nodes": ["a": ["run": "x"]]])
         #expect(lines(result) == ["2:1: error: unknown key 'nodez' at the top level (did you mean 'nodes'?)"])
-        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, default, includes, vars, env, dotenv, queues, defaults, nodes"])
+        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, default, includes, vars, env, dotenv, queues, defaults, cache, nodes"])
     }
 
     @Test func xPrefixedTopLevelKeysAreIgnored() {
@@ -478,7 +478,7 @@ import Testing
             "8:5: error: unknown key 'zzz' in node 'a'",
         ])
         #expect(result.diagnostics[3].notes == [
-            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates, depfile, for-each, matrix, params, internal",
+            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates, depfile, cache, for-each, matrix, params, internal",
         ])
     }
 

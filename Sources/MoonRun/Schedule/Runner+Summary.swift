@@ -38,7 +38,7 @@ extension Runner {
             switch state[node] {
             case .done(.succeeded): result = .succeeded
             case .done(.tolerated), .done(.failed): result = .failed
-            case .done(.skipped(.upToDate)): result = .upToDate
+            case .done(.skipped(.upToDate)), .done(.skipped(.cacheHit)), .done(.skipped(.resumed)): result = .upToDate
             case .done(.skipped): result = .skipped
             case .done(.canceled), .waiting, .ready, .checking, .running, .retrying, .settling: result = .canceled
             }

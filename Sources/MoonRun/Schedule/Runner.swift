@@ -25,8 +25,11 @@ public final class Runner {
         case canceled
         case skipped(SkipReason)
 
-        /// An up-to-date node counts as succeeded for its dependents.
-        var isSuccess: Bool { self == .succeeded || self == .tolerated || self == .skipped(.upToDate) }
+        /// An up-to-date or restored node counts as succeeded for its dependents.
+        var isSuccess: Bool {
+            self == .succeeded || self == .tolerated || self == .skipped(.upToDate) || self == .skipped(.cacheHit)
+                || self == .skipped(.resumed)
+        }
     }
 
     enum NodeState {
@@ -414,7 +417,7 @@ public final class Runner {
             inputs.outputs[name] = outputs[need]
             guard case .done(let outcome) = state[need] else { continue }
             switch outcome {
-            case .succeeded, .skipped(.upToDate): inputs.results[name] = .success
+            case .succeeded, .skipped(.upToDate), .skipped(.cacheHit), .skipped(.resumed): inputs.results[name] = .success
             case .tolerated, .failed: inputs.results[name] = .failure
             case .canceled: inputs.results[name] = .canceled
             case .skipped: inputs.results[name] = .skipped
@@ -541,7 +544,7 @@ public final class Runner {
     private func restore(_ node: Int, _ restored: RestoredResult) {
         for kv in restored.outputs { outputs[node][kv.key] = kv.value }
         values[node] = restored.values
-        skip(node, .upToDate)
+        skip(node, restored.reason, restored: restored.cache)
     }
 
     /// The verdict of a check made off the loop. The run may have stopped
@@ -578,8 +581,9 @@ public final class Runner {
         }
     }
 
-    private func skip(_ node: Int, _ reason: SkipReason) {
-        emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance))
+    private func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
+        emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance,
+                      restored: restored))
         nodeDone(node, .skipped(reason))
     }
 

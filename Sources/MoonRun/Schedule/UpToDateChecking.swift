@@ -7,7 +7,7 @@ import MoonEvents
 /// runner's tests use a fake. Called on the runner's scheduler.
 public protocol UpToDateChecking: AnyObject {
     /// nil: run the node. Otherwise the runner skips it (`skip`, reason
-    /// `up-to-date`), its dependents treat it as succeeded, and these outputs
+    /// `up-to-date`, or `cache-hit` when restored from the cache), its dependents treat it as succeeded, and these outputs
     /// and values of its last successful run stand in for a new one's.
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult?
     /// An attempt of `node` succeeded with these outputs and values.
@@ -31,9 +31,19 @@ extension UpToDateChecking {
 public struct RestoredResult: Sendable {
     public var outputs: [KeyValue]
     public var values: [String]
+    /// Set when the node's files came back from the output cache (it is
+    /// skipped with reason `cache-hit`, not `up-to-date`).
+    public var cache: CacheRestore?
+    /// Set when they come from the run `--resume` continues (reason `resumed`).
+    public var resumed: Bool
 
-    public init(outputs: [KeyValue] = [], values: [String] = []) {
+    public init(outputs: [KeyValue] = [], values: [String] = [], cache: CacheRestore? = nil, resumed: Bool = false) {
         self.outputs = outputs
         self.values = values
+        self.cache = cache
+        self.resumed = resumed
     }
+
+    /// The reason of the node's `skip` event.
+    public var reason: SkipReason { cache != nil ? .cacheHit : resumed ? .resumed : .upToDate }
 }

@@ -1,0 +1,129 @@
+import Foundation
+import Glibc
+
+/// The local cache on disk: entries under `ac/<key>` (JSON, `CacheEntry`)
+/// and content-addressed blobs under `cas/<2 hex>/<hash>`, as a Bazel HTTP
+/// cache names them. Every write goes to a temporary file in `tmp/` and is
+/// renamed into place, so two moon processes can write the same entry or
+/// blob at once (the last rename wins, with the same bytes) and a reader
+/// never sees half a file. An entry's modification time is its last use
+/// (`prune` removes the least recently used first).
+public struct CacheDirectory: Sendable {
+    /// The directory as given (`--cache-dir`, …).
+    public let path: String
+    let root: String
+
+    public init(path: String) {
+        self.path = path
+        root = path.hasSuffix("/") ? path + "v1" : path + "/v1"
+    }
+
+    var entries: String { root + "/ac" }
+    var blobs: String { root + "/cas" }
+    var temporary: String { root + "/tmp" }
+
+    func entryPath(_ key: CacheKey) -> String { entries + "/" + key.hex }
+    func blobPath(_ hash: String) -> String { blobs + "/" + hash.prefix(2) + "/" + hash }
+
+    /// The entry stored under `key` (its use noted), nil when there is none
+    /// or it cannot be read.
+    public func entry(_ key: CacheKey) -> CacheEntry? {
+        guard let data = FileManager.default.contents(atPath: entryPath(key)) else { return nil }
+        guard let entry = try? CacheEntry.decode(data) else { return nil }
+        touch(entryPath(key))
+        return entry
+    }
+
+    /// Stores `entry` under `key`, replacing any older one.
+    public func store(_ entry: CacheEntry, as key: CacheKey) throws {
+        try store(entryData: try entry.encoded(), as: key)
+    }
+
+    func store(entryData data: Data, as key: CacheKey) throws {
+        let temp = try temporaryName()
+        try BlobCopy.write(data, to: temp)
+        try rename(temp, to: entryPath(key), directory: entries)
+    }
+
+    public func hasBlob(_ hash: String) -> Bool {
+        access(blobPath(hash), F_OK) == 0
+    }
+
+    /// Stores the file at `source` as a blob; its hash and size.
+    func storeBlob(copying source: String) throws -> (hash: String, size: Int64) {
+        let temp = try temporaryName()
+        let (hash, size) = try BlobCopy.copy(from: source, to: temp)
+        try placeBlob(temp, hash: hash)
+        return (hash, size)
+    }
+
+    /// Stores `data`, downloaded as blob `hash`: refused unless it hashes so.
+    func storeBlob(_ data: Data, hash: String) throws {
+        guard BlobCopy.sha256(data) == hash else { throw CacheError.corruptBlob(hash) }
+        let temp = try temporaryName()
+        try BlobCopy.write(data, to: temp)
+        try placeBlob(temp, hash: hash)
+    }
+
+    /// Moves a finished temporary blob into place; when it is there already
+    /// (the same bytes), notes its use instead.
+    private func placeBlob(_ temp: String, hash: String) throws {
+        let final = blobPath(hash)
+        if access(final, F_OK) == 0 {
+            unlink(temp)
+            touch(final)
+            return
+        }
+        try rename(temp, to: final, directory: blobs + "/" + hash.prefix(2))
+    }
+
+    /// Copies blob `hash` to a new file `destination` with `mode`, checking
+    /// its bytes on the way: a blob changed on disk is removed and refused.
+    func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws {
+        let source = blobPath(hash)
+        guard access(source, F_OK) == 0 else { throw CacheError.missingBlob(hash) }
+        let (copied, _) = try BlobCopy.copy(from: source, to: destination, mode: mode)
+        guard copied == hash else {
+            unlink(destination)
+            unlink(source)
+            throw CacheError.corruptBlob(hash)
+        }
+    }
+
+    func blobData(_ hash: String) -> Data? {
+        FileManager.default.contents(atPath: blobPath(hash))
+    }
+
+    func entryData(_ key: CacheKey) -> Data? {
+        FileManager.default.contents(atPath: entryPath(key))
+    }
+
+    /// A fresh name in `tmp/` (the directories made as needed).
+    func temporaryName() throws -> String {
+        try Self.makeDirectories(temporary)
+        return temporary + "/\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    }
+
+    private func rename(_ temp: String, to final: String, directory: String) throws {
+        if Glibc.rename(temp, final) == 0 { return }
+        if errno == ENOENT {
+            try Self.makeDirectories(directory)
+            if Glibc.rename(temp, final) == 0 { return }
+        }
+        let code = errno
+        unlink(temp)
+        throw CacheError.io("cannot write \(final)", code)
+    }
+
+    func touch(_ path: String) {
+        utimensat(AT_FDCWD, path, nil, 0)
+    }
+
+    static func makeDirectories(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw CacheError.io("cannot create \(path)", EACCES)
+        }
+    }
+}

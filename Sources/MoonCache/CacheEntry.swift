@@ -1,0 +1,118 @@
+import Foundation
+
+/// What a node's successful run left, as the cache keeps it: its output
+/// files (paths relative to the graph file's directory, with modes, blobs
+/// named by content hash, symbolic links as links), its `$MOON_OUTPUT`
+/// outputs and values, and for a depfile node the files its depfile listed
+/// with their hashes (a restore requires them unchanged). JSON, so that an
+/// entry is readable with `cat` and stable across moon versions.
+public struct CacheEntry: Codable, Sendable, Equatable {
+    public struct File: Codable, Sendable, Equatable {
+        public enum Kind: String, Codable, Sendable { case file, directory, symlink }
+        public var path: String
+        public var kind: Kind
+        /// Permission bits (files and directories).
+        public var mode: UInt32?
+        /// A file's content hash (hex SHA-256) and size.
+        public var hash: String?
+        public var size: Int64?
+        /// A symbolic link's target, as written.
+        public var target: String?
+
+        public init(path: String, kind: Kind, mode: UInt32? = nil, hash: String? = nil, size: Int64? = nil, target: String? = nil) {
+            self.path = path
+            self.kind = kind
+            self.mode = mode
+            self.hash = hash
+            self.size = size
+            self.target = target
+        }
+    }
+
+    public struct Dependency: Codable, Sendable, Equatable {
+        public var path: String
+        public var hash: String
+
+        public init(path: String, hash: String) {
+            self.path = path
+            self.hash = hash
+        }
+    }
+
+    public var version = 1
+    public var node: String
+    /// The outputs' top paths: each is replaced as a whole on a restore.
+    public var roots: [String]
+    public var files: [File]
+    /// `$MOON_OUTPUT` key=value outputs, in order.
+    public var outputs: [[String]]
+    public var values: [String]
+    public var dependencies: [Dependency] = []
+
+    public init(node: String, roots: [String], files: [File], outputs: [(String, String)], values: [String],
+                dependencies: [Dependency] = []) {
+        self.node = node
+        self.roots = roots
+        self.files = files
+        self.outputs = outputs.map { [$0.0, $0.1] }
+        self.values = values
+        self.dependencies = dependencies
+    }
+
+    /// The bytes of its files.
+    public var bytes: Int64 { files.reduce(0) { $0 + ($1.size ?? 0) } }
+
+    public var outputPairs: [(String, String)] {
+        outputs.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    public static func decode(_ data: Data) throws -> CacheEntry {
+        let entry = try JSONDecoder().decode(CacheEntry.self, from: data)
+        try entry.validate()
+        return entry
+    }
+
+    /// An entry (perhaps from a remote server) that would write outside the
+    /// graph's directory, or through a link it restores, is refused.
+    func validate() throws {
+        guard version == 1 else { throw CacheError.invalidEntry("version \(version)") }
+        var links = Set<String>()
+        for file in files where file.kind == .symlink { links.insert(file.path) }
+        for path in files.map(\.path) + roots + dependencies.map(\.path) {
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+            guard !path.isEmpty, !path.hasPrefix("/"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
+                throw CacheError.invalidEntry("path '\(path)'")
+            }
+            var prefix = ""
+            for part in parts.dropLast() {
+                prefix += prefix.isEmpty ? String(part) : "/" + part
+                if links.contains(prefix) { throw CacheError.invalidEntry("path '\(path)' through a link") }
+            }
+        }
+        for file in files {
+            switch file.kind {
+            case .file:
+                guard let hash = file.hash, BlobName.isValid(hash), (file.size ?? -1) >= 0 else { throw CacheError.invalidEntry("file '\(file.path)'") }
+            case .symlink:
+                guard file.target != nil else { throw CacheError.invalidEntry("link '\(file.path)'") }
+            case .directory: break
+            }
+            guard roots.contains(where: { file.path == $0 || file.path.hasPrefix($0 + "/") }) else {
+                throw CacheError.invalidEntry("path '\(file.path)' outside its roots")
+            }
+        }
+    }
+}
+
+/// Names of content-addressed blobs: lowercase hex SHA-256.
+enum BlobName {
+    static func isValid(_ hex: String) -> Bool {
+        hex.utf8.count == 64 && hex.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+}

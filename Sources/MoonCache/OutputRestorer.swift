@@ -1,0 +1,112 @@
+import Foundation
+import Glibc
+
+/// Writes a cache entry's outputs back, never half: every root is first
+/// built beside its place (`.moon-restore-…` in the same directory, from
+/// blobs checked against their hashes), and only when all are built is
+/// each renamed over the old one (a directory replaced whole; the old one
+/// removed after). Any failure before the renames leaves the old outputs
+/// untouched, and the node runs instead.
+struct OutputRestorer {
+    let root: String
+    let cache: CacheDirectory
+
+    /// What a restore wrote: the files and their bytes.
+    struct Restored {
+        var files: Int
+        var bytes: Int64
+    }
+
+    func restore(_ entry: CacheEntry) throws -> Restored {
+        for file in entry.files where file.kind == .file {
+            guard cache.hasBlob(file.hash!) else { throw CacheError.missingBlob(file.hash!) }
+        }
+        var built: [(temp: String, final: String)] = []
+        do {
+            for root in entry.roots {
+                built.append((try build(root, of: entry), fullPath(root)))
+            }
+        } catch {
+            for (temp, _) in built { Self.remove(temp) }
+            throw error
+        }
+        for (temp, final) in built { try replace(final, with: temp) }
+        let files = entry.files.filter { $0.kind == .file }
+        return Restored(files: files.count, bytes: entry.bytes)
+    }
+
+    /// Builds `root`'s files under a temporary name beside it; that name.
+    private func build(_ root: String, of entry: CacheEntry) throws -> String {
+        let final = fullPath(root)
+        let parent = (final as NSString).deletingLastPathComponent
+        if !parent.isEmpty { try CacheDirectory.makeDirectories(parent) }
+        let base = (final as NSString).lastPathComponent
+        let temp = (parent.isEmpty ? "" : parent + "/") + ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))-" + base
+        var directories: [(String, UInt32)] = []
+        do {
+            for file in entry.files where file.path == root || file.path.hasPrefix(root + "/") {
+                let path = temp + file.path.dropFirst(root.count)
+                switch file.kind {
+                case .directory:
+                    guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
+                    directories.append((path, file.mode ?? 0o755))
+                case .file:
+                    let mode = mode_t(file.mode ?? 0o644)
+                    try cache.copyBlob(file.hash!, to: path, mode: 0o600)
+                    guard chmod(path, mode) == 0 else { throw CacheError.io("cannot set the mode of \(path)", errno) }
+                case .symlink:
+                    guard symlink(file.target!, path) == 0 else { throw CacheError.io("cannot create the link \(path)", errno) }
+                }
+            }
+            // Modes last and innermost first: a read-only directory is filled first.
+            for (path, mode) in directories.reversed() where chmod(path, mode_t(mode)) != 0 {
+                throw CacheError.io("cannot set the mode of \(path)", errno)
+            }
+        } catch {
+            Self.remove(temp)
+            throw error
+        }
+        return temp
+    }
+
+    /// Puts `temp` in `final`'s place: one rename, after moving an old
+    /// directory (or anything a directory replaces) aside.
+    private func replace(_ final: String, with temp: String) throws {
+        var old = stat()
+        var new = stat()
+        let exists = lstat(final, &old) == 0
+        _ = lstat(temp, &new)
+        var aside: String?
+        if exists && ((old.st_mode & S_IFMT) == S_IFDIR || (new.st_mode & S_IFMT) == S_IFDIR) {
+            let name = temp + ".old"
+            guard rename(final, name) == 0 else { throw CacheError.io("cannot replace \(final)", errno) }
+            aside = name
+        }
+        guard rename(temp, final) == 0 else {
+            let code = errno
+            if let aside { rename(aside, final) }
+            Self.remove(temp)
+            throw CacheError.io("cannot replace \(final)", code)
+        }
+        if let aside { Self.remove(aside) }
+    }
+
+    private func fullPath(_ path: String) -> String {
+        root == "." ? path : root + "/" + path
+    }
+
+    /// Removes a file, link or tree (read-only directories included).
+    static func remove(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            chmod(path, 0o700)
+            if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+                for name in names { remove(path + "/" + name) }
+            }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+}

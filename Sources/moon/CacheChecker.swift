@@ -1,0 +1,154 @@
+import Foundation
+import MoonCache
+import MoonEvents
+import MoonGraph
+import MoonRun
+import MoonState
+
+/// The up-to-date check with the output cache and `--resume` behind it. A
+/// node that is not up to date but whose cache key has an entry is restored
+/// (skipped with reason `cache-hit`) instead of run, and a node that
+/// succeeded has its outputs stored; only nodes with `sources` and
+/// `generates` (and not `cache: false`) are cached. With `--resume`, a node
+/// without sources that succeeded in the last run, none of whose needs ran
+/// in this one, is skipped (reason `resumed`) with that run's outputs and
+/// values. Every node's outputs and values are kept for the next resume.
+/// Called on the runner's scheduler or its check worker.
+final class CacheChecker: UpToDateChecking {
+    private let inner: StoreChecker
+    private let state: IncrementalState
+    private let cache: OutputCache?
+    /// The last run, with `--resume`.
+    private let resume: ResumeRecord?
+    /// Run-plan index -> graph node index.
+    private let graphIndex: [Int]
+    /// With --force nothing is restored; what runs is still stored.
+    private let restores: Bool
+    private let lock = NSLock()
+    /// Keys taken by the checks, until the node succeeds.
+    private var keys: [Int: CacheKey] = [:]
+    /// Depfile dependencies hashed during this run (many objects list the
+    /// same headers); not a file that could not be read (a check cut short
+    /// on the loop is done again off it).
+    private var dependencyHashes: [String: String] = [:]
+    /// Graph nodes that started in this run.
+    private var started = Set<Int>()
+    /// Per plan node that succeeded (or was skipped as such): its outputs and values.
+    private var results: [Int: (outputs: [(String, String)], values: [String])] = [:]
+
+    init(inner: StoreChecker, state: IncrementalState, plan: Plan, cache: OutputCache?, resume: ResumeRecord?) {
+        self.inner = inner
+        self.state = state
+        self.cache = cache
+        self.resume = resume
+        self.graphIndex = plan.selected
+        self.restores = !state.force
+    }
+
+    func checks(node: Int) -> Bool {
+        inner.checks(node: node) || resumable(graphIndex[node]) != nil
+    }
+
+    func starting(nodes: [Int]) {
+        lock.lock()
+        for node in nodes { started.insert(graphIndex[node]) }
+        lock.unlock()
+        inner.starting(nodes: nodes)
+    }
+
+    func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
+        let restored = restoredResult(node: node, inputs: inputs)
+        if let restored {
+            lock.lock()
+            results[node] = (restored.outputs.map { ($0.key, $0.value) }, restored.values)
+            lock.unlock()
+        }
+        return restored
+    }
+
+    private func restoredResult(node: Int, inputs: NodeInputs) -> RestoredResult? {
+        let index = graphIndex[node]
+        if let last = resumable(index), !needRan(index) {
+            return RestoredResult(outputs: last.outputPairs.map { KeyValue($0.0, $0.1) }, values: last.values, resumed: true)
+        }
+        if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
+        let spec = state.graph.nodes[index]
+        guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
+        let key = CacheKey(fingerprint: fingerprint)
+        lock.lock()
+        keys[node] = key
+        lock.unlock()
+        guard restores, let restored = cache.restore(key, node: spec.name, dependencies: unchanged) else { return nil }
+        // Remembered as a success: the next run finds it up to date.
+        state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values)
+        return RestoredResult(outputs: restored.outputs.map { KeyValue($0.0, $0.1) }, values: restored.values,
+                              cache: CacheRestore(files: restored.files, bytes: restored.bytes))
+    }
+
+    func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
+        inner.succeeded(node: node, outputs: outputs, values: values)
+        lock.lock()
+        let key = keys.removeValue(forKey: node)
+        results[node] = (outputs.map { ($0.key, $0.value) }, values)
+        lock.unlock()
+        let index = graphIndex[node]
+        // A depfile that listed a file written while the command ran: what it read is unknown.
+        guard let cache, let key, let dependencies = state.dependencies(node: index) else { return }
+        let spec = state.graph.nodes[index]
+        cache.store(key, node: spec.name, generates: spec.generates, extra: state.depfilePath(node: index).map { [$0] } ?? [],
+                    outputs: outputs.map { ($0.key, $0.value) }, values: values,
+                    dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
+    }
+
+    /// What `--resume` of the next run needs: how each node of this run
+    /// ended, and the outputs and values of those that succeeded.
+    func resumeRecord(_ summary: Runner.Summary) -> ResumeRecord {
+        lock.lock()
+        defer { lock.unlock() }
+        var nodes: [String: ResumeRecord.Node] = [:]
+        for (node, ended) in summary.nodes.enumerated() {
+            let succeeded = ended.result == .succeeded || ended.result == .upToDate
+            let result = succeeded ? results[node] : nil
+            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [])
+        }
+        return ResumeRecord(nodes: nodes)
+    }
+
+    /// Whether a node's outputs go through the cache at all.
+    static func isCached(_ node: Node) -> Bool {
+        node.cached && !node.sources.isEmpty && !node.generates.isEmpty
+    }
+
+    /// With `--resume`: the last run's record of graph node `index` when it
+    /// succeeded there and has no sources (those are checked as usual).
+    private func resumable(_ index: Int) -> ResumeRecord.Node? {
+        guard let resume, state.graph.nodes[index].sources.isEmpty,
+              let last = resume.nodes[state.graph.nodes[index].name], last.succeeded else { return nil }
+        return last
+    }
+
+    /// Whether a need of graph node `index` started in this run (then its outputs may differ).
+    private func needRan(_ index: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.graph.nodes[index].needs.contains { started.contains($0) }
+    }
+
+    /// Whether the files an entry's depfile listed still have its hashes.
+    private func unchanged(_ dependencies: [CacheEntry.Dependency]) -> Bool {
+        for dependency in dependencies {
+            lock.lock()
+            let known = dependencyHashes[dependency.path]
+            lock.unlock()
+            var hash = known
+            if hash == nil, let read = ContentHash.ofFile(state.fullPath(dependency.path))?.hex {
+                hash = read
+                lock.lock()
+                dependencyHashes[dependency.path] = read
+                lock.unlock()
+            }
+            if hash != dependency.hash { return false }
+        }
+        return true
+    }
+}

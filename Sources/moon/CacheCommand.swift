@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import MoonCache
+
+/// `moon cache stats|prune`: what the output cache holds, and shrinking it.
+struct CacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Show or prune the output cache.",
+        discussion: """
+        The cache is --cache-dir, else MOON_CACHE_DIR, else $XDG_CACHE_HOME/moon \
+        or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
+        \(ByteSize.text(CacheUsage.defaultLimit)), least recently used entries first.
+        """,
+        subcommands: [CacheStatsCommand.self, CachePruneCommand.self])
+}
+
+/// The cache directory of `moon cache` (no graph file: `cache: dir:` of a file does not apply).
+struct CacheDirectoryOption: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory.", valueName: "dir"))
+    var cacheDirectory: String?
+
+    var directory: CacheDirectory { CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: nil)) }
+}
+
+struct CacheStatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Print the cache's entries, blobs and size.")
+
+    @OptionGroup var location: CacheDirectoryOption
+
+    func run() throws {
+        let directory = location.directory
+        let usage = CacheUsage.measure(directory)
+        Console.line("cache: \(directory.path)")
+        Console.line("entries: \(usage.entries)")
+        Console.line("blobs: \(usage.blobs)")
+        Console.line("size: \(ByteSize.text(usage.bytes)) (limit \(ByteSize.text(CacheUsage.defaultLimit)) after a run)")
+        let format = ISO8601DateFormatter()
+        if let oldest = usage.oldestUse, let newest = usage.newestUse {
+            Console.line("used: \(format.string(from: oldest)) .. \(format.string(from: newest))")
+        }
+    }
+}
+
+struct CachePruneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Remove the least recently used entries until the cache fits a size.")
+
+    @OptionGroup var location: CacheDirectoryOption
+
+    @Option(name: .customLong("max-size"), help: ArgumentHelp("The size to shrink to: 5G, 500M, 0 (everything).", valueName: "size"))
+    var maxSize: String
+
+    func validate() throws {
+        guard ByteSize.parse(maxSize) != nil else {
+            throw ValidationError("--max-size: '\(maxSize)' is not a size (use 5G, 500M, 64K or a number of bytes)")
+        }
+    }
+
+    func run() throws {
+        let directory = location.directory
+        let pruned = CacheUsage.prune(directory, maxBytes: ByteSize.parse(maxSize)!, grace: maxSize == "0" ? 0 : 60)
+        let usage = CacheUsage.measure(directory)
+        Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteSize.text(pruned.bytes))); "
+            + "\(ByteSize.text(usage.bytes)) left in \(directory.path)")
+    }
+}

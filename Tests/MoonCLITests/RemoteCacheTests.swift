@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+
+/// A real nginx with WebDAV PUT on 127.0.0.1 (a free port, a temporary
+/// directory), stopped when the test lets go of it.
+final class Nginx {
+    static let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    let directory: Moon
+    let port: Int
+    private var process: Process?
+
+    /// `answer`: nil serves files; a status code answers every request with it.
+    init(answer: Int? = nil) throws {
+        directory = try Moon()
+        port = try Self.freePort()
+        let root = directory.path("")
+        try FileManager.default.createDirectory(atPath: directory.path("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path("tmp"), withIntermediateDirectories: true)
+        let location = answer.map { "return \($0);" } ?? "dav_methods PUT; create_full_put_path on; client_max_body_size 0;"
+        try directory.write("nginx.conf", """
+            daemon off;
+            \(getuid() == 0 ? "user root;" : "")
+            pid \(root)/nginx.pid;
+            error_log \(root)/error.log;
+            events {}
+            http {
+              access_log off;
+              client_body_temp_path \(root)/tmp;
+              server {
+                listen 127.0.0.1:\(port);
+                root \(root)/data;
+                location / { \(location) }
+              }
+            }
+            """)
+        try start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/cache" }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary!)
+        process.arguments = ["-c", directory.path("nginx.conf"), "-p", directory.path("")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        #expect(eventually(20) { Self.accepts(self.port) }, "nginx did not start: \(directory.read("error.log") ?? "")")
+    }
+
+    func stop() {
+        guard let process else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    deinit { stop() }
+
+    /// The files under `data/cache/<kind>` (`ac` or `cas`).
+    func files(_ kind: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory.path("data/cache/" + kind))) ?? []
+    }
+
+    static func freePort() throws -> Int {
+        let (fd, port) = try listeningSocket()
+        close(fd)
+        return port
+    }
+
+    /// A socket listening on 127.0.0.1 at a free port, which never accepts.
+    static func listeningSocket() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound, listen(fd, 64) == 0 else {
+            close(fd)
+            throw CocoaError(.fileReadUnknown)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// The remote cache against a real nginx: two checkouts with their own
+/// `.moon/` and local caches share work through it; a damaged blob, a
+/// stopped server, a server answering 500 and one that never answers cost
+/// a warning and a local run, never a wrong output or a hang.
+@Suite(.enabled(if: Nginx.binary != nil, "nginx is not installed (make test-deps)"))
+struct RemoteCacheTests {
+    static let graph = """
+        version: 1
+        nodes:
+          a.o:
+            sources: [a.c]
+            generates: [build/a.o]
+            run: mkdir -p build && cp a.c build/a.o && echo a >> compiled.log
+          b.o:
+            sources: [b.c]
+            generates: [build/b.o]
+            run: mkdir -p build && cp b.c build/b.o && echo b >> compiled.log
+          app:
+            needs: [a.o, b.o]
+            sources: [build/a.o, build/b.o]
+            generates: [bin]
+            run: mkdir -p bin && cat build/a.o build/b.o > bin/app && chmod 755 bin/app && echo app >> compiled.log
+        """
+
+    func checkout() throws -> Moon {
+        let moon = try Moon(graph: Self.graph)
+        try moon.write("a.c", "int a;\n")
+        try moon.write("b.c", "int b;\n")
+        return moon
+    }
+
+    static func compiled(_ moon: Moon) -> [String] {
+        (moon.read("compiled.log") ?? "").split(separator: "\n").map(String.init)
+    }
+
+    func run(_ moon: Moon, _ url: String, _ extra: [String] = [], timeout: String = "2s") throws -> Moon.Result {
+        try moon.run(["run", "--json", "--remote-cache", url] + extra, environment: ["MOON_REMOTE_CACHE_TIMEOUT": timeout])
+    }
+
+    @Test func aSecondCheckoutRestoresEverythingAndCompilesNothing() throws {
+        let server = try Nginx()
+        let first = try checkout()
+        #expect(try run(first, server.url).status == 0)
+        #expect(Self.compiled(first) == ["a", "b", "app"] || Self.compiled(first) == ["b", "a", "app"])
+        #expect(server.files("ac").count == 3)
+        let second = try checkout()
+        let restored = try run(second, server.url, ["--remote-cache-read-only"])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(restored.stderr.isEmpty, "\(restored.stderr)")
+        #expect(Self.compiled(second).isEmpty)
+        for node in ["a.o", "b.o", "app"] { #expect(CacheTests.outcome(restored, node) == "cache-hit") }
+        #expect(second.read("bin/app") == "int a;\nint b;\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: second.path("bin/app"))[.posixPermissions] as? Int
+        #expect(mode == 0o755)
+    }
+
+    @Test func aCorruptedBlobOnTheServerIsAMissAndAWarning() throws {
+        let server = try Nginx()
+        let first = try checkout()
+        #expect(try run(first, server.url).status == 0)
+        for blob in server.files("cas") {
+            try "evil\n".write(toFile: server.directory.path("data/cache/cas/" + blob), atomically: false, encoding: .utf8)
+        }
+        let second = try checkout()
+        let result = try run(second, server.url)
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("does not match its hash"), "\(result.stderr)")
+        #expect(Set(Self.compiled(second)) == ["a", "b", "app"])
+        #expect(second.read("bin/app") == "int a;\nint b;\n")
+    }
+
+    @Test func aStoppedServerCostsOneWarning() throws {
+        let server = try Nginx()
+        let first = try checkout()
+        #expect(try run(first, server.url).status == 0)
+        server.stop()
+        let second = try checkout()
+        let result = try run(second, server.url)
+        #expect(result.status == 0)
+        #expect(Set(Self.compiled(second)) == ["a", "b", "app"])
+        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("not using it for the rest of this run"))
+    }
+
+    @Test func aServerAnswering500CostsOneWarning() throws {
+        let server = try Nginx(answer: 500)
+        let moon = try checkout()
+        let result = try run(moon, server.url)
+        #expect(result.status == 0)
+        #expect(Set(Self.compiled(moon)) == ["a", "b", "app"])
+        #expect(result.stderr.contains("answered 500"), "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
+    }
+
+    /// A server that accepts connections and never answers: one timeout,
+    /// then the run goes on without it.
+    @Test func aServerThatHangsCostsOneTimeout() throws {
+        let (fd, port) = try Nginx.listeningSocket()
+        defer { close(fd) }
+        let moon = try checkout()
+        let began = Date()
+        let result = try run(moon, "http://127.0.0.1:\(port)/cache", timeout: "1s")
+        #expect(result.status == 0)
+        #expect(Set(Self.compiled(moon)) == ["a", "b", "app"])
+        #expect(result.stderr.contains("timed out"), "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
+        // One timeout, not one per node and request (generous for a loaded machine).
+        #expect(Date().timeIntervalSince(began) < 30)
+    }
+
+    @Test func twoProcessesUploadingTheSameEntriesAtOnce() throws {
+        let server = try Nginx()
+        let first = try checkout()
+        let second = try checkout()
+        let environment = ["MOON_REMOTE_CACHE_TIMEOUT": "5s"]
+        let a = try first.start(["run", "--remote-cache", server.url], environment: environment)
+        let b = try second.start(["run", "--remote-cache", server.url], environment: environment)
+        let ra = try a.wait(), rb = try b.wait()
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\(rb.stderr)")
+        #expect(ra.stderr.isEmpty && rb.stderr.isEmpty, "\(ra.stderr)\(rb.stderr)")
+        let third = try checkout()
+        let restored = try run(third, server.url)
+        #expect(Self.compiled(third).isEmpty)
+        #expect(third.read("bin/app") == "int a;\nint b;\n")
+        #expect(restored.stderr.isEmpty, "\(restored.stderr)")
+    }
+}

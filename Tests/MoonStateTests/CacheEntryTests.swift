@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import MoonCache
+
+/// Cache entries may come from a remote server: one that would write
+/// outside the graph's directory, or through a link it restores, is refused.
+@Suite struct CacheEntryTests {
+    static func entry(_ files: [CacheEntry.File], roots: [String] = ["out"]) -> CacheEntry {
+        CacheEntry(node: "n", roots: roots, files: files, outputs: [("k", "v")], values: ["x"])
+    }
+
+    static let hash = String(repeating: "a", count: 64)
+
+    @Test func aSoundEntryRoundTrips() throws {
+        let entry = Self.entry([.init(path: "out", kind: .directory, mode: 0o755),
+                                .init(path: "out/a", kind: .file, mode: 0o644, hash: Self.hash, size: 3),
+                                .init(path: "out/l", kind: .symlink, target: "a")])
+        let decoded = try CacheEntry.decode(try entry.encoded())
+        #expect(decoded == entry)
+        #expect(decoded.bytes == 3)
+        #expect(decoded.outputPairs.map(\.0) == ["k"])
+    }
+
+    @Test(arguments: [
+        ["../etc/passwd"], ["/etc/passwd"], ["out/../../x"], ["out/./x"], ["out//x"], ["elsewhere/x"],
+    ])
+    func pathsOutsideTheTreeAreRefused(paths: [String]) throws {
+        let entry = Self.entry(paths.map { .init(path: $0, kind: .file, mode: 0o644, hash: Self.hash, size: 1) })
+        #expect(throws: CacheError.self) { try CacheEntry.decode(try entry.encoded()) }
+    }
+
+    @Test func writingThroughARestoredLinkIsRefused() throws {
+        let entry = Self.entry([.init(path: "out", kind: .symlink, target: "/etc"),
+                                .init(path: "out/passwd", kind: .file, mode: 0o644, hash: Self.hash, size: 1)])
+        #expect(throws: CacheError.self) { try CacheEntry.decode(try entry.encoded()) }
+    }
+
+    @Test func aBadHashIsRefused() throws {
+        let entry = Self.entry([.init(path: "out", kind: .file, mode: 0o644, hash: "../x", size: 1)])
+        #expect(throws: CacheError.self) { try CacheEntry.decode(try entry.encoded()) }
+    }
+
+    @Test(arguments: [("5G", Int64(5) << 30), ("500M", Int64(500) << 20), ("64K", Int64(64) << 10), ("0", 0), ("1.5G", Int64(3) << 29)])
+    func sizes(text: String, bytes: Int64) {
+        #expect(ByteSize.parse(text) == bytes)
+    }
+
+    @Test func notSizes() {
+        for text in ["", "lots", "-1G", "5Q"] { #expect(ByteSize.parse(text) == nil, "\(text)") }
+    }
+}
