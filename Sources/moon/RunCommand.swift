@@ -105,7 +105,9 @@ struct RunCommand: ParsableCommand {
         let store = opened.store
         let durations = store.flatMap { try? $0.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) }
         let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
-        let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
+        // Without a node named, the file's `default:` (when it has one) is what runs.
+        let plan = try GraphFileLocator.plan(for: file, targets: targets.isEmpty ? graph.defaultTargets : targets,
+                                             weights: weights, color: diagnosticsColor)
         if dryRun {
             printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
