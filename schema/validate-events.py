@@ -6,7 +6,8 @@
 Checks every line with jsonschema's Draft202012Validator (with format
 checking), then the stream's own rules: seq counts 1, 2, 3...; with
 --complete, the stream starts with graph-start, ends with graph-complete and
-every node of the plan ended (complete, error or skip) exactly once.
+every node of the plan, and every instance an expand added, ended (complete,
+error or skip) exactly once.
 Exit 0 when valid; 1 with one message per problem on stderr; 3 when
 jsonschema is not installed (install it with: python3 -m pip install jsonschema).
 """
@@ -60,9 +61,11 @@ def main(argv):
         if not kinds or kinds[-1] != "graph-complete":
             problems.append("stream does not end with graph-complete (cut off?)")
         if kinds and kinds[0] == "graph-start":
-            plan = events[0][1].get("plan", [])
+            plan = list(events[0][1].get("plan", []))
             ended = {}
             for _, e in events:
+                if e.get("event") == "expand":
+                    plan += e.get("instances", [])
                 if e.get("event") in ("complete", "error", "skip"):
                     ended[e.get("node")] = ended.get(e.get("node"), 0) + 1
             for node in plan:

@@ -27,7 +27,9 @@ final class Broadcast<Value: Sendable>: Sendable {
     /// this event with its own state change under its own lock.
     func enqueue(_ event: Event<Value>) -> [SerialSink<Value>]? {
         state.withLock { state in
-            guard !state.finished else { return nil }
+            // Nobody observes (the usual case of a command's shared
+            // streams): nothing to copy, nothing to drain.
+            guard !state.finished, !state.subscribers.isEmpty else { return nil }
             let sinks = Array(state.subscribers.values)
             for sink in sinks { sink.enqueue(event) }
             return sinks

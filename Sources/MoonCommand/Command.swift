@@ -67,24 +67,39 @@ open class Command<Input: Sendable, Output: Sendable, Failure: Error>: AnyComman
     /// Whether a new execution may start while one is running.
     public let allowsConcurrentExecution: Bool
     /// Whether an execution is in flight; current value plus changes.
-    public let isExecuting: Property<Bool>
+    public var isExecuting: Property<Bool> { Property(registry.availability) { $0.executing > 0 } }
     /// Whether executing now would run: `enabledIf`, and not executing
     /// unless concurrent execution is allowed.
-    public let isEnabled: Property<Bool>
+    public var isEnabled: Property<Bool> {
+        let registry = self.registry
+        return Property(registry.availability) { registry.isEnabled($0) }
+    }
+
+    // The shared streams and properties are views of the registry, made
+    // when asked for: a command that nobody observes (one per node
+    // attempt in moon) builds none of them.
 
     /// Every event of every execution, in order within each execution: its
     /// values, then `completed`, its failure, or ``CommandError/canceled``
     /// (or `released`) when it was cut short.
-    public let events: Signal<Event<Output>>
+    public var events: Signal<Event<Output>> { registry.events.signal.compactMap { $0.event } }
     /// The values of every execution.
-    public let values: Signal<Output>
+    public var values: Signal<Output> {
+        registry.events.signal.compactMap { if case let .next(value) = $0 { return value } else { return nil } }
+    }
     /// The failures `run` sent, of every execution (not cancellations nor
     /// refusals).
-    public let errors: Signal<Failure>
+    public var errors: Signal<Failure> {
+        registry.events.signal.compactMap { if case let .failed(error) = $0 { return error } else { return nil } }
+    }
     /// One `()` per execution that completed.
-    public let completed: Signal<Void>
+    public var completed: Signal<Void> {
+        registry.events.signal.compactMap { if case .completed = $0 { return () } else { return nil } }
+    }
     /// One `()` per execution refused because the command was not enabled.
-    public let disabledErrors: Signal<Void>
+    public var disabledErrors: Signal<Void> {
+        registry.events.signal.compactMap { if case .disabled = $0 { return () } else { return nil } }
+    }
 
     private let explicitName: String?
     private let executeBlock: Execute?
@@ -131,18 +146,10 @@ open class Command<Input: Sendable, Output: Sendable, Failure: Error>: AnyComman
         let registry = ExecutionRegistry<Output, Failure>(
             allowsConcurrentExecution: allowsConcurrentExecution, userEnabled: enabledIf?.value ?? true)
         self.registry = registry
-        isExecuting = Property(registry.availability) { $0.executing > 0 }
-        isEnabled = Property(registry.availability) { registry.isEnabled($0) }
         let availability = registry.availability
         enabledIfObservation = enabledIf?.signal.observe(next: { enabled in
             availability.modify { $0.userEnabled = enabled }
         })
-        let shared = registry.events.signal
-        events = shared.compactMap { $0.event }
-        values = shared.compactMap { if case let .next(value) = $0 { return value } else { return nil } }
-        errors = shared.compactMap { if case let .failed(error) = $0 { return error } else { return nil } }
-        completed = shared.compactMap { if case .completed = $0 { return () } else { return nil } }
-        disabledErrors = shared.compactMap { if case .disabled = $0 { return () } else { return nil } }
     }
 
     deinit {

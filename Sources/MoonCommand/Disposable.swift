@@ -63,8 +63,12 @@ public final class CompositeDisposable: Disposable {
         fileprivate let id: Int
     }
 
+    /// The children in the order they were added, each with its token's
+    /// id: ids only grow, so the array stays sorted by id, a removal finds
+    /// its child by binary search, and disposal walks it in order, with no
+    /// hashing or sorting on the path every subscription takes.
     private enum State {
-        case active(next: Int, children: [Int: Disposable])
+        case active(next: Int, children: [(id: Int, disposable: Disposable)])
         case disposed
     }
 
@@ -72,13 +76,12 @@ public final class CompositeDisposable: Disposable {
 
     /// An empty composite.
     public init() {
-        state = Locked(.active(next: 0, children: [:]))
+        state = Locked(.active(next: 0, children: []))
     }
 
     /// A composite holding `disposables`.
     public init(_ disposables: [Disposable]) {
-        var children: [Int: Disposable] = [:]
-        for (index, disposable) in disposables.enumerated() { children[index] = disposable }
+        let children = disposables.enumerated().map { (id: $0.offset, disposable: $0.element) }
         state = Locked(.active(next: disposables.count, children: children))
     }
 
@@ -93,8 +96,8 @@ public final class CompositeDisposable: Disposable {
         guard let disposable else { return nil }
         let token = state.withLock { state -> Token? in
             guard case .active(let next, var children) = state else { return nil }
-            state = .disposed // drop the dictionary's reference so it is mutated in place
-            children[next] = disposable
+            state = .disposed // drop the array's reference so it is mutated in place
+            children.append((next, disposable))
             state = .active(next: next + 1, children: children)
             return Token(id: next)
         }
@@ -113,21 +116,21 @@ public final class CompositeDisposable: Disposable {
         let removed = state.withLock { state -> Disposable? in
             guard case .active(let next, var children) = state else { return nil }
             state = .disposed
-            let removed = children.removeValue(forKey: token.id)
-            state = .active(next: next, children: children)
-            return removed
+            defer { state = .active(next: next, children: children) }
+            guard let index = children.index(ofID: token.id, id: { $0.id }) else { return nil }
+            return children.remove(at: index).disposable
         }
         // Released outside the lock: a deinit may run.
         _ = removed
     }
 
     public func dispose() {
-        let children = state.withLock { state -> [Int: Disposable] in
-            guard case .active(_, let children) = state else { return [:] }
+        let children = state.withLock { state -> [(id: Int, disposable: Disposable)] in
+            guard case .active(_, let children) = state else { return [] }
             state = .disposed
             return children
         }
-        for key in children.keys.sorted() { children[key]!.dispose() }
+        for child in children { child.disposable.dispose() }
     }
 }
 
@@ -189,5 +192,18 @@ extension CompositeDisposable {
             child.add { [weak self] in self?.remove(token) }
         }
         return child
+    }
+}
+
+extension Array {
+    /// The index of the element whose id is `id`, in an array sorted by
+    /// ascending ids (a binary search); nil when no element has it.
+    func index(ofID id: Int, id idOf: (Element) -> Int) -> Int? {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if idOf(self[middle]) < id { low = middle + 1 } else { high = middle }
+        }
+        return low < count && idOf(self[low]) == id ? low : nil
     }
 }

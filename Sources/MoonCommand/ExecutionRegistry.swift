@@ -18,7 +18,9 @@ final class ExecutionRegistry<Output: Sendable, Failure: Error>: Sendable {
     let availability: MutableProperty<Availability>
     /// Every event of every execution, and every refusal.
     let events = Broadcast<ExecutionEvent<Output, Failure>>()
-    private let inFlight = Locked((next: 0, executions: [Int: CommandSink<Output, Failure>]()))
+    /// In order of their ids, which only grow: an execution is appended,
+    /// and found again by binary search (no hashing per execution).
+    private let inFlight = Locked((next: 0, executions: [CommandSink<Output, Failure>]()))
 
     init(allowsConcurrentExecution: Bool, userEnabled: Bool) {
         self.allowsConcurrentExecution = allowsConcurrentExecution
@@ -44,21 +46,24 @@ final class ExecutionRegistry<Output: Sendable, Failure: Error>: Sendable {
         return inFlight.withLock { inFlight in
             let sink = CommandSink(id: inFlight.next, registry: self, observer: observer)
             inFlight.next += 1
-            inFlight.executions[sink.id] = sink
+            inFlight.executions.append(sink)
             return sink
         }
     }
 
     /// Unregisters and uncounts an execution that ended.
     func unregister(_ execution: CommandSink<Output, Failure>) {
-        let removed = inFlight.withLock { $0.executions.removeValue(forKey: execution.id) }
+        let removed = inFlight.withLock { inFlight -> CommandSink<Output, Failure>? in
+            guard let index = inFlight.executions.index(ofID: execution.id, id: { $0.id }) else { return nil }
+            return inFlight.executions.remove(at: index)
+        }
         if removed != nil { availability.modify { $0.executing -= 1 } }
     }
 
     /// Ends every execution in flight with ``CommandError/released`` and
     /// completes the shared streams (the command is being released).
     func releaseAll() {
-        let executions = inFlight.withLock { $0.executions.values.sorted { $0.id < $1.id } }
+        let executions = inFlight.withLock { $0.executions }
         for execution in executions { execution.interrupt(.released) }
         events.finish()
     }

@@ -7,7 +7,9 @@
 public final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is only reached inside `withLock`, under `lock`.
     private let lock = Lock()
-    private var state: State
+    // Unchecked: `lock` already makes every access exclusive; the runtime's
+    // own check would add a bookkeeping call to every `withLock`.
+    @exclusivity(unchecked) private var state: State
 
     /// Shares `state`.
     public init(_ state: State) {

@@ -60,18 +60,20 @@ final class SerialSink<Value: Sendable>: Disposable {
 
     /// Enqueues `event` (if the grammar allows it) and delivers.
     func send(_ event: Event<Value>) {
-        let deliverNow = state.withLock { state -> Bool in
-            guard state.accepting else { return false }
+        // The sender that becomes the drainer takes the observer in the
+        // same critical section: one lock round per event on the fast path.
+        let deliverTo = state.withLock { state -> Observer<Value>?? in
+            guard state.accepting else { return nil }
             if event.isTerminal { state.accepting = false }
             if state.draining {
                 state.queue.append(event)
-                return false
+                return nil
             }
             state.draining = true
-            return true
+            return .some(state.observer)
         }
-        guard deliverNow else { return }
-        deliver(event)
+        guard let deliverTo else { return }
+        deliver(event, to: deliverTo)
         drainLoop()
     }
 
@@ -105,7 +107,7 @@ final class SerialSink<Value: Sendable>: Disposable {
     private func drainLoop() {
         while true {
             var released: (Observer<Value>?, Disposable?) = (nil, nil)
-            let next = state.withLock { state -> Event<Value>? in
+            let next = state.withLock { state -> (Event<Value>, Observer<Value>?)? in
                 if state.disposed || state.head == state.queue.count {
                     state.queue.removeAll(keepingCapacity: !state.disposed)
                     state.head = 0
@@ -115,25 +117,29 @@ final class SerialSink<Value: Sendable>: Disposable {
                     return nil
                 }
                 state.head += 1
-                return state.queue[state.head - 1]
+                return (state.queue[state.head - 1], state.observer)
             }
-            guard let next else {
+            guard let (event, observer) = next else {
                 _ = released // released outside the lock: deinits may run
                 return
             }
-            deliver(next)
+            deliver(event, to: observer)
         }
     }
 
-    private func deliver(_ event: Event<Value>) {
-        state.withLock { $0.observer }?.send(event)
-        if event.isTerminal {
-            // The terminal event is delivered; release the observer and
-            // tear down upstream resources.
-            let (_, lifetime) = state.withLock { $0.takeObserver() }
-            dispose()
-            lifetime?.dispose()
+    private func deliver(_ event: Event<Value>, to observer: Observer<Value>?) {
+        observer?.send(event)
+        guard event.isTerminal else { return }
+        // The terminal event is delivered: release the observer, close the
+        // sink, and tear down upstream resources.
+        let (_, lifetime) = state.withLock { state -> (Observer<Value>?, Disposable?) in
+            state.disposed = true
+            state.accepting = false
+            state.queue.removeAll()
+            state.head = 0
+            return state.takeObserver()
         }
+        lifetime?.dispose()
     }
 
     func dispose() {

@@ -8,8 +8,6 @@ public struct RunEvent: Sendable {
     /// Wall-clock time of the event, for the `ts` field.
     public var time: Date
     public var kind: Kind
-    /// On a `start` of a node that runs on a Slurm queue: its Slurm job id.
-    public var jobID: String?
     /// On `graph-complete` of a run a signal stopped (Ctrl-C, SIGTERM,
     /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
     /// reporters say "interrupted", not "FAILED".
@@ -19,24 +17,33 @@ public struct RunEvent: Sendable {
     /// comes again whole as a usual `next`; the event stream and the plain
     /// log leave these out.
     public var partial: Bool
+    /// On the `start`, `retry`, `complete`, `error` and `skip` of a node
+    /// that is an instance of a fan-out: its template and item.
+    public var instance: RunEvent.Instance?
 
-    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false) {
+    public init(time: Date, kind: Kind, interrupted: String? = nil, partial: Bool = false,
+                instance: RunEvent.Instance? = nil) {
         self.time = time
         self.kind = kind
-        self.jobID = jobID
         self.interrupted = interrupted
         self.partial = partial
+        self.instance = instance
     }
 
     public enum Kind: Sendable {
         /// The plan: the selected nodes in file order and each queue's width.
         case graphStart(graph: String, nodes: [String], queues: [QueueWidth])
-        case start(node: String, queue: String, attempt: Int, command: String)
+        /// `jobID`: the Slurm job id of a node that runs on a Slurm queue.
+        case start(node: String, queue: String, attempt: Int, command: String, jobID: String? = nil)
         case next(node: String, stream: OutputStream, text: String, continued: Bool)
         case retry(node: String, attempt: Int, delayMilliseconds: Int, error: NodeError)
         case complete(node: String, durationMilliseconds: Int, exitCode: Int32?, outputs: [KeyValue])
         case error(node: String, durationMilliseconds: Int, error: NodeError)
         case skip(node: String, reason: SkipReason)
+        /// A `for-each` over a need's output has its items: these instances
+        /// of `node` join the plan (each ends with complete, error or skip),
+        /// and `node` ends once they all have.
+        case expand(node: String, instances: [String])
         case graphComplete(ok: Bool, durationMilliseconds: Int, counts: RunCounts, criticalPath: [String])
     }
 
@@ -50,6 +57,7 @@ public struct RunEvent: Sendable {
         case .complete: return "complete"
         case .error: return "error"
         case .skip: return "skip"
+        case .expand: return "expand"
         case .graphComplete: return "graph-complete"
         }
     }
@@ -57,8 +65,8 @@ public struct RunEvent: Sendable {
     /// The node an event is about, if any.
     public var node: String? {
         switch kind {
-        case .start(let n, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
-             .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _):
+        case .start(let n, _, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
+             .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _), .expand(let n, _):
             return n
         case .graphStart, .graphComplete:
             return nil

@@ -101,7 +101,7 @@ public final class TTYReporter: Reporter {
             prefixWidth = min(20, nodes.map { TextWidth.columns($0) }.max() ?? 0)
             if loud { print(EventText.header(graph: graph, nodes: nodes.count)) }
             startTimers()
-        case .start(let node, _, let attempt, let command):
+        case .start(let node, _, let attempt, let command, _):
             if options.verbosity == .verbose { print(EventText.started(node: node, attempt: attempt, command: command)) }
         case .next(let node, let stream, let text, _):
             guard loud else { return }
@@ -115,14 +115,13 @@ public final class TTYReporter: Reporter {
         case .retry(let node, let attempt, let delay, let error):
             flushGroup(node)
             if loud { print(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
-        case .complete(let node, let duration, _, _):
+        case .complete(let node, _, _, _), .error(let node, _, _):
             flushGroup(node)
-            if loud { print(EventText.succeeded(node: node, milliseconds: duration)) }
-        case .error(let node, let duration, let error):
-            flushGroup(node)
-            if loud || error.kind != .canceled { print(EventText.failed(node: node, milliseconds: duration, error: error)) }
-        case .skip(let node, let reason):
-            if loud { print(EventText.skipped(node: node, reason: reason)) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+        case .skip:
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+        case .expand:
+            break
         case .graphComplete:
             end()
         }

@@ -15,7 +15,7 @@ enum StateSchema {
 
     /// Brings the store to `version`, inside the caller's write transaction.
     static func migrate(_ db: Database) throws {
-        let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let found = Int.fromDatabaseValue(try StateStore.firstValue(db, sql: "PRAGMA user_version")) ?? 0
         guard found < version else {
             if found > version {
                 throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "made by a newer moon (schema \(found))")
@@ -23,7 +23,8 @@ enum StateSchema {
             return
         }
         try db.execute(sql: createTables + "PRAGMA user_version = \(version);")
-        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('node_state')")
+        let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info('node_state')")
+            .compactMap { String.fromDatabaseValue($0[0]) }
         if !columns.contains("deps") {
             try db.execute(sql: "ALTER TABLE node_state ADD COLUMN deps BLOB")
         }

@@ -210,7 +210,7 @@ public final class StateStore: @unchecked Sendable {
         let db = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: readonly))
         if readonly {
             try db.read { db in
-                _ = try Int.fetchOne(db, sql: "PRAGMA user_version")
+                _ = try firstValue(db, sql: "PRAGMA user_version")
                 try probe(db)
             }
         } else {
@@ -244,7 +244,7 @@ public final class StateStore: @unchecked Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
             guard !readonly else { return }
             // A no-op read once the file is in WAL mode, which persists.
-            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            let mode = String.fromDatabaseValue(try firstValue(db, sql: "PRAGMA journal_mode = WAL"))
             guard mode == "wal" else {
                 throw DatabaseError(message: "cannot turn on WAL mode (journal_mode is \(mode ?? "unknown"))")
             }
@@ -282,13 +282,23 @@ public final class StateStore: @unchecked Sendable {
     /// The WAL's size after a checkpoint, at most (bytes).
     static let walSizeLimit = 1 << 20
 
+    /// The first column of the first row (NULL when there is none). The
+    /// opening reads through `Row` only, as the tables do: each other type
+    /// fetched (`String.fetchOne`, `Int.fetchOne`) makes the Swift runtime
+    /// instantiate one more generic cursor at every start, searching the
+    /// binary's conformances for its requirements.
+    static func firstValue(_ db: Database, sql: String) throws -> DatabaseValue {
+        try Row.fetchOne(db, sql: sql).map { $0[0] as DatabaseValue } ?? .null
+    }
+
     /// Reads the first row of each of moon's tables (their root pages and
     /// the leftmost leaves): a store with garbage pages behind a sound
     /// header opens without complaint, and would fail at its first use in
     /// every run instead of once here. A few page reads. Throws what
     /// SQLite says (a missing table, in an older schema, is not an error).
     static func probe(_ db: Database) throws {
-        let names = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        let names = Set(try Row.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            .compactMap { String.fromDatabaseValue($0[0]) })
         let tables = StateSchema.tables.filter(names.contains)
         guard !tables.isEmpty else { return }
         _ = try Row.fetchOne(db, sql: "SELECT " + tables.map { "(SELECT 1 FROM \($0))" }.joined(separator: ", "))

@@ -189,6 +189,25 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         #expect(recorder.events.last?.error as? CommandError == .released)
     }
 
+    @Test func releasingTheCommandEndsOnlyTheExecutionsStillInFlight() {
+        let scheduler = TestScheduler()
+        let sinks = Locked<[Int: CommandSink<Int, any Error>]>([:])
+        var command: Command<Int, Int, any Error>? = Command(executeOn: scheduler, allowsConcurrentExecution: true) { input, result in
+            sinks.withLock { $0[input] = result }
+            return nil
+        }
+        let recorders = (0..<4).map { _ in Recorder<Int>() }
+        for (input, recorder) in recorders.enumerated() { command!.signal(input).start(recorder.observer) }
+        scheduler.run()
+        #expect(command!.isExecuting.value)
+        // The first, a middle and the last execution end on their own; the others are still in flight.
+        for input in [0, 2, 3] { sinks.withLock { $0[input] }!.complete(with: input) }
+        #expect(command!.isExecuting.value)
+        command = nil
+        #expect(recorders.map(\.log) == [["next(0)", "completed"], ["error(\(CommandError.released))"],
+                                         ["next(2)", "completed"], ["next(3)", "completed"]])
+    }
+
     @Test func executeBlockAndComposition() {
         let one = Command<Void, Int, any Error> { _, result in result.complete(with: 1); return nil }
         let two = Command<Void, Int, any Error> { _, result in result.complete(with: 2); return nil }

@@ -27,6 +27,19 @@ import Testing
         #expect(order == [1, 2, 3])
     }
 
+    @Test func compositeRemovesAnyChildByItsTokenOnce() {
+        var order: [Int] = []
+        let composite = CompositeDisposable()
+        let tokens = (0..<6).map { i in composite.add { order.append(i) }! }
+        // First, last, a middle one, one twice: each removal takes exactly its own child.
+        for index in [0, 5, 2, 2] { composite.remove(tokens[index]) }
+        composite.dispose()
+        #expect(order == [1, 3, 4])
+        // Removing after disposal does nothing.
+        composite.remove(tokens[1])
+        #expect(order == [1, 3, 4])
+    }
+
     @Test func serialDisposableDisposesWhatItReplaces() {
         let serial = SerialDisposable()
         let first = ActionDisposable(), second = ActionDisposable(), third = ActionDisposable()

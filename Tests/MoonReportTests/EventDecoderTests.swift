@@ -36,7 +36,7 @@ import MoonEvents
 
     @Test func startCarriesTheCommand() throws {
         let event = try EventDecoder.decode(JSONLinesReporter.encode(Fixture.failingRun[1], seq: 2)).event
-        guard case .start(_, _, _, let command) = event.kind else { Issue.record("not start"); return }
+        guard case .start(_, _, _, let command, _) = event.kind else { Issue.record("not start"); return }
         #expect(command == "curl -fsS https://example.org/data.json -o data.json")
     }
 

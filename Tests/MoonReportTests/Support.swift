@@ -88,8 +88,8 @@ enum Fixture {
 
     /// One of each event kind and of each optional field, for the schema.
     static let everyKind: [RunEvent] = failingRun + [
-        RunEvent(time: t0.addingTimeInterval(1.599), kind: .start(node: "hpc", queue: "cluster", attempt: 1, command: "srun ./simulate"),
-                 jobID: "4242"),
+        RunEvent(time: t0.addingTimeInterval(1.599), kind: .start(node: "hpc", queue: "cluster", attempt: 1, command: "srun ./simulate",
+                                                                                       jobID: "4242")),
         at(1600, .next(node: "test", stream: .stdout, text: String(repeating: "x", count: 10) + "\u{1B}[31m\t\"quoted\" é 日本 \u{0}", continued: true)),
         at(1601, .error(node: "test", durationMilliseconds: 5, error: NodeError(.signal, "killed by SIGKILL", signal: 9))),
         at(1602, .error(node: "test", durationMilliseconds: 5, error: NodeError(.timeout, "timed out after 1s"))),
@@ -99,6 +99,17 @@ enum Fixture {
         at(1606, .skip(node: "deploy", reason: .upToDate)),
         at(1607, .skip(node: "deploy", reason: .canceled)),
         at(1608, .complete(node: "x.y+z-1_", durationMilliseconds: 0, exitCode: nil, outputs: [KeyValue("b", "2"), KeyValue("a", "1")])),
+        at(1609, .expand(node: "process", instances: ["process[a.txt]", "process[b c]"])),
+        RunEvent(time: t0.addingTimeInterval(1.609), kind: .start(node: "process[a.txt]", queue: "default", attempt: 1, command: "wc"),
+                 instance: RunEvent.Instance(template: "process", item: "a.txt")),
+        RunEvent(time: t0.addingTimeInterval(1.609), kind: .retry(node: "lib:obj[src/x.c]", attempt: 1, delayMilliseconds: 0,
+                                                                 error: NodeError(.exit, "exited with code 1")),
+                 instance: RunEvent.Instance(template: "lib:obj", item: "src/x.c")),
+        RunEvent(time: t0.addingTimeInterval(1.609), kind: .complete(node: "test[unit,O2]", durationMilliseconds: 3, exitCode: 0, outputs: []),
+                 instance: RunEvent.Instance(template: "test", matrix: [KeyValue("suite", "unit"), KeyValue("opt", "O2")])),
+        RunEvent(time: t0.addingTimeInterval(1.609), kind: .skip(node: "process[]]", reason: .canceled),
+                 instance: RunEvent.Instance(template: "process", item: "]")),
+        at(1609, .error(node: "process", durationMilliseconds: 0, error: NodeError(.fanOut, "needs.shards.outputs.files is not a JSON list of strings: {"))),
         at(1609, .graphStart(graph: "empty", nodes: [], queues: [])),
         at(1610, .graphComplete(ok: true, durationMilliseconds: 0, counts: RunCounts(), criticalPath: [])),
     ]

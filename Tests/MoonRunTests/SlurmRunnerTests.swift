@@ -47,7 +47,7 @@ import MoonEvents
         scheduler.advance(by: .seconds(10))
         let trace = events.compactMap { event -> String? in
             switch event.kind {
-            case .start(let n, _, _, _): return "start \(n) \(event.jobID ?? "-")"
+            case .start(let n, _, _, _, let jobID): return "start \(n) \(jobID ?? "-")"
             case .next(let n, _, _, _): return "next \(n)"
             case .complete(let n, _, _, _): return "complete \(n)"
             case .error(let n, _, let error): return "error \(n) \(error.kind.rawValue)"
@@ -55,7 +55,7 @@ import MoonEvents
             }
         }
         #expect(trace == ["start c -", "complete c", "start b -", "next b", "error b spawn", "start a 42", "complete a"])
-        let startOfA = events.first { if case .start("a", _, _, _) = $0.kind { return true } else { return false } }
+        let startOfA = events.first { if case .start("a", _, _, _, _) = $0.kind { return true } else { return false } }
         #expect(startOfA?.time == Date(timeIntervalSinceReferenceDate: 0.5))
     }
 }
