@@ -197,9 +197,6 @@ import Testing
         let result = try moon.run(["run"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(moon.read("out.txt") == "setup\nbuild\n")
-        // `default:` is what a run runs; `moon graph` still shows the whole graph.
-        let whole = try moon.run(["graph"])
-        #expect(whole.stdout.contains("other"), "\(whole.stdout)")
         let list = try moon.run(["list"])
         #expect(list.stdout.contains("all"))
         #expect(!list.stdout.split(separator: "\n").contains { $0.hasPrefix("setup") }, "internal nodes are not listed: \(list.stdout)")
