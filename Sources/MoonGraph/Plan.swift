@@ -58,13 +58,13 @@ public struct Plan: Sendable {
         return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
     }
 
-    /// The targets and everything they need, transitively, in file order.
-    /// Without targets: the graph's `default:`, or every node when it has
-    /// none. A target is a node, a template (all its instances) or a
-    /// pattern (`test[*]`, `lib:*`); an internal node is not a target.
-    private static func selection(of graph: Graph, targets given: [String]) throws(Diagnostics) -> [Int] {
+    /// The targets and everything they need, transitively (every node when
+    /// there are no targets), in file order. A target is a node, a template
+    /// (all its instances) or a pattern (`test[*]`, `lib:*`); an internal
+    /// node is not a target. (`moon run` passes `Graph.defaultTargets`
+    /// when it is given none.)
+    private static func selection(of graph: Graph, targets: [String]) throws(Diagnostics) -> [Int] {
         let n = graph.nodes.count
-        let targets = given.isEmpty ? graph.defaultTargets : given
         var isSelected = [Bool](repeating: targets.isEmpty, count: n)
         if !targets.isEmpty {
             var problems: [Diagnostic] = []
