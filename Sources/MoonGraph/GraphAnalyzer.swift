@@ -62,7 +62,8 @@ struct GraphAnalyzer {
                 }
             }
             if let instances = layout.instances[t] {
-                for instance in instances { nodes.append(template.instantiated(instance, vars: vars)) }
+                let parsed = NodeTemplate(template)
+                for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
             } else {
                 nodes.append(template.instantiated(nil, vars: vars))
             }

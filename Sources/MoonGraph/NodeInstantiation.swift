@@ -7,24 +7,53 @@ extension Node {
     /// values when the node runs. Used by the loader for static fan-out
     /// and at run time for a dynamic one.
     public func instantiated(_ instance: NodeInstance?, vars: Variables) -> Node {
-        var node = self
-        if let instance {
-            node.name = instance.name
-            node.instance = instance
-            node.fanOut = nil
-        }
-        node.sources = sources.map { Self.substitute($0, instance: instance, vars: vars) }
-        node.generates = generates.map { Self.substitute($0, instance: instance, vars: vars) }
-        node.depfile = depfile.map { Self.substitute($0, instance: instance, vars: vars) }
-        return node
+        NodeTemplate(self).instantiated(instance, vars: vars)
+    }
+}
+
+/// A node's `sources`, `generates` and `depfile` parsed once, for making
+/// many instances of it: each instance then only joins text.
+public struct NodeTemplate: Sendable {
+    public let node: Node
+    private let sources: [Template?]
+    private let generates: [Template?]
+    private let depfile: Template?
+
+    public init(_ node: Node) {
+        self.node = node
+        sources = node.sources.map(Self.parse)
+        generates = node.generates.map(Self.parse)
+        depfile = node.depfile.flatMap(Self.parse)
     }
 
-    /// `text` with each `${{ vars.NAME }}`, `${{ item… }}` and `${{ matrix.KEY }}`
-    /// replaced by its value; any other expression is left as written.
-    static func substitute(_ text: String, instance: NodeInstance?, vars: Variables) -> String {
-        guard Template.containsExpression(text) else { return text }
+    /// See `Node.instantiated`.
+    public func instantiated(_ instance: NodeInstance?, vars: Variables) -> Node {
+        var result = node
+        if let instance {
+            result.name = instance.name
+            result.instance = instance
+            result.fanOut = nil
+        }
+        for (i, template) in sources.enumerated() {
+            if let template { result.sources[i] = Self.render(template, instance: instance, vars: vars) }
+        }
+        for (i, template) in generates.enumerated() {
+            if let template { result.generates[i] = Self.render(template, instance: instance, vars: vars) }
+        }
+        if let depfile { result.depfile = Self.render(depfile, instance: instance, vars: vars) }
+        return result
+    }
+
+    /// nil for text without expressions (kept as it is).
+    private static func parse(_ text: String) -> Template? {
+        Template.containsExpression(text) ? Template.parse(text).template : nil
+    }
+
+    /// The text with each `${{ vars.NAME }}`, `${{ item… }}` and
+    /// `${{ matrix.KEY }}` replaced by its value; any other expression is left as written.
+    static func render(_ template: Template, instance: NodeInstance?, vars: Variables) -> String {
         var out = ""
-        for part in Template.parse(text).template.parts {
+        for part in template.parts {
             switch part {
             case .literal(let literal): out += literal
             case .expression(let e):

@@ -48,6 +48,19 @@ extension IncrementalState {
         // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
         // symlinked path) and moon's own working directory do not matter.
         command.add(fingerprintedDirectory(node.dir))
+        // The command line's `NAME=VALUE`s and words after `--`: the script
+        // reads them, its text does not show them. Nothing is added for a
+        // node given none, so its fingerprint is what it was.
+        if !node.arguments.isEmpty {
+            command.add("arguments")
+            command.add(node.arguments.params.count)
+            for name in node.arguments.params.keys.sorted() {
+                command.add(name)
+                command.add(node.arguments.params[name]!)
+            }
+            command.add(node.arguments.args.count)
+            for arg in node.arguments.args { command.add(arg) }
+        }
         return command.finish()
     }
 

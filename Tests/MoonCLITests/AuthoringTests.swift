@@ -254,6 +254,11 @@ import Testing
         #expect(moon.read("app.txt") == "core\ncore\n")
         let list = try moon.run(["list"])
         #expect(list.stdout.contains("lib:core") && list.stdout.contains("dbg:core"))
+        // Every command sees the whole graph, included nodes and their state too.
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("lib:core") && status.stdout.contains("up to date"), "\(status.stdout)")
+        let graph = try moon.run(["graph"])
+        #expect(graph.stdout.contains("dbg:core"), "\(graph.stdout)")
 
         try moon.write("lib/moon.yaml", """
             version: 1
