@@ -8,7 +8,8 @@ private let cToolsPresent = ["cc", "ar"].allSatisfy { tool in
 }
 
 /// examples/c-project, a real C program, built by the built moon as a make
-/// or ninja user would build it: a copy of the example in a fresh directory
+/// or ninja user would build it, one object per source file through
+/// `for-each` over a glob: a copy of the example in a fresh directory
 /// compiles, links and passes its own tests; nothing runs again until a
 /// file changes, and then only what the change reaches (`depfile:` headers,
 /// early cutoff on an object rebuilt byte for byte).
@@ -16,8 +17,11 @@ private let cToolsPresent = ["cc", "ar"].allSatisfy { tool in
 struct CProjectExampleTests {
     static let example = Moon.root.appendingPathComponent("examples/c-project")
 
-    static let objects = ["main.o", "lexer.o", "parser.o", "ast.o", "eval.o", "symtab.o", "format.o", "error.o"]
-    static let tests = ["test-arith", "test-vars", "test-functions", "test-errors"]
+    /// The instances of `obj` and `check`, in the glob's (sorted) order.
+    static let objects = ["ast", "error", "eval", "format", "lexer", "parser", "symtab"].map { "obj[src/\($0).c]" }
+    static let tests = ["arith", "errors", "functions", "vars"].map { "check[tests/\($0).in]" }
+
+    static func objects(_ names: String...) -> [String] { objects.filter { o in names.contains { o == "obj[src/\($0).c]" } } }
     static let nodes = objects + ["libcalc.a", "calc"] + tests + ["test"]
 
     /// A copy of the example, without what a build in the repository may
@@ -94,26 +98,28 @@ struct CProjectExampleTests {
     }
 
     /// symtab.h is included by symtab.c, eval.c and main.c (eval.c through
-    /// eval.h); calc.h by every file but symtab.c and format.c.
+    /// eval.h); calc.h by every file but symtab.c and format.c. main.c is
+    /// compiled with the link, by `calc`.
     @Test func aHeaderEditRerunsOnlyTheObjectsThatIncludeIt() throws {
         let moon = try project()
         try build(moon)
 
         try edit(moon, "include/symtab.h", "#define SYMTAB_MAX 64", "#define SYMTAB_MAX 128")
         let status = try moon.run(["status"]).stdout
-        #expect(status.contains("symtab.o        runs: include/symtab.h changed"), "\(status)")
-        #expect(status.contains("lexer.o         up to date"), "\(status)")
+        let lines = status.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("obj[src/symtab.c]") && $0.hasSuffix("runs: include/symtab.h changed") }, "\(status)")
+        #expect(lines.contains { $0.hasPrefix("obj[src/lexer.c]") && $0.hasSuffix("up to date") }, "\(status)")
         var outcomes = try run(moon)
-        #expect(nodes(outcomes, "ran") == ["main.o", "eval.o", "symtab.o", "libcalc.a", "calc"] + Self.tests, "\(outcomes)")
+        #expect(nodes(outcomes, "ran") == Self.objects("eval", "symtab") + ["libcalc.a", "calc"] + Self.tests, "\(outcomes)")
         // `test` gathers the tests: they ran and passed again, and its own sources did not change.
-        #expect(nodes(outcomes, "up-to-date") == ["lexer.o", "parser.o", "ast.o", "format.o", "error.o", "test"],
+        #expect(nodes(outcomes, "up-to-date") == Self.objects("ast", "error", "format", "lexer", "parser") + ["test"],
                 "\(outcomes)")
 
         try edit(moon, "include/calc.h", "char message[128];", "char message[160];")
         outcomes = try run(moon)
-        #expect(nodes(outcomes, "ran").filter { $0.hasSuffix(".o") } == ["main.o", "lexer.o", "parser.o", "ast.o", "eval.o", "error.o"],
+        #expect(nodes(outcomes, "ran").filter { $0.hasPrefix("obj[") } == Self.objects("ast", "error", "eval", "lexer", "parser"),
                 "\(outcomes)")
-        #expect(nodes(outcomes, "up-to-date") == ["symtab.o", "format.o", "test"], "\(outcomes)")
+        #expect(nodes(outcomes, "up-to-date") == Self.objects("format", "symtab") + ["test"], "\(outcomes)")
         #expect(outcomes["libcalc.a"] == "ran" && outcomes["calc"] == "ran", "\(outcomes)")
 
         #expect(nodes(try run(moon), "up-to-date") == Self.nodes)
@@ -131,9 +137,29 @@ struct CProjectExampleTests {
         let outcomes = try run(moon)
         #expect(FileManager.default.contents(atPath: moon.path("build/format.o")) == before,
                 "the compiler no longer writes the same object for a comment edit")
-        #expect(nodes(outcomes, "ran") == ["format.o"], "\(outcomes)")
-        #expect(nodes(outcomes, "up-to-date") == Self.nodes.filter { $0 != "format.o" }, "\(outcomes)")
+        #expect(nodes(outcomes, "ran") == Self.objects("format"), "\(outcomes)")
+        #expect(nodes(outcomes, "up-to-date") == Self.nodes.filter { $0 != "obj[src/format.c]" }, "\(outcomes)")
         #expect(nodes(try run(moon), "up-to-date") == Self.nodes)
+    }
+
+    /// A change to the code of one source file compiles that one object
+    /// again; the archive, the link and the tests follow, and every other
+    /// object is up to date. A new source file is a new instance.
+    @Test func oneEditRebuildsOneObject() throws {
+        let moon = try project()
+        try build(moon)
+
+        try edit(moon, "src/lexer.c", "#include \"lexer.h\"", "#include \"lexer.h\"\nint calc_lexer_edits = 1;")
+        let outcomes = try run(moon)
+        #expect(nodes(outcomes, "ran") == Self.objects("lexer") + ["libcalc.a", "calc"] + Self.tests, "\(outcomes)")
+        #expect(nodes(outcomes, "up-to-date") == Self.objects.filter { $0 != "obj[src/lexer.c]" } + ["test"], "\(outcomes)")
+
+        try moon.write("src/extra.c", "int calc_extra(void) { return 1; }\n")
+        let added = try moon.run(["run", "--json"])
+        #expect(added.status == 0, "\(added.stdout)\(added.stderr)")
+        #expect(IncrementalTruthTests.outcome(added, "obj[src/extra.c]") == "ran", "\(added.stdout)")
+        #expect(IncrementalTruthTests.outcome(added, "obj[src/lexer.c]") == "up-to-date", "\(added.stdout)")
+        #expect(FileManager.default.fileExists(atPath: moon.path("build/extra.o")))
     }
 
     /// The tests are real: a wrong expectation fails its node and the run,
@@ -153,7 +179,7 @@ struct CProjectExampleTests {
         // sources are as they were at its last success: its cache entry
         // of that success comes back.
         #expect(nodes(outcomes, "ran") == [], "\(outcomes)")
-        #expect(nodes(outcomes, "cache-hit") == ["test-arith"], "\(outcomes)")
+        #expect(nodes(outcomes, "cache-hit") == ["check[tests/arith.in]"], "\(outcomes)")
 
         // The flags are in the graph's env, which every node's fingerprint holds.
         outcomes = try run(moon, ["--set", "CFLAGS=-O0 -std=c11"])

@@ -65,11 +65,7 @@ public final class CommandLauncher: NodeLauncher {
     public func expand(template: Int, items: [String], first: Int) {
         let node = graph.nodes[selected[template]]
         for item in items {
-            var instance = node
-            instance.instance = NodeInstance(template: node.name, label: item, item: item)
-            instance.name = instance.instance!.name
-            instance.fanOut = nil
-            made.append(instance)
+            made.append(node.instantiated(NodeInstance(template: node.name, label: item, item: item), vars: graph.vars))
             onSlurm.append(onSlurm[template])
         }
     }

@@ -26,7 +26,7 @@ enum FanOutItems {
             if item.isEmpty {
                 return .failure(FanOutError("\(expression) has an empty item: items become node names"))
             }
-            if item.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            if item.unicodeScalars.contains(where: isControl) {
                 return .failure(FanOutError("\(expression) has an item with a control character (\(quote(item))): items become node names"))
             }
             guard seen.insert(item).inserted else {
@@ -42,8 +42,12 @@ enum FanOutItems {
         if text.isEmpty { return "'' (empty)" }
         var cut = String(decoding: text.utf8.prefix(quotedBytes), as: UTF8.self)
         if text.utf8.count > quotedBytes { cut += "…" }
-        return cut.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
-            .joined()
+        return cut.unicodeScalars.map { isControl($0) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+    }
+
+    /// C0, DEL and C1 controls: what a name on one line cannot hold.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     struct FanOutError: Error {

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// A `for-each` over a need's output, through the real binary: expanded
+/// when the need completes, each item an instance with its own events.
+@Suite struct FanOutTests {
+    static func graph(files: String, process: String = "run: printf '<%s>\\n' ${{ item }}") -> String {
+        """
+        version: 1
+        name: fan
+        nodes:
+          shards:
+            run: echo 'files=\(files)' >> "$MOON_OUTPUT"
+          process:
+            needs: [shards]
+            for-each: ${{ needs.shards.outputs.files }}
+            \(process)
+          after:
+            needs: [process]
+            run: echo done
+        """
+    }
+
+    func stdout(_ result: Moon.Result, _ node: String) -> [String] {
+        result.events("next", node: node).compactMap { $0["text"] as? String }
+    }
+
+    @Test func eachItemRunsAsAnInstanceBeforeWhatNeedsTheTemplate() throws {
+        let moon = try Moon(graph: Self.graph(files: #"["a.txt","b c.txt","$(touch PWNED)"]"#))
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let names = ["process[a.txt]", "process[b c.txt]", "process[$(touch PWNED)]"]
+        #expect(result.events("expand", node: "process").first?["instances"] as? [String] == names)
+        // Each item is one word, passed as data.
+        #expect(stdout(result, "process[a.txt]") == ["<a.txt>"])
+        #expect(stdout(result, "process[b c.txt]") == ["<b c.txt>"])
+        #expect(stdout(result, "process[$(touch PWNED)]") == ["<$(touch PWNED)>"])
+        #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
+        let start = try #require(result.events("start", node: "process[b c.txt]").first)
+        #expect(start["template"] as? String == "process" && start["item"] as? String == "b c.txt")
+        // `after` starts once every instance has completed, and the template ends with them.
+        let order = result.events.compactMap { event -> String? in
+            guard let kind = event["event"] as? String, ["start", "complete"].contains(kind) else { return nil }
+            return "\(kind) \(event["node"] as? String ?? "")"
+        }
+        let afterStart = try #require(order.firstIndex(of: "start after"))
+        for name in names { #expect(order.firstIndex(of: "complete \(name)").map { $0 < afterStart } == true, "\(order)") }
+        #expect(order.firstIndex(of: "complete process").map { $0 < afterStart } == true, "\(order)")
+        let counts = result.events("graph-complete").first?["counts"] as? [String: Int]
+        #expect(counts?["succeeded"] == 6)
+    }
+
+    @Test(arguments: [#"{"a":1}"#, "[1,2]", "a.txt"])
+    func aValueThatIsNotAListOfStringsFailsTheNodeThatFansOut(value: String) throws {
+        let moon = try Moon(graph: Self.graph(files: value))
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let error = try #require(result.events("error", node: "process").first?["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "fan-out")
+        #expect((error["message"] as? String)?.contains(value) == true, "\(error)")
+        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+        // The terminal and log output says why, with the value.
+        let plain = try moon.run(["run", "--output", "plain"])
+        #expect(plain.status == 1)
+        #expect(plain.stdout.contains("✗ process failed (bad for-each value): needs.shards.outputs.files is not a JSON list of strings: \(value)"),
+                "\(plain.stdout)")
+    }
+
+    @Test func anEmptyListSucceedsWithoutInstances() throws {
+        let moon = try Moon(graph: Self.graph(files: "[]"))
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.events("expand", node: "process").first?["instances"] as? [String] == [])
+        #expect(result.events("complete", node: "process").count == 1)
+        #expect(stdout(result, "after") == ["done"])
+    }
+
+    @Test func eachInstanceRetriesOnItsOwn() throws {
+        let moon = try Moon(graph: Self.graph(files: #"["a","b"]"#, process: """
+            retry: { times: 2 }
+                run: test ${{ item }} != b || test "$MOON_ATTEMPT" = 2
+            """))
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.events("retry").compactMap { $0["node"] as? String } == ["process[b]"])
+        #expect(result.events("start", node: "process[b]").count == 2)
+        #expect(result.events("start", node: "process[a]").count == 1)
+    }
+
+    @Test func theDryRunAndTheGraphSayWhenTheTemplateExpands() throws {
+        let moon = try Moon(graph: Self.graph(files: "[]"))
+        let dry = try moon.run(["run", "-n"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("process  level 1  default  expands when shards completes"), "\(dry.stdout)")
+        let graph = try moon.run(["graph"])
+        #expect(graph.stdout.contains("expands when shards completes"), "\(graph.stdout)")
+    }
+
+    /// Two hundred instances: the log shows each one's output, and one
+    /// line for the template, not one per instance.
+    @Test func aLogOfHundredsOfInstancesStaysShort() throws {
+        let items = "[" + (0..<200).map { "\"f\($0)\"" }.joined(separator: ",") + "]"
+        let moon = try Moon(graph: Self.graph(files: items, process: "run: [\"true\"]"))
+        let result = try moon.run(["run", "--output", "plain"], limit: 120)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count < 12, "\(result.stdout)")
+        #expect(result.stdout.contains("✓ process 200/200"), "\(result.stdout)")
+        #expect(result.stdout.contains("moon: ok - 203 succeeded"), "\(result.stdout)")
+    }
+}
