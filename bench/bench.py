@@ -2,7 +2,12 @@
 """moon's benchmarks: the same generated graphs run by moon, ninja and make
 in one session, reported as ratios (a ratio below 1.0 means moon is faster).
 
-usage: bench/bench.py path/to/moon [--quick]
+usage: bench/bench.py path/to/moon [--quick] [--only fanout]
+
+--only fanout runs only the fan-out rows: a 10,000-instance for-each over a
+glob, loaded, expanded and dry-run against `ninja -n` on the same build, and
+a dynamic fan-out of 10,000 items, from the upstream's end to the first
+instance's start.
 
 Each measurement is the median of several runs, wall time of the whole
 command, and the peak resident memory of the moon process. The commands
@@ -11,8 +16,9 @@ the bench does not favour one of them.
 """
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
-MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/moon")
+MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".build/release/moon")
 QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv[:-1] else None
 # A virtual machine's speed can drift in phases of seconds; nine
 # interleaved runs keep one phase from deciding.
 REPEAT = 3 if QUICK else 9
@@ -157,6 +163,81 @@ def seed():
     return g
 
 
+def foreach_glob(d, n=10000):
+    """A C build of `n` files written as one for-each over a glob, and the
+    same build as build.ninja (one build line per object)."""
+    os.makedirs(os.path.join(d, "src"))
+    for i in range(n):
+        write(os.path.join(d, "src", f"f{i:05}.c"), "")
+    write(os.path.join(d, "moon.yaml"), "\n".join([
+        "version: 1", "name: foreach", "nodes:", "  obj:",
+        '    for-each: { glob: "src/*.c" }',
+        '    sources: ["${{ item }}"]',
+        '    generates: ["build/${{ item.stem }}.o"]',
+        '    depfile: "build/${{ item.stem }}.d"',
+        "    run: cc -MD -MF build/${{ item.stem }}.d -c ${{ item }} -o build/${{ item.stem }}.o",
+        "  app:", "    needs: [obj]", "    run: cc -o app build/*.o", ""]))
+    lines = ["rule cc", "  command = cc -MD -MF $out.d -c $in -o $out", "  depfile = $out.d", "  deps = gcc",
+             "rule link", "  command = cc -o $out build/*.o", ""]
+    for i in range(n):
+        lines.append(f"build build/f{i:05}.o: cc src/f{i:05}.c")
+    lines.append("build app: link " + " ".join(f"build/f{i:05}.o" for i in range(n)))
+    lines.append("default app")
+    write(os.path.join(d, "build.ninja"), "\n".join(lines) + "\n")
+
+
+def dynamic_fanout(d, n=10000):
+    """`shards` lists `n` items in $MOON_OUTPUT; `process` fans out over them."""
+    import json
+    write(os.path.join(d, "items.json"), json.dumps([f"f{i:05}" for i in range(n)]) + "\n")
+    write(os.path.join(d, "moon.yaml"), "\n".join([
+        "version: 1", "name: dynamic", "nodes:",
+        "  shards:", '    run: printf \'files=%s\\n\' "$(cat items.json)" >> "$MOON_OUTPUT"',
+        "  process:", "    needs: [shards]", "    for-each: ${{ needs.shards.outputs.files }}",
+        "    run: [true]", ""]))
+
+
+def first_instance_delay(d, template="process", upstream="shards"):
+    """Milliseconds from the upstream's complete to the first instance's
+    start, from one run's --json timestamps; the run is stopped there."""
+    import json, signal
+    proc = subprocess.Popen([MOON, "run", "-j", str(JOBS), "--json", "moon.yaml"], cwd=d,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    done = None
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "complete" and event["node"] == upstream:
+                done = event["ts"]
+            elif event["event"] == "start" and event.get("template") == template:
+                return (parse_ts(event["ts"]) - parse_ts(done)) * 1000
+        raise SystemExit(f"no instance of {template} started in {d}")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.stdout.close()
+        proc.wait()
+
+
+def parse_ts(ts):
+    from datetime import datetime
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def fanout_rows(work, ninja):
+    """The fan-out rows (targets: dry run within 0.5x ninja -n; the first
+    instance within 50 ms of its upstream's end)."""
+    d = os.path.join(work, "foreach"); os.makedirs(d)
+    foreach_glob(d)
+    nt = measure([ninja, "-n", "-j", str(JOBS)], d)[0] if ninja else None
+    mt, rss = measure([MOON, "run", "-n", "moon.yaml"], d)
+    row("for-each over a glob, 10,000 instances, dry run vs ninja -n", mt, nt, "ninja", rss)
+    d = os.path.join(work, "dynamic"); os.makedirs(d)
+    dynamic_fanout(d)
+    delays = [first_instance_delay(d) for _ in range(3 if QUICK else 7)]
+    print(f"{'dynamic fan-out, 10,000 items: end of upstream to first instance':<70} {statistics.median(delays):7.1f} ms "
+          f"(median of {len(delays)}; target 50 ms)")
+
+
 def row(label, moon_t, other_t=None, other="", rss=None):
     ratio = f"{moon_t / other_t:5.2f}x {other}" if other_t else ""
     mem = f"{rss:6.1f} MB" if rss is not None else ""
@@ -170,6 +251,12 @@ def main():
     ninja = ninja_binary()
     have_ninja = ninja is not None
     work = tempfile.mkdtemp(prefix="moon-bench-")
+    if ONLY == "fanout":
+        try:
+            fanout_rows(work, ninja)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     print(f"moon bench: {JOBS} jobs, median of {REPEAT} runs, in {work}")
     print(f"{'graph':<44} {'moon':>12}  {'other':>8}  {'ratio':<12} peak RSS")
     try:
@@ -227,6 +314,8 @@ def main():
         write(os.path.join(d, "moon.yaml"), g.moon())
         mt, rss = measure([MOON, "run", "-n", "moon.yaml"], d, repeat=1)
         row("dry run, 100,000-node chain", mt, rss=rss)
+
+        fanout_rows(work, ninja if have_ninja else None)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -6,8 +6,9 @@
 Checks every line with jsonschema's Draft202012Validator (with format
 checking), then the stream's own rules: seq counts 1, 2, 3...; with
 --complete, the stream starts with graph-start, ends with graph-complete and
-every node of the plan ended (complete, error or skip) exactly once; a watch
-mode stream (several runs, each rerun after a watch event) is checked run by run.
+every node of the plan, and every instance an expand added, ended (complete,
+error or skip) exactly once; a watch mode stream (several runs, each rerun
+after a watch event) is checked run by run.
 Exit 0 when valid; 1 with one message per problem on stderr; 3 when
 jsonschema is not installed (install it with: python3 -m pip install jsonschema).
 """
@@ -68,15 +69,18 @@ def main(argv):
             if kind == "graph-start":
                 if plan is not None:
                     problems.append(f"line {number}: graph-start before the run before it completed")
-                runs, plan, ended = runs + 1, e.get("plan", []), {}
+                runs, plan, ended = runs + 1, list(e.get("plan", [])), {}
             elif kind == "watch" and plan is not None:
                 problems.append(f"line {number}: watch event inside a run")
+            elif kind == "expand" and plan is not None:
+                plan += e.get("instances", [])
             elif kind in ("complete", "error", "skip"):
                 ended[e.get("node")] = ended.get(e.get("node"), 0) + 1
             elif kind == "graph-complete" and plan is not None:
                 for node in plan:
                     if ended.get(node, 0) != 1:
-                        problems.append(f"run {runs}: node {node!r} of the plan ended {ended.get(node, 0)} times, expected once")
+                        where = f"run {runs}: " if runs > 1 else ""
+                        problems.append(f"{where}node {node!r} of the plan ended {ended.get(node, 0)} times, expected once")
                 plan = None
     for p in problems:
         print(p, file=sys.stderr)

@@ -54,6 +54,17 @@ public struct DiagnosticRenderer: Sendable {
         Self.sorted(Self.merged(diagnostics)).map { render($0, source: source) }.joined()
     }
 
+    /// Every diagnostic, each quoting the file of its span among `source`
+    /// and `others` (the files it includes), in the order given: the main
+    /// file's first, each included file's after.
+    public func render(_ diagnostics: [Diagnostic], source: SourceFile?, others: [SourceFile]) -> String {
+        guard !others.isEmpty else { return render(diagnostics, source: source) }
+        return Self.merged(diagnostics).map { diagnostic in
+            let file = diagnostic.span.flatMap { span in others.first { $0.path == span.file } } ?? source
+            return render(diagnostic, source: file)
+        }.joined()
+    }
+
     /// The names listed in a merged diagnostic at most.
     static let mergedNamesShown = 8
 

@@ -16,6 +16,8 @@ public struct NodeError: Error, Sendable, Equatable {
         case builtin
         /// moon cancelled it: Ctrl-C, fail-fast, or the run's `--timeout`.
         case canceled
+        /// Its `for-each` value from a need is not a JSON list of strings.
+        case fanOut = "fan-out"
     }
 
     public var kind: Kind
@@ -39,6 +41,7 @@ public struct NodeError: Error, Sendable, Equatable {
         case .spawn: return "could not start"
         case .builtin: return "failed"
         case .canceled: return "canceled"
+        case .fanOut: return "bad for-each value"
         }
     }
 }

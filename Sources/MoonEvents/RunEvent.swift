@@ -19,13 +19,18 @@ public struct RunEvent: Sendable {
     /// comes again whole as a usual `next`; the event stream and the plain
     /// log leave these out.
     public var partial: Bool
+    /// On the `start`, `retry`, `complete`, `error` and `skip` of a node
+    /// that is an instance of a fan-out: its template and item.
+    public var instance: RunEvent.Instance?
 
-    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false) {
+    public init(time: Date, kind: Kind, jobID: String? = nil, interrupted: String? = nil, partial: Bool = false,
+                instance: RunEvent.Instance? = nil) {
         self.time = time
         self.kind = kind
         self.jobID = jobID
         self.interrupted = interrupted
         self.partial = partial
+        self.instance = instance
     }
 
     public enum Kind: Sendable {
@@ -37,6 +42,10 @@ public struct RunEvent: Sendable {
         case complete(node: String, durationMilliseconds: Int, exitCode: Int32?, outputs: [KeyValue])
         case error(node: String, durationMilliseconds: Int, error: NodeError)
         case skip(node: String, reason: SkipReason)
+        /// A `for-each` over a need's output has its items: these instances
+        /// of `node` join the plan (each ends with complete, error or skip),
+        /// and `node` ends once they all have.
+        case expand(node: String, instances: [String])
         case graphComplete(ok: Bool, durationMilliseconds: Int, counts: RunCounts, criticalPath: [String])
         /// Watch mode: files changed (relative to the graph's directory), so
         /// these nodes run again; the rerun's `graph-start` follows.
@@ -53,6 +62,7 @@ public struct RunEvent: Sendable {
         case .complete: return "complete"
         case .error: return "error"
         case .skip: return "skip"
+        case .expand: return "expand"
         case .graphComplete: return "graph-complete"
         case .watch: return "watch"
         }
@@ -62,7 +72,7 @@ public struct RunEvent: Sendable {
     public var node: String? {
         switch kind {
         case .start(let n, _, _, _), .next(let n, _, _, _), .retry(let n, _, _, _),
-             .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _):
+             .complete(let n, _, _, _), .error(let n, _, _), .skip(let n, _), .expand(let n, _):
             return n
         case .graphStart, .graphComplete, .watch:
             return nil

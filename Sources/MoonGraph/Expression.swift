@@ -10,12 +10,45 @@ public enum ExpressionReference: Sendable, Hashable {
     case variable(String)
     /// `env.NAME`: an environment variable (see docs/dataflow.md for which).
     case environment(String)
+    /// `item` or `item.name|stem|ext|dir`: the item of a `for-each` instance.
+    case item(ItemPart)
+    /// `matrix.KEY`: a value of a `matrix` instance.
+    case matrix(String)
+    /// `params.NAME`: a parameter declared under the node's `params:`.
+    case parameter(String)
+    /// `args`: the words after `--` on the command line, each one word.
+    case arguments
 
     /// The need this reference reads, if any.
     public var node: String? {
         switch self {
         case .output(let node, _), .result(let node): return node
-        case .variable, .environment: return nil
+        case .variable, .environment, .item, .matrix, .parameter, .arguments: return nil
+        }
+    }
+}
+
+/// Which part of a `for-each` item an expression reads. For a path
+/// `src/lib/a.tar.gz`: `name` is `a.tar.gz`, `stem` `a.tar`, `ext` `.gz`,
+/// `dir` `src/lib` (`.` when the item has no directory).
+public enum ItemPart: String, Sendable, Hashable, CaseIterable {
+    case whole = ""
+    case name, stem, ext, dir
+
+    /// The part of `item`.
+    public func of(_ item: String) -> String {
+        let slash = item.lastIndex(of: "/")
+        let base = slash.map { String(item[item.index(after: $0)...]) } ?? item
+        switch self {
+        case .whole: return item
+        case .name: return base
+        case .dir:
+            guard let slash else { return "." }
+            return slash == item.startIndex ? "/" : String(item[..<slash])
+        case .stem, .ext:
+            // A leading dot is a hidden file's name, not an extension.
+            guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return self == .stem ? base : "" }
+            return self == .stem ? String(base[..<dot]) : String(base[dot...])
         }
     }
 }
@@ -117,7 +150,7 @@ public struct Template: Sendable, Hashable {
         return (Template(parts: parts), problems)
     }
 
-    public static let contexts = ["needs", "vars", "env"]
+    public static let contexts = ["needs", "vars", "env", "item", "matrix", "params", "args"]
 
     /// `needs.NODE.outputs.KEY`, `needs.NODE.result`, `vars.NAME`, `env.NAME`.
     /// Node names may contain dots, so a `needs` path is read from its end.
@@ -126,6 +159,8 @@ public struct Template: Sendable, Hashable {
         if path.isEmpty {
             return .failure(Message("empty expression; write needs.NODE.outputs.KEY, needs.NODE.result, vars.NAME or env.NAME"))
         }
+        if path == "item" { return .success(.item(.whole)) }
+        if path == "args" { return .success(.arguments) }
         guard let dot = path.firstIndex(of: ".") else {
             return .failure(unknownContext(path))
         }
@@ -139,14 +174,24 @@ public struct Template: Sendable, Hashable {
                 return .failure(Message("invalid \(what) name '\(rest)' in '\(path)'; write \(context).NAME"))
             }
             return .success(isVar ? .variable(rest) : .environment(rest))
+        case "item":
+            guard let part = ItemPart(rawValue: rest), part != .whole else {
+                return .failure(Message("unknown part '\(rest)' of item\(Suggestion.clause(for: rest, in: ["name", "stem", "ext", "dir"])); write item, item.name, item.stem, item.ext or item.dir"))
+            }
+            return .success(.item(part))
+        case "matrix", "params":
+            guard ValueDecoding.isIdentifier(rest, allowDash: true) else {
+                return .failure(Message("invalid name '\(rest)' in '\(path)'; write \(context).NAME"))
+            }
+            return .success(context == "matrix" ? .matrix(rest) : .parameter(rest))
         case "needs":
             if rest.hasSuffix(".result") {
                 let node = String(rest.dropLast(".result".count))
-                if Node.isValidName(node) { return .success(.result(node: node)) }
+                if Node.isValidReference(node) { return .success(.result(node: node)) }
             } else if let range = rest.ranges(of: ".outputs.").last {
                 let node = String(rest[..<range.lowerBound])
                 let key = String(rest[range.upperBound...])
-                if Node.isValidName(node), OutputKey.isValid(key) { return .success(.output(node: node, key: key)) }
+                if Node.isValidReference(node), OutputKey.isValid(key) { return .success(.output(node: node, key: key)) }
             }
             return .failure(Message("malformed expression '\(path)'; write needs.NODE.outputs.KEY or needs.NODE.result"))
         default:
@@ -156,8 +201,8 @@ public struct Template: Sendable, Hashable {
 
     private static func unknownContext(_ word: String) -> Message {
         var hint = Suggestion.clause(for: word, in: contexts)
-        if hint.isEmpty, ["steps", "inputs", "github", "matrix", "secrets"].contains(word) { hint = " (moon has no '\(word)')" }
-        return Message("unknown context '\(word)'\(hint) in an expression; use needs, vars or env")
+        if hint.isEmpty, ["steps", "inputs", "github", "secrets"].contains(word) { hint = " (moon has no '\(word)')" }
+        return Message("unknown context '\(word)'\(hint) in an expression; use needs, vars, env, item, matrix, params or args")
     }
 
     public struct Message: Error, Sendable, Hashable {

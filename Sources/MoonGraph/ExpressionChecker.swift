@@ -11,6 +11,15 @@ struct ExpressionChecker {
         var needs: [String]?
         /// "node 'deploy'", "the graph's env" — for messages.
         var owner: String
+        /// Whether `item` may be read: the node has a `for-each`.
+        var forEach = false
+        /// The keys `matrix.KEY` may read; nil when the node has no `matrix`.
+        var matrixKeys: [String]? = nil
+        /// The names `params.NAME` may read; nil outside a node.
+        var params: [String]? = nil
+        /// The key of a value read before the node runs (`sources`,
+        /// `generates`, `depfile`), which only vars, item and matrix can fill.
+        var staticKey: String? = nil
     }
 
     let source: SourceFile?
@@ -59,6 +68,14 @@ struct ExpressionChecker {
     }
 
     private func problem(_ reference: ExpressionReference, scope: Scope) -> (String, [String])? {
+        if let key = scope.staticKey {
+            switch reference {
+            case .variable, .item, .matrix: break
+            default:
+                return ("'\(key)' is read before the node runs, so it can only use vars, item and matrix",
+                        ["help: write the path, or build it from ${{ vars.NAME }}, ${{ item }} or ${{ matrix.KEY }}"])
+            }
+        }
         switch reference {
         case .output(let name, _), .result(let name):
             guard let needs = scope.needs else {
@@ -77,6 +94,28 @@ struct ExpressionChecker {
                     ["help: declare it under 'vars:', or pass --set \(name)=VALUE"])
         case .environment:
             return nil
+        case .item:
+            if scope.forEach { return nil }
+            let help = scope.matrixKeys != nil ? "help: this node has a 'matrix'; read its values as ${{ matrix.KEY }}" : "help: add 'for-each:' to the node (a list, {glob: …} or ${{ needs.X.outputs.KEY }}) to run it once per item"
+            return ("'item' is only available in a node with 'for-each'; \(scope.owner) has none", [help])
+        case .matrix(let key):
+            guard let keys = scope.matrixKeys else {
+                return ("'matrix' is only available in a node with 'matrix'; \(scope.owner) has none",
+                        ["help: add 'matrix:' to the node ({KEY: [VALUE, …]}) to run it once per combination"])
+            }
+            if keys.contains(key) { return nil }
+            return ("unknown matrix key '\(key)'\(Suggestion.clause(for: key, in: keys))",
+                    ["help: the keys of this matrix are \(keys.joined(separator: ", "))"])
+        case .parameter(let name):
+            guard let params = scope.params else {
+                return ("'params' is only available in a node; \(scope.owner) has none", [])
+            }
+            if params.contains(name) { return nil }
+            return ("undeclared parameter '\(name)'\(Suggestion.clause(for: name, in: params))",
+                    ["help: declare it under the node's 'params:' ({default: VALUE} or {required: true, description: …})"])
+        case .arguments:
+            if scope.params != nil { return nil }
+            return ("'args' is only available in a node; \(scope.owner) has none", [])
         }
     }
 

@@ -22,9 +22,15 @@ public struct Graph: Sendable {
     /// Every queue; `queues[0]` is always `default`, the others follow in file order.
     public var queues: [QueueSpec]
     public var defaults: NodeDefaults
-    /// Every node, in file order.
+    /// Every node, in file order; the instances of a `for-each` or `matrix`
+    /// template stand where the template is written, in item order.
     public var nodes: [Node]
+    /// `default:`: the names `moon run` (and plain `moon`) run when none is
+    /// given; empty when the file has none. Each is a node, a template or a group.
+    public var defaultTargets: [String] = []
     private var positions: [String: Int]
+    /// Template name -> the indices of its instances, in order.
+    private var templates: [String: [Int]]
 
     public init(name: String, description: String? = nil, path: String, vars: Variables = Variables(),
                 env: Variables = Variables(), queues: [QueueSpec] = [QueueSpec(name: QueueSpec.defaultName)],
@@ -40,12 +46,72 @@ public struct Graph: Sendable {
         self.nodes = nodes
         var positions: [String: Int] = [:]
         positions.reserveCapacity(nodes.count)
-        for (i, node) in nodes.enumerated() where positions[node.name] == nil { positions[node.name] = i }
+        var templates: [String: [Int]] = [:]
+        for (i, node) in nodes.enumerated() {
+            if positions[node.name] == nil { positions[node.name] = i }
+            if let template = node.instance?.template { templates[template, default: []].append(i) }
+        }
         self.positions = positions
+        self.templates = templates
     }
 
-    /// The index of the node called `name`.
+    /// The index of the node called `name` (an instance by its full name, `obj[src/a.c]`).
     public func index(of name: String) -> Int? { positions[name] }
+
+    /// The indices of the instances of the `for-each`/`matrix` template
+    /// `template`, in order; empty when it is not a static template.
+    public func instances(of template: String) -> [Int] { templates[template] ?? [] }
+
+    /// Whether `name` is a static template (it names its instances, not a node).
+    public func isTemplate(_ name: String) -> Bool { templates[name] != nil }
+
+    /// The template names, in the order of their first instance.
+    public var templateNames: [String] {
+        templates.sorted { $0.value[0] < $1.value[0] }.map(\.key)
+    }
+
+    /// What a name given by a user stands for: the node of that name, or
+    /// every instance of the template of that name; nil when neither.
+    public func targets(named name: String) -> [Int]? {
+        if let index = positions[name] { return [index] }
+        return templates[name]
+    }
+
+    /// What a target given to `moon run` selects: a node, a template's
+    /// instances, or the nodes a pattern matches (`test[*]`); throws for a
+    /// name that is none of these, or an internal node named directly.
+    public func targets(for target: String) throws(Diagnostics) -> [Int] {
+        if NamePattern.isPattern(target) {
+            let matched = nodes(matching: target)
+            guard !matched.isEmpty else { throw Diagnostics([.error("no node matches '\(target)'", at: nil)]) }
+            return matched
+        }
+        guard let indices = targets(named: target) else { throw Diagnostics([unknownTarget(target)]) }
+        if indices.count == 1, nodes[indices[0]].isInternal, !defaultTargets.contains(target) {
+            throw Diagnostics([.error("node '\(target)' is internal: it runs only as a need of another node", at: nil)])
+        }
+        return indices
+    }
+
+    /// "unknown node 'x' (did you mean 'y'?)".
+    public func unknownTarget(_ target: String) -> Diagnostic {
+        if NamePattern.isPattern(target) { return .error("no node matches '\(target)'", at: nil) }
+        if let indices = targets(named: target), indices.count == 1, nodes[indices[0]].isInternal {
+            return .error("node '\(target)' is internal: it runs only as a need of another node", at: nil)
+        }
+        let names = templateNames + nodes.lazy.filter { !$0.isInternal }.map(\.name)
+        return .error("unknown node '\(target)'\(Suggestion.clause(for: target, in: names))", at: nil)
+    }
+
+    /// The nodes whose names match `pattern`, a glob where `*` matches any
+    /// run of characters (including `:`, `/` and brackets) and `?` one
+    /// character; every other character, `[` and `]` included, is itself, so
+    /// `test[*]` is every instance of `test` and `lib:*` every node of the
+    /// include `lib`. Internal nodes never match.
+    public func nodes(matching pattern: String) -> [Int] {
+        let glob = Array(pattern.unicodeScalars)
+        return nodes.indices.filter { !nodes[$0].isInternal && NamePattern.matches(glob, Array(nodes[$0].name.unicodeScalars)) }
+    }
 
     /// The node called `name`.
     public subscript(name: String) -> Node? { positions[name].map { nodes[$0] } }

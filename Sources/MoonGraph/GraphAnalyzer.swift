@@ -21,26 +21,56 @@ struct GraphAnalyzer {
     }
 
     /// The graph `declaration` describes, with `overrides` (`--set`) over
-    /// its vars; nil when it has errors, or when `decodingFailed`.
-    mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String], decodingFailed: Bool) -> Graph? {
+    /// its vars; nil when it has errors, or when `decodingFailed`. `files`
+    /// lists the files of `for-each` globs.
+    mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String], decodingFailed: Bool,
+                          files: GraphFileAccess = .none, included: [IncludedGraph] = []) -> Graph? {
         var vars = declaration.vars
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
+        var resolver = VarResolver(vars: vars, literal: Set(overrides.keys), declaration: declaration.varsValue)
+        vars = resolver.resolve()
+        diagnostics += resolver.diagnostics
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)
         if let env = declaration.envValue { checkValues(of: env, scope: .init(needs: nil, owner: "the graph's env")) }
         if let dir = declaration.defaultsDir { check(dir, scope: .init(needs: nil, owner: "defaults")) }
 
-        // The nodes are completed in place: taken out of the declaration, so
-        // that the array is not shared and not copied.
-        var nodes = declaration.nodes
+        // The templates are taken out of the declaration, so that the array
+        // is not shared and not copied.
+        let templates = declaration.nodes
         declaration.nodes = []
-        let names = nodes.map(\.name)
-        for (index, references) in declaration.references.enumerated() {
+        // The included files' nodes come first, then this file's.
+        var nodes: [Node] = []
+        var layout = Layout()
+        var queues = declaration.queues
+        layout.failedIncludes = Set(declaration.includes.map(\.name)).subtracting(included.map(\.name))
+        for include in included { IncludeMerger.merge(include, into: &nodes, names: &layout.names, index: &layout.index, ranges: &layout.ranges, queues: &queues) }
+        var expander = FanOutExpander(vars: vars, files: files, directory: Graph.directory(of: declaration.path))
+        layOut(templates, declaration.references, expander: &expander, into: &layout)
+        diagnostics += expander.diagnostics
+        nodes.reserveCapacity(layout.names.count)
+        for (t, references) in declaration.references.enumerated() {
             let found = diagnostics.count
-            nodes[index].needs = needs(of: references, node: index, names: names, nodeIndex: declaration.nodeIndex)
-            checkExpressions(of: references, node: nodes[index], names: names)
-            for i in found..<diagnostics.count { diagnostics[i].node = names[index] }
+            var template = templates[t]
+            template.needs = needs(of: references, owner: template.name, layout: layout)
+            checkExpressions(of: references, node: template, names: layout.names)
+            if case .dynamic(let need, let key, let span) = references.fanOut {
+                if let index = layout.index[need], template.needs.contains(index) {
+                    template.fanOut = DynamicFanOut(need: index, key: key)
+                } else {
+                    error("node '\(template.name)' fans out over '\(need)', which is not one of its needs", at: span,
+                          notes: ["help: add '\(need)' to its 'needs'"])
+                }
+            }
+            if let instances = layout.instances[t] {
+                let parsed = NodeTemplate(template)
+                for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
+            } else {
+                nodes.append(template.instantiated(nil, vars: vars))
+            }
+            for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = template.name }
         }
         findCycles(nodes)
+        let defaultTargets = defaults(declaration.defaultTargets, layout: layout)
 
         let failed = decodingFailed || diagnostics.contains { $0.severity == .error }
         // Only for a graph without errors: a node with an error may not have
@@ -48,44 +78,122 @@ struct GraphAnalyzer {
         if !failed { warnAboutUnusedOverrides(overrides, declared: declaration.vars.names) }
         guard !failed else { return nil }
         var graph = Graph(name: declaration.name, description: declaration.description, path: declaration.path,
-                          vars: vars, env: declaration.env, queues: declaration.queues,
+                          vars: vars, env: declaration.env, queues: queues,
                           defaults: declaration.defaults, nodes: nodes)
         graph.dotenv = declaration.dotenv
+        graph.defaultTargets = defaultTargets
         return graph
+    }
+
+    // MARK: - Instances
+
+    /// Where every node of the graph will be: each template's instances
+    /// (or the template itself) in file order, by name.
+    struct Layout {
+        var names: [String] = []
+        var index: [String: Int] = [:]
+        /// Per template: its instances, or nil when it is one node.
+        var instances: [[NodeInstance]?] = []
+        /// Template name -> the positions of its instances.
+        var ranges: [String: Range<Int>] = [:]
+        /// Includes whose file had errors: their nodes are not here.
+        var failedIncludes: Set<String> = []
+    }
+
+    private func layOut(_ templates: [Node], _ references: [NodeReferences], expander: inout FanOutExpander, into layout: inout Layout) {
+        layout.instances.reserveCapacity(templates.count)
+        for (t, template) in templates.enumerated() {
+            let start = layout.names.count
+            if let fanOut = references[t].fanOut, let instances = expander.instances(of: template.name, fanOut) {
+                layout.instances.append(instances)
+                layout.names.reserveCapacity(start + instances.count)
+                for instance in instances {
+                    let name = instance.name
+                    layout.index[name] = layout.names.count
+                    layout.names.append(name)
+                }
+                layout.ranges[template.name] = start..<layout.names.count
+            } else {
+                layout.instances.append(nil)
+                layout.index[template.name] = start
+                layout.names.append(template.name)
+            }
+        }
+    }
+
+    /// `default:`: each name a node or a template.
+    private mutating func defaults(_ targets: [NodeReferences.Need], layout: Layout) -> [String] {
+        var result: [String] = []
+        for target in targets {
+            if layout.index[target.name] != nil || layout.ranges[target.name] != nil {
+                result.append(target.name)
+            } else {
+                let candidates = layout.ranges.keys.sorted() + layout.names
+                error("default names unknown node '\(target.name)'\(suggestion(for: target.name, in: candidates))", at: target.span,
+                      notes: ["help: name a node under `nodes:`, or a for-each or matrix node for all its instances"])
+            }
+        }
+        return result
     }
 
     // MARK: - Needs
 
-    /// The indices of the nodes node `index` needs, in the order written,
-    /// without unknown names, itself or duplicates (each one a diagnostic).
-    private mutating func needs(of references: NodeReferences, node index: Int, names: [String], nodeIndex: [String: Int]) -> [Int] {
-        let name = names[index]
+    /// The indices of the nodes `owner` needs, in the order written (a
+    /// template's name stands for all its instances), without unknown
+    /// names, itself or duplicates (each one a diagnostic).
+    private mutating func needs(of references: NodeReferences, owner name: String, layout: Layout) -> [Int] {
         // Duplicates found by a scan of what is kept while the list is
         // short (most are), a set beyond that.
         var seen: Set<Int> = []
         var needs: [Int] = []
         needs.reserveCapacity(references.needs.count)
         for need in references.needs {
-            guard let target = nodeIndex[need.name] else {
-                let hint = suggestion(for: need.name, in: names)
-                // Without a near name to suggest, say how to fix it.
-                let help = hint.isEmpty ? ["help: add a node '\(need.name)' under `nodes:`, or remove it from the needs of '\(name)'"] : []
-                error("node '\(name)' needs unknown node '\(need.name)'\(hint)", at: need.span, notes: help)
+            let targets: [Int]
+            if let range = layout.ranges[need.name] {
+                targets = Array(range)
+            } else if let target = layout.index[need.name] {
+                targets = [target]
+            } else {
+                unknownNeed(need, owner: name, layout: layout)
                 continue
             }
-            if target == index {
+            if need.name == name || layout.ranges[name].map({ range in targets.contains { range.contains($0) } }) == true {
                 error("node '\(name)' needs itself; remove '\(need.name)' from its needs", at: need.span)
                 continue
             }
-            let duplicate = references.needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
-            guard !duplicate else {
-                diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(need.name)' more than once; remove the duplicate",
-                                              at: need.span))
-                continue
+            for target in targets {
+                let duplicate = needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
+                guard !duplicate else {
+                    diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(need.name)' more than once; remove the duplicate",
+                                                  at: need.span))
+                    break
+                }
+                if needs.count == 32 { seen = Set(needs) }
+                needs.append(target)
             }
-            needs.append(target)
         }
         return needs
+    }
+
+    private mutating func unknownNeed(_ need: NodeReferences.Need, owner name: String, layout: Layout) {
+        // A node of an include that could not be read: that error says it.
+        if let colon = need.name.firstIndex(of: ":"), layout.failedIncludes.contains(String(need.name[..<colon])) { return }
+        // `obj[x]` of a template `obj`: name the instances it has.
+        if let bracket = need.name.firstIndex(of: "["), need.name.hasSuffix("]") {
+            let template = String(need.name[..<bracket])
+            if let range = layout.ranges[template] {
+                let shown = range.prefix(5).map { layout.names[$0] }.joined(separator: ", ")
+                let more = range.count > 5 ? ", … (\(range.count) in all)" : ""
+                error("node '\(name)' needs unknown node '\(need.name)'", at: need.span,
+                      notes: ["help: '\(template)' has the instances \(range.isEmpty ? "(none)" : shown + more); write '\(template)' for all of them"])
+                return
+            }
+        }
+        // Template names first: `obj` is likelier meant than `obj[a.c]`.
+        let hint = suggestion(for: need.name, in: layout.ranges.isEmpty ? layout.names : layout.ranges.keys.sorted() + layout.names)
+        // Without a near name to suggest, say how to fix it.
+        let help = hint.isEmpty ? ["help: add a node '\(need.name)' under `nodes:`, or remove it from the needs of '\(name)'"] : []
+        error("node '\(name)' needs unknown node '\(need.name)'\(hint)", at: need.span, notes: help)
     }
 
     private mutating func findCycles(_ nodes: [Node]) {
@@ -110,7 +218,19 @@ struct GraphAnalyzer {
     /// The node's `${{ … }}`, which may read its direct needs; a shell-form
     /// `run` is checked with its shell's quoting.
     private mutating func checkExpressions(of references: NodeReferences, node: Node, names: [String]) {
-        let scope = ExpressionChecker.Scope(needs: node.needs.map { names[$0] }, owner: "node '\(node.name)'")
+        var scope = ExpressionChecker.Scope(needs: node.needs.map { names[$0] }, owner: "node '\(node.name)'")
+        switch references.fanOut {
+        case .list, .glob, .dynamic: scope.forEach = true
+        case .matrix(let matrix): scope.matrixKeys = matrix.allKeys
+        case nil: break
+        }
+        scope.params = node.params.map(\.name)
+        var paths = scope
+        for (key, value) in [("sources", references.sources), ("generates", references.generates), ("depfile", references.depfile)] {
+            guard let value else { continue }
+            paths.staticKey = key
+            if case .sequence(let items) = value.kind { for item in items { check(item, scope: paths) } } else { check(value, scope: paths) }
+        }
         if let run = references.run, case .shell = node.action {
             check(run, scope: scope, shell: node.shell)
         } else if let run = references.run {

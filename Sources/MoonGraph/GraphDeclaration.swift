@@ -27,6 +27,52 @@ struct GraphDeclaration {
     var envValue: YAMLNode?
     /// `defaults: dir` as written, which may hold expressions.
     var defaultsDir: YAMLNode?
+    /// `vars:` as written, whose values may use other vars.
+    var varsValue: YAMLNode?
+    /// The names under `default:`, where they are written.
+    var defaultTargets: [NodeReferences.Need] = []
+    /// `includes:`, in the order written.
+    var includes: [IncludeDeclaration] = []
+}
+
+/// One entry of `includes:`: `NAME: PATH` or `NAME: {file, vars}`.
+struct IncludeDeclaration {
+    var name: String
+    var nameSpan: SourceSpan
+    /// The path as written, relative to the including file's directory.
+    var file: String
+    var fileSpan: SourceSpan
+    /// Values for the included file's vars, over its own.
+    var vars: Variables
+}
+
+/// How a node fans out, as written.
+enum FanOutDeclaration {
+    /// `for-each: [a, b]`.
+    case list([(item: String, span: SourceSpan)], span: SourceSpan)
+    /// `for-each: {glob, exclude, allow-empty}`.
+    case glob(pattern: String, exclude: [String], allowEmpty: Bool, span: SourceSpan)
+    /// `for-each: ${{ needs.NODE.outputs.KEY }}`.
+    case dynamic(node: String, key: String, span: SourceSpan)
+    /// `matrix: {KEY: [VALUE, …], include, exclude}`.
+    case matrix(MatrixDeclaration)
+}
+
+/// `matrix:` as written: the keys with their values in order, and the
+/// `include`/`exclude` entries (GitHub Actions' rules).
+struct MatrixDeclaration {
+    var keys: [String] = []
+    var values: [[String]] = []
+    var include: [Variables] = []
+    var exclude: [Variables] = []
+    var span: SourceSpan
+
+    /// Every key an instance may read: the matrix's, then new ones from `include`.
+    var allKeys: [String] {
+        var keys = self.keys
+        for entry in include { for name in entry.names where !keys.contains(name) { keys.append(name) } }
+        return keys
+    }
 }
 
 /// What a decoded node refers to, for the analyzer: the names under its
@@ -44,4 +90,10 @@ struct NodeReferences {
     var env: YAMLNode?
     var with: YAMLNode?
     var dir: YAMLNode?
+    /// `sources`, `generates` and `depfile` as written: they may read vars, item and matrix.
+    var sources: YAMLNode?
+    var generates: YAMLNode?
+    var depfile: YAMLNode?
+    /// `for-each` or `matrix`, when the node has one.
+    var fanOut: FanOutDeclaration?
 }

@@ -28,7 +28,12 @@ struct GraphDecoder {
         var graph = GraphDeclaration(name: keys["name"].flatMap { values.string($0.value, expecting: "a graph name") } ?? Graph.stem(of: path),
                                      path: path)
         graph.description = keys["description"].flatMap { values.string($0.value, expecting: "a description") }
-        if let v = keys["vars"] { graph.vars = values.variables(v.value, what: "variable", nameRule: .variable) }
+        if let v = keys["vars"] {
+            graph.vars = values.variables(v.value, what: "variable", nameRule: .variable, allowLists: true)
+            graph.varsValue = v.value
+        }
+        if let d = keys["default"], !d.value.isNull { graph.defaultTargets = names(d.value, expecting: "a node name, or a list of them") }
+        if let i = keys["includes"], !i.value.isNull { graph.includes = includes(i.value) }
         if let e = keys["env"] {
             graph.env = values.variables(e.value, what: "environment variable", nameRule: .environment)
             graph.envValue = e.value
@@ -101,6 +106,58 @@ struct GraphDecoder {
             graph.references.append(references)
             values.tag(from: found, node: entry.name)
         }
+    }
+
+    /// One name, or a list of names, where each is written.
+    private mutating func names(_ value: YAMLNode, expecting: String) -> [NodeReferences.Need] {
+        let items: [YAMLNode]
+        switch value.kind {
+        case .scalar: items = [value]
+        case .sequence(let list): items = list
+        case .mapping:
+            values.error("expected \(expecting), found a mapping", at: value.span)
+            items = []
+        }
+        return items.compactMap { item in
+            values.string(item, expecting: "a node name", allowNull: false).map { NodeReferences.Need(name: $0, span: item.span) }
+        }
+    }
+
+    /// `includes: {NAME: PATH}` or `{NAME: {file, vars}}`.
+    private mutating func includes(_ value: YAMLNode) -> [IncludeDeclaration] {
+        guard let pairs = values.mapping(value, expecting: "a mapping of include names to graph files") else { return [] }
+        var result: [IncludeDeclaration] = []
+        for pair in pairs {
+            guard let name = values.keyName(pair.key) else { continue }
+            guard Node.isValidName(name) else {
+                values.error("invalid include name '\(name)'; \(Node.nameRule)", at: pair.key.span)
+                continue
+            }
+            if result.contains(where: { $0.name == name }) {
+                values.error("include '\(name)' is defined twice; rename or remove one", at: pair.key.span)
+                continue
+            }
+            var file: (String, SourceSpan)?
+            var vars = Variables()
+            if let body = pair.value.pairs {
+                let keys = values.checkKeys(body, allowed: GraphKeys.include, context: "in include '\(name)'")
+                if let f = keys["file"], let path = values.string(f.value, expecting: "the path of a graph file", allowNull: false) {
+                    file = (path, f.value.span)
+                } else if keys["file"] == nil {
+                    values.error("include '\(name)' needs 'file' (the path of a graph file)", at: pair.key.span)
+                }
+                if let v = keys["vars"] { vars = values.variables(v.value, what: "variable", nameRule: .variable, allowLists: true) }
+            } else if let path = values.string(pair.value, expecting: "the path of a graph file, or {file, vars}", allowNull: false) {
+                file = (path, pair.value.span)
+            }
+            guard let (path, span) = file else { continue }
+            if path.isEmpty {
+                values.error("the path of include '\(name)' is empty; write a graph file such as lib/moon.yaml", at: span)
+                continue
+            }
+            result.append(IncludeDeclaration(name: name, nameSpan: pair.key.span, file: path, fileSpan: span, vars: vars))
+        }
+        return result
     }
 
     /// `dotenv: .env`, or a list of paths and `{path, optional}` mappings.

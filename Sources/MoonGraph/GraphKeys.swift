@@ -14,7 +14,9 @@ enum GraphKeys {
         Key("version", "The file format version; must be 1."),
         Key("name", "The graph's name (default: the file's stem)."),
         Key("description", "What the graph does."),
-        Key("vars", "Variables for ${{ vars.NAME }}; `--set NAME=VALUE` overrides them."),
+        Key("default", "What `moon run` and plain `moon` run when no node is named: a node name or a list of them."),
+        Key("includes", "Other graph files whose nodes join this graph as NAME:NODE: a mapping of NAME to a path, or to {file, vars}."),
+        Key("vars", "Variables for ${{ vars.NAME }}: a string, or a list (each item one word where interpolated); a value may use other vars; `--set NAME=VALUE` overrides them."),
         Key("env", "Environment variables for every node."),
         Key("dotenv", "Environment files (KEY=VALUE lines) to load, relative to the graph file: a path, or a list of paths and {path, optional}."),
         Key("queues", "Named execution queues; `default` always exists."),
@@ -24,8 +26,8 @@ enum GraphKeys {
 
     static let node: [Key] = [
         Key("description", "What the node does."),
-        Key("needs", "The nodes that must finish first: a name or a list of names."),
-        Key("run", "A command: a string runs in the shell, a list of strings runs a program directly."),
+        Key("needs", "The nodes that must finish first: a name or a list of names (a for-each or matrix name means every instance, NAME[LABEL] one)."),
+        Key("run", "A command: a string runs in the shell, a list of strings runs a program directly. A node with neither run nor uses is a group of its needs."),
         Key("uses", "A built-in command."),
         Key("with", "The built-in's parameters."),
         Key("env", "Environment variables for this node, over the graph's."),
@@ -40,6 +42,27 @@ enum GraphKeys {
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file): the node is not up to date while one is missing."),
         Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
+        Key("for-each", "Run one instance per item, named NODE[ITEM]: a list, {glob, exclude, allow-empty} (files relative to the graph file), or ${{ needs.X.outputs.KEY }} (a JSON list, expanded at run time); read as ${{ item }}, item.name, item.stem, item.ext, item.dir."),
+        Key("matrix", "Run one instance per combination, named NODE[V1,V2]: {KEY: [VALUE, …], include: [{…}], exclude: [{…}]} as in GitHub Actions; read as ${{ matrix.KEY }}."),
+        Key("params", "Named parameters, set on the command line as NAME=VALUE after the node: {NAME: {default: VALUE}} or {NAME: {required: true, description: TEXT}}; read as ${{ params.NAME }}."),
+        Key("internal", "When true, the node is hidden from `moon list` and cannot be selected by name or pattern; it runs as a need."),
+    ]
+
+    static let forEach: [Key] = [
+        Key("glob", "Files matching this glob, relative to the graph file, one instance each (sorted)."),
+        Key("exclude", "Globs of files to leave out."),
+        Key("allow-empty", "When true, a glob that matches nothing makes no instance instead of an error."),
+    ]
+
+    static let parameter: [Key] = [
+        Key("default", "The value when the command line gives none."),
+        Key("required", "When true, the command line must give a value (NAME=VALUE)."),
+        Key("description", "What the parameter is, shown when it is missing."),
+    ]
+
+    static let include: [Key] = [
+        Key("file", "The included graph file, relative to this one."),
+        Key("vars", "Values for the included file's vars, over its own."),
     ]
 
     static let queue: [Key] = [

@@ -6,6 +6,8 @@ public struct GraphLoadResult: Sendable {
     /// nil when `diagnostics` holds at least one error.
     public var graph: Graph?
     public var diagnostics: [Diagnostic]
+    /// The files read through `includes:`, so that their diagnostics can quote them.
+    public var included: [SourceFile] = []
 
     public init(graph: Graph?, diagnostics: [Diagnostic]) {
         self.graph = graph
@@ -18,31 +20,54 @@ public struct GraphLoadResult: Sendable {
 }
 
 /// Loads, decodes and validates a graph file (DESIGN.md §2): YAML text ->
-/// `YAMLNode` (MoonDocument) -> `Graph`. No I/O: the caller reads the file.
+/// `YAMLNode` (MoonDocument) -> `Graph`. No I/O of its own: the caller
+/// reads the file, and `files` reads what it includes and lists its globs.
 public enum GraphLoader {
     /// Loads `source`. `overrides` (from `--set NAME=VALUE`) replace or add `vars`.
     public static func load(_ source: SourceFile, overrides: [String: String] = [:],
                             limits: YAMLLoader.Limits = YAMLLoader.Limits()) -> GraphLoadResult {
+        load(source, overrides: overrides, limits: limits, files: .none)
+    }
+
+    /// Loads `source`, reading what it includes and globs through `files`.
+    public static func load(_ source: SourceFile, overrides: [String: String] = [:],
+                            limits: YAMLLoader.Limits = YAMLLoader.Limits(), files: GraphFileAccess) -> GraphLoadResult {
         let root: YAMLNode
         do {
             root = try YAMLLoader.load(source, limits: limits)
         } catch {
             return GraphLoadResult(graph: nil, diagnostics: error.items)
         }
-        return decode(root, path: source.path, overrides: overrides, source: source)
+        return decode(root, path: source.path, overrides: overrides, source: source, files: files)
     }
 
     /// Decodes an already loaded document (the file at `path`). With
     /// `source`, errors inside strings (expressions) point at their column.
     public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
                               source: SourceFile? = nil) -> GraphLoadResult {
+        decode(root, path: path, overrides: overrides, source: source, files: .none)
+    }
+
+    /// Decodes `root`, reading what it includes and globs through `files`.
+    public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
+                              source: SourceFile? = nil, files: GraphFileAccess) -> GraphLoadResult {
         var decoder = GraphDecoder(path: path)
         guard let declaration = decoder.decode(root) else {
             return GraphLoadResult(graph: nil, diagnostics: sortedBySource(decoder.diagnostics))
         }
+        var includes = IncludeLoader(files: files)
+        let included = includes.load(declaration.includes, from: path, stack: [IncludeLoader.normalize(path)])
         var analyzer = GraphAnalyzer(source: source)
-        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: decoder.values.hasErrors)
-        return GraphLoadResult(graph: graph, diagnostics: sortedBySource(decoder.diagnostics + analyzer.diagnostics))
+        let failed = decoder.values.hasErrors || includes.diagnostics.contains { $0.severity == .error }
+        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: failed, files: files, included: included)
+        // This file's problems in source order, then each included file's.
+        let own = sortedBySource(decoder.diagnostics + analyzer.diagnostics)
+        // A file included twice (under two names) reports its problems once.
+        var seen: Set<Diagnostic> = []
+        let fromIncludes = includes.diagnostics.filter { seen.insert($0).inserted }
+        var result = GraphLoadResult(graph: graph, diagnostics: own + fromIncludes)
+        result.included = includes.sources
+        return result
     }
 
     /// Stable sort by position; diagnostics without a span come first.

@@ -37,7 +37,15 @@ public enum GraphSchema {
             "version": .object([("const", .int(1))]),
             "name": .object([("type", .string("string"))]),
             "description": .object([("type", .string("string"))]),
-            "vars": map(keyPattern: varNamePattern, value: ref("scalar")),
+            "default": .object([("anyOf", .array([
+                ref("target"),
+                .object([("type", .string("array")), ("items", ref("target"))]),
+            ]))]),
+            "includes": map(keyPattern: nodeNamePattern, value: .object([("anyOf", .array([
+                .object([("type", .string("string")), ("minLength", .int(1))]),
+                closedObject(GraphKeys.include, types: includeTypes, required: ["file"]),
+            ]))])),
+            "vars": ref("vars"),
             "env": ref("env"),
             "dotenv": .object([("anyOf", .array([
                 ref("dotenvFile"),
@@ -53,8 +61,8 @@ public enum GraphSchema {
         [
             "description": .object([("type", .string("string"))]),
             "needs": .object([("anyOf", .array([
-                ref("nodeName"),
-                .object([("type", .string("array")), ("items", ref("nodeName"))]),
+                ref("target"),
+                .object([("type", .string("array")), ("items", ref("target"))]),
             ]))]),
             "run": .object([("anyOf", .array([
                 .object([("type", .string("string")), ("minLength", .int(1))]),
@@ -74,6 +82,48 @@ public enum GraphSchema {
             "sources": globList,
             "generates": globList,
             "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "for-each": .object([("anyOf", .array([
+                .object([("type", .string("array")), ("items", ref("scalar"))]),
+                closedObject(GraphKeys.forEach, types: forEachTypes, required: ["glob"]),
+                ref("template"),
+            ]))]),
+            "matrix": .object([
+                ("type", .string("object")),
+                ("properties", .object([
+                    ("include", .object([("type", .string("array")), ("items", map(keyPattern: varNamePattern, value: ref("scalar")))])),
+                    ("exclude", .object([("type", .string("array")), ("items", map(keyPattern: varNamePattern, value: ref("scalar")))])),
+                ])),
+                ("propertyNames", .object([("pattern", .string(varNamePattern))])),
+                ("additionalProperties", .object([("type", .string("array")), ("items", ref("scalar")), ("minItems", .int(1))])),
+            ]),
+            "params": map(keyPattern: varNamePattern, value: .object([("anyOf", .array([
+                ref("scalar"),
+                closedObject(GraphKeys.parameter, types: parameterTypes),
+            ]))])),
+            "internal": .object([("type", .string("boolean"))]),
+        ]
+    }
+
+    private static var forEachTypes: [String: JSONValue] {
+        [
+            "glob": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "exclude": globList,
+            "allow-empty": .object([("type", .string("boolean"))]),
+        ]
+    }
+
+    private static var parameterTypes: [String: JSONValue] {
+        [
+            "default": ref("scalar"),
+            "required": .object([("type", .string("boolean"))]),
+            "description": .object([("type", .string("string"))]),
+        ]
+    }
+
+    private static var includeTypes: [String: JSONValue] {
+        [
+            "file": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "vars": ref("vars"),
         ]
     }
 
@@ -147,7 +197,15 @@ public enum GraphSchema {
     private static var definitions: [(String, JSONValue)] {
         var defs: [(String, JSONValue)] = [
             ("nodeName", .object([("type", .string("string")), ("pattern", .string(nodeNamePattern))])),
+            ("target", .object([
+                ("description", .string("A node (lib:NODE for an included one), a for-each or matrix node (all its instances), or one instance NODE[LABEL].")),
+                ("type", .string("string")), ("minLength", .int(1)),
+            ])),
             ("scalar", .object([("type", .strings(["string", "number", "boolean"]))])),
+            ("vars", map(keyPattern: varNamePattern, value: .object([("anyOf", .array([
+                ref("scalar"),
+                .object([("type", .string("array")), ("items", ref("scalar"))]),
+            ]))]))),
             ("env", map(keyPattern: envNamePattern, value: ref("scalar"))),
             ("duration", .object([
                 ("description", .string("A duration: 250ms, 2s, 1.5s, 1m30s, 1h, or a number of seconds.")),
@@ -184,10 +242,13 @@ public enum GraphSchema {
 
     private static var nodeDefinition: JSONValue {
         guard case .object(var members) = closedObject(GraphKeys.node, types: nodeTypes) else { return .null }
-        members.append(("oneOf", .array([
+        // `run` or `uses`, not both; with neither, `needs` makes a group.
+        members.append(("anyOf", .array([
             .object([("required", .strings(["run"]))]),
             .object([("required", .strings(["uses"]))]),
+            .object([("required", .strings(["needs"]))]),
         ])))
+        members.append(("not", .object([("required", .strings(["run", "uses"]))])))
         members.append(("allOf", .array(BuiltinCatalog.all.map { builtin in
             .object([
                 ("if", .object([
@@ -265,7 +326,8 @@ public enum GraphSchema {
         let tables: [([GraphKeys.Key], [String: JSONValue])] = [
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
-            (GraphKeys.dotenv, dotenvTypes),
+            (GraphKeys.dotenv, dotenvTypes), (GraphKeys.forEach, forEachTypes), (GraphKeys.parameter, parameterTypes),
+            (GraphKeys.include, includeTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

@@ -35,6 +35,23 @@ public struct Node: Sendable {
     public var depfile: String?
     /// The span of the node's whole definition.
     public var span: SourceSpan
+    /// Set on each instance of a `for-each` or `matrix` template (the node
+    /// is then `template[label]`); nil for any other node.
+    public var instance: NodeInstance?
+    /// `for-each: ${{ needs.X.outputs.KEY }}`: a template expanded at run time; nil otherwise.
+    public var fanOut: DynamicFanOut?
+    /// `params:` in the order written.
+    public var params: [NodeParameter] = []
+    /// What the command line gave the node (`Graph.bind`); empty until then.
+    public var arguments = NodeArguments()
+    /// `internal: true`: hidden from `moon list` and from selection by name or pattern.
+    public var isInternal = false
+    /// For a node of an included file: the include names before its own
+    /// (`lib:`, `a:b:`), which its `${{ needs.NAME… }}` are read under; "" otherwise.
+    public var namespace = ""
+    /// For a node of an included file: that file's vars, which its
+    /// `${{ vars.NAME }}` read; nil for the graph file's own nodes (`Graph.vars`).
+    public var vars: Variables?
 
     public init(name: String, nameSpan: SourceSpan, description: String? = nil, needs: [Int] = [],
                 action: NodeAction, env: Variables = Variables(),
@@ -60,6 +77,13 @@ public struct Node: Sendable {
 
     /// The rule of `isValidName`, for messages about node and queue names.
     static let nameRule = "names start with a letter, digit or '_' and contain only letters, digits, '_', '.', '+' and '-'"
+
+    /// Whether `name` names a node of this file or of an include: valid
+    /// names joined by `:` (`core`, `lib:core`, `a:b:core`).
+    public static func isValidReference(_ name: String) -> Bool {
+        guard name.utf8.contains(UInt8(ascii: ":")) else { return isValidName(name) }
+        return name.split(separator: ":", omittingEmptySubsequences: false).allSatisfy { isValidName(String($0)) }
+    }
 
     /// Whether `name` is a valid node name: `[A-Za-z0-9_][A-Za-z0-9_.+-]*`.
     public static func isValidName(_ name: String) -> Bool {

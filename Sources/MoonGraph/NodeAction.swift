@@ -1,4 +1,4 @@
-/// What a node does: exactly one of `run` (shell or exec form) or `uses`.
+/// What a node does: `run` (shell or exec form), `uses`, or nothing (a group).
 public enum NodeAction: Sendable, Hashable {
     /// `run: SCRIPT` — run by the node's `shell` (`sh -e -c SCRIPT`).
     case shell(String)
@@ -6,6 +6,9 @@ public enum NodeAction: Sendable, Hashable {
     case exec([String])
     /// `uses: NAME` with its validated `with:` arguments.
     case builtin(String, with: [String: BuiltinArgument])
+    /// A node with neither `run` nor `uses` (only `needs`): a group, which
+    /// succeeds as soon as its needs allow it to start.
+    case group
 
     /// `shell`, `exec` or `builtin`, as listings and JSON call it.
     public var kind: String {
@@ -13,6 +16,7 @@ public enum NodeAction: Sendable, Hashable {
         case .shell: return "shell"
         case .exec: return "exec"
         case .builtin: return "builtin"
+        case .group: return "group"
         }
     }
 
@@ -33,6 +37,8 @@ public enum NodeAction: Sendable, Hashable {
             guard !with.isEmpty else { return "uses \(name)" }
             let args = with.keys.sorted().map { "\($0): \(with[$0]!.text)" }
             return "uses \(name) (\(args.joined(separator: ", ")))"
+        case .group:
+            return "(group)"
         }
     }
 }

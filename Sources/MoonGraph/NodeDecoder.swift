@@ -26,8 +26,14 @@ struct NodeDecoder {
         if let needs = keys["needs"], !needs.value.isNull {
             references.needs = self.needs(needs.value, &values)
         }
-        action(of: &node, keys: keys, nameSpan: pair.key.span, &values)
+        action(of: &node, keys: keys, nameSpan: pair.key.span, hasNeeds: !references.needs.isEmpty, &values)
         settings(of: &node, keys: keys, &values)
+        references.fanOut = fanOut(of: name, keys: keys, &values)
+        if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
+        if let i = keys["internal"], let b = values.bool(i.value, key: "internal") { node.isInternal = b }
+        references.sources = keys["sources"]?.value
+        references.generates = keys["generates"]?.value
+        references.depfile = keys["depfile"]?.value
         references.run = keys["run"]?.value
         references.env = keys["env"]?.value
         references.with = keys["with"]?.value
@@ -62,7 +68,7 @@ struct NodeDecoder {
     }
 
     /// `run`, or `uses` with `with`: exactly one of them.
-    private func action(of node: inout Node, keys: ValueDecoding.CheckedKeys, nameSpan: SourceSpan,
+    private func action(of node: inout Node, keys: ValueDecoding.CheckedKeys, nameSpan: SourceSpan, hasNeeds: Bool,
                         _ values: inout ValueDecoding) {
         let name = node.name
         let run = keys["run"], uses = keys["uses"], with = keys["with"]
@@ -75,8 +81,11 @@ struct NodeDecoder {
             }
         } else if let uses {
             if let action = self.uses(uses, with: with, &values) { node.action = action }
+        } else if hasNeeds {
+            node.action = .group
         } else {
-            values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: nameSpan)
+            values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: nameSpan,
+                         notes: ["help: a node with only 'needs' is a group of them"])
         }
     }
 
@@ -118,8 +127,6 @@ struct NodeDecoder {
               let path = values.string(d.value, expecting: "a path (relative to the node's dir)", allowNull: false) else { return }
         if path.isEmpty {
             values.error("an empty 'depfile'; write the path the command writes, such as build/main.d", at: d.value.span)
-        } else if path.contains("${{") {
-            values.error("'depfile' cannot use expressions; write the path as it is", at: d.value.span)
         } else if node.dir?.contains("${{") == true {
             values.error("'depfile' is read relative to 'dir', which uses expressions here; write 'dir' as it is", at: d.key.span)
         } else {
@@ -224,8 +231,6 @@ struct NodeDecoder {
             guard let text = values.string(item, expecting: "a glob (a path relative to the graph file)", allowNull: false) else { continue }
             if text.isEmpty {
                 values.error("an empty glob in '\(key)'; write a path such as src/**/*.swift", at: item.span)
-            } else if text.contains("${{") {
-                values.error("'\(key)' cannot use expressions; write the paths as they are", at: item.span)
             } else {
                 if key == "sources", let root = Self.walkOutsideTheGraph(text) {
                     values.warning("'sources' pattern '\(text)' walks \(root): every run stats, and hashes when changed, every file it matches",

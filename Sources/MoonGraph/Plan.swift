@@ -58,21 +58,23 @@ public struct Plan: Sendable {
         return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
     }
 
-    /// The targets and everything they need, transitively (every node when
-    /// there are no targets), in file order.
-    private static func selection(of graph: Graph, targets: [String]) throws(Diagnostics) -> [Int] {
+    /// The targets and everything they need, transitively, in file order.
+    /// Without targets: the graph's `default:`, or every node when it has
+    /// none. A target is a node, a template (all its instances) or a
+    /// pattern (`test[*]`, `lib:*`); an internal node is not a target.
+    private static func selection(of graph: Graph, targets given: [String]) throws(Diagnostics) -> [Int] {
         let n = graph.nodes.count
+        let targets = given.isEmpty ? graph.defaultTargets : given
         var isSelected = [Bool](repeating: targets.isEmpty, count: n)
         if !targets.isEmpty {
             var problems: [Diagnostic] = []
             var stack: [Int] = []
             for target in targets {
-                guard let index = graph.index(of: target) else {
-                    let hint = Suggestion.clause(for: target, in: graph.nodes.lazy.map(\.name))
-                    problems.append(.error("unknown node '\(target)'\(hint)", at: nil))
+                guard let indices = try? graph.targets(for: target) else {
+                    problems.append(graph.unknownTarget(target))
                     continue
                 }
-                if !isSelected[index] { isSelected[index] = true; stack.append(index) }
+                for index in indices where !isSelected[index] { isSelected[index] = true; stack.append(index) }
             }
             guard problems.isEmpty else { throw Diagnostics(problems) }
             while let v = stack.popLast() {

@@ -72,8 +72,13 @@ public enum ShellTemplate {
     }
 
     /// The script with every expression replaced by a reference to its
-    /// variable, and the variables' values.
-    public static func render(_ template: Template, shell: Shell, value: (Expression) throws -> String) throws -> Rendered {
+    /// variable, and the variables' values. `words` gives the items of a
+    /// list value (nil for a scalar): where the expression is a word of its
+    /// own, each item becomes a reference of its own, so each is one word
+    /// (and an empty list no word); inside quotes the list reads as its
+    /// items joined by spaces.
+    public static func render(_ template: Template, shell: Shell, value: (Expression) throws -> String,
+                              words: (Expression) throws -> [String]? = { _ in nil }) throws -> Rendered {
         let contexts = self.contexts(of: template, shell: shell)
         var out = ""
         var bindings: [Binding] = []
@@ -90,14 +95,19 @@ public enum ShellTemplate {
                     continue
                 }
                 if case .unsafe(let reason) = context { throw Failure(reason) }
+                if case .word = context, let items = try words(expression) {
+                    var references: [String] = []
+                    for item in items {
+                        try check(item, of: expression, context: context)
+                        let name = variable(bindings.count)
+                        bindings.append(Binding(name: name, value: item))
+                        references.append("\"${\(name)}\"")
+                    }
+                    out += references.joined(separator: " ")
+                    continue
+                }
                 let v = try value(expression)
-                if v.unicodeScalars.contains("\0") { throw Failure("the value of \(expression.raw) contains a NUL byte") }
-                if case .arithmetic = context, !isInteger(v) {
-                    throw Failure("\(expression.raw) is where bash evaluates arithmetic (or a variable name), so its value must be a plain integer; it is '\(preview(v))'")
-                }
-                if hasSubscriptSubstitution(v) {
-                    throw Failure("the value of \(expression.raw) ('\(preview(v))') has a '$(' or '`' after a '[': bash runs that as a command wherever it evaluates the value as arithmetic or a variable name, which moon cannot see everywhere, so it is refused in a shell script; pass it through 'env:' and use \"$NAME\" if you must")
-                }
+                try check(v, of: expression, context: context)
                 let name = variable(bindings.count)
                 bindings.append(Binding(name: name, value: v))
                 switch context {
@@ -109,6 +119,17 @@ public enum ShellTemplate {
             }
         }
         return Rendered(script: out, bindings: bindings)
+    }
+
+    /// Refuses a value that cannot be passed where `expression` stands.
+    private static func check(_ v: String, of expression: Expression, context: ShellContext) throws {
+        if v.unicodeScalars.contains("\0") { throw Failure("the value of \(expression.raw) contains a NUL byte") }
+        if case .arithmetic = context, !isInteger(v) {
+            throw Failure("\(expression.raw) is where bash evaluates arithmetic (or a variable name), so its value must be a plain integer; it is '\(preview(v))'")
+        }
+        if hasSubscriptSubstitution(v) {
+            throw Failure("the value of \(expression.raw) ('\(preview(v))') has a '$(' or '`' after a '[': bash runs that as a command wherever it evaluates the value as arithmetic or a variable name, which moon cannot see everywhere, so it is refused in a shell script; pass it through 'env:' and use \"$NAME\" if you must")
+        }
     }
 
     /// One single-quoted shell word: `it's` -> `'it'\\''s'`.
@@ -137,7 +158,7 @@ public enum ShellTemplate {
         return false
     }
 
-    static func preview(_ text: String) -> String {
+    public static func preview(_ text: String) -> String {
         let line = text.prefix { $0 != "\n" }
         return line.count > 60 || line.count < text.count ? String(line.prefix(60)) + "…" : String(line)
     }

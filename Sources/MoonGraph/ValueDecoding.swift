@@ -101,7 +101,8 @@ struct ValueDecoding {
 
     enum NameRule { case variable, environment }
 
-    mutating func variables(_ node: YAMLNode, what: String, nameRule: NameRule) -> Variables {
+    /// `allowLists`: a value may be a list of scalars (`vars:`); see `Variables.Entry.items`.
+    mutating func variables(_ node: YAMLNode, what: String, nameRule: NameRule, allowLists: Bool = false) -> Variables {
         var result = Variables()
         if node.isNull { return result }
         guard let pairs = mapping(node, expecting: "a mapping of \(what) names to values") else { return result }
@@ -121,8 +122,15 @@ struct ValueDecoding {
                 } else {
                     result[name] = text
                 }
+            case .sequence(let list) where allowLists:
+                var items: [String] = []
+                for item in list {
+                    if let text = string(item, expecting: "a string, number or boolean (one item of the list)", allowNull: false) { items.append(text) }
+                }
+                result.setList(name, items)
             case .sequence, .mapping:
-                error("expected a string, number or boolean for \(what) '\(name)', found \(describe(pair.value))", at: pair.value.span)
+                let lists = allowLists ? ", or a list of them" : ""
+                error("expected a string, number or boolean\(lists) for \(what) '\(name)', found \(describe(pair.value))", at: pair.value.span)
             }
         }
         return result

@@ -3,10 +3,15 @@
 public struct Variables: Sendable, Hashable, Sequence {
     public struct Entry: Sendable, Hashable {
         public var name: String
+        /// The value; for a list, its items joined by spaces (how it reads inside a larger string).
         public var value: String
-        public init(name: String, value: String) {
+        /// A list value (`CFLAGS: [-O2, -Wall]`): where interpolated as a
+        /// whole word, each item is one word. nil for a scalar.
+        public var items: [String]?
+        public init(name: String, value: String, items: [String]? = nil) {
             self.name = name
             self.value = value
+            self.items = items
         }
     }
 
@@ -16,7 +21,9 @@ public struct Variables: Sendable, Hashable, Sequence {
     public init() {}
 
     public init(_ entries: [Entry]) {
-        for entry in entries { self[entry.name] = entry.value }
+        for entry in entries {
+            if let items = entry.items { setList(entry.name, items) } else { self[entry.name] = entry.value }
+        }
     }
 
     public init(_ pairs: KeyValuePairs<String, String>) {
@@ -30,6 +37,7 @@ public struct Variables: Sendable, Hashable, Sequence {
             if let position = positions[name] {
                 if let newValue {
                     entries[position].value = newValue
+                    entries[position].items = nil
                 } else {
                     entries.remove(at: position)
                     positions = [:]
@@ -42,6 +50,15 @@ public struct Variables: Sendable, Hashable, Sequence {
         }
     }
 
+    /// The list value of `name`, nil when it is a scalar or unset.
+    public func items(_ name: String) -> [String]? { positions[name].flatMap { entries[$0].items } }
+
+    /// Sets `name` to a list value (its string value is the items joined by spaces).
+    public mutating func setList(_ name: String, _ items: [String]) {
+        self[name] = items.joined(separator: " ")
+        if let position = positions[name] { entries[position].items = items }
+    }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
     public var names: [String] { entries.map(\.name) }
@@ -49,7 +66,9 @@ public struct Variables: Sendable, Hashable, Sequence {
     /// These entries, then `other`'s: a name in both takes `other`'s value at its first position.
     public func merging(_ other: Variables) -> Variables {
         var result = self
-        for entry in other.entries { result[entry.name] = entry.value }
+        for entry in other.entries {
+            if let items = entry.items { result.setList(entry.name, items) } else { result[entry.name] = entry.value }
+        }
         return result
     }
 

@@ -96,6 +96,8 @@ public enum EventDecoder {
             let reasonName = try fields.string("reason")
             guard let reason = SkipReason(rawValue: reasonName) else { throw fail("unknown skip reason '\(reasonName)'") }
             kind = .skip(node: try fields.string("node"), reason: reason)
+        case "expand":
+            kind = .expand(node: try fields.string("node"), instances: try fields.stringArray("instances"))
         case "graph-complete":
             var c = Fields(object: try fields.object("counts"), line: line, prefix: "counts.")
             var counts = RunCounts()
@@ -112,7 +114,23 @@ public enum EventDecoder {
         }
         let jobID = name == "start" ? try fields.optionalString("job_id") : nil
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted))
+        let instance = try instance(&fields, text: text, fail: fail)
+        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, jobID: jobID, interrupted: interrupted, instance: instance))
+    }
+
+    /// An instance's `template`, `item` and `matrix` (in the order written), if the event has them.
+    private static func instance(_ fields: inout Fields, text: String,
+                                 fail: (String) -> DecodingError) throws -> RunEvent.Instance? {
+        guard let template = try fields.optionalString("template") else { return nil }
+        var instance = RunEvent.Instance(template: template, item: try fields.optionalString("item"))
+        guard let matrix = try fields.optionalObject("matrix") else { return instance }
+        let order = JSONKeyOrder.keys(ofObject: "matrix", in: text)
+        let keys = order.filter { matrix[$0] != nil } + matrix.keys.filter { !order.contains($0) }.sorted()
+        instance.matrix = try keys.map { key in
+            guard let value = matrix[key] as? String else { throw fail("matrix value '\(key)' is not a string") }
+            return KeyValue(key, value)
+        }
+        return instance
     }
 
     /// Typed access to an object's fields, with errors that name the field.

@@ -31,11 +31,59 @@ enum EventText {
         return line
     }
 
-    static func succeeded(node: String, milliseconds: Int) -> StyledLine {
+    /// `✓ build 1.2s`; a group, which takes no time, without one; a
+    /// template with how many of its instances succeeded (`✓ obj 34/34 2.1s`).
+    static func succeeded(node: String, milliseconds: Int?, group: RunLedger.Group? = nil) -> StyledLine {
         var line = StyledLine("✓ ", .green)
         line.append(node, .bold)
-        line.append(" " + DurationText.milliseconds(milliseconds), .dim)
+        if let group { line.append(" \(group.succeeded)/\(group.total)") }
+        if let milliseconds { line.append(" " + DurationText.milliseconds(milliseconds), .dim) }
         return line
+    }
+
+    /// The lines of a node's end (`complete`, `error` or `skip`, already in
+    /// `ledger`): quiet prints failures only, and an instance's success,
+    /// skip or cancellation is counted in its template's line rather than
+    /// printed, unless verbose. The template's line comes with its own end,
+    /// or for a template of the graph file (which has no node), with the
+    /// end of its last instance.
+    static func ending(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> [StyledLine] {
+        var lines = own(event, ledger: ledger, verbosity: verbosity).map { [$0] } ?? []
+        if verbosity != .quiet, let template = RunLedger.template(of: event), let group = ledger.groups[template],
+           !group.hasNode, group.done == group.total {
+            let milliseconds = group.started.map { max(0, Int((event.time.timeIntervalSince($0) * 1000).rounded())) }
+            lines.append(group.succeeded == group.total ? succeeded(node: template, milliseconds: milliseconds, group: group)
+                                                         : ended(template: template, group: group))
+        }
+        return lines
+    }
+
+    /// `- obj: 30/34 succeeded, 4 failed`: a template whose instances did not all succeed.
+    static func ended(template: String, group: RunLedger.Group) -> StyledLine {
+        var line = StyledLine("- ", .dim)
+        line.append(template, .bold)
+        line.append(": " + counts(group), .dim)
+        return line
+    }
+
+    private static func own(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> StyledLine? {
+        let loud = verbosity != .quiet
+        let counted = verbosity != .verbose && RunLedger.template(of: event) != nil
+        switch event.kind {
+        case .complete(let node, let duration, _, _):
+            guard loud, !counted else { return nil }
+            let group = ledger.groups[node]
+            let timed = group != nil || ledger.finished[node]?.ran != false
+            return succeeded(node: node, milliseconds: timed ? duration : nil, group: group)
+        case .error(let node, let duration, let error):
+            guard loud || error.kind != .canceled, !(counted && error.kind == .canceled) else { return nil }
+            return failed(node: node, milliseconds: duration, error: error)
+        case .skip(let node, let reason):
+            guard loud, !counted else { return nil }
+            return skipped(node: node, reason: reason, group: ledger.groups[node])
+        default:
+            return nil
+        }
     }
 
     static func failed(node: String, milliseconds: Int, error: NodeError) -> StyledLine {
@@ -67,10 +115,20 @@ enum EventText {
         return line
     }
 
-    static func skipped(node: String, reason: SkipReason) -> StyledLine {
+    static func skipped(node: String, reason: SkipReason, group: RunLedger.Group? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)
         line.append(" skipped (\(reason.rawValue))", .dim)
+        if let group, group.total > 0 { line.append(": " + counts(group), .dim) }
         return line
+    }
+
+    /// `19/20 succeeded, 1 failed`: how a template's instances ended.
+    static func counts(_ group: RunLedger.Group) -> String {
+        var parts = ["\(group.succeeded)/\(group.total) succeeded"]
+        if group.failed > 0 { parts.append("\(group.failed) failed") }
+        if group.skipped > 0 { parts.append("\(group.skipped) skipped") }
+        if group.canceled > 0 { parts.append("\(group.canceled) canceled") }
+        return parts.joined(separator: ", ")
     }
 }

@@ -44,7 +44,7 @@ public enum GraphRenderer {
             for v in level {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
-                out += "  " + node.action.summary
+                out += "  " + summary(of: node, in: graph)
                 if let slurm = graph.slurmOptions(for: node) {
                     out += slurm.summary.isEmpty ? "  [slurm]" : "  [slurm \(slurm.summary)]"
                 }
@@ -52,6 +52,13 @@ public enum GraphRenderer {
             }
         }
         return out
+    }
+
+    /// What a listing shows of a node: its command, or for a `for-each`
+    /// over a need's output, which is known only during the run, when it expands.
+    static func summary(of node: Node, in graph: Graph) -> String {
+        guard let fanOut = node.fanOut else { return node.action.summary }
+        return "expands when \(graph.nodes[fanOut.need].name) completes"
     }
 
     // MARK: - dot
@@ -62,7 +69,7 @@ public enum GraphRenderer {
         var out = "digraph \(dotQuote(graph.name)) {\n  node [shape=box];\n"
         for v in plan.selected {
             let node = graph.nodes[v]
-            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(node.action.summary))];\n"
+            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: node, in: graph)))];\n"
         }
         for (from, to) in edges(plan) {
             out += "  \(dotQuote(graph.nodes[from].name)) -> \(dotQuote(graph.nodes[to].name));\n"
@@ -169,8 +176,12 @@ public enum GraphRenderer {
         case .builtin(let name, let with):
             members.append(("command", .string(name)))
             members.append(("with", .object(with.keys.sorted().map { ($0, argumentJSON(with[$0]!)) })))
+        case .group: break
         }
         if case .shell = node.action { members.append(("shell", .string(node.shell.rawValue))) }
+        if let fanOut = node.fanOut {
+            members.append(("for_each", .object([("need", .string(graph.nodes[fanOut.need].name)), ("output", .string(fanOut.key))])))
+        }
         members += [
             ("if", .string(node.condition.rawValue)),
             ("continue_on_error", .bool(node.continueOnError)),
@@ -248,7 +259,7 @@ public enum GraphRenderer {
             out += "  " + pad(String(i + 1), numberWidth, right: true) + ". " + pad(node.name, nameWidth)
             out += "  level " + pad(String(plan.level[v]), levelWidth) + "  " + pad(queue.name, queueWidth)
             if let states { out += "  " + pad(states[v] ?? "", stateWidth) }
-            out += "  " + node.action.summary
+            out += "  " + summary(of: node, in: graph)
             if let slurm = graph.slurmOptions(for: node) {
                 let summary = slurm.summary
                 out += summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]"

@@ -44,6 +44,7 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("queues", q.text)
         case .start(let node, let queue, let attempt, let command):
             o.field("node", node)
+            instanceFields(event.instance, &o)
             o.field("queue", queue)
             o.field("attempt", attempt)
             // The command as a user reads it: `moon replay` shows it with a failure.
@@ -56,11 +57,13 @@ public final class JSONLinesReporter: Reporter {
             if continued { o.rawField("continued", "true") }
         case .retry(let node, let attempt, let delay, let error):
             o.field("node", node)
+            instanceFields(event.instance, &o)
             o.field("attempt", attempt)
             o.field("delay_ms", delay)
             o.field("error", error.message)
         case .complete(let node, let duration, let exitCode, let outputs):
             o.field("node", node)
+            instanceFields(event.instance, &o)
             o.field("duration_ms", duration)
             if let exitCode { o.field("exit_code", Int(exitCode)) }
             var out = JSONObjectWriter()
@@ -68,6 +71,7 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("outputs", out.text)
         case .error(let node, let duration, let error):
             o.field("node", node)
+            instanceFields(event.instance, &o)
             o.field("duration_ms", duration)
             var e = JSONObjectWriter()
             e.field("kind", error.kind.rawValue)
@@ -77,7 +81,11 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("error", e.text)
         case .skip(let node, let reason):
             o.field("node", node)
+            instanceFields(event.instance, &o)
             o.field("reason", reason.rawValue)
+        case .expand(let node, let instances):
+            o.field("node", node)
+            o.rawField("instances", JSONObjectWriter.array(instances.map(JSONObjectWriter.quote)))
         case .graphComplete(let ok, let duration, let counts, let path):
             o.rawField("ok", ok ? "true" : "false")
             o.field("duration_ms", duration)
@@ -94,6 +102,17 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("nodes", JSONObjectWriter.array(nodes.map(JSONObjectWriter.quote)))
         }
         return o.close(ending)
+    }
+
+    /// An instance's `template`, and its `item` or `matrix`, after its `node`.
+    private static func instanceFields(_ instance: RunEvent.Instance?, _ o: inout JSONObjectWriter) {
+        guard let instance else { return }
+        o.field("template", instance.template)
+        if let item = instance.item { o.field("item", item) }
+        guard !instance.matrix.isEmpty else { return }
+        var m = JSONObjectWriter()
+        for kv in instance.matrix { m.field(kv.key, kv.value) }
+        o.rawField("matrix", m.text)
     }
 }
 

@@ -52,14 +52,13 @@ public final class PlainReporter: Reporter {
         case .retry(let node, let attempt, let delay, let error):
             flushGroup(node)
             if loud { line(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
-        case .complete(let node, let duration, _, _):
+        case .complete(let node, _, _, _), .error(let node, _, _):
             flushGroup(node)
-            if loud { line(EventText.succeeded(node: node, milliseconds: duration)) }
-        case .error(let node, let duration, let error):
-            flushGroup(node)
-            if loud || error.kind != .canceled { line(EventText.failed(node: node, milliseconds: duration, error: error)) }
-        case .skip(let node, let reason):
-            if loud { line(EventText.skipped(node: node, reason: reason)) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
+        case .skip:
+            for ended in EventText.ending(event, ledger: ledger, verbosity: verbosity) { line(ended) }
+        case .expand:
+            break
         case .graphComplete:
             summarize()
         case .watch(let changed, let nodes):

@@ -33,6 +33,23 @@ struct RunLedger {
         var node: String
         var outcome: Outcome
         var durationMilliseconds: Int?
+        /// Whether it started (a group, or a template, ends without).
+        var ran = false
+    }
+
+    /// The instances of one template (a fan-out), counted as they end.
+    struct Group {
+        var total = 0
+        var succeeded = 0
+        var failed = 0
+        var skipped = 0
+        var canceled = 0
+        /// When its first instance started.
+        var started: Date?
+        /// Whether a node of the plan stands for the template (a `for-each`
+        /// over a need's output, expanded during the run) and ends with its own event.
+        var hasNode = false
+        var done: Int { succeeded + failed + skipped + canceled }
     }
 
     struct End {
@@ -57,6 +74,8 @@ struct RunLedger {
     private(set) var commands: [String: String] = [:]
     private(set) var tails: [String: OutputTail] = [:]
     private(set) var end: End?
+    /// Template name -> its instances, for the templates of the plan and those expanded during the run.
+    private(set) var groups: [String: Group] = [:]
     private(set) var lastEventTime: Date?
     /// Nodes that have ended (succeeded, failed, canceled or skipped).
     var done: Int { finished.count }
@@ -70,6 +89,9 @@ struct RunLedger {
             self.graph = graph
             plan = nodes
             started = event.time
+            for name in nodes {
+                if let template = RunEvent.Instance.template(ofName: name) { groups[String(template), default: Group()].total += 1 }
+            }
         case .start(let node, let queue, let attempt, let command):
             if started == nil { started = event.time }
             running.removeAll { $0.node == node }
@@ -77,6 +99,7 @@ struct RunLedger {
                                    command: command))
             // A new attempt's tail starts empty (made by its first line).
             if !tails.isEmpty { tails[node] = nil }
+            if let template = Self.template(of: event), groups[template]?.started == nil { groups[template]?.started = event.time }
         case .next(let node, _, let text, _):
             if let i = running.firstIndex(where: { $0.node == node }) {
                 running[i].lastOutput = event.time
@@ -87,20 +110,27 @@ struct RunLedger {
         case .retry(let node, _, _, _):
             running.removeAll { $0.node == node }
         case .complete(let node, let duration, _, _):
-            running.removeAll { $0.node == node }
-            finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration)
+            let ran = stop(node)
+            finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration, ran: ran)
             forget(node)
+            count(event) { $0.succeeded += 1 }
         case .error(let node, let duration, let error):
             if error.kind != .canceled, let command = running.first(where: { $0.node == node })?.command, !command.isEmpty {
                 commands[node] = command
             }
-            running.removeAll { $0.node == node }
-            finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration)
+            let ran = stop(node)
+            finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration, ran: ran)
             if error.kind != .canceled { failures.append(node) } else { forget(node) }
+            count(event) { if error.kind == .canceled { $0.canceled += 1 } else { $0.failed += 1 } }
         case .skip(let node, let reason):
             running.removeAll { $0.node == node }
             finished[node] = Finished(node: node, outcome: .skipped(reason), durationMilliseconds: nil)
             forget(node)
+            count(event) { $0.skipped += 1 }
+        case .expand(let node, let instances):
+            plan += instances
+            groups[node, default: Group()].total += instances.count
+            groups[node]!.hasNode = true
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted)
@@ -108,6 +138,25 @@ struct RunLedger {
             // Watch mode's trigger: the rerun's own events follow.
             break
         }
+    }
+
+    /// Removes the node from the running ones; whether it was there.
+    private mutating func stop(_ node: String) -> Bool {
+        guard let i = running.firstIndex(where: { $0.node == node }) else { return false }
+        running.remove(at: i)
+        return true
+    }
+
+    /// The template of the node an event is about, when that is an instance.
+    static func template(of event: RunEvent) -> String? {
+        if let instance = event.instance { return instance.template }
+        return event.node.flatMap(RunEvent.Instance.template(ofName:)).map(String.init)
+    }
+
+    /// Counts the ending of an instance in its template's group.
+    private mutating func count(_ event: RunEvent, _ change: (inout Group) -> Void) {
+        guard let template = Self.template(of: event), groups[template] != nil else { return }
+        change(&groups[template]!)
     }
 
     /// The command and output tail are kept for the summary of failed

@@ -6,12 +6,11 @@ import MoonEvents
 /// lands).
 enum RunSummary {
     static let slowestCount = 3
+    /// The failed instances of one template shown in full; the others are named in one line.
+    static let detailedInstances = 3
 
     static func lines(_ ledger: RunLedger, verbosity: Verbosity, color: Bool) -> [StyledLine] {
-        var out: [StyledLine] = []
-        for node in ledger.failures {
-            out += failure(node, ledger: ledger, color: color)
-        }
+        var out = failures(ledger, color: color)
         guard let end = ledger.end else {
             out.append(cutOff(ledger))
             return out
@@ -61,6 +60,31 @@ enum RunSummary {
         }
         line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.milliseconds(end.durationMilliseconds))")
         return line
+    }
+
+    /// Each failed node with its command and last lines; past the first
+    /// few instances of a template, one line names the rest.
+    static func failures(_ ledger: RunLedger, color: Bool) -> [StyledLine] {
+        var out: [StyledLine] = []
+        var shown: [String: Int] = [:]
+        var more: [(template: String, nodes: [String])] = []
+        for node in ledger.failures {
+            if let template = RunEvent.Instance.template(ofName: node).map(String.init) {
+                shown[template, default: 0] += 1
+                if shown[template]! > detailedInstances {
+                    if let i = more.firstIndex(where: { $0.template == template }) { more[i].nodes.append(node) } else { more.append((template, [node])) }
+                    continue
+                }
+            }
+            out += failure(node, ledger: ledger, color: color)
+        }
+        for (template, nodes) in more {
+            var line = StyledLine("✗ ", .red)
+            let named = nodes.prefix(5).joined(separator: ", ") + (nodes.count > 5 ? ", …" : "")
+            line.append("… and \(nodes.count) more failed instance\(nodes.count == 1 ? "" : "s") of \(template): \(named)")
+            out.append(line)
+        }
+        return out
     }
 
     static func failure(_ node: String, ledger: RunLedger, color: Bool) -> [StyledLine] {

@@ -13,21 +13,56 @@ struct StatusArea {
     var maxLines: Int
     var stallAfterMilliseconds: Int
 
+    /// One row of the area: a running node, or the running instances of
+    /// one template (`obj 12/34`, the oldest's time, how many run).
+    struct Row {
+        var node: RunLedger.Running
+        /// For a template's row: how many of its instances run now.
+        var instances = 0
+    }
+
+    /// The running nodes, the oldest first, the instances of a template in one row at its oldest's place.
+    static func rows(_ ledger: RunLedger) -> [Row] {
+        var rows: [Row] = []
+        var rowOf: [String: Int] = [:]
+        for node in ledger.running {
+            guard let template = RunEvent.Instance.template(ofName: node.node).map(String.init), let group = ledger.groups[template] else {
+                rows.append(Row(node: node))
+                continue
+            }
+            if let i = rowOf[template] {
+                rows[i].instances += 1
+                rows[i].node.lastOutput = max(rows[i].node.lastOutput, node.lastOutput)
+                continue
+            }
+            var row = Row(node: node, instances: 1)
+            row.node.node = "\(template) \(group.done)/\(group.total)"
+            row.node.partial = nil
+            row.node.attempt = 1
+            rowOf[template] = rows.count
+            rows.append(row)
+        }
+        return rows
+    }
+
     /// The full area: a header line, then one line per running node (the
     /// oldest first), with `… N more` when they do not all fit.
     func lines(_ ledger: RunLedger, now: Date) -> [StyledLine] {
         var out = [header(ledger, now: now)]
         let rows = max(1, maxLines - 1)
-        let running = ledger.running
+        let grouped = Self.rows(ledger)
+        let running = grouped.map(\.node)
         let shown = running.count > rows ? rows - 1 : running.count
         let nameWidth = min(24, running.prefix(shown).map { TextWidth.columns($0.node) }.max() ?? 0)
         let queueWidth = min(12, running.prefix(shown).map { TextWidth.columns($0.queue) }.max() ?? 0)
-        for node in running.prefix(shown) {
+        for row in grouped.prefix(shown) {
+            let node = row.node
             var line = StyledLine("  ")
             line.append(pad(StyledLine(node.node).fitted(to: nameWidth).plain, nameWidth), Style.node(node.node))
             line.append("  " + pad(node.queue, queueWidth), .dim)
             line.append("  " + DurationText.elapsed(ms(now, since: node.started)))
             if node.attempt > 1 { line.append(" (attempt \(node.attempt))", .yellow) }
+            if row.instances > 0 { line.append(" · \(row.instances) running", .dim) }
             if let quiet = stalled(node, now: now) { line.append("  stalled: no output for \(DurationText.elapsed(quiet))", .yellow) }
             if let partial = node.partial.map(Self.lastSegment), !partial.isEmpty {
                 line.append("  │ ", Style.node(node.node))
@@ -45,14 +80,15 @@ struct StatusArea {
     /// a carriage return): `[3/7] 4.2s · build 1.0s, test 35.0s (stalled) +2`.
     func compactLine(_ ledger: RunLedger, now: Date) -> StyledLine {
         var line = header(ledger, now: now)
-        for (i, node) in ledger.running.enumerated() {
+        let running = Self.rows(ledger).map(\.node)
+        for (i, node) in running.enumerated() {
             var part = StyledLine(i == 0 ? " · " : ", ")
             part.append(node.node, Style.node(node.node))
             part.append(" " + DurationText.elapsed(ms(now, since: node.started)))
             if stalled(node, now: now) != nil { part.append(" (stalled)", .yellow) }
             // Keep room for "+N" rather than cutting a name in half.
-            let more = " +\(ledger.running.count - i)"
-            let room = width - 1 - (i == ledger.running.count - 1 ? 0 : more.count + 1)
+            let more = " +\(running.count - i)"
+            let room = width - 1 - (i == running.count - 1 ? 0 : more.count + 1)
             if line.columns + part.columns > room {
                 line.append(more, .dim)
                 break

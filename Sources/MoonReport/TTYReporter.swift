@@ -115,14 +115,13 @@ public final class TTYReporter: Reporter {
         case .retry(let node, let attempt, let delay, let error):
             flushGroup(node)
             if loud { print(EventText.retry(node: node, attempt: attempt, delayMilliseconds: delay, error: error)) }
-        case .complete(let node, let duration, _, _):
+        case .complete(let node, _, _, _), .error(let node, _, _):
             flushGroup(node)
-            if loud { print(EventText.succeeded(node: node, milliseconds: duration)) }
-        case .error(let node, let duration, let error):
-            flushGroup(node)
-            if loud || error.kind != .canceled { print(EventText.failed(node: node, milliseconds: duration, error: error)) }
-        case .skip(let node, let reason):
-            if loud { print(EventText.skipped(node: node, reason: reason)) }
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+        case .skip:
+            for ended in EventText.ending(event, ledger: ledger, verbosity: options.verbosity) { print(ended) }
+        case .expand:
+            break
         case .graphComplete:
             end()
         case .watch(let changed, let nodes):

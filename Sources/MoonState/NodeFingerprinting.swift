@@ -34,6 +34,8 @@ extension IncrementalState {
             command.add("exec")
             command.add(argv.count)
             for arg in argv { command.add(arg) }
+        case .group:
+            command.add("group")
         case .builtin(let name, let with):
             command.add("builtin")
             command.add(name)
@@ -46,13 +48,26 @@ extension IncrementalState {
         // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
         // symlinked path) and moon's own working directory do not matter.
         command.add(fingerprintedDirectory(node.dir))
+        // The command line's `NAME=VALUE`s and words after `--`: the script
+        // reads them, its text does not show them. Nothing is added for a
+        // node given none, so its fingerprint is what it was.
+        if !node.arguments.isEmpty {
+            command.add("arguments")
+            command.add(node.arguments.params.count)
+            for name in node.arguments.params.keys.sorted() {
+                command.add(name)
+                command.add(node.arguments.params[name]!)
+            }
+            command.add(node.arguments.args.count)
+            for arg in node.arguments.args { command.add(arg) }
+        }
         return command.finish()
     }
 
     /// The node's dotenv, `env` and `vars` values.
     private func environmentDigest(_ node: Node) -> ContentHash {
         var environment = DigestBuilder("environment")
-        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", graph.vars)] {
+        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", node.vars ?? graph.vars)] {
             environment.add(label)
             environment.add(variables.count)
             for entry in variables {

@@ -12,7 +12,7 @@ struct CheckCommand: ParsableCommand {
         (`<(...)`, /dev/stdin) of at most 64 MiB; a device is refused, and so is a FIFO nobody writes to.
         """)
 
-    @Argument(help: "Graph files (default: moon.yaml or moon.yml in the current directory).")
+    @Argument(help: "Graph files (default: the nearest moon.yaml or moon.yml, here or above).")
     var files: [String] = []
 
     @Flag(name: .shortAndLong, help: "Print nothing for valid files.")

@@ -45,6 +45,11 @@ enum Console {
         standardError.write("moon: warning: " + safe(message) + "\n")
     }
 
+    /// `moon: note: MESSAGE` on stderr: something the user may not expect, and no problem.
+    static func note(_ message: String) {
+        standardError.write("moon: note: " + safe(message) + "\n")
+    }
+
     /// A message on stderr, each line sanitized.
     static func errorLine(_ text: String) {
         standardError.write(safe(text) + "\n")

@@ -23,7 +23,8 @@ struct ExportCommand: ParsableCommand {
         write-file and exists cannot be exported: moon says which and exits 2.
         """)
 
-    @Argument(help: ArgumentHelp("The graph file, then nodes to export with their needs (default: all).", valueName: "file-or-node"))
+    @Argument(help: ArgumentHelp("The graph file, then nodes to export with their needs (default: all).", valueName: "file-or-node"),
+              completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
     @Option(name: .shortAndLong, help: "The script's format: sbatch.")
@@ -34,8 +35,10 @@ struct ExportCommand: ParsableCommand {
 
     @OptionGroup var vars: VarOverrides
 
+    @OptionGroup var selection: SelectionOptions
+
     func run() throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
+        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: true)
         let script: String
         do {
             script = try SlurmExport.script(for: plan)

@@ -11,7 +11,8 @@ struct GraphCommand: ParsableCommand {
         abstract: "Print the graph: as text, Graphviz dot, Mermaid or JSON.",
         discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg")
 
-    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "file-or-node"))
+    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "file-or-node"),
+              completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
     @Option(name: .shortAndLong, help: "text, dot, mermaid or json.")
@@ -19,8 +20,10 @@ struct GraphCommand: ParsableCommand {
 
     @OptionGroup var vars: VarOverrides
 
+    @OptionGroup var selection: SelectionOptions
+
     func run() throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
+        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: false)
         let text = GraphRenderer.render(plan, format: format)
         Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }

@@ -3,6 +3,7 @@ import Foundation
 import MoonDocument
 import MoonGraph
 import MoonReport
+import MoonState
 
 /// Reads and validates a graph file for every subcommand, printing its
 /// diagnostics compiler-style on stderr. One place decides that an invalid
@@ -21,7 +22,7 @@ struct GraphFile {
     /// printing every error. A file that cannot be read is a `CLIError`.
     static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
         let parsed = try parse(path, overrides: overrides)
-        print(parsed.result.diagnostics, source: parsed.source, color: color)
+        print(parsed.result.diagnostics, source: parsed.source, color: color, included: parsed.result.included)
         guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
             throw ExitCode.invalidInput
@@ -36,7 +37,7 @@ struct GraphFile {
         var result: GraphLoadResult
         do {
             let root = try YAMLLoader.load(source)
-            result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source)
+            result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source, files: files)
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
@@ -47,6 +48,24 @@ struct GraphFile {
         }
         return Parsed(source: source, result: result)
     }
+
+    /// What the loader reads besides the file: included graph files (by
+    /// `InputFile`'s rules) and the files of `for-each` globs.
+    static let files = GraphFileAccess(
+        read: { path in
+            do {
+                let bytes = try InputFile.read(path, limit: InputFile.graphLimit, kind: "graph file", stopAtNUL: true)
+                if let problem = InputFile.binaryProblem(path, bytes) { return .failure(.init(problem)) }
+                return .success(bytes)
+            } catch let refusal as InputFile.Refusal {
+                return .failure(.init(refusal.message))
+            } catch {
+                return .failure(.init("\(error)"))
+            }
+        },
+        glob: { directory, pattern, exclude in
+            SourceScanner(root: directory).files(matching: [pattern] + exclude.map { "!" + $0 }).map(\.path)
+        })
 
     /// A `dotenv:` file, by `InputFile`'s rules; a binary one is refused here.
     private static func readDotenv(_ path: String) -> Result<[UInt8], DotenvReadFailure> {
@@ -70,9 +89,9 @@ struct GraphFile {
         }
     }
 
-    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool) {
+    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool, included: [SourceFile] = []) {
         guard !diagnostics.isEmpty else { return }
-        var text = DiagnosticRenderer(color: color).render(diagnostics, source: source)
+        var text = DiagnosticRenderer(color: color).render(diagnostics, source: source, others: included)
         if !text.hasSuffix("\n") { text += "\n" }
         text += DiagnosticRenderer.summary(of: diagnostics, path: source.path) + "\n"
         Console.rawError(text)

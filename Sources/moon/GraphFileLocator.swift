@@ -4,13 +4,16 @@ import MoonGraph
 
 /// Finds the graph file on the command line, one rule for every command
 /// that takes `[FILE] [NODE...]` (run, status, graph and export). FILE is
-/// optional; the first argument is it when
-/// 1. it ends in `.yaml` or `.yml`, or contains a `/` (`./lua`, `sub/graph`):
-///    a path, never a node name (node names have no `/`);
-/// 2. else, when the current directory has `moon.yaml` or `moon.yml`, it is
-///    a NODE of that file, even when a file of that name exists: a build
-///    graph names its nodes after their outputs (`moon run lua` beside the
-///    built `lua`), and the file it meant is the one beside it;
+/// optional; without it, moon reads the nearest moon.yaml or moon.yml: in
+/// the current directory or the closest directory above it, as git, go-task
+/// and just find theirs (`discovered()`). The first argument is FILE when
+/// 1. it ends in `.yaml` or `.yml`, or has a `/` before any `[` (`./lua`,
+///    `sub/graph`): a path, never a node name (node names have no `/`; an
+///    instance's label may, inside its brackets: `obj[src/lapi.c]`);
+/// 2. else, when a graph file is found here or above, it is a NODE of that
+///    file, even when a file of that name exists: a build graph names its
+///    nodes after their outputs (`moon run lua` beside the built `lua`), and
+///    the file it meant is the one the graph describes;
 /// 3. else it is FILE when a file of that name exists.
 /// Nothing is read to decide. A node name that is not in the graph but names a file gets a
 /// hint (`plan(for:targets:color:)`).
@@ -19,8 +22,10 @@ enum GraphFileLocator {
 
     /// Whether `argument`, first on the command line, is the graph file.
     static func isFileArgument(_ argument: String) -> Bool {
-        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || argument.contains("/") { return true }
-        if defaultFileHere() != nil { return false }
+        // An instance of a for-each over paths has its `/`s inside brackets (`obj[src/lapi.c]`).
+        let beforeBrackets = argument.prefix { $0 != "[" }
+        if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || beforeBrackets.contains("/") { return true }
+        if discovered() != nil { return false }
         return isFile(argument)
     }
 
@@ -33,13 +38,29 @@ enum GraphFileLocator {
     }
 
     static func defaultFile() throws -> String {
-        if let name = defaultFileHere() { return name }
-        throw CLIError("no graph file given and no moon.yaml or moon.yml in \(FileManager.default.currentDirectoryPath)",
+        if let path = discovered() { return path }
+        throw CLIError("no graph file given and no moon.yaml or moon.yml in \(FileManager.default.currentDirectoryPath) or a directory above it",
                        help: "pass a file (`moon run path/to/graph.yaml`) or create moon.yaml here")
     }
 
-    private static func defaultFileHere() -> String? {
-        defaultNames.first { FileManager.default.fileExists(atPath: $0) }
+    /// The nearest moon.yaml or moon.yml, as a path from the current
+    /// directory (`moon.yaml`, `../../moon.yml`), so node directories, the
+    /// state store and messages stay relative to the file as for any FILE
+    /// given. The search stops below a directory owned by another user (as
+    /// go-task's does): a moon.yaml left in a shared directory such as /tmp
+    /// is never run by someone working beneath it.
+    static func discovered() -> String? {
+        var directory = FileManager.default.currentDirectoryPath
+        let user = getuid()
+        var up = ""
+        while true {
+            if let name = defaultNames.first(where: { FileManager.default.fileExists(atPath: up + $0) }) { return up + name }
+            guard directory != "/", let slash = directory.lastIndex(of: "/") else { return nil }
+            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
+            var info = stat()
+            guard stat(directory, &info) == 0, info.st_uid == user else { return nil }
+            up += "../"
+        }
     }
 
     private static func isFile(_ path: String) -> Bool {
@@ -53,7 +74,7 @@ enum GraphFileLocator {
     static func nodeHint(forInvalidFile path: String) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
-              let defaultFile = defaultFileHere(), !defaultNames.contains(path),
+              let defaultFile = discovered(), defaultFile != path,
               let parsed = try? GraphFile.parse(defaultFile),
               parsed.result.graph?.nodes.contains(where: { $0.name == name }) == true else { return nil }
         return "help: \(defaultFile) here has a node '\(name)'; to select it, give its name without a path: "
@@ -61,23 +82,36 @@ enum GraphFileLocator {
     }
 
     /// `[FILE] [NODE...]` with `overrides`: the file loaded (diagnostics
-    /// printed) and the plan of the nodes named, all by default.
-    static func load(_ arguments: [String], overrides: [String: String]) throws -> (file: GraphFile, plan: Plan) {
-        let (path, targets) = try split(arguments)
+    /// printed) and the plan of the nodes selected (`NodeSelection`).
+    static func load(_ arguments: [String], overrides: [String: String], selection: SelectionOptions,
+                     requireAll: Bool) throws -> (file: GraphFile, plan: Plan) {
+        let (path, words) = try split(arguments)
         let file = try GraphFile.load(path, overrides: overrides)
-        return (file, try plan(for: file, targets: targets, color: Terminal.stderrColor))
+        return (file, try plan(for: file, words: words, selection: selection, requireAll: requireAll, color: Terminal.stderrColor))
     }
 
-    /// The plan of `targets` in `file`; prints its errors and throws
-    /// `ExitCode.invalidInput` when a target is unknown. An unknown target that
-    /// names a file here was read as a node by rule 2: the error says how to
-    /// use the file instead.
-    static func plan(for file: GraphFile, targets: [String], weights: [Int]? = nil, color: Bool) throws -> Plan {
+    /// The plan of the nodes `words` and `selection` select in `file`, each
+    /// given its parameters and the `passthrough` words (`NodeSelection`);
+    /// prints its errors and throws `ExitCode.invalidInput` when a word
+    /// selects nothing or a parameter does not fit, and notes each excluded
+    /// node that runs anyway. `requireAll`: a missing required parameter is
+    /// an error (for the commands that run or export commands). An unknown
+    /// name that names a file here was read as a node by rule 2: the error
+    /// says how to use the file instead.
+    static func plan(for file: GraphFile, words: [String], passthrough: [String] = [], selection options: SelectionOptions,
+                     requireAll: Bool, weights: [Int]? = nil, color: Bool) throws -> Plan {
         do {
-            return try Plan.make(graph: file.graph, targets: targets, weights: weights)
+            let selection = try NodeSelection.make(names: words, passthrough: passthrough, exclude: options.exclude, graph: file.graph)
+            var plan = try Plan.make(graph: file.graph, targets: selection.targets, weights: weights)
+            if selection.needsBinding(file.graph) {
+                let graph = try selection.bound(file.graph, plan: plan, requireAll: requireAll)
+                plan = try Plan.make(graph: graph, targets: selection.targets, weights: weights)
+            }
+            for note in selection.notes(for: plan) { Console.note(note) }
+            return plan
         } catch {
             var items = error.items
-            if let first = targets.first, let index = items.firstIndex(where: { $0.message.hasPrefix("unknown node '\(first)'") }),
+            if let first = words.first, let index = items.firstIndex(where: { $0.message.hasPrefix("unknown node '\(first)'") }),
                !first.contains("/"), isFile(first) {
                 items[index].notes.append("help: '\(first)' is also a file here; a name without a '/' is a node of "
                     + "\(file.source.path), so to read the file as the graph, write ./\(first)")

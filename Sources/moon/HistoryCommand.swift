@@ -15,7 +15,7 @@ struct HistoryCommand: ParsableCommand {
         for its critical-path priority.
         """)
 
-    @Argument(help: "The graph file (default: moon.yaml or moon.yml).")
+    @Argument(help: "The graph file (default: the nearest moon.yaml or moon.yml, here or above).")
     var file: String?
 
     @Option(name: [.customShort("n"), .long], help: "How many runs to show.")

@@ -11,7 +11,13 @@ struct Moon: ParsableCommand {
         abstract: "Run task graphs described in YAML: named queues, retries, timeouts and a real event stream.",
         discussion: """
         A graph file (moon.yaml) describes nodes - shell commands or built-in \
-        commands - and their needs. See moon.yaml(5) for the format.
+        commands - and their needs. See moon.yaml(5) for the format. Without a \
+        FILE, moon reads the nearest moon.yaml or moon.yml: here or in the closest \
+        directory above.
+
+        Plain `moon` runs the graph's `default:` nodes when it names some, and \
+        otherwise lists the nodes (as `moon list`): it never runs a whole graph \
+        by surprise. Without a graph file, it prints this help.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 the graph file \
         or the command line is invalid, 130 interrupted (143 on SIGTERM).
@@ -21,6 +27,32 @@ struct Moon: ParsableCommand {
                       HistoryCommand.self, SchemaCommand.self, ReplayCommand.self],
         defaultSubcommand: nil
     )
+
+    /// `moon run NODE... -- WORDS`: the words after `--` are the last node's
+    /// `${{ args }}`, read apart from the rest (argument-parser takes one
+    /// array of positional words per command). With no FILE or NODE before
+    /// it (`moon run -- FILE`), `--` only ends the options, as it always did.
+    static func parse(_ arguments: [String]) throws -> (command: ParsableCommand, passthrough: [String]) {
+        if arguments.first == "run", let terminator = arguments.firstIndex(of: "--"),
+           let head = try? parseAsRoot(Array(arguments[..<terminator])) as? RunCommand, !head.arguments.isEmpty {
+            return (head, Array(arguments[(terminator + 1)...]))
+        }
+        return (try parseAsRoot(arguments), [])
+    }
+
+    /// Plain `moon` (no subcommand): the default nodes run, else the list.
+    func run() throws {
+        guard let path = GraphFileLocator.discovered() else {
+            Console.write(Moon.helpMessage() + "\n")
+            return
+        }
+        let file = try GraphFile.load(path)
+        if file.graph.defaultTargets.isEmpty {
+            ListCommand.print(file.graph)
+        } else {
+            try RunCommand.parse([]).run(file, words: [])
+        }
+    }
 
     static func main() {
         let startProblem = ProcessStartup.prepare()
@@ -33,8 +65,9 @@ struct Moon: ParsableCommand {
         Console.takeOverBrokenPipes()
         let code: Int32
         do {
-            var command = try parseAsRoot()
-            try command.run()
+            let (parsed, passthrough) = try parse(Array(CommandLine.arguments.dropFirst()))
+            var command = parsed
+            if let run = command as? RunCommand { try run.run(passthrough: passthrough) } else { try command.run() }
             code = 0
         } catch let error as CLIError {
             Console.error("\(error)")

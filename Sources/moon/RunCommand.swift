@@ -13,12 +13,21 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a graph, or only the given nodes and what they need.",
         discussion: """
-        FILE defaults to moon.yaml or moon.yml in the current directory. The first \
+        FILE defaults to the nearest moon.yaml or moon.yml: in the current directory \
+        or the closest one above it (paths in it stay relative to it). The first \
         argument is FILE when it ends in .yaml/.yml or contains a '/'; a bare name is \
-        a node of moon.yaml/moon.yml when the current directory has one, even when a \
-        file of that name exists (moon run lua runs the node lua beside a built lua; \
-        moon run ./lua reads the file), and FILE when there is no default file and a \
-        file of that name exists.
+        a node of that default file when there is one, even when a file of that name \
+        exists (moon run lua runs the node lua beside a built lua; moon run ./lua \
+        reads the file), and FILE when there is no default file and a file of that \
+        name exists.
+
+        Without NODE, moon runs the file's default: nodes, else every node. A NODE is \
+        a name, a fan-out's name (all its instances) or a quoted glob over names \
+        ('test[*]', 'lib:*'; * any characters, ? one). NAME=VALUE after a node sets \
+        its parameter (moon run deploy env=prod version=1.4); the words after -- go \
+        to the last node named, as ${{ args }} (moon run test -- -k fast). \
+        --exclude PATTERN takes nodes out of the selection; a node that a selected \
+        node needs still runs. internal: nodes run only when needed.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 invalid graph or \
         command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up \
@@ -26,7 +35,10 @@ struct RunCommand: ParsableCommand {
         interrupted, not FAILED. Ctrl-Z stops the nodes with moon; fg resumes them.
         """)
 
-    @Argument(help: ArgumentHelp("The graph file, then the nodes to run (default: all).", valueName: "file-or-node"))
+    @Argument(help: ArgumentHelp("The graph file, then the nodes to run, each followed by its NAME=VALUE parameters "
+                                 + "(default: the file's default:, else all). After --, words for the last node's ${{ args }}.",
+                                 valueName: "file-or-node"),
+              completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
     /// `-j8` as make and ninja users type it, and `-j 8`.
@@ -48,6 +60,8 @@ struct RunCommand: ParsableCommand {
     var grace: String = "5s"
 
     @OptionGroup var vars: VarOverrides
+
+    @OptionGroup var selection: SelectionOptions
 
     @OptionGroup(title: "Watch mode") var watch: WatchOptions
 
@@ -95,11 +109,19 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        let (path, targets) = try GraphFileLocator.split(arguments)
+    func run() throws { try run(passthrough: []) }
+
+    /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.
+    func run(passthrough: [String]) throws {
+        let (path, names) = try GraphFileLocator.split(arguments)
+        let file = try GraphFile.load(path, overrides: try vars.values(), color: Terminal.stderrColor(report.color))
+        try run(file, words: names, passthrough: passthrough)
+    }
+
+    /// Runs the nodes `words` select in `file`, loaded already (plain `moon` loads it to find its `default:`).
+    func run(_ file: GraphFile, words: [String], passthrough: [String] = []) throws {
         // Diagnostics on stderr follow --color too.
         let diagnosticsColor = Terminal.stderrColor(report.color)
-        let file = try GraphFile.load(path, overrides: try vars.values(), color: diagnosticsColor)
         let graph = file.graph
         // A dry run only reads the store (recorded durations order the plan);
         // a run makes it, once the file proved valid.
@@ -108,20 +130,22 @@ struct RunCommand: ParsableCommand {
         let store = opened.store
         let durations = store.flatMap { try? $0.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) }
         let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
-        let plan = try GraphFileLocator.plan(for: file, targets: targets, weights: weights, color: diagnosticsColor)
+        let plan = try GraphFileLocator.plan(for: file, words: words, passthrough: passthrough, selection: selection,
+                                             requireAll: true, weights: weights, color: diagnosticsColor)
         if dryRun {
             printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
             return
         }
         if watch.watch {
-            let setup = WatchSetup(graphPath: path, targets: targets, overrides: try vars.values(), options: try options(), report: report,
+            let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, selection: selection,
+                                   overrides: try vars.values(), options: try options(), report: report,
                                    watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
                                    force: force, diagnosticsColor: diagnosticsColor, store: store)
             throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())
         }
         let session = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                 state: IncrementalState(graph: graph, store: store, force: force, onWarning: warn), store: store)
+                                 state: IncrementalState(graph: plan.graph, store: store, force: force, onWarning: warn), store: store)
         let code = try session.run()
         if code != 0 { throw ExitCode(code) }
     }

@@ -18,14 +18,17 @@ struct StatusCommand: ParsableCommand {
         Reads .moon/state.db beside the graph file; changes nothing.
         """)
 
-    @Argument(help: ArgumentHelp("The graph file, then the nodes to look at (default: all).", valueName: "file-or-node"))
+    @Argument(help: ArgumentHelp("The graph file, then the nodes to look at (default: all).", valueName: "file-or-node"),
+              completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
     @OptionGroup var vars: VarOverrides
 
+    @OptionGroup var selection: SelectionOptions
+
     func run() throws {
-        let (file, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values())
-        let graph = file.graph
+        let (file, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: false)
+        let graph = plan.graph
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }
         let state = IncrementalState(graph: graph, store: opened.store, onWarning: warn)

@@ -47,6 +47,12 @@ import Testing
         ["run", "a", "--keep-going", "--dry-run", "--force", "--quiet", "--color=always", "--output-mode=prefixed"],
         ["run", "--stall-after=0", "--timeout=90s", "--grace=250ms", "-j", "1", "--output", "tty"],
         ["run", "-q", "-q"],
+        ["run", "--exclude", "b"],
+        ["run", "--exclude=b", "a", "b"],
+        ["run", "a*", "-j1"],
+        ["run", "b", "--", "--words", "for", "b"],
+        ["run", "moon.yaml", "b", "--", "-x"],
+        ["run", "-j1", "--", "moon.yaml", "a"],
     ])
     func usualCommandLinesRun(_ arguments: [String]) throws {
         let moon = try Moon(graph: Self.graph)
@@ -112,7 +118,7 @@ import Testing
     /// an option added to `moon run` must be added here, with a value.
     @Test func everyOptionOfRunIsAccepted() throws {
         let values = ["--jobs": "2", "--output": "plain", "--color": "never", "--timeout": "1m", "--grace": "1s",
-                      "--set": "greeting=hi", "--output-mode": "grouped", "--stall-after": "1s"]
+                      "--set": "greeting=hi", "--output-mode": "grouped", "--stall-after": "1s", "--exclude": "b"]
         let flags: Set<String> = ["--keep-going", "--dry-run", "--json", "--force", "--quiet", "--verbose"]
         let moon = try Moon(graph: Self.graph)
         let help = try moon.run(["run", "--help"]).stdout

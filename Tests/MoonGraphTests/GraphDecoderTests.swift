@@ -123,7 +123,7 @@ import Testing
     @Test func unknownTopLevelKeySuggestsAndListsValidKeys() throws {
         let result = decode(["version": 1, "nodez": [:], "nodes": ["a": ["run": "x"]]])
         #expect(lines(result) == ["2:1: error: unknown key 'nodez' at the top level (did you mean 'nodes'?)"])
-        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, vars, env, dotenv, queues, defaults, nodes"])
+        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, default, includes, vars, env, dotenv, queues, defaults, nodes"])
     }
 
     @Test func xPrefixedTopLevelKeysAreIgnored() {
@@ -299,7 +299,7 @@ import Testing
         let g = try #require(graph(document, overrides: ["channel": "stable", "extra": "1", "another": "2"]))
         #expect(g.vars.entries.map { "\($0.name)=\($0.value)" } == ["channel=stable", "n=2", "another=2", "extra=1"])
         #expect(lines(decode(doc(["a": ["run": "x"]], extra: [("vars", ["v": ["x": 1]])]))) == [
-            "4:5: error: expected a string, number or boolean for variable 'v', found a mapping",
+            "4:5: error: expected a string, number or boolean, or a list of them for variable 'v', found a mapping",
         ])
     }
 
@@ -458,13 +458,15 @@ import Testing
         guard loaderWorks else { return }
         let result = load(text)
         #expect(lines(result) == [
-            "5:34: error: 'depfile' cannot use expressions; write the path as it is",
             "6:35: error: an empty 'depfile'; write the path the command writes, such as build/main.d",
             "7:50: error: 'depfile' is read relative to 'dir', which uses expressions here; write 'dir' as it is",
             "8:12: warning: 'depfile' only matters with 'sources'; node 'alone' always runs",
         ])
         let valid = load("version: 1\nnodes:\n  ok: { sources: a.c, depfile: build/a.d, dir: sub, run: cc }\n")
         #expect(valid.graph?.nodes[0].depfile == "build/a.d")
+        // A depfile is a path read before the node runs: vars are put into it.
+        let withVar = load("version: 1\nvars: { d: x }\nnodes:\n  e: { sources: a.c, depfile: \"${{ vars.d }}.d\", run: cc }\n")
+        #expect(withVar.graph?.nodes[0].depfile == "x.d")
     }
 
     @Test func unknownNodeKeysSuggest() throws {
@@ -476,7 +478,7 @@ import Testing
             "8:5: error: unknown key 'zzz' in node 'a'",
         ])
         #expect(result.diagnostics[3].notes == [
-            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates, depfile",
+            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, shell, slurm, sources, generates, depfile, for-each, matrix, params, internal",
         ])
     }
 

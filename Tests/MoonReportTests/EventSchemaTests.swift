@@ -35,7 +35,7 @@ enum SchemaValidator {
 struct EventSchemaTests {
     @Test func everyEventKindIsValid() {
         let kinds = Set(Fixture.everyKind.map(\.name))
-        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "graph-complete", "watch"])
+        #expect(kinds == ["graph-start", "start", "next", "retry", "complete", "error", "skip", "expand", "graph-complete", "watch"])
         let result = SchemaValidator.validate(Fixture.jsonLines(Fixture.everyKind))
         #expect(result.ok, "\(result.messages)")
     }
@@ -61,6 +61,21 @@ struct EventSchemaTests {
         #expect(!cut.ok)
     }
 
+    /// The instances an `expand` names join the plan: each must end once.
+    @Test func anExpandedInstanceThatNeverEndsMakesTheStreamIncomplete() {
+        let events: [RunEvent] = [
+            Fixture.at(0, .graphStart(graph: "g", nodes: ["p"], queues: [QueueWidth(name: "default", concurrency: 1)])),
+            Fixture.at(1, .expand(node: "p", instances: ["p[a]", "p[b]"])),
+            RunEvent(time: Fixture.t0, kind: .complete(node: "p[a]", durationMilliseconds: 1, exitCode: 0, outputs: []),
+                     instance: RunEvent.Instance(template: "p", item: "a")),
+            Fixture.at(2, .complete(node: "p", durationMilliseconds: 1, exitCode: nil, outputs: [])),
+            Fixture.at(3, .graphComplete(ok: true, durationMilliseconds: 3, counts: Fixture.counts(2, 0, 0, 0), criticalPath: [])),
+        ]
+        let result = SchemaValidator.validate(Fixture.jsonLines(events), complete: true)
+        #expect(!result.ok)
+        #expect(result.messages.contains("node 'p[b]' of the plan ended 0 times"), "\(result.messages)")
+    }
+
     @Test func cutOffStreamIsNotComplete() {
         let result = SchemaValidator.validate(Fixture.jsonLines(Array(Fixture.failingRun.prefix(9))), complete: true)
         #expect(!result.ok)
@@ -78,6 +93,12 @@ struct EventSchemaTests {
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-complete","ok":"yes","duration_ms":1,"counts":{"succeeded":0,"failed":0,"skipped":0,"canceled":0},"critical_path":[]}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"finished"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"graph-start","graph":"g","nodes":1,"queues":{}}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"expand","node":"p"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"expand","node":"p","instances":["q[a]"],"template":"p"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a]","template":"p","item":"a","matrix":{"k":"v"},"reason":"canceled"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a]","item":"a","reason":"canceled"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a]","template":"p","reason":"canceled"}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a","reason":"canceled"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":["a"]}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":"a","nodes":[]}"#,
     ])

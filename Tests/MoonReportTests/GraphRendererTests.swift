@@ -281,3 +281,27 @@ import Testing
         #expect(jsonBytes > 0)
     }
 }
+
+/// A `for-each` over a need's output is known only during the run: the
+/// listings say when it expands instead of showing its command.
+@Suite struct DynamicFanOutRendererTests {
+    static var graph: Graph {
+        var graph = GraphRendererTests.sample
+        graph.nodes[3].fanOut = DynamicFanOut(need: 0, key: "files")
+        return graph
+    }
+
+    @Test func theDryRunSaysWhenTheTemplateExpands() throws {
+        let plan = try Plan.make(graph: Self.graph)
+        let text = GraphRenderer.dryRun(plan)
+        #expect(text.contains("package  level 1  default  expands when fetch completes\n"), "\(text)")
+    }
+
+    @Test func theGraphSaysWhenTheTemplateExpands() throws {
+        let plan = try Plan.make(graph: Self.graph)
+        #expect(GraphRenderer.text(plan).contains("expands when fetch completes\n"))
+        #expect(GraphRenderer.dot(plan).contains(#""package" [tooltip="expands when fetch completes"]"#))
+        let json = GraphRenderer.json(plan)
+        #expect(json.contains(#""for_each": {"#) && json.contains(#""need": "fetch""#) && json.contains(#""output": "files""#), "\(json)")
+    }
+}

@@ -16,6 +16,8 @@ final class FakeLauncher: NodeLauncher {
         /// Exit code per attempt (1-based); missing attempts exit 0.
         var exitCodes: [Int: Int32] = [:]
         var values: [String] = []
+        /// What it writes to `$MOON_OUTPUT`, sent just before it completes.
+        var outputs: [KeyValue] = []
         /// Virtual seconds the attempt waits for descriptors before its
         /// process starts (`NodeOutput.waiting`); its duration follows.
         var waitsForResources: TimeInterval = 0
@@ -26,6 +28,13 @@ final class FakeLauncher: NodeLauncher {
     let scheduler: TestScheduler
     let grace: TimeInterval
     var scripts: [Int: Script] = [:]
+    /// Scripts of nodes made during the run (instances of a dynamic fan-out), by name.
+    var namedScripts: [String: Script] = [:]
+    /// Every `expand` the runner made, in order.
+    private(set) var expansions: [(template: Int, items: [String], first: Int)] = []
+    private var instanceNames: [Int: String] = [:]
+    /// The plan's node names, to name the instances of an expanded template.
+    var runNames: [String] = []
     /// (virtual second, node, attempt) of every start, in order.
     private(set) var starts: [(time: TimeInterval, node: Int, attempt: Int)] = []
     /// (virtual second, node, attempt) of every process's exit, in order.
@@ -55,7 +64,7 @@ final class FakeLauncher: NodeLauncher {
 
     func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
         Signal { [self] observer, lifetime in
-            let script = scripts[node] ?? Script()
+            let script = scripts[node] ?? instanceNames[node].flatMap { namedScripts[$0] } ?? Script()
             starts.append((now, node, number))
             inputsSeen[node] = inputs
             let process = Process(node: node, attempt: number)
@@ -75,6 +84,7 @@ final class FakeLauncher: NodeLauncher {
                 gone(process)
                 if code == 0 {
                     observer.send(next: .exited(code: 0))
+                    if !script.outputs.isEmpty { observer.send(next: .outputs(script.outputs)) }
                     observer.sendCompleted()
                 } else {
                     observer.send(error: NodeError(.exit, "exited with code \(code)", exitCode: code))
@@ -97,6 +107,11 @@ final class FakeLauncher: NodeLauncher {
                 waiters[node, default: []].append { observer.sendCompleted() }
             }
         }
+    }
+
+    func expand(template: Int, items: [String], first: Int) {
+        expansions.append((template, items, first))
+        for (i, item) in items.enumerated() { instanceNames[first + i] = "\(runNames[template])[\(item)]" }
     }
 
     func killNow() {
@@ -133,8 +148,13 @@ final class RunHarness {
          options: RunOptions = RunOptions(), scripts: [String: FakeLauncher.Script] = [:]) {
         launcher = FakeLauncher(scheduler: scheduler, grace: options.grace.timeInterval)
         plan = RunPlan(graphName: "test", nodes: nodes, queues: queues)
+        launcher.runNames = nodes.map(\.name)
         for (name, script) in scripts {
-            if let index = nodes.firstIndex(where: { $0.name == name }) { launcher.scripts[index] = script }
+            if let index = nodes.firstIndex(where: { $0.name == name }) {
+                launcher.scripts[index] = script
+            } else {
+                launcher.namedScripts[name] = script
+            }
         }
         var sink: [RunEvent] = []
         runner = Runner(plan: plan, options: options, launcher: launcher, scheduler: scheduler) { sink.append($0) }
@@ -162,13 +182,14 @@ final class RunHarness {
             case .skip(let n, let reason): return "skip \(n) \(reason.rawValue)"
             case .retry(let n, let attempt, let delay, _): return "retry \(n)#\(attempt) \(delay)ms"
             case .next(let n, let stream, let text, _): return "next \(n) \(stream.rawValue) \(text)"
+            case .expand(let n, let instances): return "expand \(n) [\(instances.joined(separator: ", "))]"
             case .graphStart, .graphComplete, .watch: return nil
             }
         }
     }
 
     func startTime(of name: String, attempt: Int = 1) -> TimeInterval? {
-        guard let index = plan.nodes.firstIndex(where: { $0.name == name }) else { return nil }
+        guard let index = runner.plan.nodes.firstIndex(where: { $0.name == name }) else { return nil }
         return launcher.starts.first { $0.node == index && $0.attempt == attempt }?.time
     }
 }

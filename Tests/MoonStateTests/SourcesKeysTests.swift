@@ -35,7 +35,7 @@ import Testing
         let messages = result.diagnostics.map { "\($0.span?.start.line ?? 0): \($0.message)" }
         #expect(messages.contains { $0.hasPrefix("3: expected a glob or a list of globs for 'sources'") })
         #expect(messages.contains { $0.hasPrefix("4: an empty glob in 'sources'") })
-        #expect(messages.contains { $0.hasPrefix("5: 'sources' cannot use expressions") })
+        #expect(messages.contains { $0.hasPrefix("5: undeclared var 'x'") })
         #expect(messages.contains { $0.hasPrefix("6: 'generates' only matters with 'sources'") })
     }
 }

@@ -13,7 +13,9 @@ public final class CommandLauncher: NodeLauncher {
     private let selected: [Int]
     private let context: NodeCommand.Context
     /// Per plan index: whether its node runs on a Slurm queue.
-    private let onSlurm: [Bool]
+    private var onSlurm: [Bool]
+    /// The instances of dynamic fan-outs, made during the run: plan index `selected.count + i` is `made[i]`.
+    private var made: [Node] = []
 
     /// `plan.selected` decides which graph nodes run; their order matches
     /// `RunPlan(graph:plan:cpus:)`. Commands run on `scheduler`, the
@@ -33,6 +35,7 @@ public final class CommandLauncher: NodeLauncher {
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]
             if case .builtin = node.action { return false }
+            if case .group = node.action { return false }
             return graph.slurmOptions(for: node) != nil
         }
     }
@@ -42,7 +45,8 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     public func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
-        let command = NodeCommand(node: graph.nodes[selected[node]], index: node, context: context)
+        let spec = node < selected.count ? graph.nodes[selected[node]] : made[node - selected.count]
+        let command = NodeCommand(node: spec, index: node, context: context)
         // The command's signal holds it weakly: the subscription keeps it.
         let signal = command.signal(NodeCommand.Input(attempt: number, inputs: inputs))
             .on(disposed: { withExtendedLifetime(command) {} })
@@ -55,6 +59,19 @@ public final class CommandLauncher: NodeLauncher {
     public func settled(node: Int) -> Signal<Never> {
         let settled = context.groups.settled(node)
         return context.credit == nil ? settled : settled.deliverOn(context.scheduler)
+    }
+
+    /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
+    public func expand(template: Int, items: [String], first: Int) {
+        let node = graph.nodes[selected[template]]
+        for item in items {
+            var instance = node
+            instance.instance = NodeInstance(template: node.name, label: item, item: item)
+            instance.name = instance.instance!.name
+            instance.fanOut = nil
+            made.append(instance)
+            onSlurm.append(onSlurm[template])
+        }
     }
 
     public func killNow() {

@@ -2,8 +2,10 @@ import MoonGraph
 
 /// Resolves `${{ … }}` for one attempt of one node: `vars` from the graph,
 /// `env` from the environment being built, `needs` from what the runner
-/// passed in `NodeInputs`. Substitution is textual and happens once: a value
-/// that itself contains `${{` is inserted as it is, never read again.
+/// passed in `NodeInputs`, `item`/`matrix` from the node's instance, and
+/// `params`/`args` from the arguments the command line bound to it.
+/// Substitution happens once: a value that itself contains `${{` is
+/// inserted as it is, never read again.
 struct Interpolator {
     struct Failure: Error, CustomStringConvertible {
         var message: String
@@ -13,6 +15,26 @@ struct Interpolator {
     let vars: Variables
     var env: [String: String]
     let inputs: NodeInputs
+    /// The node's instance values, when it is an instance of a template.
+    var instance: NodeInstance?
+    /// The node's `params:` (for defaults) and what the command line gave it.
+    var parameters: [NodeParameter] = []
+    var arguments = NodeArguments()
+
+    /// The namespace of an included node: its `needs.NAME` are `NAMESPACE + NAME` in the graph.
+    var namespace = ""
+
+    init(vars: Variables, env: [String: String], inputs: NodeInputs, node: Node? = nil) {
+        self.vars = node?.vars ?? vars
+        self.env = env
+        self.inputs = inputs
+        if let node {
+            instance = node.instance
+            parameters = node.params
+            arguments = node.arguments
+            namespace = node.namespace
+        }
+    }
 
     func value(of expression: Expression) throws -> String {
         switch expression.reference {
@@ -24,19 +46,50 @@ struct Interpolator {
                 throw Failure(message: "\(expression.raw): the environment variable '\(name)' is not set")
             }
             return value
-        case .result(let node):
+        case .result(let written):
+            let node = namespace + written
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
             return result.rawValue
-        case .output(let node, let key):
+        case .output(let written, let key):
+            let node = namespace + written
             guard let result = inputs.results[node] else { throw Failure(message: "\(expression.raw): '\(node)' is not a need of this node") }
             if let value = inputs.outputs[node]?[key] { return value }
             // A need that did not succeed has no outputs: an `if: always` node reads "".
             guard result == .success else { return "" }
             throw Failure(message: "\(expression.raw): '\(node)' set no output '\(key)'; it must write \(key)=VALUE to $MOON_OUTPUT (an empty value is fine)")
+        case .item(let part):
+            guard let item = instance?.item else { throw Failure(message: "\(expression.raw): this node is not an instance of a for-each") }
+            return part.of(item)
+        case .matrix(let key):
+            guard let value = instance?.matrix[key] else { throw Failure(message: "\(expression.raw): this node has no matrix value '\(key)'") }
+            return value
+        case .parameter(let name):
+            if let value = arguments.params[name] { return value }
+            guard let parameter = parameters.first(where: { $0.name == name }) else {
+                throw Failure(message: "\(expression.raw): no parameter '\(name)'")
+            }
+            guard let value = parameter.defaultValue else {
+                let what = parameter.description.map { " (\($0))" } ?? ""
+                throw Failure(message: "\(expression.raw): the required parameter '\(name)'\(what) was not given; pass \(name)=VALUE after the node's name")
+            }
+            return value
+        case .arguments:
+            return arguments.args.joined(separator: " ")
         }
     }
 
-    /// Plain substitution: exec-form arguments, `env` values, `with`, `dir`.
+    /// The words of a list value (`${{ args }}`, a list var), nil for a
+    /// scalar: where such an expression is a whole word, each item is one word.
+    func words(of expression: Expression) throws -> [String]? {
+        switch expression.reference {
+        case .arguments: return arguments.args
+        case .variable(let name): return vars.items(name)
+        default: return nil
+        }
+    }
+
+    /// Plain substitution: `env` values, `with`, `dir`. A list value is
+    /// its items joined by spaces.
     func string(_ text: String) throws -> String {
         guard Template.containsExpression(text) else { return text }
         let (template, problems) = Template.parse(text)
@@ -54,6 +107,28 @@ struct Interpolator {
         return out
     }
 
+    /// Exec-form arguments: an argument that is exactly one list-valued
+    /// expression becomes one argument per item (none for an empty list);
+    /// any other argument is one argument, as `string` makes it.
+    func arguments(_ written: [String]) throws -> [String] {
+        var argv: [String] = []
+        argv.reserveCapacity(written.count)
+        for text in written {
+            guard Template.containsExpression(text) else { argv.append(text); continue }
+            let (template, problems) = Template.parse(text)
+            if let problem = problems.first { throw Failure(message: problem.message) }
+            if template.parts.count == 1, case .expression(let expression) = template.parts[0], let items = try words(of: expression) {
+                if let bad = items.first(where: { $0.unicodeScalars.contains("\0") }) {
+                    throw Failure(message: "an item of \(expression.raw) contains a NUL byte ('\(ShellTemplate.preview(bad))')")
+                }
+                argv += items
+            } else {
+                argv.append(try string(text))
+            }
+        }
+        return argv
+    }
+
     /// A shell-form script: each expression becomes a reference to an
     /// environment variable that holds its value (`ShellTemplate`); the
     /// caller sets the bindings in the process's environment.
@@ -62,7 +137,7 @@ struct Interpolator {
         let (template, problems) = Template.parse(text)
         if let problem = problems.first { throw Failure(message: problem.message) }
         do {
-            return try ShellTemplate.render(template, shell: shell, value: value(of:))
+            return try ShellTemplate.render(template, shell: shell, value: value(of:), words: words(of:))
         } catch let failure as ShellTemplate.Failure {
             throw Failure(message: failure.message)
         }

@@ -46,6 +46,11 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     }
 
     override func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
+        // A group has nothing to run: it succeeds once its needs let it start.
+        if case .group = node.action {
+            result.complete()
+            return nil
+        }
         if case .builtin(let name, let written) = node.action {
             return runBuiltin(name, written, input: input, result: result)
         }

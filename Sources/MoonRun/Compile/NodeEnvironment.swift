@@ -71,7 +71,7 @@ struct NodeEnvironment {
     /// The node's environment and the interpolator for its `run`, `with` and `dir`.
     func prepare(_ node: Node, attempt: Int, inputs: NodeInputs, outputFile: String?) throws -> Prepared {
         let shared = try shared.get()
-        let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs)
+        let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs, node: node)
         var env = ProcessEnvironment(base: shared, capacity: node.env.count + 4)
         for entry in node.env {
             do {
@@ -110,8 +110,8 @@ struct NodeEnvironment {
             // The values reach the shell only through its environment.
             for binding in rendered.bindings { env.set(binding.name, binding.value) }
             argv = node.shell.arguments(for: rendered.script)
-        case .exec(let arguments): argv = try arguments.map(interpolator.string)
-        case .builtin: return nil
+        case .exec(let arguments): argv = try interpolator.arguments(arguments)
+        case .builtin, .group: return nil
         }
         guard let program = argv.first else { return nil }
         let directory = try workingDirectory(for: node, interpolator: interpolator)
@@ -166,6 +166,7 @@ extension Node {
         case .shell(let script): return Template.containsExpression(script)
         case .exec(let arguments): return arguments.contains(where: Template.containsExpression)
         case .builtin: return true
+        case .group: return false
         }
     }
 }

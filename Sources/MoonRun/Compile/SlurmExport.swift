@@ -150,7 +150,8 @@ public enum SlurmExport {
             let rendered = try interpolator.script(script, shell: node.shell)
             exports = rendered.bindings.map { "export \($0.name)=\(quote($0.value))" }
             argv = node.shell.arguments(for: rendered.script)
-        case .exec(let arguments): argv = try arguments.map(interpolator.string)
+        case .exec(let arguments): argv = try interpolator.arguments(arguments)
+        case .group: return ["true"]
         case .builtin(let name, let written):
             var arguments: [String: String] = [:]
             var fromValues: Set<String> = []
@@ -228,6 +229,7 @@ public enum SlurmExport {
         switch node.action {
         case .shell(let script): texts.append(script)
         case .exec(let arguments): texts += arguments
+        case .group: break
         case .builtin(let name, let written):
             if name == "reduce" { break }
             for argument in written.values { if case .template(let text) = argument { texts.append(text) } }

@@ -28,8 +28,14 @@ public protocol NodeLauncher: AnyObject {
     /// Whether the node's `start` event waits for its attempt's first output
     /// (a Slurm node: `NodeOutput.job` names its job once srun has one).
     func announcesStart(node: Int) -> Bool
+
+    /// A `for-each` over a need's output has its items: the new nodes
+    /// `first`, `first + 1`, … of the run are instances of the node
+    /// `template`, one per item in order. Called before any of them starts.
+    func expand(template: Int, items: [String], first: Int)
 }
 
 extension NodeLauncher {
     public func announcesStart(node: Int) -> Bool { false }
+    public func expand(template: Int, items: [String], first: Int) {}
 }

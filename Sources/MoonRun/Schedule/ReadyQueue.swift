@@ -18,18 +18,15 @@ struct ReadyQueue {
     }
 
     private var heap = Heap<Int>()
-    private let priority: [Int]
 
-    init(priority: [Int]) {
-        self.priority = priority
-    }
+    init() {}
 
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
     var first: Int? { heap.max.map(Self.node(of:)) }
 
-    mutating func push(_ node: Int) {
-        heap.insert(Self.key(priority: priority[node], node: node))
+    mutating func push(_ node: Int, priority: Int) {
+        heap.insert(Self.key(priority: priority, node: node))
     }
 
     mutating func pop() -> Int? {

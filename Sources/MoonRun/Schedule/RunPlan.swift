@@ -23,6 +23,27 @@ public struct RunNode: Sendable {
     /// results): a built-in, or a `${{ … }}` in its command, `dir` or
     /// `env`. The runner gathers those inputs only for such nodes.
     public var readsInputs: Bool
+    /// Set on an instance of a fan-out: its template and item (in its events).
+    public var instance: RunEvent.Instance?
+    /// A group runs nothing (no `run`, no `uses`): it succeeds as soon as
+    /// its needs have, without a job.
+    public var isGroup = false
+    /// Set on a `for-each` over a need's output: the node is expanded into
+    /// one instance per item when its needs have ended, and ends once they have.
+    public var fanOut: FanOut?
+
+    /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
+    /// a JSON list of strings.
+    public struct FanOut: Sendable, Equatable {
+        /// Index into `RunPlan.nodes` (one of the node's needs).
+        public var need: Int
+        public var key: String
+
+        public init(need: Int, key: String) {
+            self.need = need
+            self.key = key
+        }
+    }
 
     public init(name: String, queue: Int, needs: [Int], condition: RunCondition = .success, continueOnError: Bool = false,
                 retry: RetryPolicy = .none, timeout: Duration? = nil, priority: Int = 0, command: String = "",
@@ -62,13 +83,26 @@ extension RunPlan {
         for (i, index) in plan.selected.enumerated() { position[index] = i }
         let nodes = plan.selected.map { index -> RunNode in
             let node = graph.nodes[index]
-            return RunNode(name: node.name, queue: node.queue, needs: node.needs.map { position[$0] }.filter { $0 >= 0 },
-                           condition: node.condition, continueOnError: node.continueOnError, retry: node.retry,
-                           timeout: node.timeout, priority: plan.priority[index], command: node.action.summary,
-                           readsInputs: Self.readsInputs(node))
+            var run = RunNode(name: node.name, queue: node.queue, needs: node.needs.map { position[$0] }.filter { $0 >= 0 },
+                              condition: node.condition, continueOnError: node.continueOnError, retry: node.retry,
+                              timeout: node.timeout, priority: plan.priority[index], command: node.action.summary,
+                              readsInputs: Self.readsInputs(node))
+            run.instance = node.instance.map(RunEvent.Instance.init)
+            if case .group = node.action { run.isGroup = true }
+            // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
+            run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }
+            return run
         }
         let queues = graph.queues.map { QueueWidth(name: $0.name, concurrency: $0.concurrency.limit(cpus: cpus)) }
         self.init(graphName: graph.name, nodes: nodes, queues: queues)
+    }
+}
+
+extension RunEvent.Instance {
+    /// What a run's events say of an instance of the graph.
+    init(_ instance: NodeInstance) {
+        self.init(template: instance.template, item: instance.item,
+                  matrix: instance.item == nil ? instance.matrix.map { KeyValue($0.name, $0.value) } : [])
     }
 }
 

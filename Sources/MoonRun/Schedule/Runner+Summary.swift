@@ -74,7 +74,9 @@ extension Runner {
                 longest = total[need]
                 via[node] = need
             }
-            total[node] = longest + finishedAt[node]!.timeIntervalSince(firstStart[node]!)
+            // A group (an expanded template too) takes no time of its own: the path runs through it.
+            let own = plan.nodes[node].isGroup ? 0 : finishedAt[node]!.timeIntervalSince(firstStart[node]!)
+            total[node] = longest + own
             if best.map({ total[node] > total[$0] }) ?? true { best = node }
             for dependent in dependents[node] {
                 waiting[dependent] -= 1
@@ -84,7 +86,7 @@ extension Runner {
         var path: [String] = []
         var current = best
         while let node = current {
-            path.append(plan.nodes[node].name)
+            if !plan.nodes[node].isGroup { path.append(plan.nodes[node].name) }
             current = via[node]
         }
         return path.reversed()

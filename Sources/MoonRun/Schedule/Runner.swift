@@ -60,20 +60,24 @@ public final class Runner {
         case failure(NodeError)
     }
 
-    let plan: RunPlan
-    private let options: RunOptions
-    private let launcher: NodeLauncher
-    private let scheduler: DateScheduler
-    private let emit: (RunEvent) -> Void
+    /// The plan, and after it the nodes made during the run (the instances
+    /// of each `for-each` over a need's output, see Runner+FanOut).
+    private(set) var plan: RunPlan
+    /// How many nodes the plan had at the start: the up-to-date check knows only these.
+    let planned: Int
+    let options: RunOptions
+    let launcher: NodeLauncher
+    let scheduler: DateScheduler
+    let emit: (RunEvent) -> Void
 
     private(set) var state: [NodeState]
-    private var remainingNeeds: [Int]
-    private var dependents: [[Int]]
+    var remainingNeeds: [Int]
+    var dependents: [[Int]]
     private var ready: [ReadyQueue]
     private var inFlight: [Int]
     private var totalInFlight = 0
     private(set) var attempt: [Int]
-    private(set) var firstStart: [Date?]
+    var firstStart: [Date?]
     private(set) var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
     private(set) var durations: [Int?]
@@ -86,7 +90,7 @@ public final class Runner {
     private var attemptOutputs: [[KeyValue]]
     private var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
-    private var outputs: [[String: String]]
+    private(set) var outputs: [[String: String]]
     private var doneCount = 0
     private var counts = RunCounts()
     /// Failures without `continue-on-error`: any makes the run fail.
@@ -118,14 +122,14 @@ public final class Runner {
         self.scheduler = scheduler
         self.emit = emit
         let n = plan.nodes.count
+        planned = n
         state = Array(repeating: .waiting, count: n)
         remainingNeeds = plan.nodes.map { $0.needs.count }
         dependents = Array(repeating: [], count: n)
         for (index, node) in plan.nodes.enumerated() {
             for need in node.needs { dependents[need].append(index) }
         }
-        let priorities = plan.nodes.map(\.priority)
-        ready = plan.queues.map { _ in ReadyQueue(priority: priorities) }
+        ready = plan.queues.map { _ in ReadyQueue() }
         inFlight = Array(repeating: 0, count: plan.queues.count)
         attempt = Array(repeating: 0, count: n)
         firstStart = Array(repeating: nil, count: n)
@@ -137,6 +141,35 @@ public final class Runner {
         announced = Array(repeating: false, count: n)
         exitCodes = Array(repeating: nil, count: n)
         attemptOutputs = Array(repeating: [], count: n)
+    }
+
+    /// Adds nodes made during the run after the plan's: waiting, each with
+    /// its needs (all of which must have ended) and no dependents yet.
+    func append(_ nodes: [RunNode]) {
+        let n = nodes.count
+        plan.nodes += nodes
+        state += repeatElement(.waiting, count: n)
+        remainingNeeds += repeatElement(0, count: n)
+        dependents += repeatElement([], count: n)
+        attempt += repeatElement(0, count: n)
+        firstStart += repeatElement(nil, count: n)
+        finishedAt += repeatElement(nil, count: n)
+        durations += repeatElement(nil, count: n)
+        values += repeatElement([], count: n)
+        outputs += repeatElement([:], count: n)
+        subscriptions += repeatElement(nil, count: n)
+        announced += repeatElement(false, count: n)
+        exitCodes += repeatElement(nil, count: n)
+        attemptOutputs += repeatElement([], count: n)
+    }
+
+    /// Turns an expanded template into a group of its instances.
+    func becomeGroup(_ node: Int, of instances: Range<Int>) {
+        plan.nodes[node].isGroup = true
+        plan.nodes[node].fanOut = nil
+        plan.nodes[node].needs = Array(instances)
+        // It ends as its instances did (each ran under the template's own `if`).
+        plan.nodes[node].condition = .success
     }
 
     // MARK: - Control (call on the scheduler)
@@ -199,7 +232,7 @@ public final class Runner {
         }
         guard !starting.isEmpty else { return }
         // The up-to-date check forgets them first, in one write for the lot.
-        upToDate?.starting(nodes: starting)
+        upToDate?.starting(nodes: starting.filter { $0 < planned })
         for node in starting {
             // A spawn that failed at once may have stopped the run meanwhile.
             if let stop = stopReason, stop != .failure || plan.nodes[node].condition == .success {
@@ -267,7 +300,8 @@ public final class Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: spec.command), jobID: jobID))
+                                                       attempt: attempt[node], command: spec.command), jobID: jobID,
+                      instance: spec.instance))
     }
 
     private func received(_ output: NodeOutput, from node: Int) {
@@ -296,7 +330,8 @@ public final class Runner {
         announce(node, jobID: nil)
         state[node] = .retrying
         emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,
-                                                       delayMilliseconds: delay.milliseconds, error: error)))
+                                                       delayMilliseconds: delay.milliseconds, error: error),
+                      instance: plan.nodes[node].instance))
     }
 
     /// The node's signal ended: the node ends once its processes are gone.
@@ -334,21 +369,41 @@ public final class Runner {
         switch result {
         case .success(let exitCode, let outputs):
             for kv in outputs { self.outputs[node][kv.key] = kv.value }
-            if let checker = upToDate {
+            if let checker = upToDate, node < planned {
                 let values = values[node]
                 // Behind a slow check the state is busy: not on the loop.
                 offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
             }
-            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs)))
+            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs),
+                          instance: spec.instance))
             nodeDone(node, .succeeded)
         case .failure(let error):
-            emit(RunEvent(time: now, kind: .error(node: spec.name, durationMilliseconds: duration, error: error)))
-            if error.kind == .canceled {
-                nodeDone(node, .canceled)
-            } else {
-                nodeDone(node, spec.continueOnError ? .tolerated : .failed)
-            }
+            fail(node, error, durationMilliseconds: duration)
         }
+    }
+
+    /// Emits the node's `error` and ends it failed (or cancelled).
+    func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
+        let spec = plan.nodes[node]
+        emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
+                      instance: spec.instance))
+        if error.kind == .canceled {
+            nodeDone(node, .canceled)
+        } else {
+            nodeDone(node, spec.continueOnError ? .tolerated : .failed)
+        }
+    }
+
+    /// A group's needs succeeded: it succeeds at once, taking no time and no job.
+    func succeedAtOnce(_ node: Int) {
+        let now = scheduler.now
+        // An expanded template's time is its instances' span, from its expansion.
+        if firstStart[node] == nil { firstStart[node] = now }
+        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
+        durations[node] = duration
+        emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
+                      instance: plan.nodes[node].instance))
+        nodeDone(node, .succeeded)
     }
 
     /// What the needs of `spec` left it: values, outputs and results by need name.
@@ -379,7 +434,7 @@ public final class Runner {
     }
 
     /// A node ended: free its slot, count it, release its dependents.
-    private func nodeDone(_ node: Int, _ outcome: Outcome) {
+    func nodeDone(_ node: Int, _ outcome: Outcome) {
         let wasInFlight: Bool
         switch state[node] {
         case .running, .retrying, .settling: wasInFlight = true
@@ -420,7 +475,7 @@ public final class Runner {
     }
 
     /// All needs of `node` have ended: make it ready, or skip it.
-    private func decide(_ node: Int) {
+    func decide(_ node: Int) {
         let spec = plan.nodes[node]
         // After an interrupt or the run's timeout nothing new starts.
         if let stop = stopReason, stop != .failure {
@@ -455,9 +510,11 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
+        if spec.isGroup { return succeedAtOnce(node) }
+        if let fanOut = spec.fanOut { return expand(node, fanOut) }
+        if node < planned, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
         state[node] = .ready
-        ready[spec.queue].push(node)
+        ready[spec.queue].push(node, priority: spec.priority)
     }
 
     /// Asks whether the node is up to date. Returns true when it is to run
@@ -500,7 +557,7 @@ public final class Runner {
             restore(node, restored)
         } else {
             state[node] = .ready
-            ready[spec.queue].push(node)
+            ready[spec.queue].push(node, priority: spec.priority)
             pump()
             finishIfDone()
         }
@@ -522,7 +579,7 @@ public final class Runner {
     }
 
     private func skip(_ node: Int, _ reason: SkipReason) {
-        emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason)))
+        emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance))
         nodeDone(node, .skipped(reason))
     }
 
@@ -538,7 +595,7 @@ public final class Runner {
             for node in ready[q].removeAll().sorted() {
                 let cleanup = plan.nodes[node].condition != .success
                 if cleanup && !includingCleanup {
-                    ready[q].push(node)
+                    ready[q].push(node, priority: plan.nodes[node].priority)
                 } else {
                     skip(node, .canceled)
                 }

@@ -1,0 +1,70 @@
+extension Node {
+    /// This template as the instance `instance` (`template[label]`), or
+    /// (with nil) as the one node it is: `vars`, `item` and `matrix` are
+    /// put into `sources`, `generates` and `depfile`, which are read before
+    /// the node runs and are paths, never shell. `run`, `env`, `with` and
+    /// `dir` keep their expressions: the Interpolator reads the instance's
+    /// values when the node runs. Used by the loader for static fan-out
+    /// and at run time for a dynamic one.
+    public func instantiated(_ instance: NodeInstance?, vars: Variables) -> Node {
+        NodeTemplate(self).instantiated(instance, vars: vars)
+    }
+}
+
+/// A node's `sources`, `generates` and `depfile` parsed once, for making
+/// many instances of it: each instance then only joins text.
+public struct NodeTemplate: Sendable {
+    public let node: Node
+    private let sources: [Template?]
+    private let generates: [Template?]
+    private let depfile: Template?
+
+    public init(_ node: Node) {
+        self.node = node
+        sources = node.sources.map(Self.parse)
+        generates = node.generates.map(Self.parse)
+        depfile = node.depfile.flatMap(Self.parse)
+    }
+
+    /// See `Node.instantiated`.
+    public func instantiated(_ instance: NodeInstance?, vars: Variables) -> Node {
+        var result = node
+        if let instance {
+            result.name = instance.name
+            result.instance = instance
+            result.fanOut = nil
+        }
+        for (i, template) in sources.enumerated() {
+            if let template { result.sources[i] = Self.render(template, instance: instance, vars: vars) }
+        }
+        for (i, template) in generates.enumerated() {
+            if let template { result.generates[i] = Self.render(template, instance: instance, vars: vars) }
+        }
+        if let depfile { result.depfile = Self.render(depfile, instance: instance, vars: vars) }
+        return result
+    }
+
+    /// nil for text without expressions (kept as it is).
+    private static func parse(_ text: String) -> Template? {
+        Template.containsExpression(text) ? Template.parse(text).template : nil
+    }
+
+    /// The text with each `${{ vars.NAME }}`, `${{ item… }}` and
+    /// `${{ matrix.KEY }}` replaced by its value; any other expression is left as written.
+    static func render(_ template: Template, instance: NodeInstance?, vars: Variables) -> String {
+        var out = ""
+        for part in template.parts {
+            switch part {
+            case .literal(let literal): out += literal
+            case .expression(let e):
+                switch e.reference {
+                case .variable(let name): out += vars[name] ?? e.raw
+                case .item(let part): out += instance?.item.map(part.of) ?? e.raw
+                case .matrix(let key): out += instance.map { $0.matrix[key] ?? "" } ?? e.raw
+                default: out += e.raw
+                }
+            }
+        }
+        return out
+    }
+}

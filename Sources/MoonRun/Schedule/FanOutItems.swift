@@ -1,0 +1,53 @@
+import Foundation
+
+/// The items of a `for-each` over a need's output: the output's text must
+/// be a JSON list of distinct, non-empty strings without control characters
+/// (each becomes an instance's name, `TEMPLATE[ITEM]`, on one line), as the
+/// items of a `for-each` in the graph file. Anything else is an error that
+/// quotes the value's first bytes.
+enum FanOutItems {
+    /// How much of a bad value an error quotes.
+    static let quotedBytes = 120
+
+    /// `expression` names the value in messages (`needs.shards.outputs.files`).
+    static func parse(_ text: String, expression: String) -> Result<[String], FanOutError> {
+        let list = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? [Any]
+        guard let list else {
+            return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
+        }
+        var items: [String] = []
+        items.reserveCapacity(list.count)
+        var seen = Set<String>(minimumCapacity: list.count)
+        for element in list {
+            // (NSNumber bridges to String on some platforms: ask for the real type.)
+            guard !(element is NSNumber), let item = element as? String else {
+                return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
+            }
+            if item.isEmpty {
+                return .failure(FanOutError("\(expression) has an empty item: items become node names"))
+            }
+            if item.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                return .failure(FanOutError("\(expression) has an item with a control character (\(quote(item))): items become node names"))
+            }
+            guard seen.insert(item).inserted else {
+                return .failure(FanOutError("\(expression) has '\(item)' twice: each item names one instance"))
+            }
+            items.append(item)
+        }
+        return .success(items)
+    }
+
+    /// The value's first bytes, on one line, with `…` when cut.
+    static func quote(_ text: String) -> String {
+        if text.isEmpty { return "'' (empty)" }
+        var cut = String(decoding: text.utf8.prefix(quotedBytes), as: UTF8.self)
+        if text.utf8.count > quotedBytes { cut += "…" }
+        return cut.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+            .joined()
+    }
+
+    struct FanOutError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+}

@@ -1,0 +1,42 @@
+import MoonEvents
+
+/// Dynamic fan-out: a node with `for-each: ${{ needs.NEED.outputs.KEY }}`
+/// is expanded when its needs have ended and its `if` lets it run. Each
+/// item of the output's JSON list becomes an instance, `NODE[ITEM]`: a copy
+/// of the node with its own events, retries, timeout and history, which
+/// needs what the node needs (and so can start at once). The node itself
+/// becomes a group of its instances: what needs it waits for all of them.
+extension Runner {
+    func expand(_ node: Int, _ fanOut: RunNode.FanOut) {
+        let template = plan.nodes[node]
+        let need = plan.nodes[fanOut.need].name
+        let expression = "needs.\(need).outputs.\(fanOut.key)"
+        guard let text = outputs[fanOut.need][fanOut.key] else {
+            return fail(node, NodeError(.fanOut, "'\(need)' set no output '\(fanOut.key)' (\(expression)): "
+                                        + "write \(fanOut.key)=[...] to $MOON_OUTPUT"), durationMilliseconds: 0)
+        }
+        let items: [String]
+        switch FanOutItems.parse(text, expression: expression) {
+        case .success(let parsed): items = parsed
+        case .failure(let error): return fail(node, NodeError(.fanOut, error.message), durationMilliseconds: 0)
+        }
+        let first = plan.nodes.count
+        launcher.expand(template: node, items: items, first: first)
+        let instances = items.map { item in
+            var copy = template
+            copy.name = template.name + "[" + item + "]"
+            copy.instance = RunEvent.Instance(template: template.name, item: item)
+            copy.fanOut = nil
+            return copy
+        }
+        append(instances)
+        let made = first..<(first + instances.count)
+        becomeGroup(node, of: made)
+        firstStart[node] = scheduler.now
+        remainingNeeds[node] = instances.count
+        for index in made { dependents[index] = [node] }
+        emit(RunEvent(time: scheduler.now, kind: .expand(node: template.name, instances: instances.map(\.name))))
+        guard !instances.isEmpty else { return succeedAtOnce(node) }
+        for index in made { decide(index) }
+    }
+}

@@ -1,0 +1,289 @@
+import Foundation
+import Testing
+
+/// The graph file language of real projects, end to end: `for-each` and
+/// `matrix` instances, list vars, vars that use vars, groups, `default:`,
+/// `internal:`, `params:` and `includes:`.
+@Suite struct AuthoringTests {
+    private func directory(_ moon: Moon, _ path: String) throws {
+        try FileManager.default.createDirectory(atPath: moon.path(path), withIntermediateDirectories: true)
+    }
+
+    private func lines(_ text: String?) -> [String] {
+        (text ?? "").split(separator: "\n").map(String.init).sorted()
+    }
+
+    @Test func forEachOverAListRunsOneInstancePerItemWithTheItemAsData() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              greet:
+                for-each: [alpha, "two words", "$(touch PWNED)"]
+                run: printf '<%s>\\n' ${{ item }} >> out.txt
+              exec:
+                for-each: [x, "y z"]
+                run: [sh, -c, 'printf "[%s]\\n" "$1" >> exec.txt', sh, "${{ item }}"]
+              after:
+                needs: [greet, exec]
+                run: echo done >> out.txt
+            """)
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(lines(moon.read("out.txt")) == ["<$(touch PWNED)>", "<alpha>", "<two words>", "done"])
+        #expect(moon.read("out.txt")?.hasSuffix("done\n") == true, "after waits for every instance")
+        #expect(lines(moon.read("exec.txt")) == ["[x]", "[y z]"])
+        #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
+        let list = try moon.run(["list"])
+        #expect(list.stdout.contains("greet[alpha]"))
+        #expect(list.stdout.contains("greet[two words]"))
+    }
+
+    @Test func forEachOverAGlobWithExcludeAndTheItemsParts() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              obj:
+                for-each: { glob: "src/*.c", exclude: [src/main.c] }
+                sources: ["${{ item }}"]
+                generates: ["build/${{ item.stem }}.o"]
+                run: mkdir -p build && echo ${{ item.name }} ${{ item.stem }} ${{ item.ext }} ${{ item.dir }} > build/${{ item.stem }}.o
+              one:
+                needs: ["obj[src/b.c]"]
+                run: cat build/b.o > one.txt
+            """)
+        try directory(moon, "src")
+        for name in ["a.c", "b.c", "main.c"] { try moon.write("src/\(name)", "int x;\n") }
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("build/a.o") == "a.c a .c src\n")
+        #expect(moon.read("one.txt") == "b.c b .c src\n")
+        #expect(moon.read("build/main.o") == nil)
+        // Each instance has its own fingerprint: the second run skips them all.
+        let again = try moon.run(["run", "--json"])
+        #expect(again.status == 0)
+        #expect(again.events("skip").count == 2, "\(again.stdout)")
+        #expect(again.events("skip", node: "obj[src/a.c]").first?["reason"] as? String == "up-to-date")
+    }
+
+    @Test func aGlobThatMatchesNothingIsAnErrorUnlessAllowEmpty() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              obj:
+                for-each: { glob: "src/*.c" }
+                run: echo ${{ item }}
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("moon.yaml:4:23: error: the glob 'src/*.c' matches no file"), "\(result.stderr)")
+        try moon.write("moon.yaml", """
+            version: 1
+            nodes:
+              obj:
+                for-each: { glob: "src/*.c", allow-empty: true }
+                run: echo ${{ item }}
+              all:
+                needs: [obj]
+            """)
+        let empty = try moon.run(["run"])
+        #expect(empty.status == 0, "\(empty.stderr)")
+    }
+
+    @Test func aMatrixRunsEveryCombinationWithIncludeAndExclude() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              test:
+                matrix:
+                  suite: [unit, e2e]
+                  opt: [O0, O2]
+                  exclude: [{ suite: e2e, opt: O0 }]
+                  include: [{ suite: smoke, opt: O1 }]
+                run: echo ${{ matrix.suite }}-${{ matrix.opt }} >> out.txt
+            """)
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(lines(moon.read("out.txt")) == ["e2e-O2", "smoke-O1", "unit-O0", "unit-O2"])
+        let list = try moon.run(["list"])
+        #expect(list.stdout.contains("test[unit,O2]"))
+        #expect(list.stdout.contains("test[smoke,O1]"))
+    }
+
+    @Test func checkNamesEveryMisuseOfFanOutAndParams() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              plain:
+                run: echo ${{ item }}
+              cells:
+                matrix: { os: [linux] }
+                run: echo ${{ matrix.oss }}
+              both:
+                for-each: [a]
+                matrix: { x: [1] }
+                run: "true"
+              one:
+                needs: ["cells[mac]"]
+                run: echo ${{ params.nope }}
+              dyn:
+                for-each: ${{ needs.plain.outputs.files }}
+                run: echo ${{ item }}
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        let err = result.stderr
+        #expect(err.contains("moon.yaml:4:15: error: 'item' is only available in a node with 'for-each'"), "\(err)")
+        #expect(err.contains("moon.yaml:7:15: error: unknown matrix key 'oss' (did you mean 'os'?)"), "\(err)")
+        #expect(err.contains("moon.yaml:10:5: error: node 'both' has both 'for-each' and 'matrix'"), "\(err)")
+        #expect(err.contains("moon.yaml:13:13: error: node 'one' needs unknown node 'cells[mac]'"), "\(err)")
+        #expect(err.contains("cells[linux]"), "the instances that exist are named: \(err)")
+        #expect(err.contains("moon.yaml:14:15: error: undeclared parameter 'nope'"), "\(err)")
+        #expect(err.contains("moon.yaml:16:15: error: node 'dyn' fans out over 'plain', which is not one of its needs"), "\(err)")
+    }
+
+    @Test func listVarsAreOneWordPerItemAndVarsUseVarsInAnyOrder() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            vars:
+              CFLAGS: [-O2, "two words", "$(touch PWNED)", "${{ vars.MODE }}"]
+              OUT: build/${{ vars.MODE }}
+              MODE: release
+            nodes:
+              shell:
+                run: printf '<%s>' ${{ vars.CFLAGS }} ${{ vars.OUT }} > shell.txt
+              exec:
+                run: [printf, "<%s>", "${{ vars.CFLAGS }}", "x${{ vars.CFLAGS }}"]
+            """)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("shell.txt") == "<-O2><two words><$(touch PWNED)><release><build/release>")
+        let printed = result.events("next", node: "exec").compactMap { $0["text"] as? String }.joined()
+        #expect(printed == "<-O2><two words><$(touch PWNED)><release><x-O2 two words $(touch PWNED) release>", "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
+    }
+
+    @Test func aCycleOfVarsIsNamedWhereItStarts() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            vars:
+              A: x${{ vars.B }}
+              B: ${{ vars.A }}y
+            nodes:
+              n:
+                run: echo ${{ vars.A }}
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("moon.yaml:3:3: error: vars use each other in a cycle: A -> B -> A"), "\(result.stderr)")
+    }
+
+    @Test func defaultGroupsAndInternalNodes() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            default: all
+            nodes:
+              setup:
+                internal: true
+                run: echo setup >> out.txt
+              build:
+                needs: [setup]
+                run: echo build >> out.txt
+              other:
+                run: echo other >> out.txt
+              all:
+                description: everything that ships
+                needs: [build]
+            """)
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("out.txt") == "setup\nbuild\n")
+        let list = try moon.run(["list"])
+        #expect(list.stdout.contains("all"))
+        #expect(!list.stdout.split(separator: "\n").contains { $0.hasPrefix("setup") }, "internal nodes are not listed: \(list.stdout)")
+        let bad = try Moon(graph: """
+            version: 1
+            default: [al]
+            nodes:
+              all: { run: "true" }
+            """)
+        let check = try bad.run(["check"])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("moon.yaml:2:11: error: default names unknown node 'al' (did you mean 'all'?)"), "\(check.stderr)")
+    }
+
+    @Test func paramsTakeTheirDefaultsAndArgsAreEmptyWithoutTheCommandLine() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              deploy:
+                params:
+                  env: { default: staging }
+                  tag: { default: "a b" }
+                run: printf '<%s>' ${{ params.env }} ${{ params.tag }} ${{ args }} > out.txt
+            """)
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("out.txt") == "<staging><a b>")
+    }
+
+    @Test func includesNamespaceNodesAndKeepTheirPathsAndErrors() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              lib: lib/moon.yaml
+              dbg: { file: lib/moon.yaml, vars: { MODE: debug } }
+            nodes:
+              app:
+                needs: [lib:core, dbg:core]
+                run: cat lib/core-release.txt lib/core-debug.txt > app.txt
+            """)
+        try directory(moon, "lib")
+        try moon.write("lib/moon.yaml", """
+            version: 1
+            vars:
+              MODE: release
+            nodes:
+              core:
+                sources: [core.c]
+                generates: ["core-${{ vars.MODE }}.txt"]
+                run: cat core.c > core-${{ vars.MODE }}.txt
+            """)
+        try moon.write("lib/core.c", "core\n")
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("app.txt") == "core\ncore\n")
+        let list = try moon.run(["list"])
+        #expect(list.stdout.contains("lib:core") && list.stdout.contains("dbg:core"))
+        // Every command sees the whole graph, included nodes and their state too.
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("lib:core") && status.stdout.contains("up to date"), "\(status.stdout)")
+        let graph = try moon.run(["graph"])
+        #expect(graph.stdout.contains("dbg:core"), "\(graph.stdout)")
+
+        try moon.write("lib/moon.yaml", """
+            version: 1
+            nodes:
+              core:
+                needs: [nope]
+                run: "true"
+            """)
+        let broken = try moon.run(["check"])
+        #expect(broken.status == 2)
+        #expect(broken.stderr.contains("""
+            lib/moon.yaml:4:13: error: node 'core' needs unknown node 'nope'
+                4 |     needs: [nope]
+                  |             ^~~~
+            """), "the included file's line is quoted: \(broken.stderr)")
+
+        try moon.write("lib/moon.yaml", """
+            version: 1
+            includes:
+              up: ../moon.yaml
+            nodes:
+              core: { run: "true" }
+            """)
+        let cycle = try moon.run(["check"])
+        #expect(cycle.status == 2)
+        #expect(cycle.stderr.contains("include cycle: moon.yaml -> lib/moon.yaml -> moon.yaml"), "\(cycle.stderr)")
+    }
+}
