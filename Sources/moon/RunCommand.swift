@@ -141,7 +141,8 @@ struct RunCommand: ParsableCommand {
             return
         }
         if watch.watch {
-            let setup = WatchSetup(graphPath: graph.path, words: words, passthrough: passthrough, selection: selection, overrides: try vars.values(), options: try options(), report: report,
+            let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, selection: selection,
+                                   overrides: try vars.values(), options: try options(), report: report,
                                    watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
                                    force: force, diagnosticsColor: diagnosticsColor, store: store)
             throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())

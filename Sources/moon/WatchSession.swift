@@ -292,8 +292,8 @@ final class WatchSession {
     private func reloadGraph() -> Bool {
         do {
             let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
-            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough,
-                                                 selection: setup.selection, requireAll: true, color: setup.diagnosticsColor)
+            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, selection: setup.selection,
+                                                 requireAll: true, color: setup.diagnosticsColor)
             self.plan = plan
             graphBroken = false
             succeeded = []
@@ -325,7 +325,7 @@ final class WatchSession {
 /// What `moon run --watch` was started with.
 struct WatchSetup {
     var graphPath: String
-    /// The NODE words, the words after `--` and `--exclude`, as the first run read them.
+    /// The NODE words, the words after `--` and `--exclude`, as `moon run` selects with them.
     var words: [String]
     var passthrough: [String]
     var selection: SelectionOptions
