@@ -160,6 +160,8 @@ bench: release
 	python3 bench/bench.py $(RELEASE_BIN)
 	python3 bench/uptodate.py $(RELEASE_BIN)
 	python3 bench/cproject.py $(RELEASE_BIN)
+	python3 bench/cache.py $(RELEASE_BIN)
+	python3 bench/watch.py $(RELEASE_BIN)
 
 clean:
 	rm -rf .build .build-tsan

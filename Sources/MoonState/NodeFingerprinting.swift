@@ -49,7 +49,7 @@ extension IncrementalState {
         // symlinked path) and moon's own working directory do not matter.
         command.add(fingerprintedDirectory(node.dir))
         // An instance's item or matrix values: its script reads them at run
-        // time, so two instances of one template differ only here.
+        // time, and its text does not show them.
         if let instance = node.instance {
             command.add("instance")
             command.add(instance.item ?? "")
