@@ -1,7 +1,7 @@
 import Foundation
 
 /// Sizes as people write them: `5G`, `500M`, `64K`, `1T`, `1.5G` or a
-/// number of bytes (powers of 1024), and back (`1.2 MB`).
+/// number of bytes (powers of 1024). MoonReport's `ByteText` writes them back.
 public enum ByteSize {
     public static func parse(_ text: String) -> Int64? {
         var digits = Substring(text.trimmingCharacters(in: .whitespaces))
@@ -13,16 +13,5 @@ public enum ByteSize {
         }
         guard let number = Double(digits), number >= 0, number.isFinite, number * factor < 9e18 else { return nil }
         return Int64(number * factor)
-    }
-
-    public static func text(_ bytes: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
     }
 }

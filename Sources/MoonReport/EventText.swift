@@ -120,7 +120,7 @@ enum EventText {
         line.append(node, .bold)
         if let restored {
             let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
-            line.append(" restored from the cache (\(files), \(DurationText.bytes(restored.bytes)))", .dim)
+            line.append(" restored from the cache (\(files), \(ByteText.bytes(restored.bytes)))", .dim)
         } else {
             line.append(" skipped (\(reason.rawValue))", .dim)
         }

@@ -48,7 +48,7 @@ enum RunSummary {
         var parts = ["\(end.counts.succeeded) succeeded"]
         if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
         if end.counts.skipped > 0 {
-            let restored = end.restoredNodes > 0 ? " (\(end.restoredNodes) restored from the cache, \(DurationText.bytes(end.restoredBytes)))" : ""
+            let restored = end.restoredNodes > 0 ? " (\(end.restoredNodes) restored from the cache, \(ByteText.bytes(end.restoredBytes)))" : ""
             parts.append("\(end.counts.skipped) skipped" + restored)
         }
         if end.counts.canceled > 0 { parts.append("\(end.counts.canceled) canceled") }

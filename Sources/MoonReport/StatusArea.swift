@@ -104,7 +104,7 @@ struct StatusArea {
         line.append(" " + DurationText.elapsed(elapsed))
         if !ledger.running.isEmpty { line.append(" · \(ledger.running.count) running", .dim) }
         if ledger.restoredNodes > 0 {
-            line.append(" · \(ledger.restoredNodes) restored (\(DurationText.bytes(ledger.restoredBytes)))", .dim)
+            line.append(" · \(ledger.restoredNodes) restored (\(ByteText.bytes(ledger.restoredBytes)))", .dim)
         }
         if ledger.failedCount > 0 { line.append(" · \(ledger.failedCount) failed", .red) }
         return line

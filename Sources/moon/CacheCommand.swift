@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonCache
+import MoonReport
 
 /// `moon cache stats|prune`: what the output cache holds, and shrinking it.
 struct CacheCommand: ParsableCommand {
@@ -10,7 +11,7 @@ struct CacheCommand: ParsableCommand {
         discussion: """
         The cache is --cache-dir, else MOON_CACHE_DIR, else $XDG_CACHE_HOME/moon \
         or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
-        \(ByteSize.text(CacheUsage.defaultLimit)), least recently used entries first.
+        \(ByteText.bytes(CacheUsage.defaultLimit)), least recently used entries first.
         """,
         subcommands: [CacheStatsCommand.self, CachePruneCommand.self])
 }
@@ -34,7 +35,7 @@ struct CacheStatsCommand: ParsableCommand {
         Console.line("cache: \(directory.path)")
         Console.line("entries: \(usage.entries)")
         Console.line("blobs: \(usage.blobs)")
-        Console.line("size: \(ByteSize.text(usage.bytes)) (limit \(ByteSize.text(CacheUsage.defaultLimit)) after a run)")
+        Console.line("size: \(ByteText.bytes(usage.bytes)) (limit \(ByteText.bytes(CacheUsage.defaultLimit)) after a run)")
         let format = ISO8601DateFormatter()
         if let oldest = usage.oldestUse, let newest = usage.newestUse {
             Console.line("used: \(format.string(from: oldest)) .. \(format.string(from: newest))")
@@ -62,7 +63,7 @@ struct CachePruneCommand: ParsableCommand {
         let directory = location.directory
         let pruned = CacheUsage.prune(directory, maxBytes: ByteSize.parse(maxSize)!, grace: maxSize == "0" ? 0 : 60)
         let usage = CacheUsage.measure(directory)
-        Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteSize.text(pruned.bytes))); "
-            + "\(ByteSize.text(usage.bytes)) left in \(directory.path)")
+        Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteText.bytes(pruned.bytes))); "
+            + "\(ByteText.bytes(usage.bytes)) left in \(directory.path)")
     }
 }
