@@ -64,8 +64,10 @@ struct GraphAnalyzer {
             if let instances = layout.instances[t] {
                 let parsed = NodeTemplate(template)
                 for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
-            } else {
+            } else if template.hasPathExpressions {
                 nodes.append(template.instantiated(nil, vars: vars))
+            } else {
+                nodes.append(template)
             }
             for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = template.name }
         }

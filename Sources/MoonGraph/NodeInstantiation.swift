@@ -9,6 +9,13 @@ extension Node {
     public func instantiated(_ instance: NodeInstance?, vars: Variables) -> Node {
         NodeTemplate(self).instantiated(instance, vars: vars)
     }
+
+    /// Whether `sources`, `generates` or `depfile` hold `${{ … }}`: a node
+    /// without any is its own instance, with nothing to put in.
+    var hasPathExpressions: Bool {
+        sources.contains(where: Template.containsExpression) || generates.contains(where: Template.containsExpression)
+            || depfile.map(Template.containsExpression) == true
+    }
 }
 
 /// A node's `sources`, `generates` and `depfile` parsed once, for making
