@@ -11,6 +11,8 @@ import MoonState
 struct GraphFile {
     let source: SourceFile
     let graph: Graph
+    /// The paths of the graph files `includes:` read, for watch mode.
+    var included: [String] = []
 
     /// A file read and checked, its diagnostics not printed yet.
     struct Parsed {
@@ -27,7 +29,7 @@ struct GraphFile {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
             throw ExitCode.invalidInput
         }
-        return GraphFile(source: parsed.source, graph: graph)
+        return GraphFile(source: parsed.source, graph: graph, included: parsed.result.included.map(\.path))
     }
 
     /// Reads and checks `path`, printing nothing. A file that cannot be

@@ -20,11 +20,13 @@ struct WatchInputs {
     private let generated: [Glob]
     let roots: [WatchRoot]
 
-    init(plan: Plan, state: IncrementalState?) {
+    /// `included`: the graph files the graph file includes; like it, a change reloads the graph.
+    init(plan: Plan, state: IncrementalState?, included: [String] = []) {
         let graph = plan.graph
         directory = Self.absolute(graph.directory, in: FileManager.default.currentDirectoryPath)
         var graphFiles: Set<String> = [Self.absolute(graph.path, in: FileManager.default.currentDirectoryPath)]
         for dotenv in graph.dotenv { graphFiles.insert(Self.absolute(dotenv.path, in: directory)) }
+        for path in included { graphFiles.insert(Self.absolute(path, in: FileManager.default.currentDirectoryPath)) }
         self.graphFiles = graphFiles
         var sources: [(Int, [Glob], [Glob])] = []
         var dependencies: [String: [Int]] = [:]

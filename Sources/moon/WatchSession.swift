@@ -62,12 +62,15 @@ final class WatchSession {
     private var pipe: Observer<FileChanges>?
     /// When the last run started: files changed since may have been missed.
     private var runStartedAt: Date?
+    /// The graph files the graph file includes, as last loaded.
+    private var included: [String]
 
     init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
         self.setup = setup
         self.plan = plan
+        included = file.included
         force = setup.force
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
         main = try MainLoop()
         let report = setup.report
         let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
@@ -277,7 +280,7 @@ final class WatchSession {
             return
         }
         // A depfile read in this run names files to watch from now on.
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
         restartWatcher()
         if !superseded { status.lastRun(ok: ok) }
         job.end()
@@ -299,7 +302,8 @@ final class WatchSession {
             succeeded = []
             lastOutputs = [:]
             carried = []
-            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store))
+            included = file.included
+            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
             restartWatcher()
             return true
         } catch {

@@ -185,6 +185,28 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
+    @Test("an included graph file is watched like the graph file: an edit reloads the graph")
+    func includedFileReloads() throws {
+        let moon = try Self.project("""
+            version: 1
+            includes:
+              lib: lib/moon.yaml
+            nodes:
+              top:
+                needs: ["lib:hello"]
+                run: echo top
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("lib"), withIntermediateDirectories: true)
+        try moon.write("lib/moon.yaml", "version: 1\nnodes:\n  hello:\n    run: echo one\n")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1))
+        try Self.save(moon, "lib/moon.yaml", "version: 1\nnodes:\n  hello:\n    run: echo two\n")
+        #expect(eventually(60) {
+            watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "two" }
+        }, "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
     @Test("a node's own generates never trigger its rerun")
     func generatesDoNotTrigger() throws {
         let moon = try Self.project("""
