@@ -53,6 +53,11 @@ final class WatchStatus {
         }
     }
 
+    /// Shows the header again after lines printed between runs.
+    func redraw() {
+        if lastRun != nil { show() }
+    }
+
     func brokenGraph() {
         Console.errorLine("moon: watch: the graph file has errors; moon runs again once it is fixed")
     }
