@@ -55,7 +55,9 @@ final class WatchStatus {
 
     /// Shows the header again after lines printed between runs.
     func redraw() {
-        if lastRun != nil { show() }
+        guard live, lastRun != nil else { return }
+        show()
+        tick()
     }
 
     func brokenGraph() {

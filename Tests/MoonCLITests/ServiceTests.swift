@@ -58,6 +58,30 @@ struct ServiceTests {
         #expect((error["error"] as? [String: Any])?["exit_code"] as? Int == 3)
     }
 
+    @Test("Ctrl-C during a run with a service stops it too: exit 130, nothing left running")
+    func interrupted() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              serve:
+                service: true
+                run: echo $$ > serve.pid; exec sleep 600
+              long:
+                needs: [serve]
+                run: echo $$ > long.pid; exec sleep 600
+            """)
+        let running = try moon.start(["run", "--json"])
+        #expect(eventually(60) { moon.read("serve.pid") != nil && moon.read("long.pid") != nil })
+        running.signal(SIGINT)
+        let result = try running.wait(limit: 30)
+        #expect(result.status == 130)
+        for file in ["serve.pid", "long.pid"] {
+            let pid = try #require(Int32((moon.read(file) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(!isAlive(pid, of: moon), "\(file)")
+        }
+        #expect((result.events("error", node: "serve").first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
+    }
+
     @Test("misused service and restart keys are errors with file:line:col")
     func misuse() throws {
         let moon = try Moon(graph: """

@@ -227,6 +227,57 @@ struct WatchTests {
         try Self.validate(result, in: moon)
     }
 
+    @Test("a service that exits between runs is reported as its exit says")
+    func serviceExitsBetweenRuns() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                run: cat src/a.txt; sleep 1; exit 4
+                sources: [src/a.txt]
+            """)
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        #expect(watch.events.last { $0["event"] as? String == "graph-complete" }?["running"] as? [String] == ["serve"])
+        #expect(eventually(60) { watch.count("error", node: "serve") == 1 }, "\(watch.stderr)")
+        let error = try #require(watch.events.last { $0["event"] as? String == "error" })
+        #expect((error["error"] as? [String: Any])?["exit_code"] as? Int == 4)
+        // Its next change starts it again.
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1) == ["serve"])
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        try Self.validate(result, in: moon)
+    }
+
+    @Test("live view: a service's output shows under the watching header between runs; Ctrl-C stops it",
+          .enabled(if: TmuxSession.available))
+    func liveViewWithService() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                run: echo $$ > serve.pid; while :; do echo tick; sleep 0.3; done
+              build:
+                run: cat src/a.txt
+                sources: [src/a.txt]
+            """)
+        let tmux = TmuxSession(in: moon)
+        tmux.start("run --watch")
+        let screen = tmux.waitFor(60) { $0.contains("watching") && $0.contains("last run ok") && $0.contains("serve │ tick") }
+        #expect(screen != nil, "\(tmux.screen())")
+        let pid = try #require(Int32((moon.read("serve.pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        // The header stays the last line while the service writes.
+        let lines = (screen ?? "").split(separator: "\n", omittingEmptySubsequences: true)
+        #expect(lines.last?.contains("watching") == true, "\(screen ?? "")")
+        spawnAndWait(TmuxSession.tmux!, ["-L", tmux.socket, "send-keys", "C-c"])
+        #expect(tmux.waitFor(60) { $0.contains("MOON-EXIT=130") } != nil, "\(tmux.screen())")
+        #expect(eventually(10) { !isAlive(pid, of: moon) }, "Ctrl-C leaves nothing running")
+    }
+
     @Test("with inotify's limit reached, moon says so and polls")
     func pollingFallbackAtTheLimit() throws {
         // A user of its own whose inotify instances are all taken: the
