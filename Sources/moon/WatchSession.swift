@@ -61,7 +61,6 @@ final class WatchSession {
     private var sharedReporter: Reporter?
     private let status: WatchStatus
     private var runner: Runner?
-    private var current: Job?
     /// The job waiting for the superseded run to end.
     private var waiting: Job?
     private var stopSignal: Int32?
@@ -324,7 +323,7 @@ final class WatchSession {
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
         ContentHash.shouldStop = { interruption.shouldStop }
-        runner.onFinish = { [unowned self] summary in
+        runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
             if sharedReporter == nil { reporter.finish() }
             state.flush()
@@ -332,10 +331,8 @@ final class WatchSession {
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
             live.add(runner.handedOver)
             self.runner = nil
-            current = nil
             finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
         }
-        current = job
         self.runner = runner
         runStartedAt = Date()
         runner.start()
