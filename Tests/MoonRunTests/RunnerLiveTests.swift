@@ -58,6 +58,7 @@ import Testing
     @Test func aSupersededRunHandsOverTheNodesKeptAndTheNextRunAdoptsThem() {
         let h = RunHarness(nodes: [node("edited"), node("steady"), node("after", needs: [1])],
                            scripts: ["edited": .init(duration: 10), "steady": .init(duration: 10, lines: ["done"])])
+        h.runner.keepsServices = true
         h.runner.start()
         h.scheduler.advance(by: .seconds(1))
         h.runner.supersede { $0 == "steady" }

@@ -15,7 +15,7 @@ import MoonEvents
 extension Runner {
     /// What the runner keeps about such nodes.
     struct LiveBook {
-        /// Per node: where its signal's events go.
+        /// Per node, in watch mode (the only one that hands nodes over): where its signal's events go.
         var relays: [Int: NodeRelay] = [:]
         /// Services whose dependents were released when they started.
         var released = Set<Int>()
@@ -29,7 +29,7 @@ extension Runner {
     }
 
     /// Watch mode: at the end of the run, services are handed over
-    /// (`handedOver`) instead of stopped.
+    /// (`handedOver`) instead of stopped, and `supersede` can hand nodes over.
     public var keepsServices: Bool {
         get { live.keepsServices }
         set { live.keepsServices = newValue }
@@ -103,7 +103,7 @@ extension Runner {
     /// them (or in watch mode hands them over).
     /// (After a stop of the run, its services are cancelled with the rest.)
     func servicesWhenIdle() {
-        guard !finished, stopReason == nil, offLoopWork == 0 else { return }
+        guard !live.released.isEmpty, !finished, stopReason == nil, offLoopWork == 0 else { return }
         let services = live.released.subtracting(live.stopping).filter { subscriptions[$0] != nil }
         guard !services.isEmpty, doneCount + live.released.count + live.handedOver.count == plan.nodes.count else { return }
         for node in services.sorted() {

@@ -262,7 +262,7 @@ public final class Runner {
         let launcher = self.launcher
         // Its events reach the run through a relay: in watch mode another run may take the node over.
         let relay = NodeRelay(runner: self, node: node)
-        live.relays[node] = relay
+        if live.keepsServices { live.relays[node] = relay }
         let attempt = Signal<NodeOutput> { observer, lifetime in
             let number = relay.attemptStarts()
             lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
