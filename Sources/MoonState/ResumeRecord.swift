@@ -48,7 +48,7 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         let directory = (final as NSString).deletingLastPathComponent
         guard FileManager.default.fileExists(atPath: (directory as NSString).deletingLastPathComponent) else { return }
         let bytes = json
-        if let old = FileManager.default.contents(atPath: final), old.elementsEqual(bytes) { return }
+        if let old = FileManager.default.contents(atPath: final), old == Data(bytes) { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temp = final + ".\(getpid()).tmp"
         try Data(bytes).write(to: URL(fileURLWithPath: temp))
