@@ -227,6 +227,36 @@ struct WatchTests {
         try Self.validate(result, in: moon)
     }
 
+    @Test("restart: never leaves a service running when its inputs change; its dependents still run again")
+    func serviceWithRestartNever() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                restart: never
+                run: echo $$ >> serve.log; exec sleep 600
+                sources: [src/a.txt]
+              check:
+                needs: [serve]
+                run: cat src/a.txt
+            """)
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1) == ["serve", "check"])
+        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "a2" })
+        let pids = (moon.read("serve.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
+        #expect(pids.count == 1, "the service was not restarted")
+        let carried = watch.events.last { $0["event"] as? String == "start" && $0["node"] as? String == "serve" }
+        #expect(carried?["carried"] as? Bool == true)
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        #expect(pids.allSatisfy { !isAlive($0, of: moon) })
+        try Self.validate(result, in: moon)
+    }
+
     @Test("a service that exits between runs is reported as its exit says")
     func serviceExitsBetweenRuns() throws {
         let moon = try Self.project("""
