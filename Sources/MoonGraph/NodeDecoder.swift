@@ -22,7 +22,7 @@ struct NodeDecoder {
             return (node, references)
         }
         let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'")
-        node.description = keys["description"].flatMap { values.string($0.value, expecting: "a description") }
+        if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
             references.needs = self.needs(needs.value, &values)
         }
