@@ -47,7 +47,35 @@ public enum NodeAction: Sendable, Hashable {
 enum ShellQuoting {
     static func quote(_ word: String) -> String {
         if !word.isEmpty, word.utf8.allSatisfy(isSafe) { return word }
+        guard isPrintable(word) else { return ansiC(word) }
         return "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// Whether `text` has no control character (a listing shows it on one line as it is).
+    static func isPrintable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    /// bash's `$'…'`, for a value with control characters: one line, every byte visible.
+    private static func ansiC(_ word: String) -> String {
+        var out = "$'"
+        for scalar in word.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "'": out += "\\'"
+            case "\\": out += "\\\\"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "'"
     }
 
     /// Letters, digits and `_-.,/:=+@%`: bytes a shell reads as themselves.

@@ -63,11 +63,8 @@ public final class CommandLauncher: NodeLauncher {
 
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
     public func expand(template: Int, items: [String], first: Int) {
-        let node = graph.nodes[selected[template]]
-        for item in items {
-            made.append(node.instantiated(NodeInstance(template: node.name, label: item, item: item), vars: graph.vars))
-            onSlurm.append(onSlurm[template])
-        }
+        made += graph.instances(ofDynamic: selected[template], items: items)
+        onSlurm += repeatElement(onSlurm[template], count: items.count)
     }
 
     public func killNow() {

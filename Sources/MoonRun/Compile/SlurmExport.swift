@@ -225,6 +225,10 @@ public enum SlurmExport {
 
     /// Values from needs exist only while moon drives the run.
     static func refuseValuesFromNeeds(_ node: Node, in graph: Graph) throws {
+        if let fanOut = node.fanOut {
+            let expression = "needs.\(graph.nodes[fanOut.need].name).outputs.\(fanOut.key)"
+            throw Refusal(node: node.name, reason: "its for-each reads \(expression), a value from a need, so its instances are made only while moon runs the graph; an sbatch export cannot make them (run it with `moon run` on a Slurm queue instead)")
+        }
         var texts: [String] = node.env.map(\.value) + [node.dir].compactMap { $0 }
         switch node.action {
         case .shell(let script): texts.append(script)
