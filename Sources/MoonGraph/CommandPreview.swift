@@ -7,8 +7,12 @@
 /// (`ShellTemplate`), never as text.
 public struct CommandPreview {
     private let vars: Variables
-    /// Parsed scripts by text: the instances of a template share theirs.
-    private var parsed: [String: (Template, [ShellContext])] = [:]
+    /// Parsed scripts by text and shell: the instances of a template share theirs.
+    private var parsed: [Script: (Template, [ShellContext])] = [:]
+    private struct Script: Hashable {
+        let text: String
+        let shell: Shell
+    }
 
     public init(graph: Graph) {
         vars = graph.vars
@@ -16,12 +20,13 @@ public struct CommandPreview {
 
     /// One line, as `NodeAction.summary` shows the command as written.
     public mutating func summary(of node: Node) -> String {
-        switch node.action {
+        let node = Values(node: node, vars: node.vars ?? vars)
+        switch node.node.action {
         case .shell(let script):
-            guard Template.containsExpression(script) else { return node.action.summary }
+            guard Template.containsExpression(script) else { return node.node.action.summary }
             return NodeAction.shell(shell(script, node: node)).summary
         case .exec(let argv):
-            guard argv.contains(where: Template.containsExpression) else { return node.action.summary }
+            guard argv.contains(where: Template.containsExpression) else { return node.node.action.summary }
             return exec(argv, node: node).map(ShellQuoting.quote).joined(separator: " ")
         case .builtin(let name, let with):
             let resolved = with.mapValues { argument -> BuiltinArgument in
@@ -30,13 +35,19 @@ public struct CommandPreview {
             }
             return NodeAction.builtin(name, with: resolved).summary
         case .group:
-            return node.action.summary
+            return node.node.action.summary
         }
     }
 
+    /// A node and the vars its expressions read (an included node's own).
+    private struct Values {
+        let node: Node
+        let vars: Variables
+    }
+
     /// A shell script with each known value quoted for its context.
-    private mutating func shell(_ script: String, node: Node) -> String {
-        let (template, contexts) = parse(script, shell: node.shell)
+    private mutating func shell(_ script: String, node: Values) -> String {
+        let (template, contexts) = parse(script, shell: node.node.shell)
         var out = ""
         var k = 0
         var vanished = false
@@ -57,7 +68,7 @@ public struct CommandPreview {
         return out
     }
 
-    private func quoted(_ expression: Expression, context: ShellContext, node: Node) -> String {
+    private func quoted(_ expression: Expression, context: ShellContext, node: Values) -> String {
         switch context {
         case .comment, .unsafe: return expression.raw
         case .word:
@@ -82,7 +93,7 @@ public struct CommandPreview {
     }
 
     /// Exec-form arguments: a list value alone in an argument is one argument per item.
-    private func exec(_ argv: [String], node: Node) -> [String] {
+    private func exec(_ argv: [String], node: Values) -> [String] {
         var out: [String] = []
         for text in argv {
             guard Template.containsExpression(text) else { out.append(text); continue }
@@ -97,7 +108,7 @@ public struct CommandPreview {
     }
 
     /// Plain substitution (exec arguments, `with:`): a list reads as its items joined by spaces.
-    private func plain(_ text: String, node: Node) -> String {
+    private func plain(_ text: String, node: Values) -> String {
         var out = ""
         for part in Template.parse(text).template.parts {
             switch part {
@@ -109,31 +120,32 @@ public struct CommandPreview {
     }
 
     private mutating func parse(_ script: String, shell: Shell) -> (Template, [ShellContext]) {
-        if let known = parsed[script] { return known }
+        let key = Script(text: script, shell: shell)
+        if let known = parsed[key] { return known }
         let template = Template.parse(script).template
         let result = (template, ShellTemplate.contexts(of: template, shell: shell))
-        parsed[script] = result
+        parsed[key] = result
         return result
     }
 
     /// The value known before the run, as the run resolves it; nil for what only the run knows.
-    private func value(_ expression: Expression, node: Node) -> String? {
+    private func value(_ expression: Expression, node: Values) -> String? {
         switch expression.reference {
-        case .variable(let name): return (node.vars ?? vars)[name]
-        case .item(let part): return node.instance?.item.map(part.of)
-        case .matrix(let key): return node.instance?.matrix[key]
+        case .variable(let name): return node.vars[name]
+        case .item(let part): return node.node.instance?.item.map(part.of)
+        case .matrix(let key): return node.node.instance?.matrix[key]
         case .parameter(let name):
-            return node.arguments.params[name] ?? node.params.first { $0.name == name }?.defaultValue
-        case .arguments: return node.arguments.args.joined(separator: " ")
+            return node.node.arguments.params[name] ?? node.node.params.first { $0.name == name }?.defaultValue
+        case .arguments: return node.node.arguments.args.joined(separator: " ")
         case .output, .result, .environment: return nil
         }
     }
 
     /// The items of a list value (args, a list var), each one word where the expression is a word.
-    private func words(_ expression: Expression, node: Node) -> [String]? {
+    private func words(_ expression: Expression, node: Values) -> [String]? {
         switch expression.reference {
-        case .arguments: return node.arguments.args
-        case .variable(let name): return (node.vars ?? vars).items(name)
+        case .arguments: return node.node.arguments.args
+        case .variable(let name): return node.vars.items(name)
         default: return nil
         }
     }

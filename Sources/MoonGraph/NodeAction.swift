@@ -53,7 +53,12 @@ enum ShellQuoting {
 
     /// Whether `text` has no control character (a listing shows it on one line as it is).
     static func isPrintable(_ text: String) -> Bool {
-        !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        !text.unicodeScalars.contains(where: isControl)
+    }
+
+    /// C0, DEL and C1: what a terminal may act on.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// bash's `$'…'`, for a value with control characters: one line, every byte visible.
@@ -67,9 +72,9 @@ enum ShellQuoting {
             case "'": out += "\\'"
             case "\\": out += "\\\\"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if isControl(scalar) {
                     let hex = String(scalar.value, radix: 16)
-                    out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+                    out += scalar.value < 0x80 ? "\\x" + (hex.count == 1 ? "0" + hex : hex) : "\\u00" + hex
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -168,4 +168,27 @@ import Testing
         #expect(result.status == 2)
         #expect(result.stderr.contains("cannot export node 'process': its for-each reads needs.shards.outputs.files"), "\(result.stderr)")
     }
+
+    /// An instance's name is data in the sbatch script too: quoted in each
+    /// job's output path, never run by the submitting shell.
+    @Test func exportQuotesInstanceNames() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              greet:
+                for-each: ["$(touch PWNED)", 'a"b', "50%j"]
+                run: echo ${{ item }}
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+        try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > /dev/null\necho 42$n\n")
+        chmod(moon.path("fakebin/sbatch"), 0o755)
+        let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let submit = try shell("MOON_SLURM_LOGS=logs PATH=\"$PWD/fakebin:$PATH\" sh submit.sh", in: moon)
+        #expect(submit.status == 0, "\(submit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")), "the submitting shell ran an item")
+        let outputs = (0..<3).compactMap { moon.read("fakebin/args\($0)") }.flatMap { $0.split(separator: "\n") }.filter { $0.hasPrefix("--output=") }
+        #expect(outputs == ["--output=logs/greet[$(touch PWNED)].%j.out", #"--output=logs/greet[a"b].%j.out"#, "--output=logs/greet[50%%j].%j.out"],
+                "\(outputs)")
+    }
 }

@@ -105,7 +105,11 @@ public enum SlurmExport {
         let name = "j\(number)"
         var text = "# \(node.name)\n"
         text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
-        text += " --output=\"$logs/\(node.name).%j.out\" <<'\(delimiter)'\n"
+        // The node's name is data (an instance's item may hold `$(…)` or a
+        // quote): single-quoted unless plain; `%%` is sbatch's literal `%`.
+        let file = node.name.replacing("%", with: "%%") + ".%j.out"
+        let output = quoteIfNeeded(file) == file ? "\"$logs/\(file)\"" : "\"$logs\"/" + quote(file)
+        text += " --output=\(output) <<'\(delimiter)'\n"
         text += script + "\n\(delimiter)\n)\n"
         text += "\(name)=${\(name)%%;*}\n"
         text += "submitted=\"$submitted $\(name)\"\n"
