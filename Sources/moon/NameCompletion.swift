@@ -82,8 +82,10 @@ enum NameCompletion {
             """
     }
 
-    /// The shell `--generate-completion-script` asks for, when `arguments` are that request.
+    /// The shell `--generate-completion-script` asks for, when `arguments`
+    /// are that request (without a name: the shell moon runs in).
     static func scriptRequest(_ arguments: [String]) -> CompletionShell? {
+        if arguments == ["--generate-completion-script"] { return CompletionShell.autodetected() }
         var name: String?
         if arguments.count == 2, arguments[0] == "--generate-completion-script" { name = arguments[1] }
         if arguments.count == 1, arguments[0].hasPrefix("--generate-completion-script=") {
