@@ -48,6 +48,13 @@ public struct Node: Sendable {
     public var arguments = NodeArguments()
     /// `internal: true`: hidden from `moon list` and from selection by name or pattern.
     public var isInternal = false
+    /// `service: true`: a node not expected to end (a dev server); its
+    /// dependents start once it has started, and moon stops it at the end.
+    public var isService = false
+    /// `restart:`: whether watch mode restarts the node when its inputs
+    /// change while it runs (`on-change`, the default), or leaves it
+    /// running (`never`, for a service that reloads by itself).
+    public var restartsOnChange = true
     /// For a node of an included file: the include names before its own
     /// (`lib:`, `a:b:`), which its `${{ needs.NAME… }}` are read under; "" otherwise.
     public var namespace = ""
