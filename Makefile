@@ -39,7 +39,8 @@ deps:
 # What only the tests need: tmux (terminal tests read the screen through it),
 # Graphviz (`moon graph --format dot` is checked by `dot`), nginx (the remote
 # cache's server in the end-to-end tests), a C compiler
-# (examples/c-project is built end to end), and Python's jsonschema and
+# (examples/c-project is built end to end), zsh and fish (their completion
+# of node names is driven in the real shells), and Python's jsonschema and
 # PyYAML (the schemas are checked by a real validator).
 # Missing ones are installed when possible; tests that still lack them say so.
 test-deps:
@@ -47,6 +48,8 @@ test-deps:
 	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
+	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing$$missing (for the tests)"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \

@@ -21,13 +21,16 @@ struct GraphAnalyzer {
     }
 
     /// The graph `declaration` describes, with `overrides` (`--set`) over
-    /// its vars; nil when it has errors, or when `decodingFailed`. `files`
-    /// lists the files of `for-each` globs.
-    mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String], decodingFailed: Bool,
+    /// its vars, and `listOverrides` (an includer's list values); nil when
+    /// it has errors, or when `decodingFailed`. `files` lists the files of
+    /// `for-each` globs.
+    mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String],
+                          listOverrides: [String: [String]] = [:], decodingFailed: Bool,
                           files: GraphFileAccess = .none, included: [IncludedGraph] = []) -> Graph? {
         var vars = declaration.vars
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
-        var resolver = VarResolver(vars: vars, literal: Set(overrides.keys), declaration: declaration.varsValue)
+        for name in listOverrides.keys.sorted() { vars.setList(name, listOverrides[name]!) }
+        var resolver = VarResolver(vars: vars, literal: Set(overrides.keys).union(listOverrides.keys), declaration: declaration.varsValue)
         vars = resolver.resolve()
         diagnostics += resolver.diagnostics
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)

@@ -79,17 +79,19 @@ struct IncludeLoader {
             diagnostics.append(.error("an included file cannot load 'dotenv'; load it in the main graph file", at: declaration.dotenv[0].span))
         }
         var overrides: [String: String] = [:]
+        // A list stays a list: each item one word where the included file uses it.
+        var lists: [String: [String]] = [:]
         for entry in include.vars {
             guard declaration.vars[entry.name] != nil else {
                 diagnostics.append(.error("include '\(include.name)' sets var '\(entry.name)', which \(path) does not declare\(Suggestion.clause(for: entry.name, in: declaration.vars.names))",
                                           at: include.nameSpan))
                 continue
             }
-            overrides[entry.name] = entry.value
+            if let items = entry.items { lists[entry.name] = items } else { overrides[entry.name] = entry.value }
         }
         let nested = load(declaration.includes, from: path, stack: stack + [path])
         var analyzer = GraphAnalyzer(source: source)
-        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: decoder.values.hasErrors,
+        let graph = analyzer.analyze(declaration, overrides: overrides, listOverrides: lists, decodingFailed: decoder.values.hasErrors,
                                      files: files, included: nested)
         diagnostics += analyzer.diagnostics
         return graph

@@ -47,7 +47,40 @@ public enum NodeAction: Sendable, Hashable {
 enum ShellQuoting {
     static func quote(_ word: String) -> String {
         if !word.isEmpty, word.utf8.allSatisfy(isSafe) { return word }
+        guard isPrintable(word) else { return ansiC(word) }
         return "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// Whether `text` has no control character (a listing shows it on one line as it is).
+    static func isPrintable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains(where: isControl)
+    }
+
+    /// C0, DEL and C1: what a terminal may act on.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// bash's `$'…'`, for a value with control characters: one line, every byte visible.
+    private static func ansiC(_ word: String) -> String {
+        var out = "$'"
+        for scalar in word.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "'": out += "\\'"
+            case "\\": out += "\\\\"
+            default:
+                if isControl(scalar) {
+                    let hex = String(scalar.value, radix: 16)
+                    out += scalar.value < 0x80 ? "\\x" + (hex.count == 1 ? "0" + hex : hex) : "\\u00" + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "'"
     }
 
     /// Letters, digits and `_-.,/:=+@%`: bytes a shell reads as themselves.

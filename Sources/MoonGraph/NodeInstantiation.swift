@@ -18,6 +18,18 @@ extension Node {
     }
 }
 
+extension Graph {
+    /// The instances of node `index`, a `for-each` over a need's output,
+    /// one per item, as the run makes them once the need has completed
+    /// (the launcher runs them, the up-to-date check fingerprints them).
+    public func instances(ofDynamic index: Int, items: [String]) -> [Node] {
+        let node = nodes[index]
+        let template = NodeTemplate(node)
+        let vars = node.vars ?? self.vars
+        return items.map { template.instantiated(NodeInstance(template: node.name, label: $0, item: $0), vars: vars) }
+    }
+}
+
 /// A node's `sources`, `generates` and `depfile` parsed once, for making
 /// many instances of it: each instance then only joins text.
 public struct NodeTemplate: Sendable {

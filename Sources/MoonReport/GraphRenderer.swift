@@ -39,12 +39,13 @@ public enum GraphRenderer {
         if let description = graph.description { out += "  \(oneLine(description))\n" }
         let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
         let queueWidth = plan.selected.map { graph.queue(of: graph.nodes[$0]).name.count + 2 }.max() ?? 0
+        var preview = CommandPreview(graph: graph)
         for (l, level) in plan.levels.enumerated() {
             out += "level \(l)\n"
             for v in level {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
-                out += "  " + summary(of: v, in: graph)
+                out += "  " + summary(of: v, in: graph, preview: &preview)
                 if let slurm = graph.slurmOptions(for: node) {
                     out += slurm.summary.isEmpty ? "  [slurm]" : "  [slurm \(slurm.summary)]"
                 }
@@ -54,10 +55,11 @@ public enum GraphRenderer {
         return out
     }
 
-    /// What a listing shows of a node: its command, or for a `for-each`
-    /// over a need's output, which is known only during the run, when it expands.
-    static func summary(of node: Int, in graph: Graph) -> String {
-        guard let fanOut = graph.nodes[node].fanOut else { return graph.nodes[node].action.summary }
+    /// What a listing shows of a node: its command with the values known
+    /// before the run put in (`CommandPreview`), or for a `for-each` over a
+    /// need's output, which is known only during the run, when it expands.
+    static func summary(of node: Int, in graph: Graph, preview: inout CommandPreview) -> String {
+        guard let fanOut = graph.nodes[node].fanOut else { return preview.summary(of: graph.nodes[node]) }
         return "expands when \(graph.nodes[fanOut.need].name) completes"
     }
 
@@ -67,9 +69,10 @@ public enum GraphRenderer {
     public static func dot(_ plan: Plan) -> String {
         let graph = plan.graph
         var out = "digraph \(dotQuote(graph.name)) {\n  node [shape=box];\n"
+        var preview = CommandPreview(graph: graph)
         for v in plan.selected {
             let node = graph.nodes[v]
-            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: v, in: graph)))];\n"
+            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: v, in: graph, preview: &preview)))];\n"
         }
         for (from, to) in edges(plan) {
             out += "  \(dotQuote(graph.nodes[from].name)) -> \(dotQuote(graph.nodes[to].name));\n"
@@ -182,6 +185,17 @@ public enum GraphRenderer {
         if let fanOut = node.fanOut {
             members.append(("for_each", .object([("need", .string(graph.nodes[fanOut.need].name)), ("output", .string(fanOut.key))])))
         }
+        // What the command's expressions read besides the graph: the instance's values, the command line's.
+        if let instance = node.instance {
+            var values: [(String, JSONValue)] = [("template", .string(instance.template))]
+            if let item = instance.item { values.append(("item", .string(item))) }
+            if !instance.matrix.isEmpty { values.append(("matrix", .object(instance.matrix.map { ($0.name, .string($0.value)) }))) }
+            members.append(("instance", .object(values)))
+        }
+        if !node.arguments.isEmpty {
+            members.append(("params", .object(node.arguments.params.keys.sorted().map { ($0, .string(node.arguments.params[$0]!)) })))
+            members.append(("args", .strings(node.arguments.args)))
+        }
         members += [
             ("if", .string(node.condition.rawValue)),
             ("continue_on_error", .bool(node.continueOnError)),
@@ -257,6 +271,7 @@ public enum GraphRenderer {
         // of many nodes would otherwise grow one string piece by piece.
         var bytes = Array(out.utf8)
         bytes.reserveCapacity(plan.startOrder.count * (nameWidth + queueWidth + stateWidth + 40))
+        var preview = CommandPreview(graph: graph)
         func put(_ text: String, width: Int = 0, right: Bool = false) {
             let fill = width > 0 ? max(0, width - text.count) : 0
             if right { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: fill)) }
@@ -278,7 +293,7 @@ public enum GraphRenderer {
                 put(states[v] ?? "", width: stateWidth)
             }
             put("  ")
-            put(summary(of: v, in: graph))
+            put(summary(of: v, in: graph, preview: &preview))
             if queue.slurm != nil, let slurm = graph.slurmOptions(for: graph.nodes[v]) {
                 let summary = slurm.summary
                 put(summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]")

@@ -25,7 +25,7 @@ extension IncrementalState {
     public func dependencies(node index: Int) -> [(path: String, hash: ContentHash)]? {
         lock.lock()
         defer { lock.unlock() }
-        guard graph.nodes[index].depfile != nil else { return [] }
+        guard nodeLocked(index).depfile != nil else { return [] }
         guard let stored = succeeded[index], let deps = stored.deps else { return nil }
         var hashes: [String: ContentHash] = [:]
         for entry in stored.fingerprint.manifest.entries { hashes[entry.path] = entry.hash }
@@ -44,7 +44,7 @@ extension IncrementalState {
 
     /// A node's depfile relative to the graph file's directory (nil: none).
     public func depfilePath(node index: Int) -> String? {
-        let node = graph.nodes[index]
+        let node = node(at: index)
         return node.depfile.map { Self.path($0, in: Self.fingerprintedDirectory(node.dir)) }
     }
 }

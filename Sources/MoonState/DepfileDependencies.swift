@@ -11,7 +11,7 @@ extension IncrementalState {
     /// warning said so, and the node is not up to date next time).
     func withDepfile(_ index: Int, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile)
         -> (NodeFingerprint, [String]?) {
-        let node = graph.nodes[index]
+        let node = nodeLocked(index)
         guard let path = node.depfile else { return (fingerprint, nil) }
         let dir = Self.fingerprintedDirectory(node.dir)
         let depfilePath = Self.path(path, in: dir)

@@ -21,7 +21,10 @@ public final class IncrementalState: @unchecked Sendable {
     /// `sources`, or a node that needs it has (`moon status` of that one
     /// reads its last outputs). The others are neither fingerprinted nor
     /// stored, so a graph without `sources` costs nothing here.
-    private let tracked: [Bool]
+    private var tracked: [Bool]
+    /// The instances of dynamic fan-outs made during the run (`add`): graph
+    /// node `graph.nodes.count + i` is `made[i]`.
+    private var made: [Node] = []
     /// Fingerprints taken by `check`, until the node succeeds.
     var pending: [Int: Pending] = [:]
     struct Pending {
@@ -67,16 +70,42 @@ public final class IncrementalState: @unchecked Sendable {
     /// Whether `index` is fingerprinted (it has `sources`, or a node with
     /// sources needs it); `check` says `.untracked` for the others.
     public func isTracked(_ index: Int) -> Bool {
-        tracked[index]
+        lock.lock()
+        defer { lock.unlock() }
+        return tracked[index]
+    }
+
+    /// Adds the instances of a dynamic fan-out, made during the run, as
+    /// nodes after the graph's (tracked, as their template is); returns the
+    /// index of the first. They are then checked and remembered as any node.
+    public func add(instances: [Node]) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        let first = tracked.count
+        made += instances
+        tracked += repeatElement(true, count: instances.count)
+        return first
+    }
+
+    /// Graph node `index`, or an instance `add` made. Called with the lock held.
+    func nodeLocked(_ index: Int) -> Node {
+        index < graph.nodes.count ? graph.nodes[index] : made[index - graph.nodes.count]
+    }
+
+    /// Graph node `index`, or an instance `add` made.
+    public func node(at index: Int) -> Node {
+        lock.lock()
+        defer { lock.unlock() }
+        return nodeLocked(index)
     }
 
     public func check(node index: Int, needs: [NeedState]) -> Verdict {
-        guard tracked[index] else { return .untracked }
         lock.lock()
         defer { lock.unlock() }
+        guard tracked[index] else { return .untracked }
         let started = FileStat.monotonicNanoseconds()
         defer { checkNanoseconds += FileStat.monotonicNanoseconds() - started }
-        let node = graph.nodes[index]
+        let node = nodeLocked(index)
         // The last success first: its manifest spares re-reading unchanged files.
         let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
         if stored != nil { remembered.insert(index) }
@@ -166,7 +195,7 @@ public final class IncrementalState: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         dependencyStats = nil
-        let names = indices.filter { remembered.remove($0) != nil }.map { graph.nodes[$0].name }
+        let names = indices.filter { remembered.remove($0) != nil }.map { nodeLocked($0).name }
         guard let store, !names.isEmpty else { return }
         do {
             try store.markUnfinished(graph: graphKey, nodes: names)
@@ -195,7 +224,7 @@ public final class IncrementalState: @unchecked Sendable {
         let files = cache?.changed ?? [:]
         guard !files.isEmpty || !succeeded.isEmpty else { return }
         do {
-            try store.saveNodeStates(graph: graphKey, succeeded.map { (graph.nodes[$0.key].name, $0.value) }, files: files)
+            try store.saveNodeStates(graph: graphKey, succeeded.map { (nodeLocked($0.key).name, $0.value) }, files: files)
             cache?.markSaved()
             succeeded = [:]
         } catch {

@@ -15,7 +15,7 @@ extension IncrementalState {
     /// to digest its depfile; `previous` (its last success) spares hashing
     /// files whose stat is unchanged. Called with the lock held.
     func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> (NodeFingerprint, PendingDepfile?) {
-        let node = graph.nodes[index]
+        let node = nodeLocked(index)
         let (sources, manifest, depfile) = sourcesDigest(node, previous: previous)
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
                                           needs: Self.needsDigest(needs), sources: sources, manifest: manifest)

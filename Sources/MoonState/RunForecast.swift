@@ -61,6 +61,12 @@ public struct RunForecast: Sendable {
         let graph = plan.graph
         for index in plan.startOrder {
             let node = graph.nodes[index]
+            // A for-each over a need's output: its instances are made, and
+            // each is checked, once the need has completed.
+            if let fanOut = node.fanOut, !node.sources.isEmpty {
+                verdicts[index] = .mayRun(reason: "expands when '\(graph.nodes[fanOut.need].name)' completes; each instance is checked then")
+                continue
+            }
             // What its needs left last time: the run compares with those.
             let needs = node.needs.map { need -> NeedState in
                 let name = graph.nodes[need].name

@@ -20,8 +20,6 @@ final class CacheChecker: UpToDateChecking {
     private let cache: OutputCache?
     /// The last run, with `--resume`.
     private let resume: ResumeRecord?
-    /// Run-plan index -> graph node index.
-    private let graphIndex: [Int]
     /// With --force nothing is restored; what runs is still stored.
     private let restores: Bool
     private let lock = NSLock()
@@ -41,17 +39,21 @@ final class CacheChecker: UpToDateChecking {
         self.state = state
         self.cache = cache
         self.resume = resume
-        self.graphIndex = plan.selected
         self.restores = !state.force
     }
 
     func checks(node: Int) -> Bool {
-        inner.checks(node: node) || resumable(graphIndex[node]) != nil
+        inner.checks(node: node) || inner.stateIndex(node).flatMap(resumable) != nil
+    }
+
+    func expand(template: Int, items: [String], first: Int) -> Bool {
+        inner.expand(template: template, items: items, first: first)
     }
 
     func starting(nodes: [Int]) {
+        let indices = nodes.compactMap(inner.stateIndex)
         lock.lock()
-        for node in nodes { started.insert(graphIndex[node]) }
+        started.formUnion(indices)
         lock.unlock()
         inner.starting(nodes: nodes)
     }
@@ -67,12 +69,12 @@ final class CacheChecker: UpToDateChecking {
     }
 
     private func restoredResult(node: Int, inputs: NodeInputs) -> RestoredResult? {
-        let index = graphIndex[node]
+        guard let index = inner.stateIndex(node) else { return nil }
         if let last = resumable(index), !needRan(index) {
             return RestoredResult(outputs: last.outputPairs.map { KeyValue($0.0, $0.1) }, values: last.values, resumed: true)
         }
         if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
-        let spec = state.graph.nodes[index]
+        let spec = state.node(at: index)
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
         let key = CacheKey(fingerprint: fingerprint)
         lock.lock()
@@ -91,10 +93,9 @@ final class CacheChecker: UpToDateChecking {
         let key = keys.removeValue(forKey: node)
         results[node] = (outputs.map { ($0.key, $0.value) }, values)
         lock.unlock()
-        let index = graphIndex[node]
         // A depfile that listed a file written while the command ran: what it read is unknown.
-        guard let cache, let key, let dependencies = state.dependencies(node: index) else { return }
-        let spec = state.graph.nodes[index]
+        guard let cache, let key, let index = inner.stateIndex(node), let dependencies = state.dependencies(node: index) else { return }
+        let spec = state.node(at: index)
         cache.store(key, node: spec.name, generates: spec.generates, extra: state.depfilePath(node: index).map { [$0] } ?? [],
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
                     dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
@@ -122,16 +123,18 @@ final class CacheChecker: UpToDateChecking {
     /// With `--resume`: the last run's record of graph node `index` when it
     /// succeeded there and has no sources (those are checked as usual).
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume, state.graph.nodes[index].sources.isEmpty,
-              let last = resume.nodes[state.graph.nodes[index].name], last.succeeded else { return nil }
+        guard let resume else { return nil }
+        let node = state.node(at: index)
+        guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded else { return nil }
         return last
     }
 
     /// Whether a need of graph node `index` started in this run (then its outputs may differ).
     private func needRan(_ index: Int) -> Bool {
+        let needs = state.node(at: index).needs
         lock.lock()
         defer { lock.unlock() }
-        return state.graph.nodes[index].needs.contains { started.contains($0) }
+        return needs.contains { started.contains($0) }
     }
 
     /// Whether the files an entry's depfile listed still have its hashes.

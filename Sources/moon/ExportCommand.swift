@@ -5,7 +5,7 @@ import MoonRun
 
 /// `moon export --format sbatch [FILE] [NODE...]`: the graph as a shell
 /// script that submits it to Slurm (docs/slurm.md).
-struct ExportCommand: ParsableCommand {
+struct ExportCommand: SelectingCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case sbatch
     }
@@ -23,7 +23,8 @@ struct ExportCommand: ParsableCommand {
         write-file and exists cannot be exported: moon says which and exits 2.
         """)
 
-    @Argument(help: ArgumentHelp("The graph file, then nodes to export with their needs (default: all).", valueName: "file-or-node"),
+    @Argument(help: ArgumentHelp("The graph file, then nodes to export with their needs (default: all), each followed by its "
+                                 + "NAME=VALUE parameters. After --, words for the last node's ${{ args }}.", valueName: "file-or-node"),
               completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
@@ -37,8 +38,11 @@ struct ExportCommand: ParsableCommand {
 
     @OptionGroup var selection: SelectionOptions
 
-    func run() throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: true)
+    func run() throws { try run(passthrough: []) }
+
+    func run(passthrough: [String]) throws {
+        let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
+                                                  selection: selection, requireAll: true)
         let script: String
         do {
             script = try SlurmExport.script(for: plan)

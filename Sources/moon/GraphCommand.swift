@@ -5,13 +5,14 @@ import MoonReport
 extension GraphRenderer.Format: ExpressibleByArgument {}
 
 /// `moon graph [FILE] [NODE...] --format text|dot|mermaid|json`: the DAG.
-struct GraphCommand: ParsableCommand {
+struct GraphCommand: SelectingCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph",
         abstract: "Print the graph: as text, Graphviz dot, Mermaid or JSON.",
         discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg")
 
-    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all).", valueName: "file-or-node"),
+    @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all), each followed by its "
+                                 + "NAME=VALUE parameters. After --, words for the last node's ${{ args }}.", valueName: "file-or-node"),
               completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
@@ -22,8 +23,11 @@ struct GraphCommand: ParsableCommand {
 
     @OptionGroup var selection: SelectionOptions
 
-    func run() throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: false)
+    func run() throws { try run(passthrough: []) }
+
+    func run(passthrough: [String]) throws {
+        let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
+                                                  selection: selection, requireAll: false)
         let text = GraphRenderer.render(plan, format: format)
         Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }

@@ -83,11 +83,12 @@ enum GraphFileLocator {
 
     /// `[FILE] [NODE...]` with `overrides`: the file loaded (diagnostics
     /// printed) and the plan of the nodes selected (`NodeSelection`).
-    static func load(_ arguments: [String], overrides: [String: String], selection: SelectionOptions,
+    static func load(_ arguments: [String], passthrough: [String] = [], overrides: [String: String], selection: SelectionOptions,
                      requireAll: Bool) throws -> (file: GraphFile, plan: Plan) {
         let (path, words) = try split(arguments)
         let file = try GraphFile.load(path, overrides: overrides)
-        return (file, try plan(for: file, words: words, selection: selection, requireAll: requireAll, color: Terminal.stderrColor))
+        return (file, try plan(for: file, words: words, passthrough: passthrough, selection: selection, requireAll: requireAll,
+                               color: Terminal.stderrColor))
     }
 
     /// The plan of the nodes `words` and `selection` select in `file`, each

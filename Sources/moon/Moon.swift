@@ -9,6 +9,10 @@ struct Moon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "moon",
         abstract: "Run task graphs described in YAML: named queues, retries, timeouts and a real event stream.",
+        usage: """
+            moon [run] [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...] [OPTIONS]
+            moon <subcommand> [ARGUMENTS] [OPTIONS]
+            """,
         discussion: """
         A graph file (moon.yaml) describes nodes - shell commands or built-in \
         commands - and their needs. See moon.yaml(5) for the format. Without a \
@@ -17,7 +21,9 @@ struct Moon: ParsableCommand {
 
         Plain `moon` runs the graph's `default:` nodes when it names some, and \
         otherwise lists the nodes (as `moon list`): it never runs a whole graph \
-        by surprise. Without a graph file, it prints this help.
+        by surprise. Without a graph file, it prints this help. `moon NODE...` \
+        (a first word that is no subcommand) is `moon run NODE...`: \
+        `moon test -- -k fast`, `moon -n build`.
 
         Exit codes: 0 every node succeeded, 1 a node failed, 2 the graph file \
         or the command line is invalid, 130 interrupted (143 on SIGTERM).
@@ -32,12 +38,29 @@ struct Moon: ParsableCommand {
     /// `${{ args }}`, read apart from the rest (argument-parser takes one
     /// array of positional words per command). With no FILE or NODE before
     /// it (`moon run -- FILE`), `--` only ends the options, as it always did.
+    /// `run`, `status`, `graph` and `export` read the words after `--` so,
+    /// as they all select nodes and a node's args are in its fingerprint
+    /// and its command. A first word that is no subcommand (a node, a FILE,
+    /// a `run` option) means `run`.
     static func parse(_ arguments: [String]) throws -> (command: ParsableCommand, passthrough: [String]) {
-        if arguments.first == "run", let terminator = arguments.firstIndex(of: "--"),
-           let head = try? parseAsRoot(Array(arguments[..<terminator])) as? RunCommand, !head.arguments.isEmpty {
+        let arguments = impliesRun(arguments) ? ["run"] + arguments : arguments
+        if let first = arguments.first, selectingCommands.contains(first), let terminator = arguments.firstIndex(of: "--"),
+           let head = try? parseAsRoot(Array(arguments[..<terminator])) as? SelectingCommand, !head.arguments.isEmpty {
             return (head, Array(arguments[(terminator + 1)...]))
         }
         return (try parseAsRoot(arguments), [])
+    }
+
+    static let selectingCommands: Set<String> = ["run", "status", "graph", "export"]
+
+    /// Whether `arguments` leave out `run`: the first word is neither a
+    /// subcommand nor one of moon's own options (help, version, completion).
+    static func impliesRun(_ arguments: [String]) -> Bool {
+        guard let first = arguments.first else { return false }
+        let subcommands = configuration.subcommands.map { $0._commandName } + ["help"]
+        let own = ["-h", "--help", "-help", "--version", "--experimental-dump-help"]
+        return !subcommands.contains(first) && !own.contains(first)
+            && !first.hasPrefix("--generate-completion-script") && !first.hasPrefix("---completion")
     }
 
     /// Plain `moon` (no subcommand): the default nodes run, else the list.
@@ -65,9 +88,14 @@ struct Moon: ParsableCommand {
         Console.takeOverBrokenPipes()
         let code: Int32
         do {
-            let (parsed, passthrough) = try parse(Array(CommandLine.arguments.dropFirst()))
-            var command = parsed
-            if let run = command as? RunCommand { try run.run(passthrough: passthrough) } else { try command.run() }
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let shell = NameCompletion.scriptRequest(arguments) {
+                Console.standardOutput.write(NameCompletion.script(for: shell))
+            } else {
+                let (parsed, passthrough) = try parse(arguments)
+                var command = parsed
+                if let selecting = command as? SelectingCommand { try selecting.run(passthrough: passthrough) } else { try command.run() }
+            }
             code = 0
         } catch let error as CLIError {
             Console.error("\(error)")
@@ -90,6 +118,13 @@ struct Moon: ParsableCommand {
 }
 
 let moonVersion = "0.1.0"
+
+/// A command that selects nodes by `[FILE] [NODE...]` and gives the words
+/// after `--` to the last node named, as its `${{ args }}`.
+protocol SelectingCommand: ParsableCommand {
+    var arguments: [String] { get }
+    func run(passthrough: [String]) throws
+}
 
 /// moon learns of a child's exit from its pidfd, never from SIGCHLD, so no
 /// thread needs waking for one. Blocked here, before any thread exists, it

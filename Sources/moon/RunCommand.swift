@@ -8,7 +8,7 @@ import MoonState
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
 /// One thread, in order: the command line, the graph file, the state store,
 /// the run.
-struct RunCommand: ParsableCommand {
+struct RunCommand: SelectingCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run a graph, or only the given nodes and what they need.",

@@ -3,9 +3,10 @@ import Foundation
 import MoonGraph
 import MoonState
 
-/// `moon status [FILE] [NODE...]`: which nodes a run would skip as up to
-/// date, and why the others would run.
-struct StatusCommand: ParsableCommand {
+/// `moon status [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...]`: which nodes
+/// a run with the same words would skip as up to date, and why the others
+/// would run (a node's parameters and args are part of its fingerprint).
+struct StatusCommand: SelectingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Say which nodes are up to date, and why the others are not.",
@@ -18,7 +19,8 @@ struct StatusCommand: ParsableCommand {
         Reads .moon/state.db beside the graph file; changes nothing.
         """)
 
-    @Argument(help: ArgumentHelp("The graph file, then the nodes to look at (default: all).", valueName: "file-or-node"),
+    @Argument(help: ArgumentHelp("The graph file, then the nodes to look at (default: all), each followed by its NAME=VALUE "
+                                 + "parameters. After --, words for the last node's ${{ args }}.", valueName: "file-or-node"),
               completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
@@ -26,8 +28,11 @@ struct StatusCommand: ParsableCommand {
 
     @OptionGroup var selection: SelectionOptions
 
-    func run() throws {
-        let (file, plan) = try GraphFileLocator.load(arguments, overrides: try vars.values(), selection: selection, requireAll: false)
+    func run() throws { try run(passthrough: []) }
+
+    func run(passthrough: [String]) throws {
+        let (file, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
+                                                     selection: selection, requireAll: false)
         let graph = plan.graph
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }

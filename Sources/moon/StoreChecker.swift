@@ -8,8 +8,11 @@ import MoonState
 /// plan's node indices to the graph's and the needs' inputs to `NeedState`s.
 final class StoreChecker: UpToDateChecking {
     private let state: IncrementalState
-    /// Run-plan index -> graph node index.
-    private let graphIndex: [Int]
+    /// Run-plan index -> the state's node index (a graph node, or an
+    /// instance of a dynamic fan-out it was given); nil for an instance it
+    /// does not track. Grows on the loop while checks read it off the loop.
+    private var graphIndex: [Int?]
+    private let lock = NSLock()
     private let graph: Graph
 
     init(state: IncrementalState, plan: Plan) {
@@ -18,27 +21,50 @@ final class StoreChecker: UpToDateChecking {
         self.graphIndex = plan.selected
     }
 
+    /// The state's index of run-plan node `node`, nil when it tracks none.
+    func stateIndex(_ node: Int) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return node < graphIndex.count ? graphIndex[node] : nil
+    }
+
     func checks(node: Int) -> Bool {
-        state.isTracked(graphIndex[node])
+        stateIndex(node).map(state.isTracked) ?? false
+    }
+
+    /// A dynamic fan-out's instances are fingerprinted and remembered as
+    /// static ones are, when their template is tracked (it has sources).
+    func expand(template: Int, items: [String], first: Int) -> Bool {
+        var made: [Int?] = Array(repeating: nil, count: items.count)
+        if let index = stateIndex(template), index < graph.nodes.count, state.isTracked(index) {
+            let start = state.add(instances: graph.instances(ofDynamic: index, items: items))
+            made = (start..<(start + items.count)).map { $0 }
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard graphIndex.count == first else { return false }
+        graphIndex += made
+        return true
     }
 
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
+        guard let index = stateIndex(node) else { return nil }
         let needs = inputs.needs.enumerated().map { i, name in
             NeedState(name: name, result: inputs.results[name]?.rawValue ?? "success",
                       outputs: (inputs.outputs[name] ?? [:]).map { ($0.key, $0.value) },
                       values: i < inputs.values.count ? inputs.values[i] : [])
         }
-        guard case .upToDate(let outputs, let values) = state.check(node: graphIndex[node], needs: needs) else { return nil }
+        guard case .upToDate(let outputs, let values) = state.check(node: index, needs: needs) else { return nil }
         return RestoredResult(outputs: outputs.map { KeyValue($0.0, $0.1) }, values: values)
     }
 
     func starting(nodes: [Int]) {
-        state.starting(nodes: nodes.map { graphIndex[$0] })
+        state.starting(nodes: nodes.compactMap(stateIndex))
     }
 
     func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
-        guard state.isTracked(graphIndex[node]) else { return }
-        state.recordSuccess(node: graphIndex[node], outputs: outputs.map { ($0.key, $0.value) }, values: values)
+        guard let index = stateIndex(node), state.isTracked(index) else { return }
+        state.recordSuccess(node: index, outputs: outputs.map { ($0.key, $0.value) }, values: values)
     }
 }
 

@@ -18,13 +18,18 @@ final class WatchChecker: UpToDateChecking {
         self.previous = previous
     }
 
+    /// An instance of a dynamic fan-out (past the plan's nodes) is asked of the store.
     func checks(node: Int) -> Bool {
-        !rerun[node] || store.checks(node: node)
+        (node < rerun.count && !rerun[node]) || store.checks(node: node)
     }
 
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
-        guard rerun[node] else { return previous[node] ?? RestoredResult() }
+        guard node >= rerun.count || rerun[node] else { return previous[node] ?? RestoredResult() }
         return store.upToDate(node: node, inputs: inputs)
+    }
+
+    func expand(template: Int, items: [String], first: Int) -> Bool {
+        store.expand(template: template, items: items, first: first)
     }
 
     func starting(nodes: [Int]) {

@@ -162,6 +162,123 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
     }
 
+    /// What `moon run -n` and `moon graph` show of a node is what would
+    /// run: each instance's item and matrix values, list vars, params and
+    /// args put in, shell-quoted as the shell would receive them.
+    @Test func theDryRunAndTheGraphShowEachInstancesResolvedCommand() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            vars:
+              CFLAGS: [-O2, "-DX=a b"]
+            nodes:
+              obj:
+                for-each: [a.c, "my file.c", "it's.c"]
+                run: cc ${{ vars.CFLAGS }} -c ${{ item }} -o "${{ item.stem }}.o" && echo '${{ item.name }}'
+              ex:
+                for-each: ["x y"]
+                run: [echo, "${{ item }}", "${{ vars.CFLAGS }}", "-D${{ item }}"]
+              test:
+                matrix: { suite: [unit, e2e] }
+                run: "./t --suite ${{ matrix.suite }} # ${{ matrix.suite }} stays"
+              deploy:
+                params:
+                  env: { default: staging }
+                  version: { required: true }
+                run: ./deploy.sh --env ${{ params.env }} --version ${{ params.version }} ${{ args }} "$HOME"
+            """)
+        let dry = try moon.run(["run", "-n", "deploy", "version=1.4", "obj", "ex", "test", "--", "-k", "a b"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        let expected = [
+            "obj[a.c]": #"cc -O2 '-DX=a b' -c a.c -o "a.o" && echo 'a.c'"#,
+            "obj[my file.c]": #"cc -O2 '-DX=a b' -c 'my file.c' -o "my file.o" && echo 'my file.c'"#,
+            "obj[it's.c]": #"cc -O2 '-DX=a b' -c 'it'\''s.c' -o "it's.o" && echo 'it'\''s.c'"#,
+            "ex[x y]": #"echo 'x y' -O2 '-DX=a b' '-Dx y'"#,
+            "test[unit]": "./t --suite unit # ${{ matrix.suite }} stays",
+            "test[e2e]": "./t --suite e2e # ${{ matrix.suite }} stays",
+        ]
+        for (node, command) in expected {
+            #expect(dry.stdout.split(separator: "\n").contains { $0.contains(node) && $0.hasSuffix(command) }, "\(node): \(dry.stdout)")
+        }
+        // The words after -- are the last node's (test's), so deploy gets none.
+        #expect(dry.stdout.contains(#"./deploy.sh --env staging --version 1.4 "$HOME""#), "\(dry.stdout)")
+        let args = try moon.run(["run", "-n", "deploy", "version=1.4", "--", "-k", "a b"])
+        #expect(args.stdout.contains(#"./deploy.sh --env staging --version 1.4 -k 'a b' "$HOME""#), "\(args.stdout)")
+        // moon graph shows the same; a required parameter not given stays as written.
+        let graph = try moon.run(["graph"])
+        #expect(graph.stdout.contains(#"cc -O2 '-DX=a b' -c 'my file.c' -o "my file.o""#), "\(graph.stdout)")
+        #expect(graph.stdout.contains("--version ${{ params.version }}"), "\(graph.stdout)")
+        let json = try moon.run(["graph", "--format", "json", "ex"])
+        #expect(json.stdout.contains(#""instance": {"#) && json.stdout.contains(#""item": "x y""#), "\(json.stdout)")
+    }
+
+    /// A list var an includer sets stays a list in the included file: one word per item.
+    @Test func aListVarSetByTheIncluderStaysAList() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              lib: { file: lib/moon.yaml, vars: { CFLAGS: [-O0, "-g", "two words"] } }
+            nodes:
+              all: { needs: ["lib:cc", "lib:exec"] }
+            """)
+        try directory(moon, "lib")
+        try moon.write("lib/moon.yaml", """
+            version: 1
+            vars:
+              CFLAGS: [-O2]
+            nodes:
+              cc:
+                run: printf '<%s>' ${{ vars.CFLAGS }} > flags.txt
+              exec:
+                run: [printf, "<%s>", "${{ vars.CFLAGS }}"]
+            """)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(moon.read("lib/flags.txt") == "<-O0><-g><two words>", "\(moon.read("lib/flags.txt") ?? "")")
+        let printed = result.events("next", node: "lib:exec").compactMap { $0["text"] as? String }.joined()
+        #expect(printed == "<-O0><-g><two words>", "\(result.stdout)")
+    }
+
+    /// A file included twice has each copy's errors quoted with its line:
+    /// errors the copies share are reported once, those they do not, each.
+    @Test func everyErrorOfAFileIncludedTwiceQuotesItsLine() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              a: { file: lib/moon.yaml, vars: { DIR: one } }
+              b: { file: ./lib/../lib/moon.yaml, vars: { DIR: two } }
+              c: common.yaml
+            nodes:
+              top: { run: "true" }
+            """)
+        try directory(moon, "lib")
+        try moon.write("lib/moon.yaml", """
+            version: 1
+            includes:
+              k: ../common.yaml
+            vars:
+              DIR: src
+            nodes:
+              obj:
+                for-each: { glob: "${{ vars.DIR }}/*.c" }
+                run: cc -c ${{ item }}
+            """)
+        try moon.write("common.yaml", """
+            version: 1
+            nodes:
+              x: { run: "echo ${{ vars.NOPE }}" }
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        for (header, line) in [("lib/moon.yaml:8:23: error: the glob 'one/*.c' matches no file", #"8 |     for-each: { glob: "${{ vars.DIR }}/*.c" }"#),
+                               ("lib/moon.yaml:8:23: error: the glob 'two/*.c' matches no file", #"8 |     for-each: { glob: "${{ vars.DIR }}/*.c" }"#),
+                               ("common.yaml:3:19: error: undeclared var 'NOPE'", #"3 |   x: { run: "echo ${{ vars.NOPE }}" }"#)] {
+            let block = result.stderr.components(separatedBy: header).dropFirst().first ?? ""
+            #expect(block.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().first?.hasSuffix(line) == true,
+                    "\(header): \(result.stderr)")
+        }
+        #expect(result.stderr.components(separatedBy: "undeclared var 'NOPE'").count == 2, "once: \(result.stderr)")
+    }
+
     @Test func aCycleOfVarsIsNamedWhereItStarts() throws {
         let moon = try Moon(graph: """
             version: 1

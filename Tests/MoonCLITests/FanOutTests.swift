@@ -108,4 +108,87 @@ import Testing
         #expect(result.stdout.contains("✓ process 200/200"), "\(result.stdout)")
         #expect(result.stdout.contains("moon: ok - 203 succeeded"), "\(result.stdout)")
     }
+
+    /// Instances made at run time are checked as static ones are: their
+    /// sources, generates, depfile and fingerprint are remembered, so a
+    /// second run finds them up to date and an edit reruns only its instance.
+    @Test func instancesMadeAtRunTimeAreUpToDateUntilTheirInputsChange() throws {
+        let moon = try Moon(graph: Self.graph(files: #"["a.txt","b c.txt"]"#, process: """
+            sources: ["${{ item }}"]
+                generates: ["${{ item }}.n"]
+                depfile: "${{ item }}.d"
+                run: |
+                  wc -l < ${{ item }} > ${{ item }}.n
+                  printf '%s: common.h\\n' ${{ item }}.n > ${{ item }}.d
+            """))
+        try moon.write("a.txt", "1\n")
+        try moon.write("b c.txt", "1\n2\n")
+        try moon.write("common.h", "x\n")
+        func ran(_ result: Moon.Result) -> [String] {
+            result.events("complete").compactMap { $0["node"] as? String }.filter { $0.hasPrefix("process[") }.sorted()
+        }
+        func upToDate(_ result: Moon.Result) -> [String] {
+            result.events("skip").filter { $0["reason"] as? String == "up-to-date" }.compactMap { $0["node"] as? String }.sorted()
+        }
+        let first = try moon.run(["run", "--json"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(ran(first) == ["process[a.txt]", "process[b c.txt]"])
+        let second = try moon.run(["run", "--json"])
+        #expect(ran(second) == [], "\(second.stdout)")
+        #expect(upToDate(second) == ["process[a.txt]", "process[b c.txt]"], "\(second.stdout)")
+        // Before the run, the instances are not known: the template may run.
+        let status = try moon.run(["status", "process"])
+        #expect(status.stdout.contains("process  may run: expands when 'shards' completes; each instance is checked then"),
+                "\(status.stdout)\(status.stderr)")
+        // An edit of one item's source reruns that instance only.
+        try moon.write("a.txt", "1\n2\n3\n")
+        let third = try moon.run(["run", "--json"])
+        #expect(ran(third) == ["process[a.txt]"], "\(third.stdout)")
+        #expect(upToDate(third) == ["process[b c.txt]"], "\(third.stdout)")
+        #expect(moon.read("a.txt.n")?.trimmingCharacters(in: .whitespaces) == "3\n")
+        // A file its depfile listed reruns every instance that read it.
+        try moon.write("common.h", "y\n")
+        let fourth = try moon.run(["run", "--json"])
+        #expect(ran(fourth) == ["process[a.txt]", "process[b c.txt]"], "\(fourth.stdout)")
+        // A missing output comes back from the output cache, for its instance
+        // only; the history has a row for each.
+        try FileManager.default.removeItem(atPath: moon.path("b c.txt.n"))
+        let fifth = try moon.run(["run", "--json"])
+        #expect(ran(fifth) == [] && upToDate(fifth) == ["process[a.txt]"], "\(fifth.stdout)")
+        #expect(fifth.events("skip", node: "process[b c.txt]").first?["reason"] as? String == "cache-hit", "\(fifth.stdout)")
+        #expect(moon.read("b c.txt.n")?.trimmingCharacters(in: .whitespaces) == "2\n")
+        let history = try moon.run(["history", "--nodes", "--limit", "1"])
+        #expect(history.status == 0 && history.stdout.contains("process[a.txt]"), "\(history.stdout)\(history.stderr)")
+    }
+
+    /// An sbatch script cannot expand a template at run time: export says so.
+    @Test func exportRefusesAFanOutOverANeedsOutput() throws {
+        let moon = try Moon(graph: Self.graph(files: "[]"))
+        let result = try moon.run(["export", "--format", "sbatch"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("cannot export node 'process': its for-each reads needs.shards.outputs.files"), "\(result.stderr)")
+    }
+
+    /// An instance's name is data in the sbatch script too: quoted in each
+    /// job's output path, never run by the submitting shell.
+    @Test func exportQuotesInstanceNames() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              greet:
+                for-each: ["$(touch PWNED)", 'a"b', "50%j"]
+                run: echo ${{ item }}
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+        try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > /dev/null\necho 42$n\n")
+        chmod(moon.path("fakebin/sbatch"), 0o755)
+        let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let submit = try shell("MOON_SLURM_LOGS=logs PATH=\"$PWD/fakebin:$PATH\" sh submit.sh", in: moon)
+        #expect(submit.status == 0, "\(submit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")), "the submitting shell ran an item")
+        let outputs = (0..<3).compactMap { moon.read("fakebin/args\($0)") }.flatMap { $0.split(separator: "\n") }.filter { $0.hasPrefix("--output=") }
+        #expect(outputs == ["--output=logs/greet[$(touch PWNED)].%j.out", #"--output=logs/greet[a"b].%j.out"#, "--output=logs/greet[50%%j].%j.out"],
+                "\(outputs)")
+    }
 }

@@ -106,6 +106,20 @@ import Testing
           deploy: { description: ships it, needs: build, run: "touch deployed" }
         """
 
+    /// The usage line is what a user types: `run` may be left out before a node.
+    @Test func theUsageSaysWhatAUserTypesAndRunMayBeLeftOut() throws {
+        let moon = try Moon(graph: Self.graph)
+        let help = try moon.run(["--help"])
+        #expect(help.stdout.contains("USAGE: moon [run] [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...] [OPTIONS]"), "\(help.stdout)")
+        #expect(help.stdout.contains("moon <subcommand> [ARGUMENTS] [OPTIONS]"), "\(help.stdout)")
+        let build = try moon.run(["build", "--output", "plain"])
+        #expect(build.status == 0 && build.stdout.contains("✓ build"), "\(build.stdout)\(build.stderr)")
+        let dry = try moon.run(["-n", "build"])
+        #expect(dry.status == 0 && dry.stdout.contains("dry run"), "\(dry.stdout)\(dry.stderr)")
+        let unknown = try moon.run(["biuld"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown node 'biuld' (did you mean 'build'?)"), "\(unknown.stderr)")
+    }
+
     /// Without `default:`, plain `moon` lists the nodes and runs nothing.
     @Test func plainMoonListsAndRunsNothing() throws {
         let moon = try Moon(graph: Self.graph)
@@ -361,6 +375,25 @@ import Testing
         #expect(try !ran(["level=9"]))
         #expect(try ran(["level=9", "--", "-v"]))
         #expect(try !ran(["level=9", "--", "-v"]))
+        // Every command that fingerprints or shows the node takes the same
+        // words: what status and -n say is what that run would do.
+        func status(_ arguments: [String]) throws -> String {
+            let result = try moon.run(["status", "pack"] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout
+        }
+        #expect(try status(["level=9", "--", "-v"]).contains("up to date"))
+        #expect(try status(["level=9", "--", "-w"]).contains("command changed"))
+        #expect(try status(["level=9"]).contains("command changed"))
+        let dry = try moon.run(["run", "-n", "pack", "level=9", "--", "-v"])
+        #expect(dry.stdout.contains("nothing to do"), "\(dry.stdout)\(dry.stderr)")
+        let graph = try moon.run(["graph", "pack", "level=7", "--", "-q", "a b"])
+        #expect(graph.status == 0, "\(graph.stderr)")
+        #expect(graph.stdout.contains("echo packed at 7 -q 'a b'"), "\(graph.stdout)")
+        // Before any node, `--` only ends the options, in every command.
+        #expect(try moon.run(["status", "--", "moon.yaml"]).status == 0)
+        let orphan = try moon.run(["status", "moon.yaml", "--", "-v"])
+        #expect(orphan.status == 2 && orphan.stderr.contains("name the node before '--'"), "\(orphan.stderr)")
     }
 }
 
@@ -452,5 +485,61 @@ import Testing
         let empty = try Moon()
         let none = try empty.run(Self.call(["moon", "run", "b"]))
         #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.isEmpty, "\(none.stderr)")
+    }
+
+    /// fish's own completion (`complete -C`, as TAB runs it) with the script
+    /// moon generates: node names, instances, parameters and their defaults.
+    @Test(.enabled(if: onPath("fish") != nil, "fish is not installed (make test-deps, or apt-get install fish)"))
+    func fishCompletesNodesInstancesAndParameters() throws {
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.write("moon.fish", try moon.run(["--generate-completion-script", "fish"]).stdout)
+        func complete(_ line: String, in directory: String = ".") throws -> [String] {
+            let result = try shell(#"cd "$DIR" && PATH="$(dirname "$MOON"):$PATH" HOME="$PWD" fish --no-config -c 'source "$argv[1]"; complete -C "$argv[2]"' "$OLDPWD/moon.fish" "$LINE""#,
+                                   in: moon, environment: ["LINE": line, "DIR": directory])
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(line): \(result.stderr)")
+            return result.stdout.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
+        }
+        #expect(try complete("moon run b") == ["build", "bench"])
+        #expect(try complete("moon run te") == ["test", "test[unit]", "test[e2e]"])
+        #expect(try complete("moon run test[u") == ["test[unit]"])
+        #expect(try complete("moon run bench r") == ["rounds="])
+        #expect(try complete("moon run bench rounds=") == ["rounds=3"])
+        #expect(try complete("moon status b") == ["build", "bench"])
+        #expect(try complete("moon run bu", in: "sub") == ["build"])
+    }
+
+    /// zsh's completion system, in a real interactive zsh on a terminal
+    /// (tmux), with the script moon generates loaded by compinit.
+    @Test(.enabled(if: onPath("zsh") != nil && TmuxSession.available, "zsh or tmux is not installed (make test-deps)"))
+    func zshCompletesNodesInstancesAndParameters() throws {
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("functions"), withIntermediateDirectories: true)
+        try moon.write("functions/_moon", try moon.run(["--generate-completion-script", "zsh"]).stdout)
+        let tmux = TmuxSession(in: moon)
+        let bin = URL(fileURLWithPath: Moon.binary).deletingLastPathComponent().path
+        spawnAndWait(TmuxSession.tmux!, ["-L", tmux.socket, "-f", "/dev/null", "new-session", "-d", "-x", "150", "-y", "30",
+                                         "cd '\(moon.directory.path)' && env -i HOME='\(moon.directory.path)' TERM=xterm PATH='\(bin)':/usr/bin:/bin zsh -f"])
+        func type(_ keys: [String], literal: Bool = false) {
+            spawnAndWait(TmuxSession.tmux!, ["-L", tmux.socket, "send-keys"] + (literal ? ["-l"] : []) + keys)
+        }
+        type(["fpath=(functions $fpath); autoload -Uz compinit; compinit -u -D; PS1='%% '; print READY"], literal: true)
+        type(["Enter"])
+        #expect(tmux.waitFor { $0.contains("READY\n%") } != nil, "\(tmux.screen())")
+        /// Whether the screen shows `expected` after typing `line` and TAB at an empty prompt.
+        func completes(_ line: String, tabs: Int = 1, to expected: [String]) -> Bool {
+            type(["C-u", "clear", "Enter"])
+            _ = tmux.waitFor { $0.trimmingCharacters(in: .whitespacesAndNewlines) == "%" }
+            type([line], literal: true)
+            for _ in 0..<tabs { type(["Tab"]) }
+            return tmux.waitFor(10) { screen in expected.allSatisfy(screen.contains) } != nil
+        }
+        // Two matches are listed; one is completed on the line (quoted for zsh).
+        #expect(completes("moon run b", to: ["build  bench"]), "\(tmux.screen())")
+        // The first TAB completes what the names share, the second lists them.
+        #expect(completes("moon run te", tabs: 2, to: ["test[unit]", "test[e2e]"]), "\(tmux.screen())")
+        #expect(completes(#"moon run test\[u"#, to: [#"% moon run test\[unit\]"#]), "\(tmux.screen())")
+        #expect(completes("moon run bench r", to: ["% moon run bench rounds="]), "\(tmux.screen())")
+        #expect(completes("moon run bench rounds=", to: ["% moon run bench rounds=3"]), "\(tmux.screen())")
     }
 }

@@ -244,4 +244,36 @@ struct FanOutTests {
         #expect(found.contains { $0.hasPrefix("lib/moon.yaml:2:19: include cycle: moon.yaml -> lib/moon.yaml -> moon.yaml") }, "\(found)")
         #expect(found.contains { $0.hasPrefix("moon.yaml:4:9: cannot read include 'gone'") }, "\(found)")
     }
+
+    /// What a listing shows: each value quoted for where it stands, the
+    /// instance's values and the bound arguments put in, the rest as written.
+    @Test func aCommandPreviewQuotesEachValueForItsContext() throws {
+        let result = load(#"""
+            version: 1
+            vars: { L: [a, "b c"], EMPTY: [], NL: "l1\nl2" }
+            nodes:
+              n:
+                for-each: ["x'y", "$d"]
+                run: f ${{ item }} '${{ item }}' "${{ item }}" ${{ vars.L }} ${{ vars.EMPTY }} x${{ vars.L }} ${{ env.HOME }}
+              m:
+                run: g ${{ vars.NL }} '${{ vars.NL }}' "${{ vars.NL }}"
+              s: { run: "true" }
+              e:
+                needs: [s]
+                params: { p: { default: "v w" }, q: { required: true } }
+                run: [prog, "${{ params.p }}", "${{ params.q }}", "${{ args }}", "${{ needs.s.outputs.k }}"]
+            """#)
+        var graph = try #require(result.graph, "\(errors(result))")
+        let names = graph.nodes.map(\.name)
+        func shown(_ name: String) -> String {
+            var preview = CommandPreview(graph: graph)
+            return preview.summary(of: graph.nodes[names.firstIndex(of: name)!])
+        }
+        #expect(shown("n[x'y]") == #"f 'x'\''y' 'x'\''y' "x'y" a 'b c' xa 'b c' ${{ env.HOME }}"#)
+        #expect(shown("n[$d]") == #"f '$d' '$d' "\$d" a 'b c' xa 'b c' ${{ env.HOME }}"#)
+        #expect(shown("m") == #"g $'l1\nl2' ''$'l1\nl2''' ""$'l1\nl2'"""#)
+        #expect(shown("e") == "prog 'v w' '${{ params.q }}' '${{ needs.s.outputs.k }}'")
+        try graph.bind(node: names.firstIndex(of: "e")!, params: ["q": "1"], args: ["-k", "a b"])
+        #expect(shown("e") == "prog 'v w' 1 -k 'a b' '${{ needs.s.outputs.k }}'")
+    }
 }

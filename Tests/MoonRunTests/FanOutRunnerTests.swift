@@ -158,8 +158,33 @@ import MoonEvents
         #expect(h.summary != nil)
     }
 
-    /// Only nodes of the plan are asked whether they are up to date: an
-    /// instance made during the run has no history to compare with.
+    /// A checker that takes an expansion is asked about its instances as
+    /// about any node: an up-to-date instance is skipped, the other runs.
+    @Test func instancesAreCheckedWhenTheCheckerTakesThem() {
+        final class ExpandingChecker: UpToDateChecking {
+            let inner = FakeChecker()
+            var expansions: [(template: Int, items: [String], first: Int)] = []
+            func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? { inner.upToDate(node: node, inputs: inputs) }
+            func succeeded(node: Int, outputs: [KeyValue], values: [String]) { inner.succeeded(node: node, outputs: outputs, values: values) }
+            func expand(template: Int, items: [String], first: Int) -> Bool {
+                expansions.append((template, items, first))
+                return true
+            }
+        }
+        let h = harness(files: #"["a","b"]"#)
+        let checker = ExpandingChecker()
+        checker.inner.upToDate[3] = RestoredResult()
+        h.runner.upToDate = checker
+        h.run()
+        #expect(checker.expansions.map(\.template) == [1] && checker.expansions.first?.first == 3)
+        #expect(checker.inner.asked.sorted() == [0, 2, 3, 4])
+        #expect(checker.inner.succeeded.sorted() == [0, 2, 4])
+        #expect(h.trace.contains("skip process[a] up-to-date") && h.trace.contains("start process[b]#1"), "\(h.trace)")
+        #expect(h.summary?.ok == true)
+    }
+
+    /// A checker that declines (the default) is never asked about instances
+    /// made during the run: it knows only the plan's nodes.
     @Test func instancesMadeDuringTheRunAreNotCheckedForUpToDate() {
         let h = harness(files: #"["a"]"#)
         let checker = FakeChecker()

@@ -64,12 +64,9 @@ public final class CommandLauncher: NodeLauncher {
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
     public func expand(template: Int, items: [String], first: Int) {
         // Its paths are parsed once, for all the items.
-        let parsed = NodeTemplate(graph.nodes[selected[template]])
         made.reserveCapacity(made.count + items.count)
-        for item in items {
-            made.append(parsed.instantiated(NodeInstance(template: parsed.node.name, label: item, item: item), vars: graph.vars))
-            onSlurm.append(onSlurm[template])
-        }
+        made += graph.instances(ofDynamic: selected[template], items: items)
+        onSlurm += repeatElement(onSlurm[template], count: items.count)
     }
 
     public func killNow() {

@@ -105,7 +105,11 @@ public enum SlurmExport {
         let name = "j\(number)"
         var text = "# \(node.name)\n"
         text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
-        text += " --output=\"$logs/\(node.name).%j.out\" <<'\(delimiter)'\n"
+        // The node's name is data (an instance's item may hold `$(…)` or a
+        // quote): single-quoted unless plain; `%%` is sbatch's literal `%`.
+        let file = node.name.replacing("%", with: "%%") + ".%j.out"
+        let output = quoteIfNeeded(file) == file ? "\"$logs/\(file)\"" : "\"$logs\"/" + quote(file)
+        text += " --output=\(output) <<'\(delimiter)'\n"
         text += script + "\n\(delimiter)\n)\n"
         text += "\(name)=${\(name)%%;*}\n"
         text += "submitted=\"$submitted $\(name)\"\n"
@@ -225,6 +229,10 @@ public enum SlurmExport {
 
     /// Values from needs exist only while moon drives the run.
     static func refuseValuesFromNeeds(_ node: Node, in graph: Graph) throws {
+        if let fanOut = node.fanOut {
+            let expression = "needs.\(graph.nodes[fanOut.need].name).outputs.\(fanOut.key)"
+            throw Refusal(node: node.name, reason: "its for-each reads \(expression), a value from a need, so its instances are made only while moon runs the graph; an sbatch export cannot make them (run it with `moon run` on a Slurm queue instead)")
+        }
         var texts: [String] = node.env.map(\.value) + [node.dir].compactMap { $0 }
         switch node.action {
         case .shell(let script): texts.append(script)

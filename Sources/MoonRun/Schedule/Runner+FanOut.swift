@@ -4,8 +4,9 @@ import MoonEvents
 /// is expanded when its needs have ended and its `if` lets it run. Each
 /// item of the output's JSON list becomes an instance, `NODE[ITEM]`: a copy
 /// of the node with its own events, retries, timeout and history, which
-/// needs what the node needs (and so can start at once). The node itself
-/// becomes a group of its instances: what needs it waits for all of them.
+/// needs what the node needs (and so can start at once), and is checked
+/// for being up to date as any node. The node itself becomes a group of
+/// its instances: what needs it waits for all of them.
 extension Runner {
     func expand(_ node: Int, _ fanOut: RunNode.FanOut) {
         let template = plan.nodes[node]
@@ -30,6 +31,10 @@ extension Runner {
             return copy
         }
         append(instances)
+        // Checked and remembered as the plan's nodes, when the checker takes them.
+        if let checker = upToDate, planned == first, checker.expand(template: node, items: items, first: first) {
+            planned = plan.nodes.count
+        }
         let made = first..<(first + instances.count)
         becomeGroup(node, of: made)
         firstStart[node] = scheduler.now

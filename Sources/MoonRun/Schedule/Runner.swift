@@ -66,8 +66,9 @@ public final class Runner {
     /// The plan, and after it the nodes made during the run (the instances
     /// of each `for-each` over a need's output, see Runner+FanOut).
     private(set) var plan: RunPlan
-    /// How many nodes the plan had at the start: the up-to-date check knows only these.
-    let planned: Int
+    /// How many nodes the up-to-date check knows: the plan's, and the
+    /// instances of dynamic fan-outs when it took them (Runner+FanOut).
+    var planned: Int
     let options: RunOptions
     let launcher: NodeLauncher
     let scheduler: DateScheduler

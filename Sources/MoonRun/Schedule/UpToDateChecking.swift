@@ -20,11 +20,18 @@ public protocol UpToDateChecking: AnyObject {
     /// Whether `node` can be up to date at all (false: `upToDate` would
     /// say nil, and the runner does not gather its inputs to ask).
     func checks(node: Int) -> Bool
+    /// A `for-each` over a need's output has its items: the new nodes
+    /// `first`, `first + 1`, … are instances of `template`, one per item
+    /// (as `NodeLauncher.expand`). True: the checker answers for them, as
+    /// for the plan's nodes (and then for every later expansion too);
+    /// false: the runner never asks about them.
+    func expand(template: Int, items: [String], first: Int) -> Bool
 }
 
 extension UpToDateChecking {
     public func checks(node: Int) -> Bool { true }
     public func starting(nodes: [Int]) {}
+    public func expand(template: Int, items: [String], first: Int) -> Bool { false }
 }
 
 /// What an up-to-date node's last successful run left for its dependents.
