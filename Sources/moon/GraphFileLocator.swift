@@ -117,6 +117,12 @@ enum GraphFileLocator {
                 items[index].notes.append("help: '\(first)' is also a file here; a name without a '/' is a node of "
                     + "\(file.source.path), so to read the file as the graph, write ./\(first)")
             }
+            // `moon chekc` is read as `moon run chekc`: a word close to a
+            // subcommand's name is more likely a typo of it than of a node.
+            if let first = words.first, let index = items.firstIndex(where: { $0.message.hasPrefix("unknown node '\(first)'") }),
+               let command = Suggestion.closest(to: first, in: Moon.configuration.subcommands.map { $0._commandName }) {
+                items[index].notes.append("help: moon's subcommand is '\(command)': moon \(command) ...")
+            }
             GraphFile.print(items, source: file.source, color: color)
             throw ExitCode.invalidInput
         }

@@ -118,6 +118,9 @@ import Testing
         #expect(dry.status == 0 && dry.stdout.contains("dry run"), "\(dry.stdout)\(dry.stderr)")
         let unknown = try moon.run(["biuld"])
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown node 'biuld' (did you mean 'build'?)"), "\(unknown.stderr)")
+        // A typo of a subcommand is read as a node, and the error names the subcommand.
+        let typo = try moon.run(["chekc"])
+        #expect(typo.status == 2 && typo.stderr.contains("moon's subcommand is 'check'"), "\(typo.stderr)")
     }
 
     /// Without `default:`, plain `moon` lists the nodes and runs nothing.
