@@ -11,7 +11,7 @@ import Testing
 @Suite struct DeathPipeTests {
     /// A group of two sleeps (the leader and a background job), and their pids.
     private func startGroup() async throws -> (Recorder, any ProcessHandle, [pid_t]) {
-        let (recorder, handle) = try start(shell("sleep 100 & echo $!; echo $$; wait"))
+        let (recorder, handle) = try start(shell("sleep 1000 & echo $!; echo $$; wait"))
         let first = await recorder.line { _ in true }
         let second = await recorder.line { $0.text != first?.text }
         let pids = [first, second].compactMap { $0.flatMap { pid_t($0.text) } }
@@ -70,7 +70,7 @@ import Testing
         #expect(termination == .exited(0))
         #expect(recorder.texts(.stdout).count <= 4)
         // moon holds two O_ASYNC pipe ends owned by the running child's group.
-        let (sleeper, handle) = try start(shell("exec sleep 100"))
+        let (sleeper, handle) = try start(shell("exec sleep 1000"))
         defer { handle.kill() }
         let process = try #require(handle as? LaunchedProcess)
         let pair = try #require(launcher.lock.withLock { process.deathPipe })

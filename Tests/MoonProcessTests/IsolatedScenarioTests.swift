@@ -52,7 +52,7 @@ import MoonSystem
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             while true {
                 do {
-                    let child = try start(ProcessSpec(executable: "sleep", arguments: ["100"], environment: testEnvironment))
+                    let child = try start(ProcessSpec(executable: "sleep", arguments: ["1000"], environment: testEnvironment))
                     startedList.append(child)
                 } catch {
                     errorList.append(error)
@@ -118,7 +118,7 @@ import MoonSystem
 
     @Test func killAllScenario() async throws {
         guard IsolatedScenarioTests.selected == "killAll" else { return }
-        let started = try (0..<3).map { _ in try start(shell("sleep 100")) }
+        let started = try (0..<3).map { _ in try start(shell("sleep 1000")) }
         launcher.killAll()
         launcher.killAll()
         for (recorder, handle) in started {
@@ -134,7 +134,7 @@ import MoonSystem
 
         // A background job left in the group is killed, re-parented to us
         // and reaped: it disappears entirely, not even a zombie remains.
-        let (background, _) = try await run(shell("sleep 100 & echo $!"))
+        let (background, _) = try await run(shell("sleep 1000 & echo $!"))
         let sleeper = try #require(background.lines.first.flatMap { pid_t($0.text) })
         #expect(await isGone(sleeper))
 

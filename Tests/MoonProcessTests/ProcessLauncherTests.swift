@@ -200,7 +200,7 @@ import Testing
 
 @Suite struct CancellationTests {
     @Test func terminateKillsTheGroup() async throws {
-        let (recorder, handle) = try start(shell("sleep 100 & echo $!; wait"))
+        let (recorder, handle) = try start(shell("sleep 1000 & echo $!; wait"))
         let line = try #require(await recorder.line { _ in true })
         let sleeper = try #require(pid_t(line.text))
         handle.terminate(grace: .seconds(10))
@@ -209,13 +209,13 @@ import Testing
     }
 
     @Test func terminatingASimpleSleepEndsIt() async throws {
-        let (recorder, handle) = try start(shell("sleep 100"))
+        let (recorder, handle) = try start(shell("sleep 1000"))
         handle.terminate(grace: .seconds(10))
         #expect(await recorder.termination() == .signaled(SIGTERM))
     }
 
     @Test func aChildIgnoringTermIsKilledAfterTheGrace() async throws {
-        let (recorder, handle) = try start(shell(#"trap '' TERM; echo ready; sleep 100"#))
+        let (recorder, handle) = try start(shell(#"trap '' TERM; echo ready; sleep 1000"#))
         #expect(await recorder.line { $0.text == "ready" } != nil)
         let began = ContinuousClock.now
         handle.terminate(grace: .milliseconds(300))
@@ -226,14 +226,14 @@ import Testing
     }
 
     @Test func backgroundChildrenDieWithTheirNode() async throws {
-        let (recorder, termination) = try await run(shell("sleep 100 & echo $!"))
+        let (recorder, termination) = try await run(shell("sleep 1000 & echo $!"))
         #expect(termination == .exited(0))
         let sleeper = try #require(recorder.lines.first.flatMap { pid_t($0.text) })
         #expect(await becomesDead(sleeper))
     }
 
     @Test func killAndTerminateAreIdempotentAndSafeAfterExit() async throws {
-        let (recorder, handle) = try start(shell("sleep 100"))
+        let (recorder, handle) = try start(shell("sleep 1000"))
         handle.kill()
         handle.kill()
         handle.terminate(grace: .seconds(1))

@@ -173,10 +173,10 @@ func firstDifference(_ actual: [String], _ expected: [String]) -> String? {
     return nil
 }
 
-/// A script that starts `sleep 100` in a new session (out of the node's
+/// A script that starts `sleep 1000` in a new session (out of the node's
 /// process group), waits until it runs, and prints its pid.
 let detachedSleepScript = #"""
-d=$(mktemp -d); setsid sh -c "echo \$\$ > $d/pid; exec sleep 100" &
+d=$(mktemp -d); setsid sh -c "echo \$\$ > $d/pid; exec sleep 1000" &
 while [ ! -s "$d/pid" ]; do :; done; cat "$d/pid"; rm -r "$d"
 """#
 
