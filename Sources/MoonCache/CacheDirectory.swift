@@ -25,13 +25,18 @@ public struct CacheDirectory: Sendable {
     func entryPath(_ key: CacheKey) -> String { entries + "/" + key.hex }
     func blobPath(_ hash: String) -> String { blobs + "/" + hash.prefix(2) + "/" + hash }
 
-    /// The entry stored under `key` (its use noted), nil when there is none
-    /// or it cannot be read.
-    public func entry(_ key: CacheKey) -> CacheEntry? {
+    /// The entry stored under `key` (its use noted unless `notingUse` is
+    /// false), nil when there is none or it cannot be read.
+    public func entry(_ key: CacheKey, notingUse: Bool = true) -> CacheEntry? {
         guard let data = FileManager.default.contents(atPath: entryPath(key)) else { return nil }
         guard let entry = try? CacheEntry.decode(data) else { return nil }
-        touch(entryPath(key))
+        if notingUse { touch(entryPath(key)) }
         return entry
+    }
+
+    /// Whether an entry is stored under `key` (not whether it is readable).
+    public func hasEntry(_ key: CacheKey) -> Bool {
+        access(entryPath(key), F_OK) == 0
     }
 
     /// Stores `entry` under `key`, replacing any older one.

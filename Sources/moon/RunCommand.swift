@@ -174,6 +174,9 @@ struct RunCommand: ParsableCommand {
             Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
             return
         }
-        Console.write(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)))
+        let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast, cache: cache.directory(for: graph))
+        var labels = forecast.verdicts.mapValues(\.label)
+        for index in restorable { labels[index] = CacheForecast.label }
+        Console.write(GraphRenderer.dryRun(plan, states: labels))
     }
 }
