@@ -28,7 +28,7 @@ public struct CacheDirectory: Sendable {
     /// The entry stored under `key` (its use noted unless `notingUse` is
     /// false), nil when there is none or it cannot be read.
     public func entry(_ key: CacheKey, notingUse: Bool = true) -> CacheEntry? {
-        guard let data = FileManager.default.contents(atPath: entryPath(key)) else { return nil }
+        guard let data = BlobCopy.contents(of: entryPath(key)) else { return nil }
         guard let entry = try? CacheEntry.decode(data) else { return nil }
         if notingUse { touch(entryPath(key)) }
         return entry
@@ -86,8 +86,12 @@ public struct CacheDirectory: Sendable {
     /// its bytes on the way: a blob changed on disk is removed and refused.
     func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws {
         let source = blobPath(hash)
-        guard access(source, F_OK) == 0 else { throw CacheError.missingBlob(hash) }
-        let (copied, _) = try BlobCopy.copy(from: source, to: destination, mode: mode)
+        let copied: String
+        do {
+            copied = try BlobCopy.copy(from: source, to: destination, mode: mode).hash
+        } catch CacheError.io(_, ENOENT) where access(source, F_OK) != 0 {
+            throw CacheError.missingBlob(hash)
+        }
         guard copied == hash else {
             unlink(destination)
             unlink(source)
@@ -125,6 +129,8 @@ public struct CacheDirectory: Sendable {
     }
 
     static func makeDirectories(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
