@@ -23,5 +23,9 @@ enum CacheForecast {
     }
 
     static let label = "from cache"
-    static let text = "restored from the cache"
+
+    /// `moon status`'s line: why the node is not up to date, then that the cache restores it.
+    static func text(_ verdict: RunForecast.Verdict?) -> String {
+        (verdict.map { $0.text + "; " } ?? "") + "restored from the cache instead"
+    }
 }

@@ -296,7 +296,7 @@ import Testing
         let status = try second.run(["status"], environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
         let lines = status.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("build") && $0.hasSuffix("restored from the cache") }, "\(status.stdout)")
+        #expect(lines.contains { $0.hasPrefix("build  runs: ") && $0.hasSuffix("; restored from the cache instead") }, "\(status.stdout)")
         #expect(lines.contains { $0.hasPrefix("use") && $0.contains("runs") }, "\(status.stdout)")
         let dry = try second.run(["run", "-n"], environment: environment)
         #expect(dry.status == 0, "\(dry.stderr)")
