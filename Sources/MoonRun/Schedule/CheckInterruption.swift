@@ -6,7 +6,7 @@ import MoonCommand
 /// loop while it is quick; the source hasher polls `shouldStop` between
 /// blocks (`ContentHash.shouldStop`, which `moon run` points here), and on
 /// the loop a check that hashes for longer than `loopBudget` stops, to be
-/// done again on a worker thread (`CheckWorker`): meanwhile the loop goes on
+/// done again on a worker thread (the runner's `WorkerPool`): meanwhile the loop goes on
 /// handling signals, timers, a closed pipe and other nodes' output. A check
 /// that is about to wait for a disk or a server (a cache restore, a remote
 /// lookup) moves off the loop at once (`moveOffLoop`). A stop of the run
