@@ -53,7 +53,7 @@ let package = Package(
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
-            "MoonGraph",
+            "MoonGraph", "MoonJSON",
             // Lock.
             "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -7,16 +7,20 @@ usage: bench/cproject.py path/to/moon [--quick]
 
 Measured, wall time of the whole command, the two tools in turns (a b a b …)
 so a machine whose speed drifts slows both alike; the ratio is the median of
-the per-round moon/ninja ratios (below 1.0: moon is faster):
+the per-round moon/ninja ratios (below 1.0: moon is faster). Also the
+median CPU time (user + sys, the compilers included), which a host loaded by
+other work disturbs less than wall time:
   clean build       every object and the archive from nothing (outputs, the
                     store and ninja's logs removed)
   no-op             nothing changed
   one header edit   one header's content changes; the objects that include
                     it (about 4% of them) and the archive are rebuilt
 Each .c file includes 12 of the headers (a fixed pseudo-random choice);
-every header is small. The compiler is `cc -O0`.
+every header is small. The compiler is `cc -O0`. moon's output cache is a
+directory of the bench's own, emptied with the outputs before each clean
+build, so a clean build compiles (and fills the cache) as a first build does.
 """
-import os, random, shutil, statistics, subprocess, sys, tempfile, time
+import os, random, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import ninja_binary  # noqa: E402
@@ -27,6 +31,8 @@ SOURCES, HEADERS, PER_FILE = 300, 1000, 12
 JOBS = 2
 EDITED = "include/h0007.h"
 CC = "cc -O0 -Iinclude"
+# moon's environment: the output cache in the bench's directory (set in main).
+MOON_ENV = dict(os.environ)
 
 
 def generate(root):
@@ -81,13 +87,16 @@ def write(path, text):
         f.write(text)
 
 
-def timed(argv, cwd):
+def timed(argv, cwd, env=None):
+    """Wall time and CPU time (user + sys of the command and its children), in seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed in {cwd} ({proc.returncode}):\n{proc.stderr.decode(errors='replace')[-2000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def clean(moon_dir, ninja_dir):
@@ -95,6 +104,7 @@ def clean(moon_dir, ninja_dir):
         shutil.rmtree(os.path.join(d, "build"))
         os.makedirs(os.path.join(d, "build"))
     shutil.rmtree(os.path.join(moon_dir, ".moon"), ignore_errors=True)
+    shutil.rmtree(MOON_ENV["MOON_CACHE_DIR"], ignore_errors=True)
     for f in (".ninja_log", ".ninja_deps"):
         p = os.path.join(ninja_dir, f)
         if os.path.exists(p):
@@ -102,22 +112,27 @@ def clean(moon_dir, ninja_dir):
 
 
 def rounds(label, n, moon_cmd, ninja_cmd, moon_dir, ninja_dir, before=None):
-    moon_t, ninja_t, ratios = [], [], []
+    moon_t, ninja_t, ratios, moon_cpu, ninja_cpu = [], [], [], [], []
     for i in range(n):
         if before:
             before(i)
         # Alternate which goes first, so neither always meets a warm or a cold cache.
         if i % 2 == 0:
-            m = timed(moon_cmd, moon_dir)
+            m = timed(moon_cmd, moon_dir, MOON_ENV)
             k = timed(ninja_cmd, ninja_dir)
         else:
             k = timed(ninja_cmd, ninja_dir)
-            m = timed(moon_cmd, moon_dir)
-        moon_t.append(m)
-        ninja_t.append(k)
-        ratios.append(m / k)
+            m = timed(moon_cmd, moon_dir, MOON_ENV)
+        moon_t.append(m[0])
+        ninja_t.append(k[0])
+        ratios.append(m[0] / k[0])
+        moon_cpu.append(m[1])
+        ninja_cpu.append(k[1])
     mm, km, r = statistics.median(moon_t), statistics.median(ninja_t), statistics.median(ratios)
-    print(f"{label:<34} moon {mm * 1000:9.1f} ms  ninja {km * 1000:9.1f} ms  {r:5.2f}x ninja  ({n} rounds)")
+    mc, kc = statistics.median(moon_cpu), statistics.median(ninja_cpu)
+    cpu = f"{mc / kc:5.2f}x" if kc > 0 else "    -"
+    print(f"{label:<34} moon {mm * 1000:9.1f} ms  ninja {km * 1000:9.1f} ms  {r:5.2f}x ninja  ({n} rounds)"
+          f"  CPU {mc * 1000:.1f} / {kc * 1000:.1f} ms  {cpu}")
     return r
 
 
@@ -128,6 +143,7 @@ def main():
     if ninja is None:
         raise SystemExit("no ninja (pip install ninja)")
     work = tempfile.mkdtemp(prefix="moon-bench-c-")
+    MOON_ENV["MOON_CACHE_DIR"] = os.path.join(work, "cache")
     try:
         moon_dir, ninja_dir = os.path.join(work, "moon"), os.path.join(work, "ninja")
         including = generate(moon_dir)
@@ -147,7 +163,8 @@ def main():
 
         # What moon rebuilt after one more edit: only the objects that include the header, and the archive.
         edit(99)
-        out = subprocess.run([MOON, "run", "-j", str(JOBS), "--json", "moon.yaml"], cwd=moon_dir, capture_output=True, text=True).stdout
+        out = subprocess.run([MOON, "run", "-j", str(JOBS), "--json", "moon.yaml"], cwd=moon_dir, env=MOON_ENV,
+                             capture_output=True, text=True).stdout
         ran = out.count('"event":"complete"')
         print(f"after an edit of {EDITED}: moon ran {ran} nodes ({including} objects include it, plus the archive)")
     finally:

@@ -7,8 +7,9 @@ Checks every line with jsonschema's Draft202012Validator (with format
 checking), then the stream's own rules: seq counts 1, 2, 3...; with
 --complete, the stream starts with graph-start, ends with graph-complete and
 every node of the plan, and every instance an expand added, ended (complete,
-error or skip) exactly once; a watch mode stream (several runs, each rerun
-after a watch event) is checked run by run.
+error or skip) exactly once, or is listed in graph-complete's running; a watch mode stream (several runs, each rerun
+after a watch event) is checked run by run, and the nodes a run left running
+(graph-complete's running) may write output and end between runs.
 Exit 0 when valid; 1 with one message per problem on stderr; 3 when
 jsonschema is not installed (install it with: python3 -m pip install jsonschema).
 """
@@ -57,6 +58,16 @@ def main(argv):
             break
     if complete:
         kinds = [e.get("event") for _, e in events if isinstance(e, dict)]
+        # In watch mode, nodes a run left running (graph-complete's running)
+        # write output, and may end, between runs.
+        between = set()
+        for _, e in events:
+            if e.get("event") == "graph-complete":
+                between = set(e.get("running", []))
+            elif e.get("event") == "graph-start":
+                between = set()
+        while len(kinds) > 1 and kinds[-1] in ("next", "complete", "error") and events[len(kinds) - 1][1].get("node") in between:
+            kinds.pop()
         if not kinds or kinds[0] != "graph-start":
             problems.append("stream does not start with graph-start")
         if not kinds or kinds[-1] != "graph-complete":
@@ -77,8 +88,12 @@ def main(argv):
             elif kind in ("complete", "error", "skip"):
                 ended[e.get("node")] = ended.get(e.get("node"), 0) + 1
             elif kind == "graph-complete" and plan is not None:
+                running = set(e.get("running", []))
                 for node in plan:
-                    if ended.get(node, 0) != 1:
+                    if node in running:
+                        if ended.get(node, 0) != 0:
+                            problems.append(f"run {runs}: node {node!r} is still running at the end but ended")
+                    elif ended.get(node, 0) != 1:
                         problems.append(f"run {runs}: node {node!r} of the plan ended {ended.get(node, 0)} times, expected once")
                 plan = None
     for p in problems:

@@ -22,6 +22,15 @@ public struct RunEvent: Sendable {
     /// On the `start`, `retry`, `complete`, `error` and `skip` of a node
     /// that is an instance of a fan-out: its template and item.
     public var instance: RunEvent.Instance?
+    /// On the `complete` of a service: moon stopped it because nothing
+    /// else was left to run (not a failure).
+    public var stopped = false
+    /// On a `start` in watch mode: the node was already running, started
+    /// by a run before, and this run takes it over (its process goes on).
+    public var carried = false
+    /// On `graph-complete` in watch mode: nodes still running, handed to
+    /// the next run (services, and nodes a change did not affect).
+    public var running: [String] = []
 
     public init(time: Date, kind: Kind, interrupted: String? = nil, partial: Bool = false,
                 instance: RunEvent.Instance? = nil, restored: CacheRestore? = nil) {

@@ -35,20 +35,25 @@ public enum ItemPart: String, Sendable, Hashable, CaseIterable {
     case whole = ""
     case name, stem, ext, dir
 
-    /// The part of `item`.
+    /// The part of `item`. `/` and `.` are found in its UTF-8 bytes, as
+    /// the file system splits paths: every instance of a glob renders its paths with it.
     public func of(_ item: String) -> String {
-        let slash = item.lastIndex(of: "/")
-        let base = slash.map { String(item[item.index(after: $0)...]) } ?? item
+        // (An ASCII byte's index is a scalar boundary, so it slices the string itself.)
+        let bytes = item.utf8
+        let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
+        let start = slash.map(bytes.index(after:)) ?? bytes.startIndex
         switch self {
         case .whole: return item
-        case .name: return base
+        case .name: return String(item[start...])
         case .dir:
             guard let slash else { return "." }
-            return slash == item.startIndex ? "/" : String(item[..<slash])
+            return slash == bytes.startIndex ? "/" : String(item[..<slash])
         case .stem, .ext:
             // A leading dot is a hidden file's name, not an extension.
-            guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return self == .stem ? base : "" }
-            return self == .stem ? String(base[..<dot]) : String(base[dot...])
+            guard let dot = bytes[start...].lastIndex(of: UInt8(ascii: ".")), dot != start else {
+                return self == .stem ? String(item[start...]) : ""
+            }
+            return self == .stem ? String(item[start..<dot]) : String(item[dot...])
         }
     }
 }

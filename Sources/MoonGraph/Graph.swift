@@ -49,9 +49,9 @@ public struct Graph: Sendable {
         var positions: [String: Int] = [:]
         positions.reserveCapacity(nodes.count)
         var templates: [String: [Int]] = [:]
-        for (i, node) in nodes.enumerated() {
-            if positions[node.name] == nil { positions[node.name] = i }
-            if let template = node.instance?.template { templates[template, default: []].append(i) }
+        for i in nodes.indices {
+            if positions[nodes[i].name] == nil { positions[nodes[i].name] = i }
+            if let template = nodes[i].instance?.template { templates[template, default: []].append(i) }
         }
         self.positions = positions
         self.templates = templates

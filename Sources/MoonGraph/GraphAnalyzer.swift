@@ -35,8 +35,8 @@ struct GraphAnalyzer {
         if let dir = declaration.defaultsDir { check(dir, scope: .init(needs: nil, owner: "defaults")) }
 
         // The templates are taken out of the declaration, so that the array
-        // is not shared and not copied.
-        let templates = declaration.nodes
+        // is not shared, and each is completed in place.
+        var templates = declaration.nodes
         declaration.nodes = []
         // The included files' nodes come first, then this file's.
         var nodes: [Node] = []
@@ -47,30 +47,23 @@ struct GraphAnalyzer {
         var expander = FanOutExpander(vars: vars, files: files, directory: Graph.directory(of: declaration.path))
         layOut(templates, declaration.references, expander: &expander, into: &layout)
         diagnostics += expander.diagnostics
-        nodes.reserveCapacity(layout.names.count)
         for (t, references) in declaration.references.enumerated() {
             let found = diagnostics.count
-            var template = templates[t]
-            template.needs = needs(of: references, owner: template.name, layout: layout)
-            checkExpressions(of: references, node: template, names: layout.names)
+            let name = templates[t].name
+            templates[t].needs = needs(of: references, owner: name, layout: layout)
+            checkExpressions(of: references, node: templates[t], names: layout.names)
             if case .dynamic(let need, let key, let span) = references.fanOut {
-                if let index = layout.index[need], template.needs.contains(index) {
-                    template.fanOut = DynamicFanOut(need: index, key: key)
+                if let index = layout.index[need], templates[t].needs.contains(index) {
+                    templates[t].fanOut = DynamicFanOut(need: index, key: key)
                 } else {
-                    error("node '\(template.name)' fans out over '\(need)', which is not one of its needs", at: span,
+                    error("node '\(name)' fans out over '\(need)', which is not one of its needs", at: span,
                           notes: ["help: add '\(need)' to its 'needs'"])
                 }
             }
-            if let instances = layout.instances[t] {
-                let parsed = NodeTemplate(template)
-                for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
-            } else if template.hasPathExpressions {
-                nodes.append(template.instantiated(nil, vars: vars))
-            } else {
-                nodes.append(template)
-            }
-            for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = template.name }
+            for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
         }
+        let made = Self.instantiate(templates, layout: layout, vars: vars)
+        if nodes.isEmpty { nodes = made } else { nodes += made }
         findCycles(nodes)
         let defaultTargets = defaults(declaration.defaultTargets, layout: layout)
 
@@ -105,9 +98,10 @@ struct GraphAnalyzer {
 
     private func layOut(_ templates: [Node], _ references: [NodeReferences], expander: inout FanOutExpander, into layout: inout Layout) {
         layout.instances.reserveCapacity(templates.count)
-        for (t, template) in templates.enumerated() {
+        for t in templates.indices {
+            let name = templates[t].name
             let start = layout.names.count
-            if let fanOut = references[t].fanOut, let instances = expander.instances(of: template.name, fanOut) {
+            if let fanOut = references[t].fanOut, let instances = expander.instances(of: name, fanOut) {
                 layout.instances.append(instances)
                 layout.names.reserveCapacity(start + instances.count)
                 for instance in instances {
@@ -115,13 +109,34 @@ struct GraphAnalyzer {
                     layout.index[name] = layout.names.count
                     layout.names.append(name)
                 }
-                layout.ranges[template.name] = start..<layout.names.count
+                layout.ranges[name] = start..<layout.names.count
             } else {
                 layout.instances.append(nil)
-                layout.index[template.name] = start
-                layout.names.append(template.name)
+                layout.index[name] = start
+                layout.names.append(name)
             }
         }
+    }
+
+    /// The graph's nodes from its completed templates: each template's
+    /// instances, or the template itself with `vars` put into its paths.
+    /// A graph without fan-out or path expressions keeps the templates'
+    /// array as it is, without copying a node.
+    private static func instantiate(_ templates: [Node], layout: Layout, vars: Variables) -> [Node] {
+        guard layout.instances.contains(where: { $0 != nil }) || templates.contains(where: \.hasPathExpressions) else { return templates }
+        var nodes: [Node] = []
+        nodes.reserveCapacity(layout.names.count)
+        for (t, template) in templates.enumerated() {
+            if let instances = layout.instances[t] {
+                let parsed = NodeTemplate(template)
+                for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
+            } else if template.hasPathExpressions {
+                nodes.append(template.instantiated(nil, vars: vars))
+            } else {
+                nodes.append(template)
+            }
+        }
+        return nodes
     }
 
     /// `default:`: each name a node or a template.
@@ -150,17 +165,20 @@ struct GraphAnalyzer {
         var seen: Set<Int> = []
         var needs: [Int] = []
         needs.reserveCapacity(references.needs.count)
+        // (Most graphs have no fan-out: no template names to look up then.)
+        let own = layout.ranges.isEmpty ? nil : layout.ranges[name]
         for need in references.needs {
-            let targets: [Int]
-            if let range = layout.ranges[need.name] {
-                targets = Array(range)
+            // A template's instances are consecutive, so every need is a range of nodes.
+            let targets: Range<Int>
+            if !layout.ranges.isEmpty, let range = layout.ranges[need.name] {
+                targets = range
             } else if let target = layout.index[need.name] {
-                targets = [target]
+                targets = target..<target + 1
             } else {
                 unknownNeed(need, owner: name, layout: layout)
                 continue
             }
-            if need.name == name || layout.ranges[name].map({ range in targets.contains { range.contains($0) } }) == true {
+            if need.name == name || own?.overlaps(targets) == true {
                 error("node '\(name)' needs itself; remove '\(need.name)' from its needs", at: need.span)
                 continue
             }

@@ -48,6 +48,8 @@ enum GraphKeys {
         Key("matrix", "Run one instance per combination, named NODE[V1,V2]: {KEY: [VALUE, …], include: [{…}], exclude: [{…}]} as in GitHub Actions; read as ${{ matrix.KEY }}."),
         Key("params", "Named parameters, set on the command line as NAME=VALUE after the node: {NAME: {default: VALUE}} or {NAME: {required: true, description: TEXT}}; read as ${{ params.NAME }}."),
         Key("internal", "When true, the node is hidden from `moon list` and cannot be selected by name or pattern; it runs as a need."),
+        Key("service", "When true, the node is not expected to end (a dev server): its dependents start once it has started (a wait-for need says when it is ready), and moon stops it (SIGTERM, grace) when nothing else is left, which is not a failure."),
+        Key("restart", "Watch mode: on-change (default) restarts the node when its inputs change while it runs; never leaves a service running (one that reloads by itself)."),
     ]
 
     static let forEach: [Key] = [

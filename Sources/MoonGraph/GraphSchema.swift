@@ -84,6 +84,8 @@ public enum GraphSchema {
             "generates": globList,
             "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
             "cache": .object([("type", .string("boolean"))]),
+            "service": .object([("type", .string("boolean"))]),
+            "restart": .object([("enum", .strings(["on-change", "never"]))]),
             "for-each": .object([("anyOf", .array([
                 .object([("type", .string("array")), ("items", ref("scalar"))]),
                 closedObject(GraphKeys.forEach, types: forEachTypes, required: ["glob"]),

@@ -6,7 +6,6 @@ public struct Node: Sendable {
     public var name: String
     /// The span of the node's name (its key under `nodes:`); diagnostics about the node point here.
     public var nameSpan: SourceSpan
-    public var description: String?
     /// Indices into `Graph.nodes`, in the order written, without duplicates or self.
     public var needs: [Int]
     public var action: NodeAction
@@ -21,8 +20,6 @@ public struct Node: Sendable {
     public var condition: RunCondition
     public var continueOnError: Bool
     public var shell: Shell
-    /// The node's own `slurm:` overrides (empty when none); see `Graph.slurmOptions(for:)`.
-    public var slurm: SlurmOptions
     /// `sources:` globs, relative to the graph file's directory; a node with
     /// sources is skipped when it is up to date (see MoonState).
     public var sources: [String] = []
@@ -37,32 +34,107 @@ public struct Node: Sendable {
     public var cached = true
     /// The span of the node's whole definition.
     public var span: SourceSpan
+    /// The settings most nodes leave empty, out of line: the decoder, the
+    /// analyzer and the plan copy every node, and one shared reference
+    /// copies in one retain where these fields took a dozen.
+    private var rare = Rare.none
+
+    public var description: String? {
+        get { rare.fields.description }
+        set { update { $0.description = newValue } }
+    }
+    /// The node's own `slurm:` overrides (empty when none); see `Graph.slurmOptions(for:)`.
+    public var slurm: SlurmOptions {
+        get { rare.fields.slurm }
+        set { update { $0.slurm = newValue } }
+    }
     /// Set on each instance of a `for-each` or `matrix` template (the node
     /// is then `template[label]`); nil for any other node.
-    public var instance: NodeInstance?
+    public var instance: NodeInstance? {
+        get { rare.fields.instance }
+        set { update { $0.instance = newValue } }
+    }
     /// `for-each: ${{ needs.X.outputs.KEY }}`: a template expanded at run time; nil otherwise.
-    public var fanOut: DynamicFanOut?
+    public var fanOut: DynamicFanOut? {
+        get { rare.fields.fanOut }
+        set { update { $0.fanOut = newValue } }
+    }
     /// `params:` in the order written.
-    public var params: [NodeParameter] = []
+    public var params: [NodeParameter] {
+        get { rare.fields.params }
+        set { update { $0.params = newValue } }
+    }
     /// What the command line gave the node (`Graph.bind`); empty until then.
-    public var arguments = NodeArguments()
+    public var arguments: NodeArguments {
+        get { rare.fields.arguments }
+        set { update { $0.arguments = newValue } }
+    }
     /// `internal: true`: hidden from `moon list` and from selection by name or pattern.
-    public var isInternal = false
+    public var isInternal: Bool {
+        get { rare.fields.isInternal }
+        set { update { $0.isInternal = newValue } }
+    }
+    /// `service: true`: a node not expected to end (a dev server); its
+    /// dependents start once it has started, and moon stops it at the end.
+    public var isService: Bool {
+        get { rare.fields.isService }
+        set { update { $0.isService = newValue } }
+    }
+    /// `restart:`: whether watch mode restarts the node when its inputs
+    /// change while it runs (`on-change`, the default), or leaves it
+    /// running (`never`, for a service that reloads by itself).
+    public var restartsOnChange: Bool {
+        get { rare.fields.restartsOnChange }
+        set { update { $0.restartsOnChange = newValue } }
+    }
     /// For a node of an included file: the include names before its own
     /// (`lib:`, `a:b:`), which its `${{ needs.NAME… }}` are read under; "" otherwise.
-    public var namespace = ""
+    public var namespace: String {
+        get { rare.fields.namespace }
+        set { update { $0.namespace = newValue } }
+    }
     /// For a node of an included file: that file's vars, which its
     /// `${{ vars.NAME }}` read; nil for the graph file's own nodes (`Graph.vars`).
-    public var vars: Variables?
+    public var vars: Variables? {
+        get { rare.fields.vars }
+        set { update { $0.vars = newValue } }
+    }
+
+    /// Writes the rare fields into a box of this node's own: boxes are shared between copies and never change.
+    private mutating func update(_ change: (inout RareFields) -> Void) {
+        var fields = rare.fields
+        change(&fields)
+        rare = Rare(fields)
+    }
+
+    private struct RareFields: Sendable {
+        var description: String?
+        var slurm = SlurmOptions()
+        var instance: NodeInstance?
+        var fanOut: DynamicFanOut?
+        var params: [NodeParameter] = []
+        var arguments = NodeArguments()
+        var isInternal = false
+        var isService = false
+        var restartsOnChange = true
+        var namespace = ""
+        var vars: Variables?
+    }
+
+    private final class Rare: Sendable {
+        let fields: RareFields
+        init(_ fields: RareFields) { self.fields = fields }
+        /// The empty fields every node starts with.
+        static let none = Rare(RareFields())
+    }
 
     public init(name: String, nameSpan: SourceSpan, description: String? = nil, needs: [Int] = [],
                 action: NodeAction, env: Variables = Variables(),
                 dir: String? = nil, queue: Int = 0, timeout: Duration? = nil, retry: RetryPolicy = .none,
                 condition: RunCondition = .success, continueOnError: Bool = false, shell: Shell = .sh,
-                slurm: SlurmOptions = SlurmOptions(), span: SourceSpan? = nil) {
+                slurm: SlurmOptions? = nil, span: SourceSpan? = nil) {
         self.name = name
         self.nameSpan = nameSpan
-        self.description = description
         self.needs = needs
         self.action = action
         self.env = env
@@ -73,8 +145,9 @@ public struct Node: Sendable {
         self.condition = condition
         self.continueOnError = continueOnError
         self.shell = shell
-        self.slurm = slurm
         self.span = span ?? nameSpan
+        if description != nil { self.description = description }
+        if let slurm { self.slurm = slurm }
     }
 
     /// The rule of `isValidName`, for messages about node and queue names.

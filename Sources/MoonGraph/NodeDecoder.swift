@@ -22,7 +22,7 @@ struct NodeDecoder {
             return (node, references)
         }
         let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'")
-        node.description = keys["description"].flatMap { values.string($0.value, expecting: "a description") }
+        if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
             references.needs = self.needs(needs.value, &values)
         }
@@ -31,6 +31,7 @@ struct NodeDecoder {
         references.fanOut = fanOut(of: name, keys: keys, &values)
         if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
         if let i = keys["internal"], let b = values.bool(i.value, key: "internal") { node.isInternal = b }
+        lifecycle(of: &node, keys: keys, &values)
         references.sources = keys["sources"]?.value
         references.generates = keys["generates"]?.value
         references.depfile = keys["depfile"]?.value
@@ -108,6 +109,33 @@ struct NodeDecoder {
             if case .shell = node.action {} else if keys["run"] != nil || keys["uses"] != nil {
                 values.warning("'shell' only applies to a string 'run'; node '\(name)' does not use a shell", at: s.key.span)
             }
+        }
+    }
+
+    /// `service` and `restart`: how a long-running node lives (see `Node.isService`).
+    private func lifecycle(of node: inout Node, keys: ValueDecoding.CheckedKeys, _ values: inout ValueDecoding) {
+        let name = node.name
+        if let s = keys["service"], let b = values.bool(s.value, key: "service"), b {
+            if case .group = node.action {
+                values.error("node '\(name)' is a group (it has no 'run' or 'uses'), so it cannot be a service; give it a command, or remove 'service'",
+                             at: s.key.span)
+            } else {
+                node.isService = true
+            }
+        }
+        guard let r = keys["restart"], let text = values.string(r.value, expecting: "on-change or never") else { return }
+        switch text {
+        case "on-change": node.restartsOnChange = true
+        case "never":
+            if keys["service"] == nil || !node.isService {
+                values.error("'restart: never' needs 'service: true': a node that ends must run again when its inputs change; remove 'restart', or make the node a service",
+                             at: r.value.span)
+            } else {
+                node.restartsOnChange = false
+            }
+        default:
+            values.error("'restart' is on-change or never, not '\(text)'", at: r.value.span,
+                         notes: ["help: on-change restarts the node when its inputs change in watch mode; never leaves a service running"])
         }
     }
 

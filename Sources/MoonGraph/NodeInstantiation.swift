@@ -39,7 +39,8 @@ public struct NodeTemplate: Sendable {
         if let instance {
             result.name = instance.name
             result.instance = instance
-            result.fanOut = nil
+            // (A template's own `for-each` is rarely dynamic: leave the shared fields alone then.)
+            if result.fanOut != nil { result.fanOut = nil }
         }
         for (i, template) in sources.enumerated() {
             if let template { result.sources[i] = Self.render(template, instance: instance, vars: vars) }

@@ -119,8 +119,13 @@ public enum EventDecoder {
         }
         let interrupted = name == "graph-complete" ? try fields.optionalString("interrupted") : nil
         let instance = try instance(&fields, text: text, fail: fail)
-        return Decoded(seq: seq, event: RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance,
-                                                 restored: restored))
+        var event = RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance, restored: restored)
+        event.stopped = name == "complete" ? try fields.optionalBool("stopped") ?? false : false
+        event.carried = name == "start" ? try fields.optionalBool("carried") ?? false : false
+        if name == "graph-complete", fields.has("running") {
+            event.running = try fields.stringArray("running")
+        }
+        return Decoded(seq: seq, event: event)
     }
 
     /// An instance's `template`, `item` and `matrix` (in the order written), if the event has them.
@@ -196,6 +201,8 @@ public enum EventDecoder {
             guard let o = object[key] as? [String: Any] else { throw fail(key, "an object") }
             return o
         }
+
+        func has(_ key: String) -> Bool { object[key] != nil }
 
         mutating func optionalObject(_ key: String) throws -> [String: Any]? {
             guard object[key] != nil else { return nil }

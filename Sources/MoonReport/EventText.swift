@@ -74,7 +74,10 @@ enum EventText {
             guard loud, !counted else { return nil }
             let group = ledger.groups[node]
             let timed = group != nil || ledger.finished[node]?.ran != false
-            return succeeded(node: node, milliseconds: timed ? duration : nil, group: group)
+            var line = succeeded(node: node, milliseconds: timed ? duration : nil, group: group)
+            // A service moon stopped at the end of the run: not a failure, but it did not end by itself.
+            if event.stopped { line.append(" (stopped)", .dim) }
+            return line
         case .error(let node, let duration, let error):
             guard loud || error.kind != .canceled, !(counted && error.kind == .canceled) else { return nil }
             return failed(node: node, milliseconds: duration, error: error)

@@ -44,7 +44,7 @@ public enum GraphRenderer {
             for v in level {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
-                out += "  " + summary(of: node, in: graph)
+                out += "  " + summary(of: v, in: graph)
                 if let slurm = graph.slurmOptions(for: node) {
                     out += slurm.summary.isEmpty ? "  [slurm]" : "  [slurm \(slurm.summary)]"
                 }
@@ -56,8 +56,8 @@ public enum GraphRenderer {
 
     /// What a listing shows of a node: its command, or for a `for-each`
     /// over a need's output, which is known only during the run, when it expands.
-    static func summary(of node: Node, in graph: Graph) -> String {
-        guard let fanOut = node.fanOut else { return node.action.summary }
+    static func summary(of node: Int, in graph: Graph) -> String {
+        guard let fanOut = graph.nodes[node].fanOut else { return graph.nodes[node].action.summary }
         return "expands when \(graph.nodes[fanOut.need].name) completes"
     }
 
@@ -69,7 +69,7 @@ public enum GraphRenderer {
         var out = "digraph \(dotQuote(graph.name)) {\n  node [shape=box];\n"
         for v in plan.selected {
             let node = graph.nodes[v]
-            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: node, in: graph)))];\n"
+            out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: v, in: graph)))];\n"
         }
         for (from, to) in edges(plan) {
             out += "  \(dotQuote(graph.nodes[from].name)) -> \(dotQuote(graph.nodes[to].name));\n"
@@ -252,21 +252,40 @@ public enum GraphRenderer {
         let numberWidth = String(plan.startOrder.count).count
         let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
         let levelWidth = String(max(0, plan.levels.count - 1)).count
-        let queueWidth = plan.selected.map { graph.queue(of: graph.nodes[$0]).name.count }.max() ?? 0
-        for (i, v) in plan.startOrder.enumerated() {
-            let node = graph.nodes[v]
-            let queue = graph.queue(of: node)
-            out += "  " + pad(String(i + 1), numberWidth, right: true) + ". " + pad(node.name, nameWidth)
-            out += "  level " + pad(String(plan.level[v]), levelWidth) + "  " + pad(queue.name, queueWidth)
-            if let states { out += "  " + pad(states[v] ?? "", stateWidth) }
-            out += "  " + summary(of: node, in: graph)
-            if let slurm = graph.slurmOptions(for: node) {
-                let summary = slurm.summary
-                out += summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]"
-            }
-            out += "\n"
+        let queueWidth = plan.selected.map { graph.queues[graph.nodes[$0].queue].name.count }.max() ?? 0
+        // The lines are built as UTF-8 bytes and made a string once: a plan
+        // of many nodes would otherwise grow one string piece by piece.
+        var bytes = Array(out.utf8)
+        bytes.reserveCapacity(plan.startOrder.count * (nameWidth + queueWidth + stateWidth + 40))
+        func put(_ text: String, width: Int = 0, right: Bool = false) {
+            let fill = width > 0 ? max(0, width - text.count) : 0
+            if right { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: fill)) }
+            bytes.append(contentsOf: text.utf8)
+            if !right { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: fill)) }
         }
-        return out
+        for (i, v) in plan.startOrder.enumerated() {
+            put("  ")
+            put(String(i + 1), width: numberWidth, right: true)
+            put(". ")
+            put(graph.nodes[v].name, width: nameWidth)
+            put("  level ")
+            put(String(plan.level[v]), width: levelWidth)
+            put("  ")
+            let queue = graph.queues[graph.nodes[v].queue]
+            put(queue.name, width: queueWidth)
+            if let states {
+                put("  ")
+                put(states[v] ?? "", width: stateWidth)
+            }
+            put("  ")
+            put(summary(of: v, in: graph))
+            if queue.slurm != nil, let slurm = graph.slurmOptions(for: graph.nodes[v]) {
+                let summary = slurm.summary
+                put(summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]")
+            }
+            put("\n")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Helpers

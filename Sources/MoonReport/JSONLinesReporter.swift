@@ -50,6 +50,7 @@ public final class JSONLinesReporter: Reporter {
             // The command as a user reads it: `moon replay` shows it with a failure.
             if !command.isEmpty { o.field("command", command) }
             if let jobID { o.field("job_id", jobID) }
+            if event.carried { o.rawField("carried", "true") }
         case .next(let node, let stream, let text, let continued):
             o.field("node", node)
             o.field("stream", stream.rawValue)
@@ -69,6 +70,7 @@ public final class JSONLinesReporter: Reporter {
             var out = JSONObjectWriter()
             for kv in outputs { out.field(kv.key, kv.value) }
             o.rawField("outputs", out.text)
+            if event.stopped { o.rawField("stopped", "true") }
         case .error(let node, let duration, let error):
             o.field("node", node)
             instanceFields(event.instance, &o)
@@ -103,6 +105,7 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("counts", c.text)
             o.rawField("critical_path", JSONObjectWriter.array(path.map(JSONObjectWriter.quote)))
             if let signal = event.interrupted { o.field("interrupted", signal) }
+            if !event.running.isEmpty { o.rawField("running", JSONObjectWriter.array(event.running.map(JSONObjectWriter.quote))) }
         case .watch(let changed, let nodes):
             o.rawField("changed", JSONObjectWriter.array(changed.map(JSONObjectWriter.quote)))
             o.rawField("nodes", JSONObjectWriter.array(nodes.map(JSONObjectWriter.quote)))

@@ -1,4 +1,5 @@
 import Foundation
+import MoonJSON
 
 /// How each node of a graph's last run ended, with the outputs and values
 /// of those that succeeded: what `moon run --resume` needs to rerun only
@@ -39,19 +40,56 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         return try? JSONDecoder().decode(ResumeRecord.self, from: data)
     }
 
-    /// Replaces the record (only where `.moon/` exists: a run without a store records nothing).
+    /// Replaces the record (only where `.moon/` exists: a run without a store
+    /// records nothing). A record equal to the file's bytes is left as it is:
+    /// a run with nothing to do writes nothing.
     public func save(graphDirectory: String, graphKey: String) throws {
         let final = Self.path(graphDirectory: graphDirectory, graphKey: graphKey)
         let directory = (final as NSString).deletingLastPathComponent
         guard FileManager.default.fileExists(atPath: (directory as NSString).deletingLastPathComponent) else { return }
+        let bytes = json
+        if let old = FileManager.default.contents(atPath: final), old == Data(bytes) { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         let temp = final + ".\(getpid()).tmp"
-        try encoder.encode(self).write(to: URL(fileURLWithPath: temp))
+        try Data(bytes).write(to: URL(fileURLWithPath: temp))
         guard rename(temp, final) == 0 else {
             unlink(temp)
             throw CocoaError(.fileWriteUnknown)
         }
+    }
+
+    /// The record as JSON, keys sorted (what `load` decodes). Written by
+    /// hand: every run saves it, and `JSONEncoder` makes the Swift runtime
+    /// look up a conformance for each type it meets, at every start.
+    var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64 + nodes.count * 64)
+        out.append(contentsOf: #"{"nodes":{"#.utf8)
+        for (i, name) in nodes.keys.sorted().enumerated() {
+            let node = nodes[name]!
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.quote(name, into: &out)
+            out.append(contentsOf: #":{"outputs":["#.utf8)
+            for (k, pair) in node.outputs.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                Self.append(pair, to: &out)
+            }
+            out.append(contentsOf: #"],"succeeded":"#.utf8)
+            out.append(contentsOf: (node.succeeded ? "true" : "false").utf8)
+            out.append(contentsOf: #","values":"#.utf8)
+            Self.append(node.values, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "}}".utf8)
+        return out
+    }
+
+    private static func append(_ strings: [String], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (k, string) in strings.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.quote(string, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 }

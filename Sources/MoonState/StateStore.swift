@@ -279,8 +279,10 @@ public final class StateStore: @unchecked Sendable {
         } catch let error as DatabaseError where isBusy(error) {}
     }
 
-    /// The WAL's size after a checkpoint, at most (bytes).
-    static let walSizeLimit = 1 << 20
+    /// The WAL's size once a checkpoint restarted it (bytes): zero, so that
+    /// its size is what runs wrote since, and `checkpointIfLarge` does not
+    /// checkpoint at every start a WAL that only once grew large.
+    static let walSizeLimit = 0
 
     /// The first column of the first row (NULL when there is none). The
     /// opening reads through `Row` only, as the tables do: each other type

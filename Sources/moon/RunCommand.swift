@@ -166,6 +166,13 @@ struct RunCommand: ParsableCommand {
             Console.write(GraphRenderer.dryRun(plan))
             return
         }
+        // Without a store no node is known to be up to date: each will run,
+        // and fingerprinting the sources could not say otherwise.
+        guard store != nil else {
+            let runs = RunForecast.Verdict.runs(reason: "").label
+            Console.write(GraphRenderer.dryRun(plan, states: Dictionary(uniqueKeysWithValues: plan.startOrder.map { ($0, runs) })))
+            return
+        }
         let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
         let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
         let counts = forecast.counts

@@ -13,10 +13,12 @@ import MoonWatch
 /// their inputs change. The file system is a signal (`FileWatcher`); the
 /// changes that touch an input are debounced into one trigger, and each
 /// trigger becomes a run with `flatMap(.latest)`: a trigger that arrives
-/// while a run is going supersedes it (its unfinished nodes carry over to
-/// the next run, which starts once the superseded one has ended). Every
-/// run is a fresh `Runner` on moon's event loop; everything here runs on
-/// that loop.
+/// while a run is going supersedes it. Its running nodes that the change
+/// affects are cancelled; the others are handed over still running, and
+/// the next run (which starts once the superseded one has ended) adopts
+/// them, as it adopts the services a run left running (`WatchLive`).
+/// Every run is a fresh `Runner` on moon's event loop; everything here
+/// runs on that loop.
 final class WatchSession {
     /// What made a run start.
     enum Trigger {
@@ -46,6 +48,12 @@ final class WatchSession {
     private var lastOutputs: [String: [KeyValue]] = [:]
     /// Nodes a superseded run did not finish: they run in the next.
     private var carried = Set<Int>()
+    /// Changes that came while a run went on: the next run covers them all.
+    private var deferred = FileChanges()
+    /// Nodes running between runs; made in `run`.
+    private var live: WatchLive!
+    /// Restarted nodes are being waited for before a run starts.
+    private var preparing = false
 
     private let main: MainLoop
     private let sink = OutputSink.standardOutput
@@ -53,7 +61,6 @@ final class WatchSession {
     private var sharedReporter: Reporter?
     private let status: WatchStatus
     private var runner: Runner?
-    private var current: Job?
     /// The job waiting for the superseded run to end.
     private var waiting: Job?
     private var stopSignal: Int32?
@@ -82,6 +89,17 @@ final class WatchSession {
         try? ProcessLauncher.becomeSubreaper()
         let scheduler = main.scheduler
         if setup.report.isJSON { sharedReporter = JSONLinesReporter(sink: sink) }
+        let idleReporter = sharedReporter ?? PlainReporter(sink: sink)
+        let status = self.status
+        live = WatchLive(scheduler: scheduler) { event in
+            status.clear()
+            idleReporter.report(event)
+            status.redraw()
+        }
+        live.onEnded = { [unowned self] name, ok in
+            guard let index = plan.graph.index(of: name) else { return }
+            if ok { succeeded.insert(index) } else { succeeded.remove(index) }
+        }
         sink.onBrokenPipe = { [weak self] in scheduler.schedule { self?.stop(signal: SIGPIPE) } }
         sink.notifyWhenReaderCloses(on: scheduler)
         try main.onSignals(MainLoop.stopSignals + [SIGTSTP, SIGCONT]) { [weak self] number in
@@ -115,13 +133,21 @@ final class WatchSession {
     /// Ends watch mode: the run going on stops as after Ctrl-C in a plain
     /// run (a second one kills at once), and moon exits once it has.
     private func stop(signal: Int32) {
+        let again = stopSignal != nil
         if stopSignal == nil { stopSignal = signal }
         waiting = nil
         if let runner {
             runner.stop(.interrupt(signal: signal))
-        } else {
-            main.finish()
+        } else if again {
+            ProcessLauncher.shared.killAll()
+        } else if !preparing {
+            stopLiveAndFinish()
         }
+    }
+
+    /// Stops the nodes left running between runs, then ends watch mode.
+    private func stopLiveAndFinish() {
+        live.stopAll { [main] in main.finish() }
     }
 
     // MARK: - Watching
@@ -178,47 +204,104 @@ final class WatchSession {
     private func job(_ trigger: Trigger) -> Signal<Never> {
         Signal { [unowned self] observer, lifetime in
             let job = Job(trigger) { observer.sendCompleted() }
-            if runner != nil {
+            if runner != nil || preparing {
                 waiting = job
+                if case .changes(let changes) = trigger {
+                    deferred = deferred.union(changes)
+                    supersede(for: changes)
+                }
             } else {
                 launch(job)
             }
             lifetime.add { [weak self, weak job] in
                 guard let self, let job else { return }
                 if self.waiting === job { self.waiting = nil }
-                if self.current === job { self.runner?.stop(.superseded) }
             }
+        }
+    }
+
+    /// A change came during a run: the run stops, cancelling the running
+    /// nodes the change affects; the others carry on into the next run.
+    private func supersede(for changes: FileChanges) {
+        guard let runner else { return }
+        let (reload, touched, _) = inputs.classify(changes)
+        if reload || graphBroken { return runner.stop(.superseded) }
+        let affected = WatchPlan.affected(touched, plan: plan)
+        let graph = plan.graph
+        runner.supersede { name in
+            guard let index = graph.index(of: name) else { return false }
+            return !affected.contains(index) || !graph.nodes[index].restartsOnChange
         }
     }
 
     private func launch(_ job: Job) {
         var changed: [String] = []
         var nodes = Set(plan.selected)
-        if case .changes(let changes) = job.trigger {
+        var affected = Set(plan.selected)
+        if case .changes(let own) = job.trigger {
+            let changes = deferred.union(own)
+            deferred = FileChanges()
             let (reload, touched, paths) = inputs.classify(changes)
             changed = paths
             if reload || graphBroken {
                 guard reload, reloadGraph() else { return job.end() }
                 nodes = Set(plan.selected)
+                affected = Set(plan.graph.nodes.indices)
             } else {
                 nodes = touched
+                affected = WatchPlan.affected(touched, plan: plan)
             }
         }
         nodes = WatchPlan.rerun(nodes.union(carried), plan: plan, succeeded: succeeded)
         carried = []
+        // Nodes left running: those the change affects restart, the others are adopted.
+        let graph = plan.graph
+        var restart: [String] = []
+        var adopt: [String] = []
+        for name in live.nodes.keys.sorted() {
+            guard let index = graph.index(of: name), plan.isSelected(index) else {
+                restart.append(name)
+                continue
+            }
+            if affected.contains(index) && graph.nodes[index].restartsOnChange {
+                restart.append(name)
+                nodes.insert(index)
+            } else {
+                adopt.append(name)
+                nodes.insert(index)
+            }
+        }
         guard !nodes.isEmpty else { return job.end() }
+        guard !restart.isEmpty else { return begin(job, nodes: nodes, adopt: adopt, changed: changed) }
+        preparing = true
+        live.stop(restart) { [unowned self] in
+            preparing = false
+            if stopSignal != nil { return stopLiveAndFinish() }
+            if let next = waiting {
+                // A newer change came meanwhile: one run covers both.
+                waiting = nil
+                carried.formUnion(nodes)
+                job.end()
+                return launch(next)
+            }
+            begin(job, nodes: nodes, adopt: adopt, changed: changed)
+        }
+    }
+
+    private func begin(_ job: Job, nodes: Set<Int>, adopt: [String], changed: [String]) {
         status.clear()
         let reporter = sharedReporter ?? setup.report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: setup.stallAfter)
         if case .changes = job.trigger {
-            let names = plan.selected.filter(nodes.contains).map { plan.graph.nodes[$0].name }
+            // (Nodes the run takes over running do not run again.)
+            let names = plan.selected.filter(nodes.contains).map { plan.graph.nodes[$0].name }.filter { !adopt.contains($0) }
             reporter.report(RunEvent(time: Date(), kind: .watch(changed: changed, nodes: names)))
         }
-        start(job, nodes: nodes, reporter: reporter)
+        start(job, nodes: nodes, reporter: reporter, adopt: live.take(adopt))
     }
 
     /// Starts the runner of one run: every selected node, those outside
     /// `nodes` standing as they last ended.
-    private func start(_ job: Job, nodes: Set<Int>, reporter: Reporter) {
+    private func start(_ job: Job, nodes: Set<Int>, reporter: Reporter, adopt: [LiveNode]) {
         let graph = plan.graph
         let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)
         force = false
@@ -236,19 +319,20 @@ final class WatchSession {
             store: StoreChecker(state: state, plan: plan),
             rerun: plan.selected.map(nodes.contains),
             previous: plan.selected.map { succeeded.contains($0) ? RestoredResult(outputs: lastOutputs[graph.nodes[$0].name] ?? []) : nil })
+        runner.keepsServices = true
+        runner.adopt(adopt)
         let interruption = runner.checkInterruption
         ContentHash.shouldStop = { interruption.shouldStop }
-        runner.onFinish = { [unowned self] summary in
+        runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
             if sharedReporter == nil { reporter.finish() }
             state.flush()
             record(summary, state: state)
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
+            live.add(runner.handedOver)
             self.runner = nil
-            current = nil
             finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
         }
-        current = job
         self.runner = runner
         runStartedAt = Date()
         runner.start()
@@ -275,10 +359,7 @@ final class WatchSession {
     }
 
     private func finished(_ job: Job, ok: Bool, superseded: Bool) {
-        if stopSignal != nil {
-            main.finish()
-            return
-        }
+        if stopSignal != nil { return stopLiveAndFinish() }
         // A depfile read in this run names files to watch from now on.
         inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
         restartWatcher()
@@ -302,6 +383,7 @@ final class WatchSession {
             succeeded = []
             lastOutputs = [:]
             carried = []
+            deferred = FileChanges()
             included = file.included
             inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
             restartWatcher()
@@ -323,47 +405,5 @@ final class WatchSession {
         } catch {
             warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
         }
-    }
-}
-
-/// What `moon run --watch` was started with.
-struct WatchSetup {
-    var graphPath: String
-    /// The NODE words, the words after `--` and `--exclude`, as `moon run` selects with them.
-    var words: [String]
-    var passthrough: [String]
-    var selection: SelectionOptions
-    var overrides: [String: String]
-    var options: RunOptions
-    var report: ReportOptions
-    var watch: WatchOptions.Values
-    var stallAfter: Duration
-    var force: Bool
-    var diagnosticsColor: Bool
-    var store: StateStore?
-}
-
-/// Which nodes a rerun runs.
-enum WatchPlan {
-    /// `touched` (graph indices), with what they need that did not succeed
-    /// when it last ran (a failed need must not stand as done), and then
-    /// everything selected that depends on any of them.
-    static func rerun(_ touched: Set<Int>, plan: Plan, succeeded: Set<Int>) -> Set<Int> {
-        let graph = plan.graph
-        var nodes = touched.filter(plan.isSelected)
-        var stack = Array(nodes)
-        while let node = stack.popLast() {
-            for need in graph.nodes[node].needs where !succeeded.contains(need) && nodes.insert(need).inserted {
-                stack.append(need)
-            }
-        }
-        let dependents = graph.dependents()
-        stack = Array(nodes)
-        while let node = stack.popLast() {
-            for dependent in dependents[node] where plan.isSelected(dependent) && nodes.insert(dependent).inserted {
-                stack.append(dependent)
-            }
-        }
-        return nodes
     }
 }

@@ -53,6 +53,13 @@ final class WatchStatus {
         }
     }
 
+    /// Shows the header again after lines printed between runs.
+    func redraw() {
+        guard live, lastRun != nil else { return }
+        show()
+        tick()
+    }
+
     func brokenGraph() {
         Console.errorLine("moon: watch: the graph file has errors; moon runs again once it is fixed")
     }

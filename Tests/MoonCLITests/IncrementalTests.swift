@@ -27,6 +27,35 @@ import Testing
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-secondsAgo)], ofItemAtPath: moon.path(name))
     }
 
+    /// A run with nothing to do adds its history and touches nothing else
+    /// in `.moon/`: the resume record stays the same file, and a store whose
+    /// WAL once grew large (a first run over thousands of files) is not
+    /// checkpointed again at every start, which would sync it each time.
+    @Test func aRunWithNothingToDoRewritesNoStateFile() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen:
+                sources: [src/*.txt]
+                generates: [out.txt]
+                run: touch out.txt
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        for i in 0..<2000 { try moon.write("src/f\(i).txt", "x") }
+        #expect(try moon.run(["run"]).status == 0)
+        func inode(_ name: String) -> UInt64? {
+            (try? FileManager.default.attributesOfItem(atPath: moon.path(name)))?[.systemFileNumber] as? UInt64
+        }
+        let database = { try Data(contentsOf: URL(fileURLWithPath: moon.path(".moon/state.db"))) }
+        for round in 0..<3 {
+            let (before, record) = (try database(), inode(".moon/resume/moon.yaml.json"))
+            let result = try moon.run(["run", "--json"])
+            #expect(outcome(result).gen == "up-to-date", "\(result.stderr)")
+            if round > 0 { #expect(try database() == before, "run \(round) checkpointed the store") }
+            #expect(record != nil && inode(".moon/resume/moon.yaml.json") == record, "run \(round) rewrote the resume record")
+        }
+    }
+
     @Test func theIssueSequence() throws {
         let moon = try Moon(graph: Self.graph)
         try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)

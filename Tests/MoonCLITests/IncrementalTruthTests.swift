@@ -276,6 +276,21 @@ import Testing
             run: "true"
         """
 
+    /// Before the first run there is no store: `-n` lists every node, with
+    /// or without sources, as one that will run, and leaves no store behind.
+    @Test func aDryRunBeforeAnyRunSaysEveryNodeWillRun() throws {
+        let moon = try Moon(graph: Self.chain)
+        try moon.write("a.c", "a\n")
+        try moon.write("other.c", "o\n")
+        let dry = try moon.run(["run", "-n"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.hasPrefix("dry run: graph moon, 4 nodes in 3 levels: 4 will run\n"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("a.o    level 0  default  will run  cp a.c a.o"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("other  level 0  default  will run  true"), "\(dry.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path(".moon")))
+        #expect(try moon.run(["run", "-n", "--force"]).stdout == dry.stdout)
+    }
+
     /// B7 and B4: after an edit, `moon status` and `moon run -n` say what the
     /// run then does, down the whole chain; with nothing to do, `-n` says so.
     @Test func statusAndDryRunTellWhatTheRunDoes() throws {

@@ -142,7 +142,7 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
-    @Test("a node still running when its input changes is cancelled and started again")
+    @Test("a node still running when its input changes is cancelled and started again; a running node it does not affect carries on")
     func runningNodeRestarts() throws {
         let moon = try Self.project("""
             version: 1
@@ -150,14 +150,14 @@ struct WatchTests {
               slow:
                 run: echo $$ >> starts.log; cat src/a.txt; sleep 60
                 sources: [src/a.txt]
-              other:
-                run: echo other
+              steady:
+                run: echo $$ >> steady.log; sleep 60
             """)
         let watch = try Self.start(moon, ["--grace", "2s"])
         #expect(eventually(60) { (moon.read("starts.log") ?? "").split(separator: "\n").count == 1 })
         // One event for the change (a plain write can make two triggers when it is slow).
         try Self.save(moon, "src/a.txt", "a2\n")
-        #expect(eventually(60) { (moon.read("starts.log") ?? "").split(separator: "\n").count >= 2 }, "\(watch.stderr)")
+        #expect(eventually(60) { (moon.read("starts.log") ?? "").split(separator: "\n").count >= 2 }, "\(watch.stderr) \(watch.events)")
         let pids = (moon.read("starts.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
         try #require(pids.count >= 2)
         #expect(eventually(30) { pids.dropLast().allSatisfy { !isAlive($0, of: moon) } }, "the stale attempt is gone")
@@ -165,9 +165,210 @@ struct WatchTests {
         let canceled = watch.events.filter { $0["event"] as? String == "error" && $0["node"] as? String == "slow" }
         #expect((canceled.first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
         #expect(watch.watchEvents().first?["nodes"] as? [String] == ["slow"])
+        // The node the edit does not touch was not stopped: one process, still there.
+        let steady = (moon.read("steady.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
+        #expect(steady.count == 1)
+        #expect(steady.allSatisfy { isAlive($0, of: moon) })
+        #expect(watch.count("error", node: "steady") == 0)
         let result = try watch.interrupt()
         #expect(result.status == 130)
         #expect(!isAlive(pids.last!, of: moon), "Ctrl-C leaves nothing running")
+        #expect(steady.allSatisfy { !isAlive($0, of: moon) })
+        try Self.validate(result, in: moon)
+    }
+
+    /// The stream keeps to the event schema, run by run (when jsonschema is installed).
+    static func validate(_ result: Moon.Result, in moon: Moon) throws {
+        try moon.write("events.jsonl", result.stdout)
+        let check = try shell("python3 \(Moon.root.path)/schema/validate-events.py events.jsonl --complete", in: moon)
+        #expect(check.status == 0 || check.status == 3, "\(check.stderr)")
+    }
+
+    @Test("a service keeps running across reruns, restarts when its inputs change, and Ctrl-C stops it")
+    func serviceRestartsOnChange() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                restart: on-change
+                run: echo $$ >> serve.log; cat src/a.txt; exec sleep 600
+                sources: [src/a.txt]
+              ready:
+                needs: [serve]
+                uses: wait-for
+                with: {path: serve.log}
+              other:
+                needs: [ready]
+                run: cat src/b.txt
+                sources: [src/b.txt]
+            """)
+        let watch = try Self.start(moon, ["--grace", "2s"])
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        func pids() -> [Int32] { (moon.read("serve.log") ?? "").split(separator: "\n").compactMap { Int32($0) } }
+        #expect(pids().count == 1)
+        #expect(watch.count("complete", node: "other") == 1)
+        // The run ended with the service still up, and says so.
+        #expect(watch.events.last { $0["event"] as? String == "graph-complete" }?["running"] as? [String] == ["serve"])
+        try Self.save(moon, "src/b.txt", "b2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(pids().count == 1, "an edit the service does not read leaves it running")
+        #expect(isAlive(pids()[0], of: moon))
+        #expect(watch.started(inRerun: 1).contains("other"))
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(eventually(60) { pids().count == 2 }, "\(watch.stderr)")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        let all = pids()
+        #expect(eventually(30) { !isAlive(all[0], of: moon) }, "the old service is stopped")
+        #expect(isAlive(all[1], of: moon))
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        #expect(!isAlive(all[1], of: moon), "Ctrl-C stops the service")
+        try Self.validate(result, in: moon)
+    }
+
+    @Test("restart: never leaves a service running when its inputs change; its dependents still run again")
+    func serviceWithRestartNever() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                restart: never
+                run: echo $$ >> serve.log; exec sleep 600
+                sources: [src/a.txt]
+              check:
+                needs: [serve]
+                run: cat src/a.txt
+            """)
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1) == ["serve", "check"])
+        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "a2" })
+        let pids = (moon.read("serve.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
+        #expect(pids.count == 1, "the service was not restarted")
+        let carried = watch.events.last { $0["event"] as? String == "start" && $0["node"] as? String == "serve" }
+        #expect(carried?["carried"] as? Bool == true)
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        #expect(pids.allSatisfy { !isAlive($0, of: moon) })
+        try Self.validate(result, in: moon)
+    }
+
+    @Test("a service that exits between runs is reported as its exit says")
+    func serviceExitsBetweenRuns() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                run: cat src/a.txt; sleep 1; exit 4
+                sources: [src/a.txt]
+            """)
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        #expect(watch.events.last { $0["event"] as? String == "graph-complete" }?["running"] as? [String] == ["serve"])
+        #expect(eventually(60) { watch.count("error", node: "serve") == 1 }, "\(watch.stderr)")
+        let error = try #require(watch.events.last { $0["event"] as? String == "error" })
+        #expect((error["error"] as? [String: Any])?["exit_code"] as? Int == 4)
+        // Its next change starts it again.
+        try Self.save(moon, "src/a.txt", "a2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1) == ["serve"])
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        try Self.validate(result, in: moon)
+    }
+
+    @Test("live view: a service's output shows under the watching header between runs; Ctrl-C stops it",
+          .enabled(if: TmuxSession.available))
+    func liveViewWithService() throws {
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              serve:
+                service: true
+                run: echo $$ > serve.pid; while :; do echo tick; sleep 0.3; done
+              build:
+                run: cat src/a.txt
+                sources: [src/a.txt]
+            """)
+        let tmux = TmuxSession(in: moon)
+        tmux.start("run --watch")
+        let screen = tmux.waitFor(60) { $0.contains("watching") && $0.contains("last run ok") && $0.contains("serve │ tick") }
+        #expect(screen != nil, "\(tmux.screen())")
+        let pid = try #require(Int32((moon.read("serve.pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        // The header stays the last line while the service writes.
+        let lines = (screen ?? "").split(separator: "\n", omittingEmptySubsequences: true)
+        #expect(lines.last?.contains("watching") == true, "\(screen ?? "")")
+        spawnAndWait(TmuxSession.tmux!, ["-L", tmux.socket, "send-keys", "C-c"])
+        #expect(tmux.waitFor(60) { $0.contains("MOON-EXIT=130") } != nil, "\(tmux.screen())")
+        #expect(eventually(10) { !isAlive(pid, of: moon) }, "Ctrl-C leaves nothing running")
+    }
+
+    @Test("with inotify's limit reached, moon says so and polls")
+    func pollingFallbackAtTheLimit() throws {
+        // A user of its own whose inotify instances are all taken: the
+        // limit is per user, so other tests are not disturbed.
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
+            print("pollingFallbackAtTheLimit: skipped, it needs root, setpriv and python3 to run moon as a user whose inotify instances are taken")
+            return
+        }
+        let uid = 40_000 + Int(getpid() % 10_000)
+        let asUser = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"]
+        let moon = try Self.project()
+        let reachable = try shell(asUser.joined(separator: " ") + " \(Moon.binary) --version", in: moon)
+        guard reachable.status == 0 else {
+            print("pollingFallbackAtTheLimit: skipped, uid \(uid) cannot run \(Moon.binary): \(reachable.stderr)")
+            return
+        }
+        let chown = try shell("chown -R \(uid):\(uid) .", in: moon)
+        try #require(chown.status == 0)
+        let hog = Process()
+        hog.executableURL = URL(fileURLWithPath: asUser[0])
+        hog.arguments = Array(asUser.dropFirst()) + ["/usr/bin/python3", "-c", """
+            import ctypes, sys, time
+            libc = ctypes.CDLL(None, use_errno=True)
+            fds = [libc.inotify_init() for _ in range(4096)]
+            print(sum(1 for f in fds if f >= 0), flush=True)
+            sys.stdin.read()
+            """]
+        let input = Pipe(), output = Pipe()
+        hog.standardInput = input
+        hog.standardOutput = output
+        try hog.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            hog.waitUntilExit()
+        }
+        let taken = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        try #require(Int(taken.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "\(taken)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: asUser[0])
+        process.arguments = Array(asUser.dropFirst()) + [Moon.binary, "run", "--watch", "--json"]
+        process.currentDirectoryURL = moon.directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        environment["HOME"] = moon.directory.path
+        environment["MOON_CACHE_DIR"] = moon.path(".cache")
+        process.environment = environment
+        let out = moon.directory.appendingPathComponent(".stdout"), err = moon.directory.appendingPathComponent(".stderr")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        let running = try Moon.Running(launching: process, out: out, err: err)
+        let watch = Watching(moon: moon, running: running)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        #expect(eventually(30) { watch.stderr.contains("polling") && watch.stderr.contains("max_user_instances") }, "\(watch.stderr)")
+        try moon.write("src/a.txt", "a22\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
+        #expect(try watch.interrupt().status == 130)
     }
 
     @Test("a graph file edited into an invalid state shows the error and waits; fixed, it runs again")

@@ -38,6 +38,12 @@ struct FanOutTests {
         #expect(ItemPart.stem.of(".hidden") == ".hidden")
         #expect(ItemPart.ext.of(".hidden") == "")
         #expect(ItemPart.whole.of("x y") == "x y")
+        #expect(ItemPart.dir.of("/a.c") == "/")
+        #expect(ItemPart.name.of("src/") == "")
+        #expect(ItemPart.stem.of("données/été.tar.gz") == "été.tar")
+        #expect(ItemPart.ext.of("données/été.çà") == ".çà")
+        #expect(ItemPart.dir.of("données/été.c") == "données")
+        #expect(ItemPart.stem.of("a.b/c") == "c")
     }
 
     @Test func namePatternsTreatBracketsAsThemselves() {

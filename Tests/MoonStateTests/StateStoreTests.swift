@@ -105,6 +105,28 @@ import Testing
         #expect(largest < StateStore.walCheckpointSize + 200 << 10)
     }
 
+    /// A WAL that once grew past `walCheckpointSize` (a first run that
+    /// records a large tree) is cut back at its next start, so the openings
+    /// after it checkpoint only when runs have written that much again, not
+    /// at every start (each checkpoint syncs the files).
+    @Test func aWALThatOnceGrewIsNotCheckpointedAtEveryOpening() throws {
+        let tree = try TempTree()
+        let big = try #require(StateStore.open(graphDirectory: tree.root).store)
+        var first = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
+        first.nodes = (0..<20_000).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
+        try big.record(first)
+        func database() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: tree.path(".moon/state.db"))) }
+        for round in 0..<4 {
+            // Each opening is a new connection, as a new moon process makes.
+            let before = try database()
+            let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            if round > 0 { #expect(try database() == before, "opening \(round) checkpointed a short WAL") }
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 2000), durationMilliseconds: 5, ok: true)
+            run.nodes = [NodeRunRecord(node: "build", result: .upToDate)]
+            try store.record(run)
+        }
+    }
+
     /// A node weighs its newest success; a new duration within 1 ms or 10%
     /// of the one read at the start leaves the recorded one.
     @Test func durationsAreTheNewestSuccessesWithinATolerance() throws {

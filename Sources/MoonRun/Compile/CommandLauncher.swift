@@ -63,9 +63,11 @@ public final class CommandLauncher: NodeLauncher {
 
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
     public func expand(template: Int, items: [String], first: Int) {
-        let node = graph.nodes[selected[template]]
+        // Its paths are parsed once, for all the items.
+        let parsed = NodeTemplate(graph.nodes[selected[template]])
+        made.reserveCapacity(made.count + items.count)
         for item in items {
-            made.append(node.instantiated(NodeInstance(template: node.name, label: item, item: item), vars: graph.vars))
+            made.append(parsed.instantiated(NodeInstance(template: parsed.node.name, label: item, item: item), vars: graph.vars))
             onSlurm.append(onSlurm[template])
         }
     }

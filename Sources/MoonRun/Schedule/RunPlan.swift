@@ -31,6 +31,8 @@ public struct RunNode: Sendable {
     /// Set on a `for-each` over a need's output: the node is expanded into
     /// one instance per item when its needs have ended, and ends once they have.
     public var fanOut: FanOut?
+    /// `service: true`: not expected to end (see Runner+Live).
+    public var isService = false
 
     /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
     /// a JSON list of strings.
@@ -89,6 +91,7 @@ extension RunPlan {
                               readsInputs: Self.readsInputs(node))
             run.instance = node.instance.map(RunEvent.Instance.init)
             if case .group = node.action { run.isGroup = true }
+            run.isService = node.isService
             // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
             run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }
             return run

@@ -73,28 +73,28 @@ public final class Runner {
     let scheduler: DateScheduler
     let emit: (RunEvent) -> Void
 
-    private(set) var state: [NodeState]
+    var state: [NodeState]
     var remainingNeeds: [Int]
     var dependents: [[Int]]
     private var ready: [ReadyQueue]
-    private var inFlight: [Int]
-    private var totalInFlight = 0
-    private(set) var attempt: [Int]
+    var inFlight: [Int]
+    var totalInFlight = 0
+    var attempt: [Int]
     var firstStart: [Date?]
     private(set) var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
     private(set) var durations: [Int?]
     /// Per node: the subscription to its signal while it is subscribed.
-    private var subscriptions: [Disposable?]
+    var subscriptions: [Disposable?]
     /// Per node, of its current attempt: whether its `start` was emitted,
     /// its exit code and its outputs (sent just before it completes).
-    private var announced: [Bool]
+    var announced: [Bool]
     private var exitCodes: [Int32?]
     private var attemptOutputs: [[KeyValue]]
-    private var values: [[String]]
+    var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
     private(set) var outputs: [[String: String]]
-    private var doneCount = 0
+    private(set) var doneCount = 0
     private var counts = RunCounts()
     /// Failures without `continue-on-error`: any makes the run fail.
     private var hardFailures = 0
@@ -103,7 +103,9 @@ public final class Runner {
     private var canceledNodes = 0
     private var runStart = Date()
     private var runTimer: Disposable?
-    private var finished = false
+    private(set) var finished = false
+    /// Services, and nodes handed between runs in watch mode (Runner+Live).
+    var live = LiveBook()
     public private(set) var stopReason: StopReason?
     /// Called once, after `graph-complete`.
     public var onFinish: ((Summary) -> Void)?
@@ -116,7 +118,7 @@ public final class Runner {
     /// to `checkWorker` that has not reported back yet (the run finishes
     /// only after it).
     private lazy var checkWorker = WorkerPool(name: "moon.check")
-    private var offLoopWork = 0
+    private(set) var offLoopWork = 0
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -182,6 +184,7 @@ public final class Runner {
     public func start() {
         runStart = scheduler.now
         emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.map(\.name), queues: plan.queues)))
+        announceAdopted()
         if let timeout = options.timeout {
             runTimer = scheduler.schedule(after: timeout) { [weak self] in
                 self?.stop(.timeout)
@@ -203,6 +206,7 @@ public final class Runner {
         guard !finished else { return }
         if case .interrupt = stopReason, case .interrupt = reason {
             launcher.killNow()
+            killAdoptedNow()
             return
         }
         if stopReason == nil || stopReason == .failure { stopReason = reason }
@@ -213,7 +217,7 @@ public final class Runner {
     // MARK: - Scheduling
 
     /// Starts ready nodes while their queue and `-j` have room, best priority first.
-    private func pump() {
+    func pump() {
         let jobs = options.jobs ?? Int.max
         var starting: [Int] = []
         while totalInFlight < jobs {
@@ -257,34 +261,39 @@ public final class Runner {
         let spec = plan.nodes[node]
         let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
         let launcher = self.launcher
-        let attempt = Signal<NodeOutput> { [weak self] observer, lifetime in
-            guard let self else { return }
-            let number = self.attemptStarts(node)
+        // Its events reach the run through a relay: in watch mode another run may take the node over.
+        let relay = NodeRelay(runner: self, node: node)
+        if live.keepsServices { live.relays[node] = relay }
+        let attempt = Signal<NodeOutput> { observer, lifetime in
+            let number = relay.attemptStarts()
             lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
         }
         let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), node: spec,
-                                     scheduler: scheduler) { [weak self] failed, delay, error in
-            self?.retrying(node, failed: failed, delay: delay, error: error)
+                                     scheduler: scheduler) { failed, delay, error in
+            relay.retrying(failed: failed, delay: delay, error: error)
         }
-        let subscription = signal.start { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case .next(let output): self.received(output, from: node)
-            case .completed:
-                self.ended(node, .success(exitCode: self.exitCodes[node], outputs: self.attemptOutputs[node]))
-                self.attemptOutputs[node] = []
-            case .error(let error): self.ended(node, .failure(NodeError(error)))
-            }
-        }
+        let subscription = signal.start(relay.receive)
         // An attempt may have ended already (a failed spawn): keep only a live subscription.
         switch state[node] {
         case .running, .retrying: subscriptions[node] = subscription
         default: break
         }
+        serviceStarted(node)
+    }
+
+    /// An event of the node's signal.
+    func nodeEvent(_ event: Event<NodeOutput>, from node: Int) {
+        switch event {
+        case .next(let output): received(output, from: node)
+        case .completed:
+            ended(node, .success(exitCode: exitCodes[node], outputs: attemptOutputs[node]))
+            attemptOutputs[node] = []
+        case .error(let error): ended(node, .failure(NodeError(error)))
+        }
     }
 
     /// An attempt of the node starts; returns its number.
-    private func attemptStarts(_ node: Int) -> Int {
+    func attemptStarts(_ node: Int) -> Int {
         state[node] = .running
         attempt[node] += 1
         if firstStart[node] == nil { firstStart[node] = scheduler.now }
@@ -330,7 +339,7 @@ public final class Runner {
     }
 
     /// The `retry` operator is about to wait before the node's next attempt.
-    private func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
+    func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
         announce(node, jobID: nil)
         state[node] = .retrying
         emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,
@@ -347,7 +356,7 @@ public final class Runner {
 
     /// Cancels the node by disposing its signal's subscription; it ends as
     /// cancelled once its processes are gone.
-    private func cancel(_ node: Int) {
+    func cancel(_ node: Int) {
         guard let subscription = subscriptions[node] else { return }
         subscriptions[node] = nil
         subscription.dispose()
@@ -358,9 +367,9 @@ public final class Runner {
     /// (SIGTERM, then SIGKILL after the grace period), then ends it.
     private func settle(_ node: Int, _ result: NodeResult?) {
         state[node] = .settling
-        launcher.settled(node: node).start { [weak self] event in
+        settledSignal(node).start { [weak self] event in
             guard let self, case .completed = event else { return }
-            self.finished(node, result ?? .failure(NodeError(.canceled, self.stopMessage)))
+            self.finished(node, result ?? self.cancelledResult(node, message: self.stopMessage))
         }
     }
 
@@ -373,13 +382,15 @@ public final class Runner {
         switch result {
         case .success(let exitCode, let outputs):
             for kv in outputs { self.outputs[node][kv.key] = kv.value }
-            if let checker = upToDate, node < planned {
+            if let checker = upToDate, node < planned, !spec.isService {
                 let values = values[node]
                 // Behind a slow check the state is busy: not on the loop.
                 offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
             }
-            emit(RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode, outputs: outputs),
-                          instance: spec.instance))
+            var event = RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode,
+                                                            outputs: outputs), instance: spec.instance)
+            event.stopped = stoppedByRun(node)
+            emit(event)
             nodeDone(node, .succeeded)
         case .failure(let error):
             fail(node, error, durationMilliseconds: duration)
@@ -444,10 +455,12 @@ public final class Runner {
         case .running, .retrying, .settling: wasInFlight = true
         default: wasInFlight = false
         }
+        // A service released its dependents and its slot when it started.
+        let releasedEarly = releasedEarly(node)
         state[node] = .done(outcome)
         finishedAt[node] = scheduler.now
         doneCount += 1
-        if wasInFlight {
+        if wasInFlight && !releasedEarly {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
         }
@@ -468,14 +481,19 @@ public final class Runner {
             stopReason = .failure
             cancelAllWork(includingCleanup: false)
         }
+        if !releasedEarly { releaseDependents(of: node) }
+        pump()
+        finishIfDone()
+    }
+
+    /// The node ended (or, a service, started): its dependents have one need less.
+    func releaseDependents(of node: Int) {
         for dependent in dependents[node] {
             remainingNeeds[dependent] -= 1
             if remainingNeeds[dependent] == 0, case .waiting = state[dependent] {
                 decide(dependent)
             }
         }
-        pump()
-        finishIfDone()
     }
 
     /// All needs of `node` have ended: make it ready, or skip it.
@@ -516,7 +534,8 @@ public final class Runner {
         }
         if spec.isGroup { return succeedAtOnce(node) }
         if let fanOut = spec.fanOut { return expand(node, fanOut) }
-        if node < planned, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
+        // A service always starts: up to date or not, nothing else runs it.
+        if node < planned, !spec.isService, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
         state[node] = .ready
         ready[spec.queue].push(node, priority: spec.priority)
     }
@@ -608,8 +627,9 @@ public final class Runner {
         }
     }
 
-    private func finishIfDone() {
-        guard !finished, doneCount == plan.nodes.count, offLoopWork == 0 else { return }
+    func finishIfDone() {
+        servicesWhenIdle()
+        guard !finished, doneCount + handedOverCount == plan.nodes.count, offLoopWork == 0 else { return }
         finished = true
         runTimer?.dispose()
         // The run's --timeout expired when no node was left to stop (say,
@@ -623,8 +643,10 @@ public final class Runner {
         let duration = milliseconds(from: runStart, to: now)
         var interrupted: String?
         if case .interrupt(let signal)? = stopReason { interrupted = signalName(signal) }
-        emit(RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
-                                                     counts: counts, criticalPath: path), interrupted: interrupted))
+        var complete = RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
+                                                                counts: counts, criticalPath: path), interrupted: interrupted)
+        complete.running = handedOver.map(\.name)
+        emit(complete)
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
                          durationMilliseconds: duration, nodes: nodeSummaries()))

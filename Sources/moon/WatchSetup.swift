@@ -1,0 +1,20 @@
+import MoonReport
+import MoonRun
+import MoonState
+
+/// What `moon run --watch` was started with.
+struct WatchSetup {
+    var graphPath: String
+    /// The NODE words, the words after `--` and `--exclude`, as `moon run` selects with them.
+    var words: [String]
+    var passthrough: [String]
+    var selection: SelectionOptions
+    var overrides: [String: String]
+    var options: RunOptions
+    var report: ReportOptions
+    var watch: WatchOptions.Values
+    var stallAfter: Duration
+    var force: Bool
+    var diagnosticsColor: Bool
+    var store: StateStore?
+}
