@@ -34,6 +34,11 @@ public struct CacheDirectory: Sendable {
         return entry
     }
 
+    /// Whether anything was ever stored here (a cheap look before fingerprinting for a forecast).
+    public var hasEntries: Bool {
+        access(entries, F_OK) == 0
+    }
+
     /// Whether an entry is stored under `key` (not whether it is readable).
     public func hasEntry(_ key: CacheKey) -> Bool {
         access(entryPath(key), F_OK) == 0
