@@ -50,24 +50,8 @@ final class Nginx {
         #expect(eventually(20) { Self.accepts(self.port) }, "nginx did not start: \(directory.read("error.log") ?? "")")
     }
 
-    /// Freezes the server (SIGSTOP to its master and workers): it accepts
-    /// connections and answers none.
-    func freeze() {
-        for pid in processes() { kill(pid, SIGSTOP) }
-    }
-
-    /// The master and its workers.
-    private func processes() -> [Int32] {
-        guard let process else { return [] }
-        let master = process.processIdentifier
-        let children = (try? String(contentsOfFile: "/proc/\(master)/task/\(master)/children", encoding: .utf8)) ?? ""
-        return [master] + children.split(separator: " ").compactMap { Int32($0) }
-    }
-
     func stop() {
         guard let process else { return }
-        // A frozen server must run again to end.
-        for pid in processes() { kill(pid, SIGCONT) }
         process.terminate()
         process.waitUntilExit()
         self.process = nil
@@ -308,25 +292,6 @@ struct RemoteCacheTests {
         for i in 0..<count { #expect(second.read("build/o\(i).o") == "int b;\n\(i)\n") }
         #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
         #expect(result.stderr.contains("not using it for the rest of this run"), "\(result.stderr)")
-    }
-
-    /// The server hangs in the middle of a run: every lookup after that
-    /// waits at most about one timeout in all, not one per node.
-    @Test func aServerHangingMidRunCostsOneTimeout() throws {
-        let server = try Nginx()
-        let count = 8
-        let first = try midRunCheckout(count: count)
-        #expect(try run(first, server.url).status == 0)
-        let second = try midRunCheckout(count: count)
-        let (result, seconds) = try runHalting(second, server, timeout: "3s") { server.freeze() }
-        server.stop()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "first.o") == "cache-hit")
-        #expect(Set(Self.compiled(second)) == Set((0..<count).map { "o\($0)" }))
-        #expect(result.stderr.contains("timed out"), "\(result.stderr)")
-        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
-        // One 3 s timeout plus the runs, far below one timeout per node (24 s).
-        #expect(seconds < 15, "took \(seconds) s")
     }
 
     /// A lookup that waits for the server happens off moon's event loop:
