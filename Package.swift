@@ -64,7 +64,7 @@ let package = Package(
         // The output cache: entries and content-addressed blobs on disk
         // (and over HTTP), restored instead of running a node.
         .target(name: "MoonCache", dependencies: [
-            "MoonState", "MoonGraph", "MoonCommand",
+            "MoonState", "MoonGraph", "MoonCommand", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [

@@ -5,7 +5,7 @@ import Glibc
 /// Copies a file's bytes to a new file, hashing them on the way: what is
 /// stored is exactly what was hashed, even if the source changes meanwhile.
 enum BlobCopy {
-    /// Copies `source` to `destination` (created, exclusive, with `mode`);
+    /// Copies `source` to `destination` (created, exclusive, with exactly `mode`);
     /// returns the SHA-256 (hex) and the size of what was copied.
     static func copy(from source: String, to destination: String, mode: mode_t = 0o644) throws -> (hash: String, size: Int64) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
@@ -20,6 +20,8 @@ enum BlobCopy {
                 hasher.update(bufferPointer: chunk)
                 size += Int64(chunk.count)
             }
+            // The mode on the open file: `open` applies the umask, and a path lookup costs more.
+            guard fchmod(output, mode) == 0 else { throw CacheError.io("cannot set the mode of \(destination)", errno) }
         } catch {
             close(output)
             unlink(destination)
@@ -30,6 +32,28 @@ enum BlobCopy {
             throw CacheError.io("cannot write \(destination)", errno)
         }
         return (hex(hasher.finalize()), size)
+    }
+
+    /// The whole of a file (nil when it cannot be read), with plain system
+    /// calls: a cache entry is read at every restore.
+    static func contents(of path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        var data = Data(count: Int(info.st_size))
+        var filled = 0
+        let ok = data.withUnsafeMutableBytes { raw -> Bool in
+            while filled < raw.count {
+                let n = Glibc.read(fd, raw.baseAddress! + filled, raw.count - filled)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                filled += n
+            }
+            return true
+        }
+        return ok ? data : nil
     }
 
     /// Writes `data` to a new file `destination` with `mode`.
@@ -66,11 +90,12 @@ enum BlobCopy {
 
     /// Reads `input` to its end, passing each block to `chunk` and writing it to `output`.
     private static func pump(_ input: Int32, _ output: Int32, _ chunk: (UnsafeRawBufferPointer) -> Void) throws {
-        let size = 128 * 1024
+        // Below malloc's mmap threshold: no map and unmap per file copied.
+        let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let n = read(input, buffer.baseAddress, size)
+            let n = Glibc.read(input, buffer.baseAddress, size)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CacheError.io("read", errno)

@@ -25,13 +25,23 @@ public struct CacheDirectory: Sendable {
     func entryPath(_ key: CacheKey) -> String { entries + "/" + key.hex }
     func blobPath(_ hash: String) -> String { blobs + "/" + hash.prefix(2) + "/" + hash }
 
-    /// The entry stored under `key` (its use noted), nil when there is none
-    /// or it cannot be read.
-    public func entry(_ key: CacheKey) -> CacheEntry? {
-        guard let data = FileManager.default.contents(atPath: entryPath(key)) else { return nil }
+    /// The entry stored under `key` (its use noted unless `notingUse` is
+    /// false), nil when there is none or it cannot be read.
+    public func entry(_ key: CacheKey, notingUse: Bool = true) -> CacheEntry? {
+        guard let data = BlobCopy.contents(of: entryPath(key)) else { return nil }
         guard let entry = try? CacheEntry.decode(data) else { return nil }
-        touch(entryPath(key))
+        if notingUse { touch(entryPath(key)) }
         return entry
+    }
+
+    /// Whether anything was ever stored here (a cheap look before fingerprinting for a forecast).
+    public var hasEntries: Bool {
+        access(entries, F_OK) == 0
+    }
+
+    /// Whether an entry is stored under `key` (not whether it is readable).
+    public func hasEntry(_ key: CacheKey) -> Bool {
+        access(entryPath(key), F_OK) == 0
     }
 
     /// Stores `entry` under `key`, replacing any older one.
@@ -81,8 +91,12 @@ public struct CacheDirectory: Sendable {
     /// its bytes on the way: a blob changed on disk is removed and refused.
     func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws {
         let source = blobPath(hash)
-        guard access(source, F_OK) == 0 else { throw CacheError.missingBlob(hash) }
-        let (copied, _) = try BlobCopy.copy(from: source, to: destination, mode: mode)
+        let copied: String
+        do {
+            copied = try BlobCopy.copy(from: source, to: destination, mode: mode).hash
+        } catch CacheError.io(_, ENOENT) where access(source, F_OK) != 0 {
+            throw CacheError.missingBlob(hash)
+        }
         guard copied == hash else {
             unlink(destination)
             unlink(source)
@@ -120,6 +134,8 @@ public struct CacheDirectory: Sendable {
     }
 
     static func makeDirectories(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {

@@ -68,12 +68,12 @@ public struct CacheEntry: Codable, Sendable, Equatable {
 
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
 
     public static func decode(_ data: Data) throws -> CacheEntry {
-        let entry = try JSONDecoder().decode(CacheEntry.self, from: data)
+        let entry = try EntryReader.read([UInt8](data)) ?? JSONDecoder().decode(CacheEntry.self, from: data)
         try entry.validate()
         return entry
     }

@@ -44,12 +44,15 @@ struct HTTPClient: Sendable {
         case unreachable(String)
         case timedOut
         case malformed
+        /// `shouldStop` said so: the run stopped, or the remote was turned off.
+        case stopped
 
         var description: String {
             switch self {
             case .unreachable(let why): return why
             case .timedOut: return "timed out"
             case .malformed: return "a malformed response"
+            case .stopped: return "stopped"
             }
         }
     }
@@ -59,20 +62,23 @@ struct HTTPClient: Sendable {
     let token: String?
 
     /// Sends `method` for `path` (under the endpoint's path) with `body`,
-    /// all of it within `deadline` (CLOCK_MONOTONIC nanoseconds).
-    func request(_ method: String, _ path: String, body: Data? = nil, deadline: UInt64) throws -> Response {
-        let socket = try connect(deadline: deadline)
+    /// all of it within `deadline` (CLOCK_MONOTONIC nanoseconds); gives up
+    /// (`Failure.stopped`) soon after `shouldStop` says so.
+    func request(_ method: String, _ path: String, body: Data? = nil, deadline: UInt64,
+                 shouldStop: @escaping () -> Bool = { false }) throws -> Response {
+        let wait = Waiter(deadline: deadline, shouldStop: shouldStop)
+        let socket = try connect(wait)
         defer { close(socket) }
         var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\nContent-Type: application/octet-stream\r\n" }
         head += "\r\n"
-        try send(Data(head.utf8), on: socket, deadline: deadline)
-        if let body { try send(body, on: socket, deadline: deadline) }
-        return try Self.parse(try receiveAll(socket, deadline: deadline))
+        try send(Data(head.utf8), on: socket, wait)
+        if let body { try send(body, on: socket, wait) }
+        return try Self.parse(try receiveAll(socket, wait))
     }
 
-    private func connect(deadline: UInt64) throws -> Int32 {
+    private func connect(_ wait: Waiter) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -90,7 +96,7 @@ struct HTTPClient: Sendable {
             guard fd >= 0 else { lastError = errno; continue }
             if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
             if errno == EINPROGRESS {
-                if try wait(fd, for: Int16(POLLOUT), deadline: deadline) {
+                if try wait.until(fd, ready: Int16(POLLOUT)) {
                     var code: Int32 = 0
                     var size = socklen_t(MemoryLayout<Int32>.size)
                     getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &size)
@@ -105,27 +111,35 @@ struct HTTPClient: Sendable {
         throw Failure.unreachable("cannot connect to \(endpoint.host):\(endpoint.port) (\(String(cString: strerror(lastError))))")
     }
 
-    /// Waits until `fd` is ready for `events`; throws at the deadline.
-    private func wait(_ fd: Int32, for events: Int16, deadline: UInt64) throws -> Bool {
-        while true {
-            let now = Self.now()
-            guard now < deadline else { throw Failure.timedOut }
-            var entry = pollfd(fd: fd, events: events, revents: 0)
-            let milliseconds = Int32(min(UInt64(Int32.max), (deadline - now) / 1_000_000 + 1))
-            let ready = poll(&entry, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { throw Failure.unreachable(String(cString: strerror(errno))) }
+    /// Waits for a socket until the request's deadline, looking at
+    /// `shouldStop` at least every 50 ms.
+    struct Waiter {
+        let deadline: UInt64
+        let shouldStop: () -> Bool
+
+        /// Waits until `fd` is ready for `events`; throws at the deadline or a stop.
+        func until(_ fd: Int32, ready events: Int16) throws -> Bool {
+            while true {
+                if shouldStop() { throw Failure.stopped }
+                let now = HTTPClient.now()
+                guard now < deadline else { throw Failure.timedOut }
+                var entry = pollfd(fd: fd, events: events, revents: 0)
+                let milliseconds = Int32(min(50, (deadline - now) / 1_000_000 + 1))
+                let ready = poll(&entry, 1, milliseconds)
+                if ready > 0 { return true }
+                if ready < 0 && errno != EINTR { throw Failure.unreachable(String(cString: strerror(errno))) }
+            }
         }
     }
 
-    private func send(_ data: Data, on fd: Int32, deadline: UInt64) throws {
+    private func send(_ data: Data, on fd: Int32, _ wait: Waiter) throws {
         try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if n > 0 { offset += n; continue }
                 if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                    _ = try wait(fd, for: Int16(POLLOUT), deadline: deadline)
+                    _ = try wait.until(fd, ready: Int16(POLLOUT))
                     continue
                 }
                 throw Failure.unreachable("the connection closed (\(String(cString: strerror(errno))))")
@@ -133,7 +147,7 @@ struct HTTPClient: Sendable {
         }
     }
 
-    private func receiveAll(_ fd: Int32, deadline: UInt64) throws -> Data {
+    private func receiveAll(_ fd: Int32, _ wait: Waiter) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -141,7 +155,7 @@ struct HTTPClient: Sendable {
             if n > 0 { data.append(contentsOf: buffer[0..<n]); continue }
             if n == 0 { return data }
             if errno == EAGAIN || errno == EINTR {
-                _ = try wait(fd, for: Int16(POLLIN), deadline: deadline)
+                _ = try wait.until(fd, ready: Int16(POLLIN))
                 continue
             }
             throw Failure.unreachable("the connection failed (\(String(cString: strerror(errno))))")

@@ -1,11 +1,14 @@
 import Foundation
 import MoonCommand
+import MoonSystem
 
 /// The output cache as one run uses it: restores a node's entry when its
-/// key has one, and stores what a node produced after it succeeded, on a
-/// thread of its own so the run goes on meanwhile (`finish` waits for it,
-/// then keeps the cache within its size limit). Failures are warnings, once
-/// each kind per run; a node whose entry cannot be used simply runs.
+/// key has one (called from several threads at once), and stores what a
+/// node produced after it succeeded, on a thread of its own so the run goes
+/// on meanwhile, then uploads it, several entries at once (`finish` waits
+/// for both, then keeps the cache within its size limit). Failures are
+/// warnings, once each kind per run; a node whose entry cannot be used
+/// simply runs.
 public final class OutputCache: @unchecked Sendable {
     public let directory: CacheDirectory
     /// The graph file's directory: outputs' paths are relative to it.
@@ -14,8 +17,8 @@ public final class OutputCache: @unchecked Sendable {
     /// Read after the local cache, written after it (nil: none).
     let remote: RemoteCache?
     private let storing = DispatchQueue(label: "moon.cache.store")
-    /// Uploads wait on their own queue: a slow server never holds up storing locally.
-    private let uploading = DispatchQueue(label: "moon.cache.upload")
+    /// Uploads wait on their own threads: a slow server never holds up storing locally.
+    private let uploading = WorkerPool(name: "moon.upload", width: 4)
     private let lock = Lock()
     private var stored = 0
     private var warned = Set<String>()
@@ -36,6 +39,17 @@ public final class OutputCache: @unchecked Sendable {
         public var values: [String]
         public var files: Int
         public var bytes: Int64
+    }
+
+    /// Whether a restore of `key` is worth trying: the local cache has its
+    /// entry, or a remote cache may have it.
+    public func mayHave(_ key: CacheKey) -> Bool {
+        directory.hasEntry(key) || (remote.map { !$0.isOff } ?? false)
+    }
+
+    /// The run stops: remote requests in flight end, and no more are sent.
+    public func cancel() {
+        remote?.cancel()
     }
 
     /// Restores the entry under `key`, when there is one and `dependencies`
@@ -79,7 +93,7 @@ public final class OutputCache: @unchecked Sendable {
     /// prunes the cache to its limit.
     public func finish() {
         storing.sync {}
-        uploading.sync {}
+        uploading.wait()
         lock.lock()
         let anything = stored > 0
         lock.unlock()
@@ -115,7 +129,7 @@ public final class OutputCache: @unchecked Sendable {
     /// (so an entry there never names a blob that is not).
     private func upload(_ entry: CacheEntry, as key: CacheKey) {
         guard let remote, !remote.readOnly else { return }
-        uploading.async { [directory] in
+        uploading.run { [directory] in
             for hash in Set(entry.files.compactMap(\.hash)) {
                 guard let data = directory.blobData(hash), remote.putBlob(hash, data) else { return }
             }

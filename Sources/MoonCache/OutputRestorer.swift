@@ -18,9 +18,7 @@ struct OutputRestorer {
     }
 
     func restore(_ entry: CacheEntry) throws -> Restored {
-        for file in entry.files where file.kind == .file {
-            guard cache.hasBlob(file.hash!) else { throw CacheError.missingBlob(file.hash!) }
-        }
+        // (A missing blob fails its copy, before any rename: `missingBlob`.)
         var built: [(temp: String, final: String)] = []
         do {
             for root in entry.roots {
@@ -51,9 +49,7 @@ struct OutputRestorer {
                     guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
                     directories.append((path, file.mode ?? 0o755))
                 case .file:
-                    let mode = mode_t(file.mode ?? 0o644)
-                    try cache.copyBlob(file.hash!, to: path, mode: 0o600)
-                    guard chmod(path, mode) == 0 else { throw CacheError.io("cannot set the mode of \(path)", errno) }
+                    try cache.copyBlob(file.hash!, to: path, mode: mode_t(file.mode ?? 0o644))
                 case .symlink:
                     guard symlink(file.target!, path) == 0 else { throw CacheError.io("cannot create the link \(path)", errno) }
                 }

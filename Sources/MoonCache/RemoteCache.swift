@@ -5,8 +5,10 @@ import MoonCommand
 /// `URL/cas/<sha256>` (a blob), as bazel-remote or an nginx with WebDAV
 /// `PUT` serve them. Every request has a deadline; the first failure
 /// (unreachable, timed out, a 5xx, a refused upload) turns the remote off
-/// for the rest of the run with one warning, so a broken server costs at
-/// most one timeout per run. A 404 is a miss. Thread-safe.
+/// for the rest of the run with one warning, and ends the requests still
+/// in flight, so a broken server costs at most one timeout per run however
+/// many requests wait on it at once. A 404 is a miss. Thread-safe: callers
+/// send requests from several threads at once.
 public final class RemoteCache: @unchecked Sendable {
     let client: HTTPClient
     /// The URL as given (never with the token, which is sent only as a header).
@@ -15,6 +17,8 @@ public final class RemoteCache: @unchecked Sendable {
     let timeoutNanoseconds: UInt64
     private let lock = Lock()
     private var off = false
+    /// The run stopped: requests end without a warning.
+    private var canceled = false
     private let onWarning: (String) -> Void
 
     /// nil when `url` is not a plain `http://` URL moon can reach.
@@ -30,7 +34,14 @@ public final class RemoteCache: @unchecked Sendable {
     var isOff: Bool {
         lock.lock()
         defer { lock.unlock() }
-        return off
+        return off || canceled
+    }
+
+    /// The run stops: requests in flight end soon, and no more are sent.
+    public func cancel() {
+        lock.lock()
+        canceled = true
+        lock.unlock()
     }
 
     /// The entry stored under `key` (nil: none, or the remote is off).
@@ -54,7 +65,8 @@ public final class RemoteCache: @unchecked Sendable {
     private func get(_ path: String) -> Data? {
         guard !isOff else { return nil }
         do {
-            let response = try client.request("GET", path, deadline: HTTPClient.now() + timeoutNanoseconds)
+            let response = try client.request("GET", path, deadline: HTTPClient.now() + timeoutNanoseconds,
+                                              shouldStop: { [weak self] in self?.isOff ?? true })
             switch response.status {
             case 200: return response.body
             case 404: return nil
@@ -71,7 +83,8 @@ public final class RemoteCache: @unchecked Sendable {
     private func put(_ path: String, _ data: Data) -> Bool {
         guard !isOff, !readOnly else { return false }
         do {
-            let response = try client.request("PUT", path, body: data, deadline: HTTPClient.now() + timeoutNanoseconds)
+            let response = try client.request("PUT", path, body: data, deadline: HTTPClient.now() + timeoutNanoseconds,
+                                              shouldStop: { [weak self] in self?.isOff ?? true })
             guard (200..<300).contains(response.status) else {
                 turnOff("it answered \(response.status) to PUT")
                 return false
@@ -85,7 +98,7 @@ public final class RemoteCache: @unchecked Sendable {
 
     private func turnOff(_ why: String) {
         lock.lock()
-        let first = !off
+        let first = !off && !canceled
         off = true
         lock.unlock()
         if first { onWarning("remote cache \(url): \(why); not using it for the rest of this run") }

@@ -257,7 +257,7 @@ public enum GraphRenderer {
                 let state = states[v] ?? ""
                 if let i = counts.firstIndex(where: { $0.0 == state }) { counts[i].1 += 1 } else { counts.append((state, 1)) }
             }
-            let order = ["will run", "may run", "up to date"]
+            let order = ["will run", "from cache", "may run", "up to date"]
             let rank = { (state: String) in order.firstIndex(of: state) ?? order.count }
             out += ": " + counts.sorted { rank($0.0) < rank($1.0) }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
         }

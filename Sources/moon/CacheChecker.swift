@@ -13,7 +13,9 @@ import MoonState
 /// without sources that succeeded in the last run, none of whose needs ran
 /// in this one, is skipped (reason `resumed`) with that run's outputs and
 /// values. Every node's outputs and values are kept for the next resume.
-/// Called on the runner's scheduler or its check worker.
+/// Called on the runner's scheduler or its check workers (several at once):
+/// a restore, which waits for the disk and perhaps a server, never runs on
+/// the loop (`CheckInterruption.moveOffLoop`).
 final class CacheChecker: UpToDateChecking {
     private let inner: StoreChecker
     private let state: IncrementalState
@@ -25,6 +27,13 @@ final class CacheChecker: UpToDateChecking {
     private let lock = NSLock()
     /// Keys taken by the checks, until the node succeeds.
     private var keys: [Int: CacheKey] = [:]
+    /// Nodes whose check on the loop found a key worth restoring, and moved
+    /// off it: their check off the loop goes straight to the restore.
+    private var deferred: [Int: CacheKey] = [:]
+    /// Moves restores off the loop; its stop ends remote requests.
+    var interruption: CheckInterruption? {
+        didSet { interruption?.onCancel { [cache] in cache?.cancel() } }
+    }
     /// Depfile dependencies hashed during this run (many objects list the
     /// same headers); not a file that could not be read (a check cut short
     /// on the loop is done again off it).
@@ -73,6 +82,10 @@ final class CacheChecker: UpToDateChecking {
         if let last = resumable(index), !needRan(index) {
             return RestoredResult(outputs: last.outputPairs.map { KeyValue($0.0, $0.1) }, values: last.values, resumed: true)
         }
+        lock.lock()
+        let moved = deferred.removeValue(forKey: node)
+        lock.unlock()
+        if let key = moved { return restore(node, key) }
         if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
         let spec = state.node(at: index)
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
@@ -80,7 +93,21 @@ final class CacheChecker: UpToDateChecking {
         lock.lock()
         keys[node] = key
         lock.unlock()
-        guard restores, let restored = cache.restore(key, node: spec.name, dependencies: unchanged) else { return nil }
+        guard restores, cache.mayHave(key) else { return nil }
+        if interruption?.moveOffLoop() == true {
+            lock.lock()
+            deferred[node] = key
+            lock.unlock()
+            return nil
+        }
+        return restore(node, key)
+    }
+
+    /// Restores plan node `node` from the entry under `key`; nil: run it.
+    private func restore(_ node: Int, _ key: CacheKey) -> RestoredResult? {
+        let index = graphIndex[node]
+        let spec = state.graph.nodes[index]
+        guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: unchanged) else { return nil }
         // Remembered as a success: the next run finds it up to date.
         state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values)
         return RestoredResult(outputs: restored.outputs.map { KeyValue($0.0, $0.1) }, values: restored.values,

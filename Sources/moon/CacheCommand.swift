@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonCache
+import MoonGraph
 import MoonReport
 
 /// `moon cache stats|prune`: what the output cache holds, and shrinking it.
@@ -9,19 +10,36 @@ struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "Show or prune the output cache.",
         discussion: """
-        The cache is --cache-dir, else MOON_CACHE_DIR, else $XDG_CACHE_HOME/moon \
-        or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
+        The cache is --cache-dir, else MOON_CACHE_DIR, else the graph file's \
+        'cache: { dir }' (FILE, or the moon.yaml here or above), else \
+        $XDG_CACHE_HOME/moon or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
         \(ByteText.bytes(CacheUsage.defaultLimit)), least recently used entries first.
         """,
         subcommands: [CacheStatsCommand.self, CachePruneCommand.self])
 }
 
-/// The cache directory of `moon cache` (no graph file: `cache: dir:` of a file does not apply).
+/// The cache directory of `moon cache`: `--cache-dir`, else MOON_CACHE_DIR,
+/// else the graph file's `cache: { dir }` (FILE, or the moon.yaml found as
+/// `moon run` finds it), else the default: the directory `moon run` of that
+/// file uses.
 struct CacheDirectoryOption: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cacheDirectory: String?
 
-    var directory: CacheDirectory { CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: nil)) }
+    @Argument(help: ArgumentHelp("The graph file whose 'cache: { dir }' to use (default: moon.yaml here or above, if any).",
+                                 valueName: "file"))
+    var file: String?
+
+    func directory() throws -> CacheDirectory {
+        CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: try graph()))
+    }
+
+    /// The graph file, read only when neither the option nor the environment names a directory.
+    private func graph() throws -> Graph? {
+        guard cacheDirectory?.isEmpty != false, Terminal.variable("MOON_CACHE_DIR")?.isEmpty != false else { return nil }
+        guard let path = file ?? GraphFileLocator.discovered() else { return nil }
+        return try GraphFile.load(path).graph
+    }
 }
 
 struct CacheStatsCommand: ParsableCommand {
@@ -30,7 +48,7 @@ struct CacheStatsCommand: ParsableCommand {
     @OptionGroup var location: CacheDirectoryOption
 
     func run() throws {
-        let directory = location.directory
+        let directory = try location.directory()
         let usage = CacheUsage.measure(directory)
         Console.line("cache: \(directory.path)")
         Console.line("entries: \(usage.entries)")
@@ -60,7 +78,7 @@ struct CachePruneCommand: ParsableCommand {
     }
 
     func run() throws {
-        let directory = location.directory
+        let directory = try location.directory()
         let pruned = CacheUsage.prune(directory, maxBytes: ByteSize.parse(maxSize)!, grace: maxSize == "0" ? 0 : 60)
         let usage = CacheUsage.measure(directory)
         Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteText.bytes(pruned.bytes))); "

@@ -15,7 +15,7 @@ struct CacheOptions: ParsableArguments {
     var noCache = false
 
     @Option(name: .customLong("remote-cache"),
-            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN.",
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN. For https, put a TLS-terminating proxy in front and give its http:// URL.",
                                valueName: "url"))
     var remoteCache: String?
 

@@ -167,8 +167,10 @@ struct RunCommand: SelectingCommand {
             return
         }
         // Without a store no node is known to be up to date: each will run,
-        // and fingerprinting the sources could not say otherwise.
-        guard store != nil else {
+        // and fingerprinting the sources could not say otherwise, unless
+        // the output cache may restore some.
+        let outputCache = cache.directory(for: graph)
+        guard store != nil || outputCache?.hasEntries == true else {
             let runs = RunForecast.Verdict.runs(reason: "").label
             Console.write(GraphRenderer.dryRun(plan, states: Dictionary(uniqueKeysWithValues: plan.startOrder.map { ($0, runs) })))
             return
@@ -181,6 +183,9 @@ struct RunCommand: SelectingCommand {
             Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
             return
         }
-        Console.write(GraphRenderer.dryRun(plan, states: forecast.verdicts.mapValues(\.label)))
+        let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast, cache: outputCache)
+        var labels = forecast.verdicts.mapValues(\.label)
+        for index in restorable { labels[index] = CacheForecast.label }
+        Console.write(GraphRenderer.dryRun(plan, states: labels))
     }
 }

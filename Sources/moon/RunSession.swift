@@ -91,6 +91,7 @@ final class RunSession {
         runner.upToDate = checker
         // A huge source is hashed off the loop, and a stop cuts it short.
         let interruption = runner.checkInterruption
+        checker.interruption = interruption
         ContentHash.shouldStop = { interruption.shouldStop }
         return runner
     }

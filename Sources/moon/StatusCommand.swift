@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonCache
 import MoonGraph
 import MoonState
 
@@ -14,6 +15,8 @@ struct StatusCommand: SelectingCommand {
         A node with 'sources' is up to date when its sources, command, environment \
         and the outputs of its needs are those of its last successful run, and every \
         'generates' pattern matches a file. Nodes without 'sources' always run. \
+        A node that would run but whose outputs the local output cache holds is \
+        'restored from the cache instead'. \
         A node whose need runs (or may run) 'may run': the need can rewrite its \
         sources or change the outputs it reads. \
         Reads .moon/state.db beside the graph file; changes nothing.
@@ -41,10 +44,13 @@ struct StatusCommand: SelectingCommand {
         let neverRan = opened.store == nil && opened.warning == nil
 
         let forecast = RunForecast(plan: plan, state: state, storeMissing: neverRan)
+        let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast,
+                                                  cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
         let width = min(32, plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0)
         for index in plan.selected.sorted() {
             let name = graph.nodes[index].name
-            let text = forecast.verdicts[index]?.text ?? "up to date"
+            let verdict = forecast.verdicts[index]
+            let text = restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date"
             Console.line(name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0) + "  " + text)
         }
     }

@@ -283,4 +283,56 @@ import Testing
         #expect(Self.outcome(resumed, "first") == "ran")
         #expect(Self.outcome(resumed, "second") == "ran")
     }
+
+    /// `moon status` and `moon run -n` in a second checkout say which
+    /// nodes a run would restore from the cache, and the run does so.
+    @Test func statusAndDryRunSayWhatTheCacheRestores() throws {
+        let cache = try Moon()
+        let first = try Moon(graph: Self.graph)
+        let second = try Moon(graph: Self.graph)
+        for moon in [first, second] { try moon.write("src.txt", "alpha\n") }
+        let environment = ["MOON_CACHE_DIR": cache.path("shared")]
+        #expect(try first.run(["run"], environment: environment).status == 0)
+        let status = try second.run(["status"], environment: environment)
+        #expect(status.status == 0, "\(status.stderr)")
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("build  runs: ") && $0.hasSuffix("; restored from the cache instead") }, "\(status.stdout)")
+        #expect(lines.contains { $0.hasPrefix("use") && $0.contains("runs") }, "\(status.stdout)")
+        let dry = try second.run(["run", "-n"], environment: environment)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("1 from cache"), "\(dry.stdout)")
+        #expect(dry.stdout.split(separator: "\n").contains { $0.contains("build") && $0.contains("from cache") }, "\(dry.stdout)")
+        // Nothing was restored by looking.
+        #expect(second.read("out/result.txt") == nil)
+        #expect(Self.outcome(try second.run(["run", "--json"], environment: environment), "build") == "cache-hit")
+        // A changed source: the entry no longer fits.
+        try second.write("src.txt", "gamma\n")
+        let changed = try second.run(["status"], environment: environment)
+        #expect(!changed.stdout.contains("restored from the cache"), "\(changed.stdout)")
+        // Without the cache, nothing is said of it.
+        let none = try first.run(["run", "-n", "--no-cache"], environment: environment)
+        #expect(!none.stdout.contains("from cache"), "\(none.stdout)")
+    }
+
+    /// `moon cache stats|prune` use the graph file's `cache: { dir }`, as
+    /// `moon run` of that file does; `--cache-dir` still wins.
+    @Test func cacheCommandsUseTheGraphFilesCacheDirectory() throws {
+        let moon = try Moon(graph: "cache: { dir: project-cache }\n" + Self.graph)
+        try moon.write("src.txt", "alpha\n")
+        // Not the user's cache, should the file's directory be ignored.
+        let unset = ["MOON_CACHE_DIR": "", "XDG_CACHE_HOME": moon.path("xdg")]
+        #expect(try moon.run(["run"], environment: unset).status == 0)
+        let stats = try moon.run(["cache", "stats"], environment: unset)
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains("project-cache"), "\(stats.stdout)")
+        #expect(stats.stdout.contains("entries: 1"), "\(stats.stdout)")
+        let explicit = try moon.run(["cache", "stats", "moon.yaml"], environment: unset)
+        #expect(explicit.stdout.contains("entries: 1"), "\(explicit.stdout)")
+        let other = try moon.run(["cache", "stats", "--cache-dir", moon.path("elsewhere")], environment: unset)
+        #expect(other.stdout.contains("entries: 0"), "\(other.stdout)")
+        let pruned = try moon.run(["cache", "prune", "--max-size", "0"], environment: unset)
+        #expect(pruned.stdout.contains("removed 1 entries"), "\(pruned.stdout)")
+        #expect(try moon.run(["cache", "stats"], environment: unset).stdout.contains("entries: 0"))
+    }
 }
+

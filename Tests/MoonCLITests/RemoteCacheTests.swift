@@ -226,4 +226,98 @@ struct RemoteCacheTests {
         #expect(third.read("bin/app") == "int a;\nint b;\n")
         #expect(restored.stderr.isEmpty, "\(restored.stderr)")
     }
+
+    /// A graph whose `halt` node (no sources: never cached) waits, in the
+    /// middle of the run, until the test has done something to the server;
+    /// `count` cached objects come after it.
+    static func midRunGraph(count: Int) -> String {
+        var graph = """
+            version: 1
+            nodes:
+              first.o:
+                sources: [a.c]
+                generates: [build/first.o]
+                run: mkdir -p build && cp a.c build/first.o && echo first >> compiled.log
+              halt:
+                needs: [first.o]
+                run: if [ -f halt.wait ]; then touch halted; while [ ! -f go ]; do sleep 0.02; done; fi
+
+            """
+        for i in 0..<count {
+            graph += """
+                  o\(i).o:
+                    needs: [halt]
+                    sources: [b.c]
+                    generates: [build/o\(i).o]
+                    run: mkdir -p build && (cat b.c; echo \(i)) > build/o\(i).o && echo o\(i) >> compiled.log
+
+                """
+        }
+        return graph
+    }
+
+    func midRunCheckout(count: Int) throws -> Moon {
+        let moon = try Moon(graph: Self.midRunGraph(count: count))
+        try moon.write("a.c", "int a;\n")
+        try moon.write("b.c", "int b;\n")
+        return moon
+    }
+
+    /// Runs the mid-run graph in `moon` and, once `halt` is reached, does
+    /// `action` to the server; the result and the seconds from then on.
+    func runHalting(_ moon: Moon, _ server: Nginx, timeout: String, _ action: () -> Void) throws -> (Moon.Result, TimeInterval) {
+        try moon.write("halt.wait", "")
+        let running = try moon.start(["run", "--json", "--remote-cache", server.url], environment: ["MOON_REMOTE_CACHE_TIMEOUT": timeout])
+        #expect(eventually(60) { FileManager.default.fileExists(atPath: moon.path("halted")) }, "halt was never reached")
+        action()
+        let began = Date()
+        try moon.write("go", "")
+        let result = try running.wait()
+        return (result, Date().timeIntervalSince(began))
+    }
+
+    /// The server goes away in the middle of a run (after a hit, before
+    /// more lookups): the run ends correctly with one warning.
+    @Test func aServerStoppedMidRunCostsOneWarning() throws {
+        let server = try Nginx()
+        let count = 6
+        let first = try midRunCheckout(count: count)
+        #expect(try run(first, server.url).status == 0)
+        #expect(server.files("ac").count == count + 1)
+        let second = try midRunCheckout(count: count)
+        let (result, _) = try runHalting(second, server, timeout: "5s") { server.stop() }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(CacheTests.outcome(result, "first.o") == "cache-hit")
+        #expect(Set(Self.compiled(second)) == Set((0..<count).map { "o\($0)" }))
+        for i in 0..<count { #expect(second.read("build/o\(i).o") == "int b;\n\(i)\n") }
+        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("not using it for the rest of this run"), "\(result.stderr)")
+    }
+
+    /// A lookup that waits for the server happens off moon's event loop:
+    /// a node that needs no lookup starts and ends meanwhile.
+    @Test func aSlowLookupDoesNotHoldOtherNodes() throws {
+        let (fd, port) = try Nginx.listeningSocket()
+        defer { close(fd) }
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              cached:
+                sources: [a.c]
+                generates: [build/a.o]
+                run: mkdir -p build && cp a.c build/a.o
+              quick:
+                run: echo quick
+            """)
+        try moon.write("a.c", "int a;\n")
+        let result = try moon.run(["run", "--json", "--remote-cache", "http://127.0.0.1:\(port)/cache"],
+                                  environment: ["MOON_REMOTE_CACHE_TIMEOUT": "8s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let kinds = result.events.compactMap { event -> String? in
+            guard let node = event["node"] as? String, let kind = event["event"] as? String else { return nil }
+            return "\(kind) \(node)"
+        }
+        let quickDone = kinds.firstIndex(of: "complete quick"), cachedStart = kinds.firstIndex(of: "start cached")
+        #expect(quickDone != nil && cachedStart != nil && quickDone! < cachedStart!, "\(kinds)")
+    }
 }

@@ -21,6 +21,31 @@ import Testing
         #expect(decoded.outputPairs.map(\.0) == ["k"])
     }
 
+    /// The fast reader reads what `encoded` writes exactly as JSONDecoder
+    /// does (escapes, a depfile's dependencies, every kind of file).
+    @Test func theFastReaderAgreesWithJSONDecoder() throws {
+        var entry = CacheEntry(node: "say \"hi\"\t/x", roots: ["out"],
+                               files: [.init(path: "out", kind: .directory, mode: 0o755),
+                                       .init(path: "out/a b", kind: .file, mode: 0o4755, hash: Self.hash, size: 1 << 40),
+                                       .init(path: "out/l", kind: .symlink, target: "../a\\b")],
+                               outputs: [("k", "line\nnext"), ("empty", "")], values: ["\u{1}", "é"],
+                               dependencies: [.init(path: "include/h.h", hash: Self.hash)])
+        let data = try entry.encoded()
+        let slow = try JSONDecoder().decode(CacheEntry.self, from: data)
+        #expect(try CacheEntry.decode(data) == slow)
+        // Non-ASCII goes to JSONDecoder; plain ASCII takes the fast path.
+        #expect(EntryReader.read([UInt8](data)) == nil)
+        entry.values = ["\u{1}"]
+        let ascii = try entry.encoded()
+        #expect(EntryReader.read([UInt8](ascii)) == (try JSONDecoder().decode(CacheEntry.self, from: ascii)))
+        // What JSONDecoder refuses, the reader does not accept either.
+        for bad in [#"{"version":1}"#, #"{"version":1.5,"node":"n","roots":[],"files":[],"outputs":[],"values":[]}"#,
+                    #"{"version":1,"node":"n","roots":[],"files":[],"outputs":[],"values":[]}"#, "[", "",
+                    #"{"version":1,"node":"n","node":"m","roots":[],"files":[],"outputs":[],"values":[],"dependencies":[]}"#] {
+            #expect(EntryReader.read(Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+
     @Test(arguments: [
         ["../etc/passwd"], ["/etc/passwd"], ["out/../../x"], ["out/./x"], ["out//x"], ["elsewhere/x"],
     ])

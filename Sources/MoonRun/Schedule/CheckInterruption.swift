@@ -6,9 +6,12 @@ import MoonCommand
 /// loop while it is quick; the source hasher polls `shouldStop` between
 /// blocks (`ContentHash.shouldStop`, which `moon run` points here), and on
 /// the loop a check that hashes for longer than `loopBudget` stops, to be
-/// done again on a worker thread (`CheckWorker`): meanwhile the loop goes on
-/// handling signals, timers, a closed pipe and other nodes' output. A stop
-/// of the run (`cancel`) ends a check wherever it runs, within one block.
+/// done again on a worker thread (the runner's `WorkerPool`): meanwhile the loop goes on
+/// handling signals, timers, a closed pipe and other nodes' output. A check
+/// that is about to wait for a disk or a server (a cache restore, a remote
+/// lookup) moves off the loop at once (`moveOffLoop`). A stop of the run
+/// (`cancel`) ends a check wherever it runs, within one block, and tells
+/// whatever waits for a server (`onCancel`).
 public final class CheckInterruption: @unchecked Sendable {
     /// How long a check may hash on the loop before it moves off it.
     public static let loopBudget: UInt64 = 30_000_000
@@ -19,6 +22,7 @@ public final class CheckInterruption: @unchecked Sendable {
     private var loopThread: pthread_t?
     private var deadline: UInt64 = 0
     private var overBudget = false
+    private var cancelHandlers: [() -> Void] = []
 
     public init() {}
 
@@ -32,11 +36,34 @@ public final class CheckInterruption: @unchecked Sendable {
         return overBudget
     }
 
+    /// Whether the calling thread is the loop, within `onLoop`: then a check
+    /// about to wait for I/O stops (`moveOffLoop`) and is done again on a
+    /// worker thread.
+    public func moveOffLoop() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !canceled, let loopThread, pthread_equal(loopThread, pthread_self()) != 0 else { return false }
+        overBudget = true
+        return true
+    }
+
+    /// Calls `handler` once when the run stops (at once if it has).
+    public func onCancel(_ handler: @escaping () -> Void) {
+        lock.lock()
+        let now = canceled
+        if !now { cancelHandlers.append(handler) }
+        lock.unlock()
+        if now { handler() }
+    }
+
     /// The run stops: checks in progress end, and later ones end at once.
     public func cancel() {
         lock.lock()
         canceled = true
+        let handlers = cancelHandlers
+        cancelHandlers = []
         lock.unlock()
+        for handler in handlers { handler() }
     }
 
     public var isCanceled: Bool {

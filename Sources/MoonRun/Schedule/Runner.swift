@@ -115,9 +115,10 @@ public final class Runner {
     /// Stops a slow up-to-date check (the source hasher polls it), when it
     /// overruns its time on the loop or the run stops.
     public let checkInterruption = CheckInterruption()
-    /// Where slow checks go; work given to `checkWorker` that has not
-    /// reported back yet (the run finishes only after it).
-    private lazy var checkWorker = CheckWorker()
+    /// Where slow checks and cache restores go (several at once); work given
+    /// to `checkWorker` that has not reported back yet (the run finishes
+    /// only after it).
+    private lazy var checkWorker = WorkerPool(name: "moon.check")
     private(set) var offLoopWork = 0
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,

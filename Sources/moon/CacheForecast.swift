@@ -1,0 +1,31 @@
+import Foundation
+import MoonCache
+import MoonGraph
+import MoonState
+
+/// Which nodes a run would restore from the local output cache instead of
+/// running, for `moon status` and `moon run -n`: a cached node that would
+/// run (by `RunForecast`) whose key, taken with what its needs left in the
+/// last run, has an entry whose depfile's files are unchanged. Reads the
+/// cache and changes nothing; the remote cache is not asked.
+enum CacheForecast {
+    static func restorable(plan: Plan, state: IncrementalState, forecast: RunForecast, cache: CacheDirectory?) -> Set<Int> {
+        guard let cache, !state.force else { return [] }
+        var found = Set<Int>()
+        for index in plan.selected {
+            guard case .runs? = forecast.verdicts[index], CacheChecker.isCached(state.graph.nodes[index]),
+                  let fingerprint = state.cacheFingerprint(node: index),
+                  let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false) else { continue }
+            let unchanged = entry.dependencies.allSatisfy { ContentHash.ofFile(state.fullPath($0.path))?.hex == $0.hash }
+            if unchanged { found.insert(index) }
+        }
+        return found
+    }
+
+    static let label = "from cache"
+
+    /// `moon status`'s line: why the node is not up to date, then that the cache restores it.
+    static func text(_ verdict: RunForecast.Verdict?) -> String {
+        (verdict.map { $0.text + "; " } ?? "") + "restored from the cache instead"
+    }
+}
