@@ -105,8 +105,8 @@ final class CacheChecker: UpToDateChecking {
 
     /// Restores plan node `node` from the entry under `key`; nil: run it.
     private func restore(_ node: Int, _ key: CacheKey) -> RestoredResult? {
-        let index = graphIndex[node]
-        let spec = state.graph.nodes[index]
+        guard let index = inner.stateIndex(node) else { return nil }
+        let spec = state.node(at: index)
         guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: unchanged) else { return nil }
         // Remembered as a success: the next run finds it up to date.
         state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values)
