@@ -15,6 +15,11 @@ import MoonSystem
 /// Threading: every method, and every callback into the runner, runs on
 /// `scheduler`, a serial context (a queue scheduler in moon, a TestScheduler
 /// in tests). Events are emitted on it, so reporters see them serially.
+///
+/// One file over 400 lines: a node's states and the transitions between
+/// them (start, end, retry, cancel, done) read together; the up-to-date
+/// check, services and hand-over, fan-out and the summary are the
+/// `Runner+…` extensions.
 public final class Runner {
     /// How a node ended, as its dependents and the counts see it.
     enum Outcome: Equatable {
@@ -77,7 +82,7 @@ public final class Runner {
     var state: [NodeState]
     var remainingNeeds: [Int]
     var dependents: [[Int]]
-    private var ready: [ReadyQueue]
+    var ready: [ReadyQueue]
     var inFlight: [Int]
     var totalInFlight = 0
     var attempt: [Int]
@@ -94,7 +99,7 @@ public final class Runner {
     private var attemptOutputs: [[KeyValue]]
     var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
-    private(set) var outputs: [[String: String]]
+    var outputs: [[String: String]]
     private(set) var doneCount = 0
     private var counts = RunCounts()
     /// Failures without `continue-on-error`: any makes the run fail.
@@ -118,8 +123,8 @@ public final class Runner {
     /// Where slow checks and cache restores go (several at once); work given
     /// to `checkWorker` that has not reported back yet (the run finishes
     /// only after it).
-    private lazy var checkWorker = WorkerPool(name: "moon.check")
-    private(set) var offLoopWork = 0
+    lazy var checkWorker = WorkerPool(name: "moon.check")
+    var offLoopWork = 0
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -422,23 +427,6 @@ public final class Runner {
         nodeDone(node, .succeeded)
     }
 
-    /// What the needs of `spec` left it: values, outputs and results by need name.
-    private func inputs(of spec: RunNode) -> NodeInputs {
-        var inputs = NodeInputs(values: spec.needs.map { values[$0] }, needs: spec.needs.map { plan.nodes[$0].name })
-        for need in spec.needs {
-            let name = plan.nodes[need].name
-            inputs.outputs[name] = outputs[need]
-            guard case .done(let outcome) = state[need] else { continue }
-            switch outcome {
-            case .succeeded, .skipped(.upToDate), .skipped(.cacheHit), .skipped(.resumed): inputs.results[name] = .success
-            case .tolerated, .failed: inputs.results[name] = .failure
-            case .canceled: inputs.results[name] = .canceled
-            case .skipped: inputs.results[name] = .skipped
-            }
-        }
-        return inputs
-    }
-
     private var stopMessage: String {
         switch stopReason {
         case .failure?: return "canceled because another node failed"
@@ -541,68 +529,7 @@ public final class Runner {
         ready[spec.queue].push(node, priority: spec.priority)
     }
 
-    /// Asks whether the node is up to date. Returns true when it is to run
-    /// now; false when it was restored, or its check went off the loop
-    /// (its verdict comes later, to `checked`).
-    private func check(_ node: Int, with checker: UpToDateChecking) -> Bool {
-        let nodeInputs = inputs(of: plan.nodes[node])
-        // On the loop while it is quick (and nothing is queued off it,
-        // which holds the state); else on the worker, verdict later.
-        if offLoopWork == 0, let verdict = checkInterruption.onLoop({ checker.upToDate(node: node, inputs: nodeInputs) }) {
-            guard let restored = verdict else { return true }
-            restore(node, restored)
-            return false
-        }
-        state[node] = .checking
-        offLoopWork += 1
-        checkWorker.run { [weak self, scheduler] in
-            let verdict = checker.upToDate(node: node, inputs: nodeInputs)
-            scheduler.schedule { self?.checked(node, verdict) }
-        }
-        return false
-    }
-
-    private func restore(_ node: Int, _ restored: RestoredResult) {
-        for kv in restored.outputs { outputs[node][kv.key] = kv.value }
-        values[node] = restored.values
-        skip(node, restored.reason, restored: restored.cache)
-    }
-
-    /// The verdict of a check made off the loop. The run may have stopped
-    /// meanwhile (its stop also cut the check short): then the node does
-    /// not start.
-    private func checked(_ node: Int, _ verdict: RestoredResult?) {
-        offLoopWork -= 1
-        guard case .checking = state[node] else { return }
-        let spec = plan.nodes[node]
-        if let stop = stopReason, stop != .failure || spec.condition == .success {
-            skip(node, .canceled)
-        } else if let restored = verdict {
-            restore(node, restored)
-        } else {
-            state[node] = .ready
-            ready[spec.queue].push(node, priority: spec.priority)
-            pump()
-            finishIfDone()
-        }
-    }
-
-    /// Runs `work` where it does not wait for a slow check: at once when
-    /// none is off the loop, else on the worker after it.
-    private func offLoop(_ work: @escaping () -> Void) {
-        guard offLoopWork > 0 else { return work() }
-        offLoopWork += 1
-        checkWorker.run { [weak self, scheduler] in
-            work()
-            scheduler.schedule {
-                guard let self else { return }
-                self.offLoopWork -= 1
-                self.finishIfDone()
-            }
-        }
-    }
-
-    private func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
+    func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
         emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance,
                       restored: restored))
         nodeDone(node, .skipped(reason))
