@@ -251,6 +251,9 @@ def main():
     ninja = ninja_binary()
     have_ninja = ninja is not None
     work = tempfile.mkdtemp(prefix="moon-bench-")
+    # An output cache of the bench's own, empty at the start: what earlier
+    # runs stored in the user's cache would otherwise change what is measured.
+    os.environ["MOON_CACHE_DIR"] = os.path.join(work, "cache")
     if ONLY == "fanout":
         try:
             fanout_rows(work, ninja)
