@@ -275,7 +275,7 @@ public final class StateStore: @unchecked Sendable {
         var info = stat()
         guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointSize else { return }
         do {
-            try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
+            _ = try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
         } catch let error as DatabaseError where isBusy(error) {}
     }
 
