@@ -15,21 +15,22 @@ struct DocumentBuilder {
     /// Problems found so far, in the order found.
     private(set) var diagnostics: [Diagnostic] = []
     /// The finished root node, once the outermost node has ended.
-    private(set) var root: YAMLNode?
+    private(set) var root: UInt32?
+    private var tree: YAMLTree.Writer
 
     private struct Frame {
         var isMapping: Bool
         var anchor: String?
         var start: SourceLocation
-        /// A sequence's items.
-        var items: [YAMLNode] = []
-        /// A mapping's pairs so far, and the key waiting for its value.
-        var pairs: [YAMLNode.Pair] = []
-        var pendingKey: YAMLNode?
+        /// Where this collection's children start in `pending` (a mapping's
+        /// keys and values in turn).
+        var base: Int
+        /// A mapping's last key is still waiting for its value.
+        var awaitsValue = false
         /// A large mapping's keys, each with its first occurrence. Small
         /// mappings (most of them) are searched linearly instead, which is
         /// cheaper than building a dictionary for three keys.
-        var firstKey: [KeyIdentity: YAMLNode]?
+        var firstKey: [KeyIdentity: UInt32]?
         var hasMerge = false
     }
 
@@ -37,8 +38,11 @@ struct DocumentBuilder {
     private static let linearKeyLimit = 16
 
     private var stack: [Frame] = []
+    /// The children of every open collection, innermost last: one array for
+    /// the whole document rather than one per collection.
+    private var pending: [UInt32] = []
     /// Anchored nodes by name; a later anchor with the same name replaces the earlier one.
-    private var anchors: [String: YAMLNode] = [:]
+    private var anchors: [String: UInt32] = [:]
     /// Nodes written so far, and nodes repeated by aliases so far (each
     /// alias at the size of the node it names).
     private var writtenCount = 0
@@ -47,34 +51,40 @@ struct DocumentBuilder {
     init(path: String, limits: YAMLLoader.Limits) {
         self.path = path
         self.limits = limits
+        self.tree = YAMLTree.Writer(file: path)
+    }
+
+    /// The document, once its outermost node has ended.
+    func document() -> YAMLNode? {
+        root.map { YAMLNode(tree.finish(), $0) }
     }
 
     // MARK: Events
 
     mutating func scalar(_ text: String, style: YAMLNode.ScalarStyle, tag: String?, anchor: String?,
                          start: SourceLocation, end: SourceLocation) -> Bool {
-        let node = YAMLNode(kind: .scalar(text, style: style, tag: tag), span: span(start, end))
-        guard countWritten(at: node.span) else { return false }
+        guard countWritten(at: start, end) else { return false }
+        let node = tree.scalar(text, style: style, tag: tag, start: start, end: end)
         if let anchor { anchors[anchor] = node }
         attach(node)
         return true
     }
 
     mutating func alias(_ name: String, start: SourceLocation, end: SourceLocation) -> Bool {
-        let here = span(start, end)
         guard let node = anchors[name] else {
+            let here = span(start, end)
             if stack.contains(where: { $0.anchor == name }) {
                 diagnostics.append(.error("alias '*\(Self.quote(name))' refers to a node that contains it; a YAML alias cannot be recursive", at: here))
             } else {
                 diagnostics.append(.error("unknown alias '*\(Self.quote(name))'; no anchor '&\(Self.quote(name))' is defined before it", at: here))
             }
             // The tree is wrong from here on, but reading on still finds other errors.
-            attach(YAMLNode(kind: .scalar("", style: .plain, tag: nil), span: here))
+            attach(tree.scalar("", style: .plain, tag: nil, start: start, end: end))
             return true
         }
         // An alias shares the anchored node; its size counts, which is what
         // stops an alias bomb before anything is copied or walked.
-        guard countAlias(node.nodeCount, at: here) else { return false }
+        guard countAlias(tree.entry(node).nodeCount, at: span(start, end)) else { return false }
         attach(node)
         return true
     }
@@ -85,21 +95,24 @@ struct DocumentBuilder {
                                       notes: ["help: a graph needs a few levels at most; look for '[' or '{' opened by mistake"]))
             return false
         }
-        guard countWritten(at: span(start, end)) else { return false }
-        stack.append(Frame(isMapping: mapping, anchor: anchor, start: start))
+        guard countWritten(at: start, end) else { return false }
+        stack.append(Frame(isMapping: mapping, anchor: anchor, start: start, base: pending.count))
         return true
     }
 
     mutating func endCollection(end: SourceLocation) -> Bool {
         guard let frame = stack.popLast() else { return true }
-        let whole = span(frame.start, end)
-        let node: YAMLNode
-        if frame.isMapping {
-            // libyaml always gives a key its value; a lone key could only follow an error.
-            node = YAMLNode(kind: .mapping(frame.hasMerge ? merge(frame.pairs) : frame.pairs), span: whole)
+        // libyaml always gives a key its value; a lone key could only follow an error.
+        let count = frame.isMapping ? (pending.count - frame.base) & ~1 : pending.count - frame.base
+        let children = pending[frame.base..<frame.base + count]
+        let node: UInt32
+        if frame.isMapping && frame.hasMerge {
+            let merged = merge(children)
+            node = tree.collection(mapping: true, merged, start: frame.start, end: end)
         } else {
-            node = YAMLNode(kind: .sequence(frame.items), span: whole)
+            node = tree.collection(mapping: frame.isMapping, children, start: frame.start, end: end)
         }
+        pending.removeSubrange(frame.base...)
         if let anchor = frame.anchor { anchors[anchor] = node }
         attach(node)
         return true
@@ -110,78 +123,94 @@ struct DocumentBuilder {
     /// Records a mapping key; returns the error if the mapping already has it.
     /// Checked as each key arrives, so duplicates are reported even when a
     /// syntax error later stops the mapping from ever ending.
-    private static func addKey(_ key: YAMLNode, to frame: inout Frame) -> Diagnostic? {
-        let isMerge = isMergeKey(key)
-        frame.hasMerge = frame.hasMerge || isMerge
-        frame.pendingKey = key
-        var first: YAMLNode?
-        if frame.firstKey == nil, frame.pairs.count < linearKeyLimit {
-            first = frame.pairs.first { sameKey($0.key, key) }?.key
+    private mutating func addKey(_ key: UInt32, to top: Int) -> Diagnostic? {
+        let isMerge = Self.isMergeKey(key, in: tree)
+        stack[top].hasMerge = stack[top].hasMerge || isMerge
+        let base = stack[top].base
+        var first: UInt32?
+        if stack[top].firstKey == nil, pending.count - base < 2 * Self.linearKeyLimit {
+            var at = base
+            while at < pending.count {
+                if sameKey(pending[at], key) { first = pending[at]; break }
+                at += 2
+            }
         } else {
-            var table = frame.firstKey ?? [:]
-            frame.firstKey = nil  // keep the dictionary uniquely referenced while it changes
+            var table = stack[top].firstKey ?? [:]
+            stack[top].firstKey = nil  // keep the dictionary uniquely referenced while it changes
             if table.isEmpty {
-                table.reserveCapacity(frame.pairs.count * 2)
-                for pair in frame.pairs where table[KeyIdentity(pair.key)] == nil {
-                    table[KeyIdentity(pair.key)] = pair.key
+                table.reserveCapacity(pending.count - base)
+                for at in stride(from: base, to: pending.count, by: 2) {
+                    let identity = KeyIdentity(pending[at], in: tree)
+                    if table[identity] == nil { table[identity] = pending[at] }
                 }
             }
-            let identity = KeyIdentity(key)
+            let identity = KeyIdentity(key, in: tree)
             first = table[identity]
             if first == nil { table[identity] = key }
-            frame.firstKey = table
+            stack[top].firstKey = table
         }
+        pending.append(key)
+        stack[top].awaitsValue = true
         guard let first else { return nil }
         let name = isMerge ? "merge key '<<'" : "key \(describeKey(key))"
+        let firstStart = tree.entry(first).start
         return .error(
-            "duplicate \(name) in this mapping", at: key.span,
-            notes: ["note: first defined at line \(first.span.start.line), column \(first.span.start.column)",
+            "duplicate \(name) in this mapping", at: span(of: key),
+            notes: ["note: first defined at line \(firstStart.line), column \(firstStart.column)",
                     "help: keys of one mapping must differ (YAML readers disagree on which one wins): remove or rename one"])
     }
 
     /// Whether two keys are the same key; the common case (two scalars) needs no hashing.
-    private static func sameKey(_ a: YAMLNode, _ b: YAMLNode) -> Bool {
-        switch (a.kind, b.kind) {
-        case (.scalar(let x, _, _), .scalar(let y, _, _)): return x == y
+    private func sameKey(_ a: UInt32, _ b: UInt32) -> Bool {
+        let x = tree.entry(a), y = tree.entry(b)
+        switch (x.shape, y.shape) {
+        case (.scalar, .scalar): return tree.text(a) == tree.text(b)
         case (.scalar, _), (_, .scalar): return false
-        default: return KeyIdentity(a) == KeyIdentity(b)
+        default: return KeyIdentity(a, in: tree) == KeyIdentity(b, in: tree)
         }
     }
 
     /// Applies merge keys (`<<`), Docker Compose style: keys written in the
     /// mapping win over merged ones, and an earlier merged mapping wins over
     /// a later one. Merged pairs take the place of their `<<` entry, so file
-    /// order still reads naturally.
-    private mutating func merge(_ pairs: [YAMLNode.Pair]) -> [YAMLNode.Pair] {
+    /// order still reads naturally. `pairs` holds keys and values in turn.
+    private mutating func merge(_ pairs: ArraySlice<UInt32>) -> [UInt32] {
         var taken = Set<KeyIdentity>()
-        for pair in pairs where !Self.isMergeKey(pair.key) { taken.insert(KeyIdentity(pair.key)) }
-        var result: [YAMLNode.Pair] = []
+        for at in stride(from: pairs.startIndex, to: pairs.endIndex, by: 2) where !Self.isMergeKey(pairs[at], in: tree) {
+            taken.insert(KeyIdentity(pairs[at], in: tree))
+        }
+        var result: [UInt32] = []
         result.reserveCapacity(pairs.count)
-        for pair in pairs {
-            guard Self.isMergeKey(pair.key) else {
-                result.append(pair)
+        for at in stride(from: pairs.startIndex, to: pairs.endIndex, by: 2) {
+            let key = pairs[at], value = pairs[at + 1]
+            guard Self.isMergeKey(key, in: tree) else {
+                result.append(key)
+                result.append(value)
                 continue
             }
-            let sources: [YAMLNode]
-            switch pair.value.kind {
+            let sources: [UInt32]
+            switch tree.entry(value).shape {
             case .mapping:
-                sources = [pair.value]
-            case .sequence(let items):
-                sources = items
+                sources = [value]
+            case .sequence:
+                sources = Array(tree.children(of: value))
             case .scalar:
                 diagnostics.append(.error(
-                    "the value of a merge key '<<' must be a mapping or a list of mappings, not \(pair.value.kindDescription)",
-                    at: pair.value.span))
+                    "the value of a merge key '<<' must be a mapping or a list of mappings, not \(kindDescription(value))",
+                    at: span(of: value)))
                 continue
             }
             for source in sources {
-                guard let merged = source.pairs else {
+                guard tree.entry(source).shape == .mapping else {
                     diagnostics.append(.error(
-                        "a merge key '<<' can only merge mappings, not \(source.kindDescription)", at: source.span))
+                        "a merge key '<<' can only merge mappings, not \(kindDescription(source))", at: span(of: source)))
                     continue
                 }
-                for mergedPair in merged where taken.insert(KeyIdentity(mergedPair.key)).inserted {
-                    result.append(mergedPair)
+                let merged = tree.children(of: source)
+                for at in stride(from: merged.startIndex, to: merged.endIndex, by: 2)
+                where taken.insert(KeyIdentity(merged[at], in: tree)).inserted {
+                    result.append(merged[at])
+                    result.append(merged[at + 1])
                 }
             }
         }
@@ -189,17 +218,30 @@ struct DocumentBuilder {
     }
 
     /// A plain, untagged `<<` (or one tagged `!!merge`) is a merge key; a quoted "<<" is an ordinary key.
-    static func isMergeKey(_ node: YAMLNode) -> Bool {
-        switch node.kind {
-        case .scalar("<<", .plain, nil), .scalar(_, _, "tag:yaml.org,2002:merge"): return true
-        default: return false
-        }
+    static func isMergeKey(_ node: UInt32, in tree: YAMLTree.Writer) -> Bool {
+        let entry = tree.entry(node)
+        guard entry.shape == .scalar else { return false }
+        if entry.tagged { return tree.tags[node] == "tag:yaml.org,2002:merge" }
+        return entry.style == .plain && tree.text(node) == "<<"
     }
 
     /// A key as a user would recognise it in a message.
-    static func describeKey(_ node: YAMLNode) -> String {
-        guard let text = node.scalar else { return node.kindDescription }
-        return "'\(quote(text))'"
+    private func describeKey(_ node: UInt32) -> String {
+        guard tree.entry(node).shape == .scalar else { return kindDescription(node) }
+        return "'\(Self.quote(tree.text(node)))'"
+    }
+
+    private func kindDescription(_ node: UInt32) -> String {
+        switch tree.entry(node).shape {
+        case .scalar:
+            let entry = tree.entry(node)
+            let text = tree.text(node)
+            let isNull = entry.tagged ? tree.tags[node] == "tag:yaml.org,2002:null"
+                : entry.style == .plain && (text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL")
+            return isNull ? "null" : "a scalar"
+        case .sequence: return "a list"
+        case .mapping: return "a mapping"
+        }
     }
 
     /// Shortens text from the file for a message; the renderer strips control characters.
@@ -213,29 +255,34 @@ struct DocumentBuilder {
         SourceSpan(file: path, start: start, end: end)
     }
 
-    private mutating func attach(_ node: YAMLNode) {
-        if stack.isEmpty {
+    private func span(of node: UInt32) -> SourceSpan {
+        let entry = tree.entry(node)
+        return span(entry.start, entry.end)
+    }
+
+    private mutating func attach(_ node: UInt32) {
+        guard !stack.isEmpty else {
             root = node
-        } else {
-            let top = stack.count - 1
-            if !stack[top].isMapping {
-                stack[top].items.append(node)
-            } else if let key = stack[top].pendingKey {
-                stack[top].pairs.append(YAMLNode.Pair(key: key, value: node))
-                stack[top].pendingKey = nil
-            } else if let duplicate = Self.addKey(node, to: &stack[top]) {
-                diagnostics.append(duplicate)
-            }
+            return
+        }
+        let top = stack.count - 1
+        if !stack[top].isMapping {
+            pending.append(node)
+        } else if stack[top].awaitsValue {
+            pending.append(node)
+            stack[top].awaitsValue = false
+        } else if let duplicate = addKey(node, to: top) {
+            diagnostics.append(duplicate)
         }
     }
 
     /// Counts one written node; false (with a diagnostic) once over the limit.
-    private mutating func countWritten(at span: SourceSpan) -> Bool {
+    private mutating func countWritten(at start: SourceLocation, _ end: SourceLocation) -> Bool {
         writtenCount += 1
         guard writtenCount > limits.maxNodes else { return true }
         diagnostics.append(.error(
             "the document has more than \(limits.maxNodes) nodes (keys, values and list items)",
-            at: span,
+            at: span(start, end),
             notes: ["note: this is where the limit was reached; it bounds the memory a graph file can take to load",
                     "help: split the graph into several files"]))
         return false
@@ -261,35 +308,39 @@ struct DocumentBuilder {
 enum KeyIdentity: Hashable {
     case scalar(String)
     case structure(String)
-    case object(ObjectIdentifier)
+    case node(UInt32)
 
-    init(_ node: YAMLNode) {
-        switch node.kind {
-        case .scalar(let value, _, _):
-            self = .scalar(value)
-        case .sequence, .mapping:
-            if node.nodeCount <= 64 {
-                var out = ""
-                KeyIdentity.canonical(node, into: &out)
-                self = .structure(out)
-            } else {
-                self = .object(ObjectIdentifier(node))
-            }
+    init(_ node: UInt32, in tree: YAMLTree.Writer) {
+        let entry = tree.entry(node)
+        if entry.shape == .scalar {
+            self = .scalar(tree.text(node))
+        } else if entry.nodeCount <= 64 {
+            var out = ""
+            KeyIdentity.canonical(node, in: tree, into: &out)
+            self = .structure(out)
+        } else {
+            self = .node(node)
         }
     }
 
     /// Recursion is bounded: a node of at most 64 nodes is at most 64 deep.
-    private static func canonical(_ node: YAMLNode, into out: inout String) {
-        switch node.kind {
-        case .scalar(let value, _, _):
-            out += value.debugDescription
-        case .sequence(let items):
+    private static func canonical(_ node: UInt32, in tree: YAMLTree.Writer, into out: inout String) {
+        switch tree.entry(node).shape {
+        case .scalar:
+            out += tree.text(node).debugDescription
+        case .sequence:
             out += "["
-            for item in items { canonical(item, into: &out); out += "," }
+            for item in tree.children(of: node) { canonical(item, in: tree, into: &out); out += "," }
             out += "]"
-        case .mapping(let pairs):
+        case .mapping:
             out += "{"
-            for pair in pairs { canonical(pair.key, into: &out); out += ":"; canonical(pair.value, into: &out); out += "," }
+            let children = tree.children(of: node)
+            for at in stride(from: children.startIndex, to: children.endIndex, by: 2) {
+                canonical(children[at], in: tree, into: &out)
+                out += ":"
+                canonical(children[at + 1], in: tree, into: &out)
+                out += ","
+            }
             out += "}"
         }
     }

@@ -74,7 +74,7 @@ public enum YAMLLoader {
             diagnostics.append(.error("the file is empty; a graph file starts with `version: 1`",
                                       at: .wholeFile(source.path)))
         }
-        guard diagnostics.isEmpty, let root = builder.root else {
+        guard diagnostics.isEmpty, let root = builder.document() else {
             if diagnostics.isEmpty {
                 // Not expected: libyaml reported a document but no node.
                 diagnostics.append(.error("the YAML document could not be read", at: .wholeFile(source.path)))

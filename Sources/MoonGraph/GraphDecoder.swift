@@ -114,7 +114,7 @@ struct GraphDecoder {
         let items: [YAMLNode]
         switch value.kind {
         case .scalar: items = [value]
-        case .sequence(let list): items = list
+        case .sequence(let list): items = Array(list)
         case .mapping:
             values.error("expected \(expecting), found a mapping", at: value.span)
             items = []
@@ -167,7 +167,7 @@ struct GraphDecoder {
         let items: [YAMLNode]
         switch node.kind {
         case .scalar, .mapping: items = [node]
-        case .sequence(let list): items = list
+        case .sequence(let list): items = Array(list)
         }
         var files: [DotenvFile] = []
         for item in items {

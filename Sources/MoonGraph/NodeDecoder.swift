@@ -54,7 +54,7 @@ struct NodeDecoder {
         let items: [YAMLNode]
         switch value.kind {
         case .scalar: items = [value]
-        case .sequence(let list): items = list
+        case .sequence(let list): items = Array(list)
         case .mapping:
             values.error("expected a list of node names, found a mapping", at: value.span)
             items = []
@@ -250,7 +250,7 @@ struct NodeDecoder {
         let items: [YAMLNode]
         switch node.kind {
         case .scalar: items = [node]
-        case .sequence(let list): items = list
+        case .sequence(let list): items = Array(list)
         case .mapping:
             values.error("expected a glob or a list of globs for '\(key)', found a mapping", at: node.span)
             return []

@@ -199,7 +199,7 @@ struct ValueDecoding {
 
     // MARK: - Mappings and keys
 
-    mutating func mapping(_ node: YAMLNode, expecting: @autoclosure () -> String) -> [YAMLNode.Pair]? {
+    mutating func mapping(_ node: YAMLNode, expecting: @autoclosure () -> String) -> YAMLNode.Pairs? {
         if let pairs = node.pairs { return pairs }
         error("expected \(expecting()), found \(describe(node))", at: node.span)
         return nil
@@ -215,7 +215,7 @@ struct ValueDecoding {
     /// The pairs of `pairs` by key, reporting unknown keys (with a suggestion
     /// and the list of valid ones) and duplicates. Null values are kept: each
     /// key decides whether null means "not set".
-    mutating func checkKeys(_ pairs: [YAMLNode.Pair], allowed: [GraphKeys.Key], context: @autoclosure () -> String,
+    mutating func checkKeys(_ pairs: YAMLNode.Pairs, allowed: [GraphKeys.Key], context: @autoclosure () -> String,
                                     ignoringPrefix: String? = nil, noun: String = "key") -> CheckedKeys {
         var result = CheckedKeys()
         result.pairs.reserveCapacity(pairs.count)

@@ -20,7 +20,9 @@ struct VarResolver {
         self.vars = vars
         self.literal = literal
         var spans: [String: SourceSpan] = [:]
-        for pair in declaration?.pairs ?? [] { if let name = pair.key.scalar { spans[name] = pair.key.span } }
+        if let pairs = declaration?.pairs {
+            for pair in pairs { if let name = pair.key.scalar { spans[name] = pair.key.span } }
+        }
         self.spans = spans
     }
 

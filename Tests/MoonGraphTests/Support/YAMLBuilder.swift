@@ -88,7 +88,7 @@ struct YAMLLayout {
             end = valueNode.span.end
             result.append(YAMLNode.Pair(key: keyNode, value: valueNode))
         }
-        return YAMLNode(kind: .mapping(result), span: span(start, end))
+        return YAMLNode.mapping(result, span: span(start, end))
     }
 
     private mutating func blockSeq(_ items: [Y], indent: Int) -> YAMLNode {
@@ -103,7 +103,7 @@ struct YAMLLayout {
                 nodes.append(inline(item))
             }
         }
-        return YAMLNode(kind: .sequence(nodes), span: span(start, nodes.last?.span.end ?? location))
+        return YAMLNode.sequence(nodes, span: span(start, nodes.last?.span.end ?? location))
     }
 
     private mutating func inline(_ y: Y) -> YAMLNode {
@@ -118,7 +118,7 @@ struct YAMLLayout {
                 nodes.append(inline(item))
             }
             emit("]")
-            return YAMLNode(kind: .sequence(nodes), span: span(start, location))
+            return YAMLNode.sequence(nodes, span: span(start, location))
         case .map(let pairs):
             let start = location
             emit("{")
@@ -130,7 +130,7 @@ struct YAMLLayout {
                 result.append(YAMLNode.Pair(key: keyNode, value: inline(value)))
             }
             emit("}")
-            return YAMLNode(kind: .mapping(result), span: span(start, location))
+            return YAMLNode.mapping(result, span: span(start, location))
         }
     }
 
@@ -152,7 +152,7 @@ struct YAMLLayout {
             }
             emit(quoted + "\"")
         }
-        return YAMLNode(kind: .scalar(text, style: style, tag: nil), span: span(start, location))
+        return YAMLNode.scalar(text, style: style, span: span(start, location))
     }
 
     private static func isSafePlain(_ text: String) -> Bool {
