@@ -112,7 +112,7 @@ struct DocumentBuilder {
         } else {
             node = tree.collection(mapping: frame.isMapping, children, start: frame.start, end: end)
         }
-        pending.removeSubrange(frame.base...)
+        pending.removeLast(pending.count - frame.base)
         if let anchor = frame.anchor { anchors[anchor] = node }
         attach(node)
         return true
@@ -232,13 +232,9 @@ struct DocumentBuilder {
     }
 
     private func kindDescription(_ node: UInt32) -> String {
-        switch tree.entry(node).shape {
-        case .scalar:
-            let entry = tree.entry(node)
-            let text = tree.text(node)
-            let isNull = entry.tagged ? tree.tags[node] == "tag:yaml.org,2002:null"
-                : entry.style == .plain && (text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL")
-            return isNull ? "null" : "a scalar"
+        let entry = tree.entry(node)
+        switch entry.shape {
+        case .scalar: return entry.isNull ? "null" : "a scalar"
         case .sequence: return "a list"
         case .mapping: return "a mapping"
         }

@@ -109,14 +109,7 @@ public struct YAMLNode: Sendable {
     }
 
     /// True for a plain scalar that YAML reads as null (`~`, `null`, empty).
-    public var isNull: Bool {
-        let entry = self.entry
-        guard entry.shape == .scalar else { return false }
-        if entry.tagged { return tree.tags[index] == "tag:yaml.org,2002:null" }
-        guard entry.style == .plain else { return false }
-        let text = tree.texts[Int(entry.first)]
-        return text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL"
-    }
+    public var isNull: Bool { entry.isNull }
 
     /// A word for error messages: "a mapping", "a list", "a string".
     public var kindDescription: String {

@@ -23,6 +23,8 @@ public final class YAMLTree: Sendable {
         var shape: Shape
         var style: YAMLNode.ScalarStyle
         var tagged: Bool
+        /// A scalar YAML reads as null; see `YAMLNode.isNull`.
+        var isNull: Bool
     }
 
     let file: String
@@ -58,7 +60,8 @@ public final class YAMLTree: Sendable {
             let index = UInt32(truncatingIfNeeded: entries.count)
             if let tag { tags[index] = tag }
             entries.append(Entry(start: start, end: end, first: UInt32(truncatingIfNeeded: texts.count), count: 0,
-                                 nodeCount: 1, shape: .scalar, style: style, tagged: tag != nil))
+                                 nodeCount: 1, shape: .scalar, style: style, tagged: tag != nil,
+                                 isNull: Self.isNull(text, style: style, tag: tag)))
             texts.append(text)
             return index
         }
@@ -72,8 +75,23 @@ public final class YAMLTree: Sendable {
             for item in items { total = YAMLNode.saturatingAdd(total, entries[Int(item)].nodeCount) }
             children.append(contentsOf: items)
             entries.append(Entry(start: start, end: end, first: first, count: UInt32(truncatingIfNeeded: items.count),
-                                 nodeCount: total, shape: mapping ? .mapping : .sequence, style: .plain, tagged: false))
+                                 nodeCount: total, shape: mapping ? .mapping : .sequence, style: .plain, tagged: false,
+                                 isNull: false))
             return index
+        }
+
+        /// A plain untagged `~`, `null` (any of three spellings) or nothing, or a scalar tagged `!!null`.
+        static func isNull(_ text: String, style: YAMLNode.ScalarStyle, tag: String?) -> Bool {
+            if let tag { return tag == "tag:yaml.org,2002:null" }
+            guard style == .plain else { return false }
+            // By length first: this runs for every scalar of the document.
+            switch text.utf8.count {
+            case 0: return true
+            case 1: return text == "~"
+            case 4: return text.utf8.first == UInt8(ascii: "n") || text.utf8.first == UInt8(ascii: "N")
+                ? text == "null" || text == "Null" || text == "NULL" : false
+            default: return false
+            }
         }
 
         func entry(_ index: UInt32) -> Entry { entries[Int(index)] }

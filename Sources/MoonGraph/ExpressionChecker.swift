@@ -7,10 +7,31 @@ import MoonDocument
 struct ExpressionChecker {
     /// Where expressions are checked: which needs they may read.
     struct Scope {
-        /// The node's direct needs; nil where `needs` is not available (graph `env`, `defaults`).
-        var needs: [String]?
-        /// "node 'deploy'", "the graph's env" — for messages.
-        var owner: String
+        /// The node's direct needs, as positions in `names`; nil where
+        /// `needs` is not available (graph `env`, `defaults`). Kept as
+        /// positions so that a scope costs nothing to make for the many
+        /// nodes without an expression.
+        var needs: [Int]?
+        /// The graph's node names, which `needs` index.
+        var names: [String] = []
+        /// The node, or what else holds the value ("the graph's env") — for messages.
+        var ownerNode: String?
+        var ownerText: String = ""
+
+        init(needs: [Int]?, names: [String] = [], owner: String) {
+            self.needs = needs
+            self.names = names
+            self.ownerText = owner
+        }
+
+        init(needs: [Int], names: [String], node: String) {
+            self.needs = needs
+            self.names = names
+            self.ownerNode = node
+        }
+
+        /// "node 'deploy'", "the graph's env".
+        var owner: String { ownerNode.map { "node '\($0)'" } ?? ownerText }
         /// Whether `item` may be read: the node has a `for-each`.
         var forEach = false
         /// The keys `matrix.KEY` may read; nil when the node has no `matrix`.
@@ -78,7 +99,7 @@ struct ExpressionChecker {
         }
         switch reference {
         case .output(let name, _), .result(let name):
-            guard let needs = scope.needs else {
+            guard let needs = scope.needs.map({ $0.map { scope.names[$0] } }) else {
                 return ("'needs' is not available in \(scope.owner); only a node's run, env, with and dir can read its needs", [])
             }
             if needs.contains(name) { return nil }

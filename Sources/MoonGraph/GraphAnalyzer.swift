@@ -170,26 +170,28 @@ struct GraphAnalyzer {
         needs.reserveCapacity(references.needs.count)
         // (Most graphs have no fan-out: no template names to look up then.)
         let own = layout.ranges.isEmpty ? nil : layout.ranges[name]
-        for need in references.needs {
+        // By position: a `Need` is copied only for a message.
+        for n in references.needs.indices {
+            let needName = references.needs[n].name
             // A template's instances are consecutive, so every need is a range of nodes.
             let targets: Range<Int>
-            if !layout.ranges.isEmpty, let range = layout.ranges[need.name] {
+            if !layout.ranges.isEmpty, let range = layout.ranges[needName] {
                 targets = range
-            } else if let target = layout.index[need.name] {
+            } else if let target = layout.index[needName] {
                 targets = target..<target + 1
             } else {
-                unknownNeed(need, owner: name, layout: layout)
+                unknownNeed(references.needs[n], owner: name, layout: layout)
                 continue
             }
-            if need.name == name || own?.overlaps(targets) == true {
-                error("node '\(name)' needs itself; remove '\(need.name)' from its needs", at: need.span)
+            if target(targets, isOwn: own, name: name, needName: needName) {
+                error("node '\(name)' needs itself; remove '\(needName)' from its needs", at: references.needs[n].span)
                 continue
             }
             for target in targets {
                 let duplicate = needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
                 guard !duplicate else {
-                    diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(need.name)' more than once; remove the duplicate",
-                                                  at: need.span))
+                    diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(needName)' more than once; remove the duplicate",
+                                                  at: references.needs[n].span))
                     break
                 }
                 if needs.count == 32 { seen = Set(needs) }
@@ -197,6 +199,11 @@ struct GraphAnalyzer {
             }
         }
         return needs
+    }
+
+    /// Whether a need names its own node (or, for a template, one of its instances).
+    private func target(_ targets: Range<Int>, isOwn own: Range<Int>?, name: String, needName: String) -> Bool {
+        needName == name || own?.overlaps(targets) == true
     }
 
     private mutating func unknownNeed(_ need: NodeReferences.Need, owner name: String, layout: Layout) {
@@ -242,7 +249,7 @@ struct GraphAnalyzer {
     /// The node's `${{ … }}`, which may read its direct needs; a shell-form
     /// `run` is checked with its shell's quoting.
     private mutating func checkExpressions(of references: NodeReferences, node: Node, names: [String]) {
-        var scope = ExpressionChecker.Scope(needs: node.needs.map { names[$0] }, owner: "node '\(node.name)'")
+        var scope = ExpressionChecker.Scope(needs: node.needs, names: names, node: node.name)
         switch references.fanOut {
         case .list, .glob, .dynamic: scope.forEach = true
         case .matrix(let matrix): scope.matrixKeys = matrix.allKeys

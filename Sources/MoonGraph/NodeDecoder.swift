@@ -51,19 +51,19 @@ struct NodeDecoder {
 
     /// The names under `needs:`: one name, or a list of them.
     private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeReferences.Need] {
-        let items: [YAMLNode]
+        var needs: [NodeReferences.Need] = []
+        func add(_ item: YAMLNode) {
+            guard let name = values.string(item, expecting: "a node name") else { return }
+            needs.append(NodeReferences.Need(name: name, span: item.span))
+        }
         switch value.kind {
-        case .scalar: items = [value]
-        case .sequence(let list): items = Array(list)
+        case .scalar:
+            add(value)
+        case .sequence(let items):
+            needs.reserveCapacity(items.count)
+            for item in items { add(item) }
         case .mapping:
             values.error("expected a list of node names, found a mapping", at: value.span)
-            items = []
-        }
-        var needs: [NodeReferences.Need] = []
-        needs.reserveCapacity(items.count)
-        for item in items {
-            guard let name = values.string(item, expecting: "a node name") else { continue }
-            needs.append(NodeReferences.Need(name: name, span: item.span))
         }
         return needs
     }

@@ -5,6 +5,8 @@ import MoonGraph
 import MoonReport
 
 /// `moon cache stats|prune`: what the output cache holds, and shrinking it.
+/// Every start builds this configuration (the argument parser walks every
+/// subcommand), so its text is put together without formatting numbers.
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
@@ -13,7 +15,7 @@ struct CacheCommand: ParsableCommand {
         The cache is --cache-dir, else MOON_CACHE_DIR, else the graph file's \
         'cache: { dir }' (FILE, or the moon.yaml here or above), else \
         $XDG_CACHE_HOME/moon or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
-        \(ByteText.bytes(CacheUsage.defaultLimit)), least recently used entries first.
+        \(CacheUsage.defaultLimit >> 30) GB, least recently used entries first.
         """,
         subcommands: [CacheStatsCommand.self, CachePruneCommand.self])
 }
