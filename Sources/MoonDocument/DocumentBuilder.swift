@@ -54,6 +54,12 @@ struct DocumentBuilder {
         self.tree = YAMLTree.Writer(file: path)
     }
 
+    /// Sizes the tables for a document of `bytes` bytes (a graph file has
+    /// about one node per six bytes), so that they seldom grow and copy.
+    mutating func expect(bytes: Int) {
+        tree.reserve(nodes: min(bytes / 6, limits.maxNodes, 1 << 20))
+    }
+
     /// The document, once its outermost node has ended.
     func document() -> YAMLNode? {
         root.map { YAMLNode(tree.finish(), $0) }
@@ -104,18 +110,21 @@ struct DocumentBuilder {
         guard let frame = stack.popLast() else { return true }
         // libyaml always gives a key its value; a lone key could only follow an error.
         let count = frame.isMapping ? (pending.count - frame.base) & ~1 : pending.count - frame.base
-        let children = pending[frame.base..<frame.base + count]
-        let node: UInt32
-        if frame.isMapping && frame.hasMerge {
-            let merged = merge(children)
-            node = tree.collection(mapping: true, merged, start: frame.start, end: end)
-        } else {
-            node = tree.collection(mapping: frame.isMapping, children, start: frame.start, end: end)
-        }
+        let node = collection(frame, children: frame.base..<frame.base + count, end: end)
+        // Only now: a slice of `pending` still alive would make this a copy.
         pending.removeLast(pending.count - frame.base)
         if let anchor = frame.anchor { anchors[anchor] = node }
         attach(node)
         return true
+    }
+
+    /// The collection `frame` opened, of the children at `range` in `pending`.
+    private mutating func collection(_ frame: Frame, children range: Range<Int>, end: SourceLocation) -> UInt32 {
+        if frame.isMapping && frame.hasMerge {
+            let merged = merge(pending[range])
+            return tree.collection(mapping: true, merged, start: frame.start, end: end)
+        }
+        return tree.collection(mapping: frame.isMapping, pending[range], start: frame.start, end: end)
     }
 
     // MARK: Mappings

@@ -42,6 +42,7 @@ public enum YAMLLoader {
             throw Diagnostics([problem])
         }
         var builder = DocumentBuilder(path: source.path, limits: limits)
+        builder.expect(bytes: source.bytes.count)
         var diagnostics: [Diagnostic] = []
         var documents = 0
 

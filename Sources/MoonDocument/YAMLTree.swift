@@ -80,6 +80,12 @@ public final class YAMLTree: Sendable {
             return index
         }
 
+        mutating func reserve(nodes: Int) {
+            entries.reserveCapacity(nodes)
+            texts.reserveCapacity(nodes)
+            children.reserveCapacity(nodes)
+        }
+
         /// A plain untagged `~`, `null` (any of three spellings) or nothing, or a scalar tagged `!!null`.
         static func isNull(_ text: String, style: YAMLNode.ScalarStyle, tag: String?) -> Bool {
             if let tag { return tag == "tag:yaml.org,2002:null" }

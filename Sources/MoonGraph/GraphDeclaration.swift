@@ -79,10 +79,12 @@ struct MatrixDeclaration {
 /// What a decoded node refers to, for the analyzer: the names under its
 /// `needs`, and the values whose `${{ … }}` read vars and needs.
 struct NodeReferences {
-    /// One name under `needs:`, where it is written.
+    /// One name under `needs:`, where it is written (the scalar itself:
+    /// most needs never need their span).
     struct Need {
         var name: String
-        var span: SourceSpan
+        var node: YAMLNode
+        var span: SourceSpan { node.span }
     }
 
     var needs: [Need] = []

@@ -120,7 +120,7 @@ struct GraphDecoder {
             items = []
         }
         return items.compactMap { item in
-            values.string(item, expecting: "a node name", allowNull: false).map { NodeReferences.Need(name: $0, span: item.span) }
+            values.string(item, expecting: "a node name", allowNull: false).map { NodeReferences.Need(name: $0, node: item) }
         }
     }
 

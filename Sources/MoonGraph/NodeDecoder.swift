@@ -54,7 +54,7 @@ struct NodeDecoder {
         var needs: [NodeReferences.Need] = []
         func add(_ item: YAMLNode) {
             guard let name = values.string(item, expecting: "a node name") else { return }
-            needs.append(NodeReferences.Need(name: name, span: item.span))
+            needs.append(NodeReferences.Need(name: name, node: item))
         }
         switch value.kind {
         case .scalar:
