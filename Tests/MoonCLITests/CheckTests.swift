@@ -147,11 +147,12 @@ import Testing
     @Test func versionAndHelp() throws {
         let moon = try Moon()
         #expect(try moon.run(["--version"]).stdout.hasPrefix("0."))
-        for sub in ["run", "check", "list", "graph", "schema"] {
+        for sub in ["run", "check", "list", "graph", "schema", "cache"] {
             let help = try moon.run([sub, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("USAGE"))
         }
+        #expect(try moon.run(["cache", "--help"]).stdout.contains("prunes it to 5 GB"))
     }
 }
 
