@@ -154,7 +154,7 @@ struct ValueDecoding {
 
     /// A scalar's text. Null is "not set" (nil, no error) unless `allowNull` is false.
     mutating func string(_ node: YAMLNode, expecting: @autoclosure () -> String, allowNull: Bool = true) -> String? {
-        if case .scalar(let text, _, _) = node.kind {
+        if let text = node.scalar {
             if node.isNull {
                 if !allowNull { error("expected \(expecting()), found null", at: node.span) }
                 return nil
@@ -244,7 +244,9 @@ struct ValueDecoding {
         var pairs: [(key: String, pair: YAMLNode.Pair)] = []
 
         subscript(_ key: String) -> YAMLNode.Pair? {
-            pairs.first(where: { $0.key == key })?.pair
+            // Most keys asked for are absent; their length tells most of them apart.
+            let length = key.utf8.count
+            return pairs.first(where: { $0.key.utf8.count == length && $0.key == key })?.pair
         }
     }
 
