@@ -56,14 +56,13 @@ struct NodeDecoder {
             guard let name = values.string(item, expecting: "a node name") else { return }
             needs.append(NodeReferences.Need(name: name, node: item))
         }
-        switch value.kind {
-        case .scalar:
-            add(value)
-        case .sequence(let items):
+        if let items = value.items {
             needs.reserveCapacity(items.count)
             for item in items { add(item) }
-        case .mapping:
+        } else if value.pairs != nil {
             values.error("expected a list of node names, found a mapping", at: value.span)
+        } else {
+            add(value)
         }
         return needs
     }
