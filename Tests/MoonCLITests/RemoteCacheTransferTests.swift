@@ -9,7 +9,8 @@ import Testing
 /// one warning, never a wrong output, a hang or a process left behind.
 @Suite(.enabled(if: Nginx.binary != nil, "nginx is not installed (make test-deps)"))
 struct RemoteCacheTransferTests {
-    /// The size of the large output: moon's peak memory must stay far below it.
+    /// The size of the large output: moon's peak memory must stay below it
+    /// (reading a blob whole would take at least as much).
     static let bigSize = 64 << 20
 
     /// `big` writes a large random output; `probe`, after it, notes moon's
@@ -49,8 +50,9 @@ struct RemoteCacheTransferTests {
         return (result, milliseconds / 1000)
     }
 
+    /// moon's peak resident memory in bytes as `probe` saw it (Int.max: not seen).
     static func peakMemory(_ moon: Moon) -> Int {
-        (Int(moon.read("hwm.txt") ?? "") ?? .max) * 1024
+        Int(moon.read("hwm.txt") ?? "").map { $0 * 1024 } ?? .max
     }
 
     static func compiled(_ moon: Moon) -> [String] { RemoteCacheTests.compiled(moon) }
