@@ -67,7 +67,8 @@ final class HTTPConnection {
             if wanted { try receive(chunk) }
         }
         served += 1
-        reusable = delimited && answer.keepAlive
+        // Bytes past the answer's end belong to no request: a server that sends them is not trusted again.
+        reusable = delimited && answer.keepAlive && start == end
         return answer.status
     }
 
