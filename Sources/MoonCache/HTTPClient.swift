@@ -203,16 +203,20 @@ final class HTTPClient: @unchecked Sendable {
         }
 
         /// Waits until `fd` is ready for `events`; throws at the deadline or a stop.
+        /// Past the deadline the socket is still looked at once: a moon
+        /// that was not scheduled for a while does not blame the server
+        /// for what already came.
         func until(_ fd: Int32, ready events: Int16) throws -> Bool {
             while true {
                 if shouldStop() { throw Failure.stopped }
                 let now = HTTPClient.now()
-                guard now < deadline else { throw Failure.timedOut }
+                let left = deadline > now ? deadline - now : 0
                 var entry = pollfd(fd: fd, events: events, revents: 0)
-                let milliseconds = Int32(min(50, (deadline - now) / 1_000_000 + 1))
+                let milliseconds = left == 0 ? 0 : Int32(min(50, left / 1_000_000 + 1))
                 let ready = poll(&entry, 1, milliseconds)
                 if ready > 0 { return true }
                 if ready < 0 && errno != EINTR { throw Failure.unreachable(String(cString: strerror(errno))) }
+                if left == 0 { throw Failure.timedOut }
             }
         }
     }

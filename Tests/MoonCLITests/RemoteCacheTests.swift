@@ -186,9 +186,9 @@ struct RemoteCacheTests {
         #expect(try run(first, server.url).status == 0)
         #expect(server.files("ac").count == count + 1)
         let second = try midRunCheckout(count: count)
-        let (result, _) = try runHalting(second, server, timeout: "5s") { server.stop() }
+        let (result, _) = try runHalting(second, server, timeout: "20s") { server.stop() }
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "first.o") == "cache-hit")
+        #expect(CacheTests.outcome(result, "first.o") == "cache-hit", "\(result.stderr)")
         #expect(Set(Self.compiled(second)) == Set((0..<count).map { "o\($0)" }))
         for i in 0..<count { #expect(second.read("build/o\(i).o") == "int b;\n\(i)\n") }
         #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")

@@ -125,7 +125,7 @@ struct RemoteCacheTransferTests {
         let second = try bigCheckout()
         defer { killSurvivors(of: second) }
         let (result, seconds) = try timedRun(second, ["run", "--json", "--remote-cache", proxy.url],
-                                             environment: ["MOON_REMOTE_CACHE_TIMEOUT": "3s"])
+                                             environment: ["MOON_REMOTE_CACHE_TIMEOUT": "5s"])
         #expect(proxy.tripped)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.compiled(second) == ["big"])
@@ -134,7 +134,7 @@ struct RemoteCacheTransferTests {
         #expect(result.events("complete", node: "probe").count == 1)
         #expect(Self.temporaryFiles(second).isEmpty)
         #expect(survivors(of: second).isEmpty, "\(survivors(of: second))")
-        // One 3 s timeout and a run of `big`; a wait for the frozen server would reach the runner's 60 s limit.
+        // One 5 s timeout and a run of `big`; a wait for the frozen server would reach the runner's 60 s limit.
         #expect(seconds < 40, "moon took \(seconds) s")
     }
 
@@ -147,7 +147,7 @@ struct RemoteCacheTransferTests {
         let first = try bigCheckout()
         defer { killSurvivors(of: first) }
         let (result, seconds) = try timedRun(first, ["run", "--json", "--remote-cache", proxy.url],
-                                             environment: ["MOON_REMOTE_CACHE_TIMEOUT": "3s"])
+                                             environment: ["MOON_REMOTE_CACHE_TIMEOUT": "5s"])
         #expect(proxy.tripped)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.compiled(first) == ["big"])
