@@ -79,22 +79,15 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     }
 
     /// An entry (perhaps from a remote server) that would write outside the
-    /// graph's directory, or through a link it restores, is refused.
+    /// graph's directory, or through a link it restores, is refused. Paths
+    /// are checked as bytes, as the kernel splits them.
     func validate() throws {
         guard version == 1 else { throw CacheError.invalidEntry("version \(version)") }
         var links = Set<String>()
         for file in files where file.kind == .symlink { links.insert(file.path) }
-        for path in files.map(\.path) + roots + dependencies.map(\.path) {
-            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-            guard !path.isEmpty, !path.hasPrefix("/"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
-                throw CacheError.invalidEntry("path '\(path)'")
-            }
-            var prefix = ""
-            for part in parts.dropLast() {
-                prefix += prefix.isEmpty ? String(part) : "/" + part
-                if links.contains(prefix) { throw CacheError.invalidEntry("path '\(path)' through a link") }
-            }
-        }
+        for path in roots { try Self.check(path, links: links) }
+        for file in files { try Self.check(file.path, links: links) }
+        for dependency in dependencies { try Self.check(dependency.path, links: links) }
         for file in files {
             switch file.kind {
             case .file:
@@ -103,10 +96,41 @@ public struct CacheEntry: Codable, Sendable, Equatable {
                 guard file.target != nil else { throw CacheError.invalidEntry("link '\(file.path)'") }
             case .directory: break
             }
-            guard roots.contains(where: { file.path == $0 || file.path.hasPrefix($0 + "/") }) else {
+            guard roots.contains(where: { Self.isWithin(file.path, $0) }) else {
                 throw CacheError.invalidEntry("path '\(file.path)' outside its roots")
             }
         }
+    }
+
+    /// A relative path of plain parts (no `.`, `..` or empty one), none of
+    /// whose parents is a link the entry restores.
+    private static func check(_ path: String, links: Set<String>) throws {
+        let bytes = path.utf8
+        var sound = !bytes.isEmpty
+        var start = bytes.startIndex
+        var index = start
+        while sound {
+            let end = index == bytes.endIndex || bytes[index] == UInt8(ascii: "/")
+            if end {
+                let part = bytes[start..<index]
+                if part.isEmpty || part.elementsEqual(".".utf8) || part.elementsEqual("..".utf8) { sound = false; break }
+                if index == bytes.endIndex { break }
+                if !links.isEmpty, links.contains(String(path[..<index])) {
+                    throw CacheError.invalidEntry("path '\(path)' through a link")
+                }
+                start = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
+        guard sound else { throw CacheError.invalidEntry("path '\(path)'") }
+    }
+
+    /// Whether `path` is `root` or under it.
+    static func isWithin(_ path: String, _ root: String) -> Bool {
+        let p = path.utf8, r = root.utf8
+        guard p.starts(with: r) else { return false }
+        let rest = p.dropFirst(r.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/")
     }
 }
 

@@ -37,6 +37,25 @@ extension IncrementalState {
         return result
     }
 
+    /// The files a cache entry's depfile listed, when each has the entry's
+    /// hash now: their manifest entries (stat taken before the hash, through
+    /// the stat cache, so `recordSuccess` need not read them again); nil
+    /// when one differs or cannot be read.
+    public func currentEntries(of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
+        lock.lock()
+        defer { lock.unlock() }
+        var entries: [Manifest.Entry] = []
+        entries.reserveCapacity(dependencies.count)
+        for dependency in dependencies {
+            let path = scanner.fullPath(dependency.path)
+            guard let found = FileStat.of(path), found.1 == .file,
+                  let hashed = loadedCache().hash(of: ScannedFile(path: dependency.path, stat: found.0), fullPath: path),
+                  hashed.hash == dependency.hash else { return nil }
+            entries.append(Manifest.Entry(path: dependency.path, stat: hashed.stat, racy: hashed.racy, hash: hashed.hash))
+        }
+        return entries
+    }
+
     /// Where `file` of the graph (relative to its directory) is.
     public func fullPath(_ file: String) -> String {
         scanner.fullPath(file)

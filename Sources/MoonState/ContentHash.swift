@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -54,11 +55,42 @@ public struct ContentHash: Sendable, Hashable {
         return out
     }
 
+    /// The 32 bytes as Data (a store column), without an intermediate array.
+    var data: Data {
+        let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return withUnsafeBytes(of: bigEndian) { Data($0) }
+    }
+
     /// Appends the 32 bytes, most significant first, without an intermediate array.
     func appendBytes(to out: inout [UInt8]) {
         // A tuple of like elements is laid out in order, without padding.
         let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
         withUnsafeBytes(of: bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// From 64 lowercase hex digits (as `hex` writes them); nil for anything else.
+    public init?(hex: String) {
+        var w: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var count = 0
+        for byte in hex.utf8 {
+            let digit: UInt8
+            switch byte {
+            case 48...57: digit = byte - 48
+            case 97...102: digit = byte - 87
+            default: return nil
+            }
+            guard count < 64 else { return nil }
+            let word = UInt64(digit)
+            switch count / 16 {
+            case 0: w.0 = w.0 << 4 | word
+            case 1: w.1 = w.1 << 4 | word
+            case 2: w.2 = w.2 << 4 | word
+            default: w.3 = w.3 << 4 | word
+            }
+            count += 1
+        }
+        guard count == 64 else { return nil }
+        words = w
     }
 
     public var hex: String {

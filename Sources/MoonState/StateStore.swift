@@ -20,6 +20,9 @@ public final class StateStore: @unchecked Sendable {
     /// Opened only to read (`moon status`, `moon history`): such a store
     /// leaves a corrupt file where it is, for `moon run` to move.
     let readonly: Bool
+    /// Whether `node_state` has its `patterns` column (a store an older
+    /// moon made lacks it until a writer opens it; readers read NULL).
+    let hasPatterns: Bool
 
     private let lock = Lock()
     private var movedAside = false
@@ -27,10 +30,11 @@ public final class StateStore: @unchecked Sendable {
     /// leaves durations that are close to these.
     private var durationsRead: [String: [String: Int]] = [:]
 
-    private init(path: String, db: DatabaseQueue, readonly: Bool) {
+    private init(path: String, db: DatabaseQueue, readonly: Bool, hasPatterns: Bool) {
         self.path = path
         self.db = db
         self.readonly = readonly
+        self.hasPatterns = hasPatterns
     }
 
     /// The key of a graph's entries in its store: the graph file's name.
@@ -208,10 +212,12 @@ public final class StateStore: @unchecked Sendable {
     /// it can be read (a reader), and probes the tables for garbage.
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
         let db = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: readonly))
+        var hasPatterns = true
         if readonly {
-            try db.read { db in
+            hasPatterns = try db.read { db in
                 _ = try firstValue(db, sql: "PRAGMA user_version")
                 try probe(db)
+                return try StateSchema.hasPatterns(db)
             }
         } else {
             try db.write { db in
@@ -220,7 +226,7 @@ public final class StateStore: @unchecked Sendable {
             }
             try checkpointIfLarge(db, path: path)
         }
-        return StateStore(path: path, db: db, readonly: readonly)
+        return StateStore(path: path, db: db, readonly: readonly, hasPatterns: hasPatterns)
     }
 
     /// SQLite's page cache per connection, in KiB (its default is 2000).
