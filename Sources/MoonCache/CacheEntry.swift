@@ -87,7 +87,9 @@ public struct CacheEntry: Codable, Sendable, Equatable {
         for file in files where file.kind == .symlink { links.insert(file.path) }
         for path in roots { try Self.check(path, links: links) }
         for file in files { try Self.check(file.path, links: links) }
-        for dependency in dependencies { try Self.check(dependency.path, links: links) }
+        // Dependencies are only read (hashed), never written: a system
+        // header's absolute path and a `dir:`'s `../include/x.h` are sound.
+        for dependency in dependencies where dependency.path.isEmpty { throw CacheError.invalidEntry("dependency ''") }
         for file in files {
             switch file.kind {
             case .file:
@@ -105,24 +107,27 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     /// A relative path of plain parts (no `.`, `..` or empty one), none of
     /// whose parents is a link the entry restores.
     private static func check(_ path: String, links: Set<String>) throws {
-        let bytes = path.utf8
-        var sound = !bytes.isEmpty
-        var start = bytes.startIndex
-        var index = start
-        while sound {
-            let end = index == bytes.endIndex || bytes[index] == UInt8(ascii: "/")
-            if end {
-                let part = bytes[start..<index]
-                if part.isEmpty || part.elementsEqual(".".utf8) || part.elementsEqual("..".utf8) { sound = false; break }
-                if index == bytes.endIndex { break }
-                if !links.isEmpty, links.contains(String(path[..<index])) {
-                    throw CacheError.invalidEntry("path '\(path)' through a link")
-                }
-                start = bytes.index(after: index)
-            }
-            index = bytes.index(after: index)
+        var text = path
+        guard text.withUTF8(plainParts) else { throw CacheError.invalidEntry("path '\(path)'") }
+        guard !links.isEmpty else { return }
+        var index = path.utf8.startIndex
+        while let slash = path.utf8[index...].firstIndex(of: UInt8(ascii: "/")) {
+            if links.contains(String(path[..<slash])) { throw CacheError.invalidEntry("path '\(path)' through a link") }
+            index = path.utf8.index(after: slash)
         }
-        guard sound else { throw CacheError.invalidEntry("path '\(path)'") }
+    }
+
+    /// Whether the bytes are parts between single slashes, none empty, `.` or `..`.
+    private static func plainParts(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        var start = 0
+        for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+            let length = i - start
+            if length == 0 { return false }
+            if length <= 2, bytes[start] == UInt8(ascii: "."), length == 1 || bytes[start + 1] == UInt8(ascii: ".") { return false }
+            start = i + 1
+        }
+        return true
     }
 
     /// Whether `path` is `root` or under it.

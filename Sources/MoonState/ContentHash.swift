@@ -70,27 +70,26 @@ public struct ContentHash: Sendable, Hashable {
 
     /// From 64 lowercase hex digits (as `hex` writes them); nil for anything else.
     public init?(hex: String) {
-        var w: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var count = 0
-        for byte in hex.utf8 {
-            let digit: UInt8
-            switch byte {
-            case 48...57: digit = byte - 48
-            case 97...102: digit = byte - 87
-            default: return nil
+        var text = hex
+        guard let words = text.withUTF8({ Self.words(hex: $0) }) else { return nil }
+        self.words = words
+    }
+
+    private static func words(hex: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
+        guard hex.count == 64 else { return nil }
+        func word(_ start: Int) -> UInt64? {
+            var w: UInt64 = 0
+            for byte in hex[start..<(start + 16)] {
+                switch byte {
+                case 48...57: w = w << 4 | UInt64(byte - 48)
+                case 97...102: w = w << 4 | UInt64(byte - 87)
+                default: return nil
+                }
             }
-            guard count < 64 else { return nil }
-            let word = UInt64(digit)
-            switch count / 16 {
-            case 0: w.0 = w.0 << 4 | word
-            case 1: w.1 = w.1 << 4 | word
-            case 2: w.2 = w.2 << 4 | word
-            default: w.3 = w.3 << 4 | word
-            }
-            count += 1
+            return w
         }
-        guard count == 64 else { return nil }
-        words = w
+        guard let a = word(0), let b = word(16), let c = word(32), let d = word(48) else { return nil }
+        return (a, b, c, d)
     }
 
     public var hex: String {

@@ -35,7 +35,7 @@ extension IncrementalState {
             let dep = Self.path(file, in: dir)
             if taken.insert(dep).inserted { deps.append(dep) }
         }
-        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { dep in
+        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { _, dep in
             guard let found = FileStat.of(scanner.fullPath(dep)), found.1 == .file else { return nil }
             let stat = found.0
             var entry: Manifest.Entry?
@@ -61,19 +61,17 @@ extension IncrementalState {
     func withRestoredDepfile(_ index: Int, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile,
                              _ entries: [Manifest.Entry]) -> (NodeFingerprint, [String]?, Bool) {
         guard let path = nodeLocked(index).depfile else { return (fingerprint, nil, false) }
-        var byPath: [String: Manifest.Entry] = [:]
-        for entry in entries { byPath[entry.path] = entry }
         let deps = entries.map(\.path)
-        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { byPath[$0] }
+        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { i, _ in entries[i] }
         return (updated, deps, complete)
     }
 
     /// `fingerprint` with `deps` as its depfile's files: the sources digest
     /// goes on from the patterns' files with each dependency's path and
-    /// hash (`entry`; nil: missing); and whether none was missing (nor a
+    /// hash (`entry` of its index and path; nil: missing); and whether none was missing (nor a
     /// pattern's file unreadable).
     private func withDependencies(_ path: String, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile, _ deps: [String],
-                                  entry: (String) -> Manifest.Entry?) -> (NodeFingerprint, Bool) {
+                                  entry: (Int, String) -> Manifest.Entry?) -> (NodeFingerprint, Bool) {
         var complete = pending.patternsComplete
         var sources = pending.digest
         var manifest = Array(fingerprint.manifest.entries[..<pending.patternFiles])
@@ -81,9 +79,9 @@ extension IncrementalState {
         sources.add("depfile")
         sources.add(path)
         sources.add(deps.count)
-        for dep in deps {
+        for (i, dep) in deps.enumerated() {
             sources.add(dep)
-            guard let known = entry(dep) else {
+            guard let known = entry(i, dep) else {
                 sources.add("missing")
                 complete = false
                 continue
