@@ -255,8 +255,8 @@ public final class StateStore: @unchecked Sendable {
             // A store made now holds nothing yet: it is made and given its
             // tables without a sync (`make` turns them on after), as a
             // power loss in that moment leaves at worst a file that the next
-            // run moves aside. (Else the six syncs of a new file would cost
-            // a fresh checkout's first run more than its restores.)
+            // run moves aside, and a fresh checkout's first run need not
+            // wait for the flushes of an empty file.
             if fresh { try db.execute(sql: "PRAGMA synchronous = OFF") }
             // A no-op read once the file is in WAL mode, which persists.
             let mode = String.fromDatabaseValue(try firstValue(db, sql: "PRAGMA journal_mode = WAL"))
