@@ -18,7 +18,8 @@ import MoonWatch
 /// the next run (which starts once the superseded one has ended) adopts
 /// them, as it adopts the services a run left running (`WatchLive`).
 /// Every run is a fresh `Runner` on moon's event loop; everything here
-/// runs on that loop.
+/// runs on that loop. One file over 400 lines: the watching and the runs
+/// share the session's state (the current job, the live nodes, the watcher).
 final class WatchSession {
     /// What made a run start.
     enum Trigger {
