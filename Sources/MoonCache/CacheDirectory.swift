@@ -77,7 +77,7 @@ public struct CacheDirectory: Sendable {
 
     /// Moves a finished temporary blob into place; when it is there already
     /// (the same bytes), notes its use instead.
-    private func placeBlob(_ temp: String, hash: String) throws {
+    func placeBlob(_ temp: String, hash: String) throws {
         let final = blobPath(hash)
         if access(final, F_OK) == 0 {
             unlink(temp)

@@ -1,14 +1,15 @@
 import Foundation
 import Glibc
+import MoonCommand
 
-/// A minimal HTTP/1.1 client over a TCP socket: one request per
-/// connection, `Content-Length` or chunked bodies, and a deadline on every
-/// step (connect, send, receive). moon's release binary is linked
-/// statically, and Foundation's URLSession needs libcurl, which has no
-/// static build here; a Bazel remote cache needs only GET and PUT.
-/// Plain `http://` only: put a TLS-terminating proxy in front of an
-/// `https://` server.
-struct HTTPClient: Sendable {
+/// A minimal HTTP/1.1 client over TCP sockets: persistent connections kept
+/// between requests (one per thread sending at once), bodies of any size
+/// streamed from a file or to the caller (`Content-Length` or chunked), and
+/// a timeout on every wait. moon's release binary is linked statically, and
+/// Foundation's URLSession needs libcurl, which has no static build here; a
+/// Bazel remote cache needs only GET and PUT. Plain `http://` only: put a
+/// TLS-terminating proxy in front of an `https://` server.
+final class HTTPClient: @unchecked Sendable {
     struct Endpoint: Sendable {
         var host: String
         var port: UInt16
@@ -35,21 +36,30 @@ struct HTTPClient: Sendable {
         }
     }
 
-    struct Response {
-        var status: Int
-        var body: Data
+    /// What a request sends after its head.
+    enum Body {
+        case none
+        case bytes(Data)
+        /// `size` bytes of the open file `fd`, from its start.
+        case file(Int32, size: Int64)
     }
 
     enum Failure: Error, CustomStringConvertible {
         case unreachable(String)
+        /// The server closed the connection before any byte of its answer.
+        case closed(String)
         case timedOut
         case malformed
+        /// A file being sent could not be read to its end.
+        case localFile(String)
+        /// An answer moon does not take (say, an entry too large).
+        case refused(String)
         /// `shouldStop` said so: the run stopped, or the remote was turned off.
         case stopped
 
         var description: String {
             switch self {
-            case .unreachable(let why): return why
+            case .unreachable(let why), .closed(let why), .localFile(let why), .refused(let why): return why
             case .timedOut: return "timed out"
             case .malformed: return "a malformed response"
             case .stopped: return "stopped"
@@ -60,22 +70,71 @@ struct HTTPClient: Sendable {
     let endpoint: Endpoint
     /// Sent as `Authorization: Bearer …`; never printed.
     let token: String?
+    private let lock = Lock()
+    /// Connections between requests, the last returned on top.
+    private var idle: [HTTPConnection] = []
+    /// More than the threads that send at once: the rest are closed.
+    static let maxIdle = 16
 
-    /// Sends `method` for `path` (under the endpoint's path) with `body`,
-    /// all of it within `deadline` (CLOCK_MONOTONIC nanoseconds); gives up
-    /// (`Failure.stopped`) soon after `shouldStop` says so.
-    func request(_ method: String, _ path: String, body: Data? = nil, deadline: UInt64,
-                 shouldStop: @escaping () -> Bool = { false }) throws -> Response {
-        let wait = Waiter(deadline: deadline, shouldStop: shouldStop)
-        let socket = try connect(wait)
-        defer { close(socket) }
-        var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nConnection: close\r\n"
+    init(endpoint: Endpoint, token: String?) {
+        self.endpoint = endpoint
+        self.token = token
+    }
+
+    /// Sends `method` for `path` (under the endpoint's path) with `body`;
+    /// the body of a 2xx answer goes to `receive`. Every wait (connecting,
+    /// sending, the answer's next bytes) gives up after `timeout`
+    /// nanoseconds without progress, and soon after `shouldStop` says so
+    /// (`Failure.stopped`). A request that an idle connection's server
+    /// closed before answering is sent again once, on a new connection.
+    func request(_ method: String, _ path: String, body: Body = .none, timeout: UInt64,
+                 shouldStop: @escaping () -> Bool = { false },
+                 receive: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws -> Int {
+        let wait = Waiter(timeout: timeout, shouldStop: shouldStop)
+        var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nConnection: keep-alive\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\nContent-Type: application/octet-stream\r\n" }
+        switch body {
+        case .none: break
+        case .bytes(let data): head += "Content-Length: \(data.count)\r\nContent-Type: application/octet-stream\r\n"
+        case .file(_, let size): head += "Content-Length: \(size)\r\nContent-Type: application/octet-stream\r\n"
+        }
         head += "\r\n"
-        try send(Data(head.utf8), on: socket, wait)
-        if let body { try send(body, on: socket, wait) }
-        return try Self.parse(try receiveAll(socket, wait))
+        var connection = try take() ?? HTTPConnection(socket: connect(wait))
+        do {
+            let status = try connection.exchange(head: head, body: body, method: method, wait, receive: receive)
+            giveBack(connection)
+            return status
+        } catch Failure.closed where connection.served > 0 && !connection.answered {
+            connection = HTTPConnection(socket: try connect(wait))
+            let status = try connection.exchange(head: head, body: body, method: method, wait, receive: receive)
+            giveBack(connection)
+            return status
+        }
+    }
+
+    /// Closes the idle connections (the remote is no longer used).
+    func closeIdle() {
+        lock.lock()
+        idle.removeAll()
+        lock.unlock()
+    }
+
+    /// An idle connection the server has not closed, if any.
+    private func take() -> HTTPConnection? {
+        while true {
+            lock.lock()
+            let connection = idle.popLast()
+            lock.unlock()
+            guard let connection else { return nil }
+            if !connection.isStale { return connection }
+        }
+    }
+
+    private func giveBack(_ connection: HTTPConnection) {
+        guard connection.reusable else { return }
+        lock.lock()
+        if idle.count < Self.maxIdle { idle.append(connection) }
+        lock.unlock()
     }
 
     private func connect(_ wait: Waiter) throws -> Int32 {
@@ -94,15 +153,19 @@ struct HTTPClient: Sendable {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
                             info.pointee.ai_protocol)
             guard fd >= 0 else { lastError = errno; continue }
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
+            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return Self.configured(fd) }
             if errno == EINPROGRESS {
-                if try wait.until(fd, ready: Int16(POLLOUT)) {
-                    var code: Int32 = 0
-                    var size = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &size)
-                    if code == 0 { return fd }
-                    lastError = code
+                do {
+                    _ = try wait.until(fd, ready: Int16(POLLOUT))
+                } catch {
+                    close(fd)
+                    throw error
                 }
+                var code: Int32 = 0
+                var size = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &size)
+                if code == 0 { return Self.configured(fd) }
+                lastError = code
             } else {
                 lastError = errno
             }
@@ -111,106 +174,51 @@ struct HTTPClient: Sendable {
         throw Failure.unreachable("cannot connect to \(endpoint.host):\(endpoint.port) (\(String(cString: strerror(lastError))))")
     }
 
-    /// Waits for a socket until the request's deadline, looking at
-    /// `shouldStop` at least every 50 ms.
-    struct Waiter {
-        let deadline: UInt64
+    /// A request's head and a small body leave at once instead of waiting
+    /// for the server's acknowledgement of the previous one (Nagle).
+    private static func configured(_ fd: Int32) -> Int32 {
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        return fd
+    }
+
+    /// Waits for a socket, giving up when nothing moved for `timeout` and
+    /// looking at `shouldStop` at least every 50 ms.
+    final class Waiter {
+        let timeout: UInt64
         let shouldStop: () -> Bool
+        private var deadline: UInt64
+
+        init(timeout: UInt64, shouldStop: @escaping () -> Bool) {
+            self.timeout = timeout
+            self.shouldStop = shouldStop
+            deadline = HTTPClient.now() + timeout
+        }
+
+        /// Bytes moved: the timeout starts again (and a stop ends even a
+        /// transfer that never waits).
+        func progressed() throws {
+            if shouldStop() { throw Failure.stopped }
+            deadline = HTTPClient.now() + timeout
+        }
 
         /// Waits until `fd` is ready for `events`; throws at the deadline or a stop.
+        /// Past the deadline the socket is still looked at once: a moon
+        /// that was not scheduled for a while does not blame the server
+        /// for what already came.
         func until(_ fd: Int32, ready events: Int16) throws -> Bool {
             while true {
                 if shouldStop() { throw Failure.stopped }
                 let now = HTTPClient.now()
-                guard now < deadline else { throw Failure.timedOut }
+                let left = deadline > now ? deadline - now : 0
                 var entry = pollfd(fd: fd, events: events, revents: 0)
-                let milliseconds = Int32(min(50, (deadline - now) / 1_000_000 + 1))
+                let milliseconds = left == 0 ? 0 : Int32(min(50, left / 1_000_000 + 1))
                 let ready = poll(&entry, 1, milliseconds)
                 if ready > 0 { return true }
                 if ready < 0 && errno != EINTR { throw Failure.unreachable(String(cString: strerror(errno))) }
+                if left == 0 { throw Failure.timedOut }
             }
         }
-    }
-
-    private func send(_ data: Data, on fd: Int32, _ wait: Waiter) throws {
-        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n > 0 { offset += n; continue }
-                if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                    _ = try wait.until(fd, ready: Int16(POLLOUT))
-                    continue
-                }
-                throw Failure.unreachable("the connection closed (\(String(cString: strerror(errno))))")
-            }
-        }
-    }
-
-    private func receiveAll(_ fd: Int32, _ wait: Waiter) throws -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { data.append(contentsOf: buffer[0..<n]); continue }
-            if n == 0 { return data }
-            if errno == EAGAIN || errno == EINTR {
-                _ = try wait.until(fd, ready: Int16(POLLIN))
-                continue
-            }
-            throw Failure.unreachable("the connection failed (\(String(cString: strerror(errno))))")
-        }
-    }
-
-    /// The status and body of a whole response.
-    static func parse(_ data: Data) throws -> Response {
-        let bytes = [UInt8](data)
-        guard let end = find([13, 10, 13, 10], in: bytes, from: 0) else { throw Failure.malformed }
-        let head = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = head[0].split(separator: " ")
-        guard statusParts.count >= 2, head[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else { throw Failure.malformed }
-        var length: Int?
-        var chunked = false
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            if name == "content-length" { length = Int(value) }
-            if name == "transfer-encoding", value.lowercased().contains("chunked") { chunked = true }
-        }
-        var body = Array(bytes[(end + 4)...])
-        if chunked {
-            body = try dechunk(body)
-        } else if let length {
-            guard body.count >= length else { throw Failure.malformed }
-            body = Array(body[0..<length])
-        }
-        return Response(status: status, body: Data(body))
-    }
-
-    private static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
-        var out: [UInt8] = []
-        var i = 0
-        while true {
-            guard let lineEnd = find([13, 10], in: bytes, from: i) else { throw Failure.malformed }
-            let sizeText = String(decoding: bytes[i..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { throw Failure.malformed }
-            i = lineEnd + 2
-            if size == 0 { return out }
-            guard i + size <= bytes.count else { throw Failure.malformed }
-            out += bytes[i..<(i + size)]
-            i += size + 2
-        }
-    }
-
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        var i = start
-        while i + needle.count <= bytes.count {
-            if bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle { return i }
-            i += 1
-        }
-        return nil
     }
 
     static func now() -> UInt64 {

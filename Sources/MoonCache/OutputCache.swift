@@ -110,9 +110,8 @@ public final class OutputCache: @unchecked Sendable {
             return nil
         }
         for hash in Set(entry.files.compactMap(\.hash)) where !directory.hasBlob(hash) {
-            guard let blob = remote.blob(hash) else { return nil }
             do {
-                try directory.storeBlob(blob, hash: hash)
+                guard try remote.downloadBlob(hash, into: directory) else { return nil }
             } catch CacheError.corruptBlob {
                 warnOnce("remote-blob", "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
                 return nil
@@ -131,7 +130,7 @@ public final class OutputCache: @unchecked Sendable {
         guard let remote, !remote.readOnly else { return }
         uploading.run { [directory] in
             for hash in Set(entry.files.compactMap(\.hash)) {
-                guard let data = directory.blobData(hash), remote.putBlob(hash, data) else { return }
+                guard remote.uploadBlob(hash, from: directory) else { return }
             }
             guard let data = try? entry.encoded() else { return }
             _ = remote.putEntry(key, data)

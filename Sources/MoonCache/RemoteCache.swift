@@ -1,14 +1,18 @@
+import Crypto
 import Foundation
+import Glibc
 import MoonCommand
 
 /// A Bazel HTTP remote cache: `GET`/`PUT` of `URL/ac/<key>` (an entry) and
 /// `URL/cas/<sha256>` (a blob), as bazel-remote or an nginx with WebDAV
-/// `PUT` serve them. Every request has a deadline; the first failure
-/// (unreachable, timed out, a 5xx, a refused upload) turns the remote off
-/// for the rest of the run with one warning, and ends the requests still
-/// in flight, so a broken server costs at most one timeout per run however
-/// many requests wait on it at once. A 404 is a miss. Thread-safe: callers
-/// send requests from several threads at once.
+/// `PUT` serve them. Every request gives up after a timeout without
+/// progress; the first failure (unreachable, timed out, a 5xx, a refused
+/// upload, a body cut short) turns the remote off for the rest of the run
+/// with one warning, and ends the requests still in flight, so a broken
+/// server costs at most one timeout per run however many requests wait on
+/// it at once. A 404 is a miss. Blobs stream between the server and files
+/// of the local cache, never whole in memory. Thread-safe: callers send
+/// requests from several threads at once.
 public final class RemoteCache: @unchecked Sendable {
     let client: HTTPClient
     /// The URL as given (never with the token, which is sent only as a header).
@@ -20,6 +24,9 @@ public final class RemoteCache: @unchecked Sendable {
     /// The run stopped: requests end without a warning.
     private var canceled = false
     private let onWarning: (String) -> Void
+    /// An entry larger than this is refused (a miss and a warning): it is
+    /// read into memory, and a broken server must not exhaust it.
+    static let maxEntrySize = 256 << 20
 
     /// nil when `url` is not a plain `http://` URL moon can reach.
     public init?(url: String, token: String?, timeoutSeconds: Double, readOnly: Bool, onWarning: @escaping (String) -> Void) {
@@ -42,51 +49,95 @@ public final class RemoteCache: @unchecked Sendable {
         lock.lock()
         canceled = true
         lock.unlock()
+        client.closeIdle()
     }
 
     /// The entry stored under `key` (nil: none, or the remote is off).
     func entry(_ key: CacheKey) -> Data? {
-        get("ac/" + key.hex)
+        var data = Data()
+        let found = (try? send("GET", "ac/" + key.hex) { chunk in
+            guard data.count + chunk.count <= Self.maxEntrySize else {
+                throw HTTPClient.Failure.refused("its entry \(key.hex) is larger than \(Self.maxEntrySize >> 20) MB")
+            }
+            data.append(contentsOf: chunk)
+        }) ?? false
+        return found ? data : nil
     }
 
-    /// Blob `hash` as the server sent it (checked by the caller).
-    func blob(_ hash: String) -> Data? {
-        get("cas/" + hash)
+    /// Downloads blob `hash` into `directory`: streamed to a temporary file
+    /// and hashed on the way, renamed into place only when its hash matches
+    /// (`CacheError.corruptBlob` when not). false: a miss, or the remote is
+    /// off (a body cut short turns it off).
+    func downloadBlob(_ hash: String, into directory: CacheDirectory) throws -> Bool {
+        guard !isOff else { return false }
+        let temp = try directory.temporaryName()
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CacheError.io("cannot create \(temp)", errno) }
+        var kept = false
+        defer { if !kept { unlink(temp) } }
+        var hasher = SHA256()
+        let found: Bool
+        do {
+            found = try send("GET", "cas/" + hash) { chunk in
+                hasher.update(bufferPointer: chunk)
+                try Self.write(chunk, to: fd, temp)
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard close(fd) == 0 else { throw CacheError.io("cannot write \(temp)", errno) }
+        guard found else { return false }
+        guard BlobCopy.hex(hasher.finalize()) == hash else { throw CacheError.corruptBlob(hash) }
+        try directory.placeBlob(temp, hash: hash)
+        kept = true
+        return true
     }
 
-    func putBlob(_ hash: String, _ data: Data) -> Bool {
-        put("cas/" + hash, data)
+    /// Uploads blob `hash` from `directory`, read from its file as it is
+    /// sent; false when it is not there or the upload failed.
+    func uploadBlob(_ hash: String, from directory: CacheDirectory) -> Bool {
+        guard !isOff, !readOnly else { return false }
+        let fd = open(directory.blobPath(hash), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return false }
+        return put("cas/" + hash, .file(fd, size: Int64(info.st_size)))
     }
 
     func putEntry(_ key: CacheKey, _ data: Data) -> Bool {
-        put("ac/" + key.hex, data)
+        put("ac/" + key.hex, .bytes(data))
     }
 
-    private func get(_ path: String) -> Data? {
-        guard !isOff else { return nil }
+    /// A GET whose 200 answer's body goes to `receive`: true for 200, false
+    /// for a miss or when the remote is off (a server failure turns it off).
+    /// Errors of `receive` (a local file) are thrown.
+    private func send(_ method: String, _ path: String, receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard !isOff else { return false }
         do {
-            let response = try client.request("GET", path, deadline: HTTPClient.now() + timeoutNanoseconds,
-                                              shouldStop: { [weak self] in self?.isOff ?? true })
-            switch response.status {
-            case 200: return response.body
-            case 404: return nil
+            let status = try client.request(method, path, timeout: timeoutNanoseconds,
+                                            shouldStop: { [weak self] in self?.isOff ?? true }, receive: receive)
+            switch status {
+            case 200: return true
+            case 404: return false
             default:
-                turnOff("it answered \(response.status) to GET")
-                return nil
+                turnOff("it answered \(status) to \(method)")
+                return false
             }
-        } catch {
-            turnOff("\(error)")
-            return nil
+        } catch let failure as HTTPClient.Failure {
+            turnOff("\(failure)")
+            return false
         }
     }
 
-    private func put(_ path: String, _ data: Data) -> Bool {
+    private func put(_ path: String, _ body: HTTPClient.Body) -> Bool {
         guard !isOff, !readOnly else { return false }
         do {
-            let response = try client.request("PUT", path, body: data, deadline: HTTPClient.now() + timeoutNanoseconds,
-                                              shouldStop: { [weak self] in self?.isOff ?? true })
-            guard (200..<300).contains(response.status) else {
-                turnOff("it answered \(response.status) to PUT")
+            let status = try client.request("PUT", path, body: body, timeout: timeoutNanoseconds,
+                                            shouldStop: { [weak self] in self?.isOff ?? true })
+            guard (200..<300).contains(status) else {
+                turnOff("it answered \(status) to PUT")
                 return false
             }
             return true
@@ -96,11 +147,24 @@ public final class RemoteCache: @unchecked Sendable {
         }
     }
 
+    private static func write(_ chunk: UnsafeRawBufferPointer, to fd: Int32, _ path: String) throws {
+        var offset = 0
+        while offset < chunk.count {
+            let n = Glibc.write(fd, chunk.baseAddress! + offset, chunk.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CacheError.io("cannot write \(path)", errno)
+            }
+            offset += n
+        }
+    }
+
     private func turnOff(_ why: String) {
         lock.lock()
         let first = !off && !canceled
         off = true
         lock.unlock()
+        client.closeIdle()
         if first { onWarning("remote cache \(url): \(why); not using it for the rest of this run") }
     }
 }
