@@ -79,22 +79,17 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     }
 
     /// An entry (perhaps from a remote server) that would write outside the
-    /// graph's directory, or through a link it restores, is refused.
+    /// graph's directory, or through a link it restores, is refused. Paths
+    /// are checked as bytes, as the kernel splits them.
     func validate() throws {
         guard version == 1 else { throw CacheError.invalidEntry("version \(version)") }
         var links = Set<String>()
         for file in files where file.kind == .symlink { links.insert(file.path) }
-        for path in files.map(\.path) + roots + dependencies.map(\.path) {
-            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-            guard !path.isEmpty, !path.hasPrefix("/"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
-                throw CacheError.invalidEntry("path '\(path)'")
-            }
-            var prefix = ""
-            for part in parts.dropLast() {
-                prefix += prefix.isEmpty ? String(part) : "/" + part
-                if links.contains(prefix) { throw CacheError.invalidEntry("path '\(path)' through a link") }
-            }
-        }
+        for path in roots { try Self.check(path, links: links) }
+        for file in files { try Self.check(file.path, links: links) }
+        // Dependencies are only read (hashed), never written: a system
+        // header's absolute path and a `dir:`'s `../include/x.h` are sound.
+        for dependency in dependencies where dependency.path.isEmpty { throw CacheError.invalidEntry("dependency ''") }
         for file in files {
             switch file.kind {
             case .file:
@@ -103,10 +98,44 @@ public struct CacheEntry: Codable, Sendable, Equatable {
                 guard file.target != nil else { throw CacheError.invalidEntry("link '\(file.path)'") }
             case .directory: break
             }
-            guard roots.contains(where: { file.path == $0 || file.path.hasPrefix($0 + "/") }) else {
+            guard roots.contains(where: { Self.isWithin(file.path, $0) }) else {
                 throw CacheError.invalidEntry("path '\(file.path)' outside its roots")
             }
         }
+    }
+
+    /// A relative path of plain parts (no `.`, `..` or empty one), none of
+    /// whose parents is a link the entry restores.
+    private static func check(_ path: String, links: Set<String>) throws {
+        var text = path
+        guard text.withUTF8(plainParts) else { throw CacheError.invalidEntry("path '\(path)'") }
+        guard !links.isEmpty else { return }
+        var index = path.utf8.startIndex
+        while let slash = path.utf8[index...].firstIndex(of: UInt8(ascii: "/")) {
+            if links.contains(String(path[..<slash])) { throw CacheError.invalidEntry("path '\(path)' through a link") }
+            index = path.utf8.index(after: slash)
+        }
+    }
+
+    /// Whether the bytes are parts between single slashes, none empty, `.` or `..`.
+    private static func plainParts(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        var start = 0
+        for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+            let length = i - start
+            if length == 0 { return false }
+            if length <= 2, bytes[start] == UInt8(ascii: "."), length == 1 || bytes[start + 1] == UInt8(ascii: ".") { return false }
+            start = i + 1
+        }
+        return true
+    }
+
+    /// Whether `path` is `root` or under it.
+    static func isWithin(_ path: String, _ root: String) -> Bool {
+        let p = path.utf8, r = root.utf8
+        guard p.starts(with: r) else { return false }
+        let rest = p.dropFirst(r.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/")
     }
 }
 

@@ -1,19 +1,11 @@
-/// Reads the JSON that `CacheEntry.encoded` writes, a few times faster than
+/// Reads the JSON that `CacheEntry.encoded` writes, many times faster than
 /// `JSONDecoder` (an entry is read at every restore, and a depfile node's
-/// lists every header with its hash). It accepts a plain subset of JSON: no
-/// fractions or exponents, ASCII strings, nesting at most 8 deep; for
-/// anything else (or any type it does not expect) it says nil and the
-/// caller decodes with `JSONDecoder`, so what is accepted never changes.
+/// lists every header with its hash): one pass straight into the entry's
+/// fields, no tree of values and no dictionaries. It accepts a plain subset
+/// of JSON: the entry's own keys (each once), no fractions or exponents,
+/// ASCII strings; for anything else it says nil and the caller decodes with
+/// `JSONDecoder`, so what is accepted never changes.
 struct EntryReader {
-    private indirect enum Value {
-        case string(String)
-        case int(Int64)
-        case array([Value])
-        case object([String: Value])
-        case bool(Bool)
-        case null
-    }
-
     private let bytes: UnsafeBufferPointer<UInt8>
     private var at = 0
 
@@ -21,138 +13,173 @@ struct EntryReader {
 
     /// The entry in `bytes`, or nil when the fast path does not apply.
     static func read(_ bytes: [UInt8]) -> CacheEntry? {
-        let value: Value? = bytes.withUnsafeBufferPointer { buffer in
+        bytes.withUnsafeBufferPointer { buffer in
             var reader = EntryReader(buffer)
-            guard let value = reader.value(depth: 0) else { return nil }
+            guard let entry = reader.entry() else { return nil }
             reader.skipSpace()
-            return reader.at == buffer.count ? value : nil
+            return reader.at == buffer.count ? entry : nil
         }
-        return value.flatMap(entry)
     }
 
-    private static func entry(_ value: Value) -> CacheEntry? {
-        guard case .object(let o) = value, case .int(let version)? = o["version"], let node = string(o["node"]),
-              let roots = strings(o["roots"]), let values = strings(o["values"]),
-              case .array(let outputList)? = o["outputs"], case .array(let fileList)? = o["files"] else { return nil }
-        var outputs: [(String, String)] = []
-        for item in outputList {
-            guard let pair = strings(item), pair.count == 2 else { return nil }
-            outputs.append((pair[0], pair[1]))
+    private mutating func entry() -> CacheEntry? {
+        var version: Int?, node: String?, roots: [String]?, values: [String]?
+        var outputs: [(String, String)]?, files: [CacheEntry.File]?, dependencies: [CacheEntry.Dependency]?
+        let read = object { reader, key in
+            switch key {
+            case "version":
+                guard version == nil, let n = reader.integer(), let number = Int(exactly: n) else { return false }
+                version = number
+            case "node":
+                guard node == nil, let s = reader.string() else { return false }
+                node = s
+            case "roots":
+                guard roots == nil, let list = reader.strings() else { return false }
+                roots = list
+            case "values":
+                guard values == nil, let list = reader.strings() else { return false }
+                values = list
+            case "outputs":
+                guard outputs == nil, let list = reader.array({ reader -> (String, String)? in
+                    guard let pair = reader.strings(), pair.count == 2 else { return nil }
+                    return (pair[0], pair[1])
+                }) else { return false }
+                outputs = list
+            case "files":
+                guard files == nil, let list = reader.array({ $0.file() }) else { return false }
+                files = list
+            case "dependencies":
+                guard dependencies == nil, let list = reader.array({ $0.dependency() }) else { return false }
+                dependencies = list
+            default:
+                return false
+            }
+            return true
         }
-        var files: [CacheEntry.File] = []
-        for item in fileList {
-            guard case .object(let f) = item, let path = string(f["path"]), let kindName = string(f["kind"]),
-                  let kind = CacheEntry.File.Kind(rawValue: kindName),
-                  let mode = optionalInt(f["mode"]), let size = optionalInt(f["size"]),
-                  let hash = optionalString(f["hash"]), let target = optionalString(f["target"]),
-                  mode.map({ $0 >= 0 && $0 <= Int64(UInt32.max) }) ?? true else { return nil }
-            files.append(CacheEntry.File(path: path, kind: kind, mode: mode.map { UInt32($0) }, hash: hash, size: size, target: target))
-        }
-        var dependencies: [CacheEntry.Dependency] = []
-        guard case .array(let items)? = o["dependencies"] else { return nil }
-        for item in items {
-            guard case .object(let d) = item, let path = string(d["path"]), let hash = string(d["hash"]) else { return nil }
-            dependencies.append(CacheEntry.Dependency(path: path, hash: hash))
-        }
+        guard read, let version, let node, let roots, let values, let outputs, let files, let dependencies else { return nil }
         var entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values, dependencies: dependencies)
-        guard let number = Int(exactly: version) else { return nil }
-        entry.version = number
+        entry.version = version
         return entry
     }
 
-    private static func string(_ value: Value?) -> String? {
-        if case .string(let s)? = value { return s }
-        return nil
+    private mutating func file() -> CacheEntry.File? {
+        var path: String?, kind: CacheEntry.File.Kind?
+        var mode: Int64??, hash: String??, size: Int64??, target: String??
+        let read = object { reader, key in
+            switch key {
+            case "path":
+                guard path == nil, let s = reader.string() else { return false }
+                path = s
+            case "kind":
+                guard kind == nil, let s = reader.string(), let k = CacheEntry.File.Kind(rawValue: s) else { return false }
+                kind = k
+            case "mode":
+                guard mode == nil, let n = reader.optional({ $0.integer() }), n.map({ $0 >= 0 && $0 <= Int64(UInt32.max) }) ?? true else { return false }
+                mode = .some(n)
+            case "hash":
+                guard hash == nil, let s = reader.optional({ $0.string() }) else { return false }
+                hash = .some(s)
+            case "size":
+                guard size == nil, let n = reader.optional({ $0.integer() }) else { return false }
+                size = .some(n)
+            case "target":
+                guard target == nil, let s = reader.optional({ $0.string() }) else { return false }
+                target = .some(s)
+            default:
+                return false
+            }
+            return true
+        }
+        guard read, let path, let kind else { return nil }
+        return CacheEntry.File(path: path, kind: kind, mode: (mode ?? nil).map { UInt32($0) }, hash: hash ?? nil,
+                               size: size ?? nil, target: target ?? nil)
     }
 
-    private static func strings(_ value: Value?) -> [String]? {
-        guard case .array(let items)? = value else { return nil }
-        var result: [String] = []
-        for item in items {
-            guard case .string(let s) = item else { return nil }
-            result.append(s)
+    private mutating func dependency() -> CacheEntry.Dependency? {
+        var path: String?, hash: String?
+        let read = object { reader, key in
+            switch key {
+            case "path":
+                guard path == nil, let s = reader.string() else { return false }
+                path = s
+            case "hash":
+                guard hash == nil, let s = reader.string() else { return false }
+                hash = s
+            default:
+                return false
+            }
+            return true
         }
-        return result
+        guard read, let path, let hash else { return nil }
+        return CacheEntry.Dependency(path: path, hash: hash)
     }
 
-    /// .some(nil) for a missing key or null; nil for another type.
-    private static func optionalString(_ value: Value?) -> String?? {
-        switch value {
-        case nil, .null?: return .some(nil)
-        case .string(let s)?: return .some(s)
-        default: return nil
+    /// An object, each member's value read by `member` (false: not this reader's).
+    private mutating func object(_ member: (inout EntryReader, String) -> Bool) -> Bool {
+        skipSpace()
+        guard take(UInt8(ascii: "{")) else { return false }
+        skipSpace()
+        if take(UInt8(ascii: "}")) { return true }
+        while true {
+            skipSpace()
+            guard let key = string() else { return false }
+            skipSpace()
+            guard take(UInt8(ascii: ":")) else { return false }
+            skipSpace()
+            guard member(&self, key) else { return false }
+            skipSpace()
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "}"))
         }
     }
 
-    private static func optionalInt(_ value: Value?) -> Int64?? {
-        switch value {
-        case nil, .null?: return .some(nil)
-        case .int(let n)?: return .some(n)
-        default: return nil
+    /// An array, each item read by `item`.
+    private mutating func array<T>(_ item: (inout EntryReader) -> T?) -> [T]? {
+        skipSpace()
+        guard take(UInt8(ascii: "[")) else { return nil }
+        var items: [T] = []
+        skipSpace()
+        if take(UInt8(ascii: "]")) { return items }
+        while true {
+            skipSpace()
+            guard let value = item(&self) else { return nil }
+            items.append(value)
+            skipSpace()
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "]")) ? items : nil
         }
+    }
+
+    private mutating func strings() -> [String]? {
+        array { $0.string() }
+    }
+
+    /// `null` as .some(nil); a value as .some(value); nil for anything else.
+    private mutating func optional<T>(_ value: (inout EntryReader) -> T?) -> T?? {
+        skipSpace()
+        if word("null") { return .some(nil) }
+        return value(&self).map { .some($0) }
+    }
+
+    private mutating func take(_ byte: UInt8) -> Bool {
+        guard at < bytes.count, bytes[at] == byte else { return false }
+        at += 1
+        return true
     }
 
     private mutating func skipSpace() {
         while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
     }
 
-    private mutating func value(depth: Int) -> Value? {
-        guard depth < 8 else { return nil }
-        skipSpace()
-        guard at < bytes.count else { return nil }
-        switch bytes[at] {
-        case UInt8(ascii: "\""): return string().map(Value.string)
-        case UInt8(ascii: "["):
-            at += 1
-            var items: [Value] = []
-            skipSpace()
-            if at < bytes.count, bytes[at] == UInt8(ascii: "]") { at += 1; return .array(items) }
-            while true {
-                guard let item = value(depth: depth + 1) else { return nil }
-                items.append(item)
-                skipSpace()
-                guard at < bytes.count else { return nil }
-                if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
-                guard bytes[at] == UInt8(ascii: "]") else { return nil }
-                at += 1
-                return .array(items)
-            }
-        case UInt8(ascii: "{"):
-            at += 1
-            var members: [String: Value] = [:]
-            skipSpace()
-            if at < bytes.count, bytes[at] == UInt8(ascii: "}") { at += 1; return .object(members) }
-            while true {
-                skipSpace()
-                guard at < bytes.count, bytes[at] == UInt8(ascii: "\""), let key = string() else { return nil }
-                skipSpace()
-                guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { return nil }
-                at += 1
-                // A repeated key: JSONDecoder's choice is not this reader's to guess.
-                guard let item = value(depth: depth + 1), members.updateValue(item, forKey: key) == nil else { return nil }
-                skipSpace()
-                guard at < bytes.count else { return nil }
-                if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
-                guard bytes[at] == UInt8(ascii: "}") else { return nil }
-                at += 1
-                return .object(members)
-            }
-        case UInt8(ascii: "t"): return word("true", .bool(true))
-        case UInt8(ascii: "f"): return word("false", .bool(false))
-        case UInt8(ascii: "n"): return word("null", .null)
-        default: return integer()
-        }
-    }
-
-    private mutating func word(_ text: StaticString, _ value: Value) -> Value? {
+    private mutating func word(_ text: StaticString) -> Bool {
         let count = text.utf8CodeUnitCount
-        guard at + count <= bytes.count else { return nil }
-        for i in 0..<count where bytes[at + i] != text.utf8Start[i] { return nil }
+        guard at + count <= bytes.count else { return false }
+        for i in 0..<count where bytes[at + i] != text.utf8Start[i] { return false }
         at += count
-        return value
+        return true
     }
 
-    private mutating func integer() -> Value? {
+    private mutating func integer() -> Int64? {
+        guard at < bytes.count else { return nil }
         var negative = false
         if bytes[at] == UInt8(ascii: "-") { negative = true; at += 1 }
         let start = at
@@ -167,12 +194,12 @@ struct EntryReader {
         // No digits, a leading zero, or a fraction or exponent: not this reader's.
         guard at > start, !(bytes[start] == 0x30 && at - start > 1) else { return nil }
         if at < bytes.count, bytes[at] == UInt8(ascii: ".") || bytes[at] == UInt8(ascii: "e") || bytes[at] == UInt8(ascii: "E") { return nil }
-        return .int(negative ? -n : n)
+        return negative ? -n : n
     }
 
     /// A string of printable ASCII with the usual escapes (`\u` only below 0x80).
     private mutating func string() -> String? {
-        at += 1
+        guard take(UInt8(ascii: "\"")) else { return nil }
         // The usual string has no escape: one slice.
         var end = at
         while end < bytes.count, bytes[end] >= 0x20, bytes[end] < 0x80, bytes[end] != UInt8(ascii: "\""),

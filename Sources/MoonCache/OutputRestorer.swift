@@ -36,14 +36,16 @@ struct OutputRestorer {
     /// Builds `root`'s files under a temporary name beside it; that name.
     private func build(_ root: String, of entry: CacheEntry) throws -> String {
         let final = fullPath(root)
-        let parent = (final as NSString).deletingLastPathComponent
+        // A validated root has plain parts: split at its last slash.
+        let slash = final.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let parent = slash.map { $0 == final.utf8.startIndex ? "/" : String(final[..<$0]) } ?? ""
         if !parent.isEmpty { try CacheDirectory.makeDirectories(parent) }
-        let base = (final as NSString).lastPathComponent
+        let base = slash.map { String(final[final.utf8.index(after: $0)...]) } ?? final
         let temp = (parent.isEmpty ? "" : parent + "/") + ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))-" + base
         var directories: [(String, UInt32)] = []
         do {
-            for file in entry.files where file.path == root || file.path.hasPrefix(root + "/") {
-                let path = temp + file.path.dropFirst(root.count)
+            for file in entry.files where CacheEntry.isWithin(file.path, root) {
+                let path = temp + String(decoding: file.path.utf8.dropFirst(root.utf8.count), as: UTF8.self)
                 switch file.kind {
                 case .directory:
                     guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }

@@ -37,6 +37,52 @@ extension IncrementalState {
         return result
     }
 
+    /// The files a cache entry's depfile listed, when each has the entry's
+    /// hash now: their manifest entries (stat taken before the hash, through
+    /// the stat cache, so `recordSuccess` need not read them again); nil
+    /// when one differs or cannot be read. Files the stat cache does not
+    /// know are hashed outside the lock: a check off the loop may be
+    /// hashing a large one while the loop records another node.
+    public func currentEntries(of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
+        var entries: [Manifest.Entry?] = []
+        var unknown: [(index: Int, file: ScannedFile)] = []
+        lock.lock()
+        let cache = loadedCache()
+        for dependency in dependencies {
+            guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else {
+                lock.unlock()
+                return nil
+            }
+            let file = ScannedFile(path: dependency.path, stat: found.0)
+            let known = cache.known(file)
+            if let known, known.hash != dependency.hash {
+                lock.unlock()
+                return nil
+            }
+            if known == nil { unknown.append((entries.count, file)) }
+            entries.append(known.map { Manifest.Entry(path: file.path, stat: $0.stat, racy: $0.racy, hash: $0.hash) })
+        }
+        lock.unlock()
+        for (index, file) in unknown {
+            let hashedAt = FileStat.nowNanoseconds()
+            guard let hash = ContentHash.ofFile(scanner.fullPath(file.path)) else { return nil }
+            let racy = file.stat.isRacy(hashedAt: hashedAt)
+            entries[index] = Manifest.Entry(path: file.path, stat: file.stat, racy: racy, hash: hash)
+        }
+        if !unknown.isEmpty {
+            lock.lock()
+            for (index, file) in unknown { cache.add(file, entries[index]!.hash, racy: entries[index]!.racy) }
+            lock.unlock()
+        }
+        var result: [Manifest.Entry] = []
+        result.reserveCapacity(entries.count)
+        for (entry, dependency) in zip(entries, dependencies) {
+            guard let entry, entry.hash == dependency.hash else { return nil }
+            result.append(entry)
+        }
+        return result
+    }
+
     /// Where `file` of the graph (relative to its directory) is.
     public func fullPath(_ file: String) -> String {
         scanner.fullPath(file)

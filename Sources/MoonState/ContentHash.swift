@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -54,11 +55,41 @@ public struct ContentHash: Sendable, Hashable {
         return out
     }
 
+    /// The 32 bytes as Data (a store column), without an intermediate array.
+    var data: Data {
+        let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return withUnsafeBytes(of: bigEndian) { Data($0) }
+    }
+
     /// Appends the 32 bytes, most significant first, without an intermediate array.
     func appendBytes(to out: inout [UInt8]) {
         // A tuple of like elements is laid out in order, without padding.
         let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
         withUnsafeBytes(of: bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// From 64 lowercase hex digits (as `hex` writes them); nil for anything else.
+    public init?(hex: String) {
+        var text = hex
+        guard let words = text.withUTF8({ Self.words(hex: $0) }) else { return nil }
+        self.words = words
+    }
+
+    private static func words(hex: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
+        guard hex.count == 64 else { return nil }
+        func word(_ start: Int) -> UInt64? {
+            var w: UInt64 = 0
+            for byte in hex[start..<(start + 16)] {
+                switch byte {
+                case 48...57: w = w << 4 | UInt64(byte - 48)
+                case 97...102: w = w << 4 | UInt64(byte - 87)
+                default: return nil
+                }
+            }
+            return w
+        }
+        guard let a = word(0), let b = word(16), let c = word(32), let d = word(48) else { return nil }
+        return (a, b, c, d)
     }
 
     public var hex: String {

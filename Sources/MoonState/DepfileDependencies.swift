@@ -8,44 +8,35 @@ extension IncrementalState {
     /// After a success of depfile node `index`: its depfile's files, relative
     /// to the graph file's directory, and the fingerprint with them as its
     /// dependencies (nil deps: the depfile could not be read or parsed, a
-    /// warning said so, and the node is not up to date next time).
+    /// warning said so, and the node is not up to date next time), and
+    /// whether its sources digest covers exactly its manifest's files.
     func withDepfile(_ index: Int, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile)
-        -> (NodeFingerprint, [String]?) {
+        -> (NodeFingerprint, [String]?, Bool) {
         let node = nodeLocked(index)
-        guard let path = node.depfile else { return (fingerprint, nil) }
+        guard let path = node.depfile else { return (fingerprint, nil, false) }
         let dir = Self.fingerprintedDirectory(node.dir)
         let depfilePath = Self.path(path, in: dir)
         let listed: [String]
         do {
             guard let data = FileManager.default.contents(atPath: scanner.fullPath(depfilePath)) else {
                 onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) cannot be read; it runs again next time")
-                return (fingerprint, nil)
+                return (fingerprint, nil, false)
             }
             listed = try Depfile.parse([UInt8](data))
         } catch {
             onWarning("node '\(node.name)': its depfile \(depfilePath) is malformed (\(error)); it runs again next time")
-            return (fingerprint, nil)
+            return (fingerprint, nil, false)
         }
-        let patternEntries = fingerprint.manifest.entries[..<pending.patternFiles]
         var before: [String: Manifest.Entry] = [:]
         for entry in fingerprint.manifest.entries[pending.patternFiles...] { before[entry.path] = entry }
-        var taken = Set(patternEntries.map(\.path))
+        var taken = Set(fingerprint.manifest.entries[..<pending.patternFiles].map(\.path))
         var deps: [String] = []
         for file in listed {
             let dep = Self.path(file, in: dir)
             if taken.insert(dep).inserted { deps.append(dep) }
         }
-        var sources = pending.digest
-        var manifest = Array(patternEntries)
-        sources.add("depfile")
-        sources.add(path)
-        sources.add(deps.count)
-        for dep in deps {
-            sources.add(dep)
-            guard let found = FileStat.of(scanner.fullPath(dep)), found.1 == .file else {
-                sources.add("missing")
-                continue
-            }
+        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { _, dep in
+            guard let found = FileStat.of(scanner.fullPath(dep)), found.1 == .file else { return nil }
             let stat = found.0
             var entry: Manifest.Entry?
             if let old = before[dep] {
@@ -59,13 +50,47 @@ extension IncrementalState {
             }
             // Written while the command ran (or unreadable): what it read is
             // unknown, so the node runs again next time.
-            let known = entry ?? Manifest.Entry(path: dep, stat: stat, racy: true, hash: .zero)
+            return entry ?? Manifest.Entry(path: dep, stat: stat, racy: true, hash: .zero)
+        }
+        return (updated, deps, complete)
+    }
+
+    /// After a restore of depfile node `index` from a cache entry: its
+    /// dependencies are the entry's, whose files `currentEntries` has just
+    /// hashed (the restored depfile lists them; it is not read again).
+    func withRestoredDepfile(_ index: Int, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile,
+                             _ entries: [Manifest.Entry]) -> (NodeFingerprint, [String]?, Bool) {
+        guard let path = nodeLocked(index).depfile else { return (fingerprint, nil, false) }
+        let deps = entries.map(\.path)
+        let (updated, complete) = withDependencies(path, fingerprint, pending, deps) { i, _ in entries[i] }
+        return (updated, deps, complete)
+    }
+
+    /// `fingerprint` with `deps` as its depfile's files: the sources digest
+    /// goes on from the patterns' files with each dependency's path and
+    /// hash (`entry` of its index and path; nil: missing); and whether none was missing (nor a
+    /// pattern's file unreadable).
+    private func withDependencies(_ path: String, _ fingerprint: NodeFingerprint, _ pending: PendingDepfile, _ deps: [String],
+                                  entry: (Int, String) -> Manifest.Entry?) -> (NodeFingerprint, Bool) {
+        var complete = pending.patternsComplete
+        var sources = pending.digest
+        var manifest = Array(fingerprint.manifest.entries[..<pending.patternFiles])
+        manifest.reserveCapacity(pending.patternFiles + deps.count)
+        sources.add("depfile")
+        sources.add(path)
+        sources.add(deps.count)
+        for (i, dep) in deps.enumerated() {
+            sources.add(dep)
+            guard let known = entry(i, dep) else {
+                sources.add("missing")
+                complete = false
+                continue
+            }
             sources.add(known.hash)
             manifest.append(known)
         }
-        let updated = NodeFingerprint(command: fingerprint.command, environment: fingerprint.environment, needs: fingerprint.needs,
-                                      sources: sources.finish(), manifest: Manifest(entries: manifest))
-        return (updated, deps)
+        return (NodeFingerprint(command: fingerprint.command, environment: fingerprint.environment, needs: fingerprint.needs,
+                                sources: sources.finish(), manifest: Manifest(entries: manifest)), complete)
     }
 
     /// `file` (as a depfile or a node's command names it, relative to the

@@ -32,7 +32,7 @@ extension StateStore {
             """)
         for (path, entry) in entries {
             try statement.execute(arguments: [path, entry.stat.size, entry.stat.mtimeNanoseconds,
-                                              Int64(bitPattern: entry.stat.inode), Data(entry.hash.bytes), entry.racy])
+                                              Int64(bitPattern: entry.stat.inode), entry.hash.data, entry.racy])
         }
     }
 }

@@ -30,6 +30,8 @@ public final class IncrementalState: @unchecked Sendable {
     struct Pending {
         var fingerprint: NodeFingerprint
         var depfile: PendingDepfile?
+        /// Its sources digest covers exactly its manifest's files (see `stands`).
+        var complete: Bool
     }
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
@@ -110,8 +112,9 @@ public final class IncrementalState: @unchecked Sendable {
         let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
         if stored != nil { remembered.insert(index) }
         // Kept for `moon status` of its dependents too (hence `tracked`).
-        let (fingerprint, depfile) = fingerprintLocked(index, needs: needs, previous: stored)
-        pending[index] = Pending(fingerprint: fingerprint, depfile: depfile)
+        let taken = fingerprintLocked(index, needs: needs, previous: stored)
+        let fingerprint = taken.fingerprint
+        pending[index] = taken
         guard !node.sources.isEmpty else { return .untracked }
         if force { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
@@ -138,7 +141,8 @@ public final class IncrementalState: @unchecked Sendable {
            fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
            fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
             succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
-                                          updatedAt: stored.updatedAt, deps: stored.deps)
+                                          updatedAt: stored.updatedAt, deps: stored.deps,
+                                          patterns: taken.complete ? Self.patternsKey(node) : nil)
         }
         return .upToDate(outputs: stored.outputs, values: stored.values)
     }
@@ -204,15 +208,25 @@ public final class IncrementalState: @unchecked Sendable {
         }
     }
 
-    /// Graph node `index` succeeded with these outputs: remember its fingerprint.
-    public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String]) {
+    /// Graph node `index` succeeded with these outputs: remember its
+    /// fingerprint. `restored`: it was restored from a cache entry, whose
+    /// depfile's files `currentEntries` found unchanged.
+    public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String], restored: [Manifest.Entry]? = nil) {
         lock.lock()
         defer { lock.unlock() }
         guard let taken = pending.removeValue(forKey: index) else { return }
         var fingerprint = taken.fingerprint
         var deps: [String]?
-        if let depfile = taken.depfile { (fingerprint, deps) = withDepfile(index, fingerprint, depfile) }
-        succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps)
+        var complete = taken.complete
+        if let depfile = taken.depfile {
+            if let restored {
+                (fingerprint, deps, complete) = withRestoredDepfile(index, fingerprint, depfile, restored)
+            } else {
+                (fingerprint, deps, complete) = withDepfile(index, fingerprint, depfile)
+            }
+        }
+        succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
+                                      patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil)
     }
 
     /// Writes what this run learnt (fingerprints of nodes that succeeded, the
@@ -251,7 +265,7 @@ public final class IncrementalState: @unchecked Sendable {
     }
 
     /// The stat cache, whose table is read only when a manifest does not answer.
-    private func loadedCache() -> StatCache {
+    func loadedCache() -> StatCache {
         if let cache { return cache }
         let made = StatCache { [weak self] in
             guard let self, let store = self.store else { return [:] }

@@ -93,9 +93,11 @@ public struct Manifest: Sendable {
             withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
         }
         for entry in entries {
-            let path = Array(entry.path.utf8)
-            append(UInt32(path.count))
-            out.append(contentsOf: path)
+            var path = entry.path
+            path.withUTF8 { utf8 in
+                append(UInt32(utf8.count))
+                out.append(contentsOf: utf8)
+            }
             append(entry.stat.size)
             append(entry.stat.mtimeNanoseconds)
             append(entry.stat.inode)

@@ -8,18 +8,19 @@ extension IncrementalState {
     public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
         lock.lock()
         defer { lock.unlock() }
-        return fingerprintLocked(index, needs: needs, previous: nil).0
+        return fingerprintLocked(index, needs: needs, previous: nil).fingerprint
     }
 
-    /// The fingerprint of graph node `index`, and what `recordSuccess` needs
-    /// to digest its depfile; `previous` (its last success) spares hashing
-    /// files whose stat is unchanged. Called with the lock held.
-    func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> (NodeFingerprint, PendingDepfile?) {
+    /// The fingerprint of graph node `index`, with what `recordSuccess`
+    /// needs to digest its depfile; `previous` (its last success) spares
+    /// hashing files whose stat is unchanged, and digesting sources that
+    /// are all as they were. Called with the lock held.
+    func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> Pending {
         let node = nodeLocked(index)
-        let (sources, manifest, depfile) = sourcesDigest(node, previous: previous)
+        let sources = sourcesDigest(node, previous: previous)
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
-                                          needs: Self.needsDigest(needs), sources: sources, manifest: manifest)
-        return (fingerprint, depfile)
+                                          needs: Self.needsDigest(needs), sources: sources.digest, manifest: sources.manifest)
+        return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete)
     }
 
     /// What the node runs, and where.
@@ -115,9 +116,18 @@ extension IncrementalState {
         return digest.finish()
     }
 
+    /// What `sourcesDigest` found.
+    private struct Sources {
+        var digest: ContentHash
+        var manifest: Manifest
+        var depfile: PendingDepfile?
+        /// Every file it digested is in the manifest (none unreadable or missing).
+        var complete: Bool
+    }
+
     /// The node's patterns, the files they match and their content, then
     /// the files its last success's depfile listed.
-    private func sourcesDigest(_ node: Node, previous: StoredNode?) -> (ContentHash, Manifest, PendingDepfile?) {
+    private func sourcesDigest(_ node: Node, previous: StoredNode?) -> Sources {
         var sources = DigestBuilder("sources")
         var manifest: [Manifest.Entry] = []
         for (label, patterns) in [("sources", node.sources), ("generates", node.generates)] {
@@ -125,11 +135,12 @@ extension IncrementalState {
             sources.add(patterns.count)
             for pattern in patterns { sources.add(pattern) }
         }
-        guard !node.sources.isEmpty else { return (sources.finish(), Manifest(entries: []), nil) }
+        guard !node.sources.isEmpty else { return Sources(digest: sources.finish(), manifest: Manifest(entries: []), complete: true) }
         let files = scanner.files(matching: node.sources)
         manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
         sources.add(files.count)
         var old = OldEntries(previous?.fingerprint.manifest.entries ?? [])
+        var complete = true
         for file in files {
             sources.add(file.path)
             if let entry = entry(for: file, old: old.next(file.path)) {
@@ -137,32 +148,77 @@ extension IncrementalState {
                 manifest.append(entry)
             } else {
                 sources.add("unreadable")
+                complete = false
             }
         }
-        guard let path = node.depfile else { return (sources.finish(), Manifest(entries: manifest), nil) }
+        guard let path = node.depfile else {
+            let digest = Self.stands(previous, node, manifest, complete) ?? sources.finish()
+            return Sources(digest: digest, manifest: Manifest(entries: manifest), complete: complete)
+        }
         // The files the depfile of the last success listed, after the
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
-        let patternDigest = sources
-        let patternFiles = manifest.count
+        let depfile = PendingDepfile(digest: sources, patternFiles: manifest.count, patternsComplete: complete,
+                                     checkedAt: FileStat.nowNanoseconds())
+        var found: [Manifest.Entry?] = []
+        if let deps = previous?.deps {
+            found.reserveCapacity(deps.count)
+            for dep in deps {
+                if let stat = dependencyStat(dep), stat.1 == .file,
+                   let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
+                    found.append(entry)
+                    manifest.append(entry)
+                } else {
+                    found.append(nil)
+                    complete = false
+                }
+            }
+        } else {
+            complete = false
+        }
+        if let digest = Self.stands(previous, node, manifest, complete) {
+            return Sources(digest: digest, manifest: Manifest(entries: manifest), depfile: depfile, complete: complete)
+        }
         sources.add("depfile")
         sources.add(path)
         if let deps = previous?.deps {
             sources.add(deps.count)
-            for dep in deps {
+            for (dep, entry) in zip(deps, found) {
                 sources.add(dep)
-                if let stat = dependencyStat(dep), stat.1 == .file,
-                   let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
-                    sources.add(entry.hash)
-                    manifest.append(entry)
-                } else {
-                    sources.add("missing")
-                }
+                if let entry { sources.add(entry.hash) } else { sources.add("missing") }
             }
         } else {
             sources.add("unread")
         }
-        let depfile = PendingDepfile(digest: patternDigest, patternFiles: patternFiles, checkedAt: FileStat.nowNanoseconds())
-        return (sources.finish(), Manifest(entries: manifest), depfile)
+        return Sources(digest: sources.finish(), manifest: Manifest(entries: manifest), depfile: depfile, complete: complete)
+    }
+
+    /// The last success's sources digest, when it still stands: it was
+    /// taken with the node's present patterns over a complete manifest, and
+    /// the files now have the same paths and content hashes in the same
+    /// order (the digest is a function of exactly those). Nil: take it anew.
+    private static func stands(_ previous: StoredNode?, _ node: Node, _ manifest: [Manifest.Entry], _ complete: Bool) -> ContentHash? {
+        guard complete, let previous, let patterns = previous.patterns else { return nil }
+        let old = previous.fingerprint.manifest.entries
+        guard old.count == manifest.count, patterns == patternsKey(node) else { return nil }
+        for (a, b) in zip(old, manifest) where a.hash != b.hash || a.path != b.path { return nil }
+        return previous.fingerprint.sources
+    }
+
+    /// What a sources digest takes from the node itself, besides its files:
+    /// its patterns and depfile, each length-prefixed (stored with the
+    /// digest, for `stands`).
+    static func patternsKey(_ node: Node) -> Data {
+        var out: [UInt8] = []
+        func add(_ text: String) {
+            withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { out.append(contentsOf: $0) }
+            out.append(contentsOf: text.utf8)
+        }
+        for patterns in [node.sources, node.generates] {
+            add(String(patterns.count))
+            for pattern in patterns { add(pattern) }
+        }
+        add(node.depfile.map { "depfile " + $0 } ?? "")
+        return Data(out)
     }
 
     /// The previous manifest, walked in step with a new scan (same order when
@@ -196,6 +252,8 @@ extension IncrementalState {
         var digest: DigestBuilder
         /// How many of the manifest's entries are the patterns' files.
         var patternFiles: Int
+        /// Every file the patterns matched could be read (is in the manifest).
+        var patternsComplete: Bool
         /// When the node was checked (wall clock, ns): a dependency written
         /// since then may have changed while the command read it.
         var checkedAt: Int64

@@ -7,7 +7,7 @@ extension StateStore {
     public func nodeState(graph: String, node: String) throws -> StoredNode? {
         try db.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT \(Self.nodeStateColumns) FROM node_state WHERE graph = ? AND node = ?
+                SELECT \(nodeStateColumns) FROM node_state WHERE graph = ? AND node = ?
                 """, arguments: [graph, node]) else { return nil }
             return Self.storedNode(row)
         }
@@ -18,7 +18,7 @@ extension StateStore {
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
         try db.read { db in
             var result: [String: StoredNode] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT node, \(Self.nodeStateColumns) FROM node_state WHERE graph = ?",
+            let rows = try Row.fetchCursor(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?",
                                            arguments: [graph])
             while let row = try rows.next() {
                 result[row[0]] = Self.storedNode(row, from: 1)
@@ -27,14 +27,18 @@ extension StateStore {
         }
     }
 
-    private static let nodeStateColumns = "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps"
+    private var nodeStateColumns: String {
+        "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps, "
+            + (hasPatterns ? "patterns" : "NULL")
+    }
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
         func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: Manifest(encoded: row[o + 5]), combined: hash(0))
         return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
-                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths))
+                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths),
+                          patterns: row[o + 10])
     }
 
     /// Marks the last successes of these nodes as unfinished (their
@@ -56,16 +60,17 @@ extension StateStore {
             try Self.saveFiles(files, in: db)
             let statement = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO node_state
-                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps,
+                 patterns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (node, state) in nodes {
                 let f = state.fingerprint
                 try statement.execute(arguments: [
-                    graph, node, Data(f.combined.bytes), Data(f.command.bytes), Data(f.environment.bytes),
-                    Data(f.needs.bytes), Data(f.sources.bytes), f.manifest.encoded,
+                    graph, node, f.combined.data, f.command.data, f.environment.data,
+                    f.needs.data, f.sources.data, f.manifest.encoded,
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
-                    state.deps.map(Self.encodePaths),
+                    state.deps.map(Self.encodePaths), state.patterns,
                 ])
             }
         }
@@ -96,6 +101,8 @@ extension StateStore {
     }
 
     static func encodePairs(_ pairs: [(String, String)]) -> String {
+        // Most nodes have none: no JSON writer for them.
+        if pairs.isEmpty { return "[]" }
         let data = try? JSONSerialization.data(withJSONObject: pairs.map { [$0.0, $0.1] })
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
@@ -108,6 +115,7 @@ extension StateStore {
     }
 
     static func encodeList(_ list: [String]) -> String {
+        if list.isEmpty { return "[]" }
         let data = try? JSONSerialization.data(withJSONObject: list)
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MoonJSON
 
 /// How each node of a graph's last run ended, with the outputs and values
@@ -51,11 +52,29 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         if let old = FileManager.default.contents(atPath: final), old == Data(bytes) { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temp = final + ".\(getpid()).tmp"
-        try Data(bytes).write(to: URL(fileURLWithPath: temp))
-        guard rename(temp, final) == 0 else {
+        // Not synced: the rename makes it whole or absent, and a record a
+        // power loss takes only means `--resume` reruns more (an unreadable
+        // one reads as none).
+        guard Self.write(bytes, to: temp), rename(temp, final) == 0 else {
             unlink(temp)
             throw CocoaError(.fileWriteUnknown)
         }
+    }
+
+    /// Writes `bytes` to a new file `path`; false when it cannot.
+    private static func write(_ bytes: [UInt8], to path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        var offset = 0
+        let written = bytes.withUnsafeBytes { raw -> Bool in
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                offset += n
+            }
+            return true
+        }
+        return close(fd) == 0 && written
     }
 
     /// The record as JSON, keys sorted (what `load` decodes). Written by

@@ -45,18 +45,28 @@ public final class StatCache {
     /// The content hash of `file` (`fullPath` is where to read it), from the
     /// cache when its stat is unchanged; nil when it cannot be read.
     public func hash(of file: ScannedFile, fullPath: String) -> Entry? {
-        loadIfNeeded()
-        if let entry = entries[file.path], entry.stat == file.stat, !entry.racy {
-            reused += 1
-            return entry
-        }
+        if let entry = known(file) { return entry }
         let hashedAt = FileStat.nowNanoseconds()
         guard let hash = ContentHash.ofFile(fullPath) else { return nil }
+        add(file, hash, racy: file.stat.isRacy(hashedAt: hashedAt))
+        return entries[file.path]
+    }
+
+    /// The cached entry of `file` when its stat is unchanged (and it was not racy).
+    func known(_ file: ScannedFile) -> Entry? {
+        loadIfNeeded()
+        guard let entry = entries[file.path], entry.stat == file.stat, !entry.racy else { return nil }
+        reused += 1
+        return entry
+    }
+
+    /// A hash the caller read for `file` (its stat taken before the read).
+    func add(_ file: ScannedFile, _ hash: ContentHash, racy: Bool) {
+        loadIfNeeded()
+        let entry = Entry(stat: file.stat, hash: hash, racy: racy)
         hashed += 1
-        let entry = Entry(stat: file.stat, hash: hash, racy: file.stat.isRacy(hashedAt: hashedAt))
         entries[file.path] = entry
         changed[file.path] = entry
-        return entry
     }
 
     /// A hash the caller found elsewhere (a node's manifest) for an unchanged file.

@@ -8,6 +8,9 @@ enum StateSchema {
     /// The schema this moon writes. 2 added `node_durations`; 3 `run_nodes`
     /// (a run's nodes in one row; the `node_runs` rows of earlier runs are
     /// still read); 4 `node_state.deps` (what a node's depfile listed).
+    /// `node_state.patterns` came later without a new version: a moon that
+    /// does not know it writes NULL there, which only means "not known", so
+    /// older moons keep using the store; it is added wherever it is missing.
     static let version = 4
 
     /// The tables of this schema, probed at every open.
@@ -20,6 +23,9 @@ enum StateSchema {
             if found > version {
                 throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "made by a newer moon (schema \(found))")
             }
+            if try !hasPatterns(db) {
+                try db.execute(sql: "ALTER TABLE node_state ADD COLUMN patterns BLOB")
+            }
             return
         }
         try db.execute(sql: createTables + "PRAGMA user_version = \(version);")
@@ -27,6 +33,9 @@ enum StateSchema {
             .compactMap { String.fromDatabaseValue($0[0]) }
         if !columns.contains("deps") {
             try db.execute(sql: "ALTER TABLE node_state ADD COLUMN deps BLOB")
+        }
+        if !columns.contains("patterns") {
+            try db.execute(sql: "ALTER TABLE node_state ADD COLUMN patterns BLOB")
         }
         if found == 1 {
             // Each node's newest success, from the history so far.
@@ -36,6 +45,15 @@ enum StateSchema {
                 WHERE n.result = 'succeeded' AND n.duration_ms IS NOT NULL ORDER BY n.run_id
                 """)
         }
+    }
+
+    /// Whether `node_state` has its `patterns` column: one look at the
+    /// table's definition, no scan.
+    static func hasPatterns(_ db: Database) throws -> Bool {
+        let definition = String.fromDatabaseValue(try StateStore.firstValue(db, sql: """
+            SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'node_state'
+            """)) ?? ""
+        return definition.contains("patterns")
     }
 
     /// Every table of the schema, each made only when missing.
@@ -61,6 +79,7 @@ enum StateSchema {
             node_values TEXT NOT NULL,
             updated_at REAL NOT NULL,
             deps BLOB,
+            patterns BLOB,
             PRIMARY KEY (graph, node)
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS runs (

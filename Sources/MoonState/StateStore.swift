@@ -20,6 +20,9 @@ public final class StateStore: @unchecked Sendable {
     /// Opened only to read (`moon status`, `moon history`): such a store
     /// leaves a corrupt file where it is, for `moon run` to move.
     let readonly: Bool
+    /// Whether `node_state` has its `patterns` column (a store an older
+    /// moon made lacks it until a writer opens it; readers read NULL).
+    let hasPatterns: Bool
 
     private let lock = Lock()
     private var movedAside = false
@@ -27,10 +30,11 @@ public final class StateStore: @unchecked Sendable {
     /// leaves durations that are close to these.
     private var durationsRead: [String: [String: Int]] = [:]
 
-    private init(path: String, db: DatabaseQueue, readonly: Bool) {
+    private init(path: String, db: DatabaseQueue, readonly: Bool, hasPatterns: Bool) {
         self.path = path
         self.db = db
         self.readonly = readonly
+        self.hasPatterns = hasPatterns
     }
 
     /// The key of a graph's entries in its store: the graph file's name.
@@ -60,7 +64,8 @@ public final class StateStore: @unchecked Sendable {
         let path = dir + "/state.db"
         if let refusal = notAFile(path) { return Opened(warning: refusal) }
         var info = stat()
-        if lstat(path, &info) != 0 {
+        let fresh = lstat(path, &info) != 0
+        if fresh {
             guard create else { return Opened() }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -69,7 +74,7 @@ public final class StateStore: @unchecked Sendable {
             }
         }
         do {
-            return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create))
+            return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create, fresh: fresh))
         } catch let error as DatabaseError where isCorruption(error) {
             guard create else {
                 return Opened(warning: "\(path) is corrupt (\(Self.reason(error))); the next `moon run` moves it aside and starts a new one")
@@ -81,7 +86,7 @@ public final class StateStore: @unchecked Sendable {
                 return Opened(warning: "\(path) is corrupt and cannot be moved aside (\(Self.reason(error))); running everything, remembering nothing")
             }
             do {
-                let store = try make(path: path, busyTimeout: busyTimeout, readonly: false)
+                let store = try make(path: path, busyTimeout: busyTimeout, readonly: false, fresh: true)
                 return Opened(store: store, warning: "\(path) was corrupt (\(Self.reason(error))); moved it to \(aside) and started a new one, so everything runs")
             } catch {
                 return Opened(warning: "\(path) was corrupt (moved to \(aside)), and a new one cannot be made (\(Self.reason(error))); running everything, remembering nothing")
@@ -190,12 +195,12 @@ public final class StateStore: @unchecked Sendable {
     /// busy timeout does not cover everything when two processes open a new
     /// store at once (switching it to WAL, creating the tables): some of
     /// those steps fail with SQLITE_BUSY at once instead of waiting.
-    private static func makeWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
+    private static func makeWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) throws -> StateStore {
         let deadline = Date().addingTimeInterval(busyTimeout)
         var pause: TimeInterval = 0.005
         while true {
             do {
-                return try make(path: path, busyTimeout: busyTimeout, readonly: readonly)
+                return try make(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh)
             } catch let error as DatabaseError where isBusy(error) {
                 guard Date() < deadline else { throw error }
                 Thread.sleep(forTimeInterval: pause)
@@ -206,28 +211,32 @@ public final class StateStore: @unchecked Sendable {
 
     /// Opens the queue, brings the schema up to date (a writer) or checks
     /// it can be read (a reader), and probes the tables for garbage.
-    private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool) throws -> StateStore {
-        let db = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: readonly))
+    /// `fresh`: the file is being made now (see `configuration`).
+    private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) throws -> StateStore {
+        let db = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: readonly, fresh: fresh))
+        var hasPatterns = true
         if readonly {
-            try db.read { db in
+            hasPatterns = try db.read { db in
                 _ = try firstValue(db, sql: "PRAGMA user_version")
                 try probe(db)
+                return try StateSchema.hasPatterns(db)
             }
         } else {
             try db.write { db in
                 try StateSchema.migrate(db)
                 try probe(db)
             }
+            if fresh { try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") } }
             try checkpointIfLarge(db, path: path)
         }
-        return StateStore(path: path, db: db, readonly: readonly)
+        return StateStore(path: path, db: db, readonly: readonly, hasPatterns: hasPatterns)
     }
 
     /// SQLite's page cache per connection, in KiB (its default is 2000).
     static let pageCacheKiB = 256
 
     /// moon's settings of its connection.
-    private static func configuration(busyTimeout: TimeInterval, readonly: Bool) -> Configuration {
+    private static func configuration(busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) -> Configuration {
         var config = Configuration()
         // The writer turns WAL on with its own pragma (below): GRDB's `.wal`
         // also reads the -wal file's attributes through Foundation, which
@@ -243,6 +252,12 @@ public final class StateStore: @unchecked Sendable {
             try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
             guard !readonly else { return }
+            // A store made now holds nothing yet: it is made and given its
+            // tables without a sync (`make` turns them on after), as a
+            // power loss in that moment leaves at worst a file that the next
+            // run moves aside, and a fresh checkout's first run need not
+            // wait for the flushes of an empty file.
+            if fresh { try db.execute(sql: "PRAGMA synchronous = OFF") }
             // A no-op read once the file is in WAL mode, which persists.
             let mode = String.fromDatabaseValue(try firstValue(db, sql: "PRAGMA journal_mode = WAL"))
             guard mode == "wal" else {
@@ -253,7 +268,7 @@ public final class StateStore: @unchecked Sendable {
             // run's end waits for no sync. A power loss can lose the last
             // runs' commits (their history, their nodes' fingerprints: those
             // nodes run again), never corrupt the file.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !fresh { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             // Checkpoints happen at the opening (`checkpointIfLarge`).
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }

@@ -34,10 +34,6 @@ final class CacheChecker: UpToDateChecking {
     var interruption: CheckInterruption? {
         didSet { interruption?.onCancel { [cache] in cache?.cancel() } }
     }
-    /// Depfile dependencies hashed during this run (many objects list the
-    /// same headers); not a file that could not be read (a check cut short
-    /// on the loop is done again off it).
-    private var dependencyHashes: [String: String] = [:]
     /// Graph nodes that started in this run.
     private var started = Set<Int>()
     /// Per plan node that succeeded (or was skipped as such): its outputs and values.
@@ -107,9 +103,15 @@ final class CacheChecker: UpToDateChecking {
     private func restore(_ node: Int, _ key: CacheKey) -> RestoredResult? {
         guard let index = inner.stateIndex(node) else { return nil }
         let spec = state.node(at: index)
-        guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: unchanged) else { return nil }
+        // The depfile's files as the entry's check found them, for the record.
+        var current: [Manifest.Entry]?
+        guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: { dependencies in
+            current = self.currentEntries(dependencies)
+            return current != nil
+        }) else { return nil }
         // Remembered as a success: the next run finds it up to date.
-        state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values)
+        state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values,
+                            restored: spec.depfile == nil ? nil : current)
         return RestoredResult(outputs: restored.outputs.map { KeyValue($0.0, $0.1) }, values: restored.values,
                               cache: CacheRestore(files: restored.files, bytes: restored.bytes))
     }
@@ -164,21 +166,14 @@ final class CacheChecker: UpToDateChecking {
         return needs.contains { started.contains($0) }
     }
 
-    /// Whether the files an entry's depfile listed still have its hashes.
-    private func unchanged(_ dependencies: [CacheEntry.Dependency]) -> Bool {
+    /// The files an entry's depfile listed, when each still has its hash.
+    private func currentEntries(_ dependencies: [CacheEntry.Dependency]) -> [Manifest.Entry]? {
+        var hashes: [(path: String, hash: ContentHash)] = []
+        hashes.reserveCapacity(dependencies.count)
         for dependency in dependencies {
-            lock.lock()
-            let known = dependencyHashes[dependency.path]
-            lock.unlock()
-            var hash = known
-            if hash == nil, let read = ContentHash.ofFile(state.fullPath(dependency.path))?.hex {
-                hash = read
-                lock.lock()
-                dependencyHashes[dependency.path] = read
-                lock.unlock()
-            }
-            if hash != dependency.hash { return false }
+            guard let hash = ContentHash(hex: dependency.hash) else { return nil }
+            hashes.append((dependency.path, hash))
         }
-        return true
+        return state.currentEntries(of: hashes)
     }
 }

@@ -220,6 +220,52 @@ import Testing
         #expect(try moon.run(["run", "--json", moon.path("moon.yaml")]).stdout.contains("\"reason\":\"up-to-date\""))
     }
 
+    /// A checkout restored from another's cache remembers each object's
+    /// headers as the restore checked them: the next run is a no-op, and a
+    /// header edit reruns exactly the objects that include it.
+    @Test func aRestoredObjectKnowsItsHeaders() throws {
+        let cache = try Moon()
+        let environment = ["MOON_CACHE_DIR": cache.path("shared")]
+        let first = try cProject()
+        #expect(try first.run(["run"], environment: environment).status == 0)
+        let second = try cProject()
+        func outcomes() throws -> [String] {
+            let result = try second.run(["run", "--json"], environment: environment)
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            return ["x.o", "y.o", "z.o"].map { Self.outcome(result, $0) }
+        }
+        #expect(try outcomes() == ["cache-hit", "cache-hit", "cache-hit"])
+        #expect(try outcomes() == ["up-to-date", "up-to-date", "up-to-date"])
+        try writeOld(second, "include/a.h", "#define A 10\n")
+        let status = try second.run(["status"], environment: environment)
+        #expect(status.stdout.contains("x.o  runs: include/a.h changed"), "\(status.stdout)")
+        #expect(try outcomes() == ["ran", "up-to-date", "ran"])
+        #expect(try outcomes() == ["up-to-date", "up-to-date", "up-to-date"])
+    }
+
+    /// A no-op keeps a node's sources digest only while what it digests is
+    /// as it was: new patterns over the same files, or another `generates`,
+    /// still run the node once.
+    @Test func newPatternsOverTheSameFilesRunAgain() throws {
+        let moon = try project()
+        func gen() throws -> String { Self.outcome(try moon.run(["run", "--json"]), "gen") }
+        #expect(try gen() == "ran")
+        #expect(try gen() == "up-to-date")
+        let morePatterns = Self.graph.replacingOccurrences(of: "sources: [in.txt]\n    generates",
+                                                         with: "sources: [in.txt, 'none/*.txt']\n    generates")
+        #expect(morePatterns != Self.graph)
+        try moon.write("moon.yaml", morePatterns)
+        #expect(try gen() == "ran")
+        #expect(try gen() == "up-to-date")
+        let moreOutputs = Self.graph.replacingOccurrences(of: "generates: [out.txt]", with: "generates: [out.txt, 'o*.txt']")
+        #expect(moreOutputs != Self.graph)
+        try moon.write("moon.yaml", moreOutputs)
+        #expect(try gen() == "ran")
+        #expect(try gen() == "up-to-date")
+        try moon.write("in.txt", "b\n")
+        #expect(try gen() == "ran")
+    }
+
     /// A depfile that is missing or malformed after a success: a warning,
     /// and the node runs again next time (never counted as up to date).
     @Test func aMissingOrMalformedDepfileIsAWarningAndRunsAgain() throws {

@@ -46,8 +46,25 @@ import Testing
         }
     }
 
+    /// The fast reader takes the entry's keys in any order and spacing; a
+    /// key it does not know sends the entry to JSONDecoder, which decides.
+    @Test func theFastReaderTakesAnyOrderAndLeavesTheUnknownToJSONDecoder() throws {
+        let entry = Self.entry([.init(path: "out", kind: .directory, mode: 0o755),
+                                .init(path: "out/a", kind: .file, mode: 0o644, hash: Self.hash, size: 3)])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted]
+        let pretty = try encoder.encode(entry)
+        #expect(EntryReader.read([UInt8](pretty)) == entry)
+        let sorted = String(decoding: try entry.encoded(), as: UTF8.self)
+        let unknown = sorted.replacingOccurrences(of: #"{"dependencies""#, with: #"{"comment":{"a":[1]},"dependencies""#)
+        #expect(unknown != sorted)
+        #expect(EntryReader.read(Array(unknown.utf8)) == nil)
+        #expect(try CacheEntry.decode(Data(unknown.utf8)) == entry)
+    }
+
     @Test(arguments: [
-        ["../etc/passwd"], ["/etc/passwd"], ["out/../../x"], ["out/./x"], ["out//x"], ["elsewhere/x"],
+        ["../etc/passwd"], ["/etc/passwd"], ["out/../../x"], ["out/./x"], ["out//x"], ["elsewhere/x"], ["out/"], ["out/.."],
+        ["outside/x"], [""],
     ])
     func pathsOutsideTheTreeAreRefused(paths: [String]) throws {
         let entry = Self.entry(paths.map { .init(path: $0, kind: .file, mode: 0o644, hash: Self.hash, size: 1) })

@@ -116,6 +116,27 @@ import Testing
         #expect(second.statistics.hashed == 1)
     }
 
+    /// A store an older moon wrote has no `patterns` column: it is read
+    /// (the digest taken anew) and a writer adds the column; what it says
+    /// stays true.
+    @Test func aStoreWithoutThePatternsColumnIsReadAndGetsIt() throws {
+        let tree = try TempTree()
+        try tree.write("src/a.txt", "a")
+        #expect(!(try run(tree)).isUpToDate)
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        #expect(try store.nodeStates(graph: "moon.yaml")["gen"]?.patterns != nil)
+        try store.db.write { try $0.execute(sql: "ALTER TABLE node_state DROP COLUMN patterns") }
+        let reader = try #require(StateStore.open(graphDirectory: tree.root, create: false).store)
+        #expect(!reader.hasPatterns)
+        let old = try #require(try reader.nodeStates(graph: "moon.yaml")["gen"])
+        #expect(old.patterns == nil)
+        #expect(try run(tree).isUpToDate)
+        #expect(try #require(StateStore.open(graphDirectory: tree.root, create: false).store).hasPatterns)
+        try tree.write("src/a.txt", "changed")
+        #expect(!(try run(tree)).isUpToDate)
+        #expect(try run(tree).isUpToDate)
+    }
+
     @Test func nodesWithoutSourcesAlwaysRun() throws {
         let tree = try TempTree()
         let graph = try tree.graph("version: 1\nnodes:\n  a: { run: x }\n")

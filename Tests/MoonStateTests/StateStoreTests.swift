@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MoonGraph
 import Testing
 @testable import MoonState
@@ -37,6 +38,19 @@ import Testing
         let runs = try second.recentRuns(graph: "moon.yaml", limit: 10)
         #expect(runs.count == 1)
         #expect(runs.first?.nodes.map(\.node) == ["build"])
+    }
+
+    /// A store made now is given its tables without a sync, then commits
+    /// and checkpoints as any other (`synchronous = NORMAL`, 1), also when
+    /// opened again.
+    @Test func aNewStoreSyncsAsAnyOtherOnceMade() throws {
+        let tree = try TempTree()
+        for _ in 0..<2 {
+            let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            let level = try store.db.read { try StateStore.firstValue($0, sql: "PRAGMA synchronous") }
+            #expect(Int.fromDatabaseValue(level) == 1)
+            #expect(try store.integrityCheck() == "ok")
+        }
     }
 
     @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
