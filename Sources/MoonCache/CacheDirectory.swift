@@ -67,14 +67,6 @@ public struct CacheDirectory: Sendable {
         return (hash, size)
     }
 
-    /// Stores `data`, downloaded as blob `hash`: refused unless it hashes so.
-    func storeBlob(_ data: Data, hash: String) throws {
-        guard BlobCopy.sha256(data) == hash else { throw CacheError.corruptBlob(hash) }
-        let temp = try temporaryName()
-        try BlobCopy.write(data, to: temp)
-        try placeBlob(temp, hash: hash)
-    }
-
     /// Moves a finished temporary blob into place; when it is there already
     /// (the same bytes), notes its use instead.
     func placeBlob(_ temp: String, hash: String) throws {
@@ -102,10 +94,6 @@ public struct CacheDirectory: Sendable {
             unlink(source)
             throw CacheError.corruptBlob(hash)
         }
-    }
-
-    func blobData(_ hash: String) -> Data? {
-        FileManager.default.contents(atPath: blobPath(hash))
     }
 
     func entryData(_ key: CacheKey) -> Data? {

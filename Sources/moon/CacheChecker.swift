@@ -1,5 +1,6 @@
 import Foundation
 import MoonCache
+import MoonCommand
 import MoonEvents
 import MoonGraph
 import MoonRun
@@ -24,7 +25,7 @@ final class CacheChecker: UpToDateChecking {
     private let resume: ResumeRecord?
     /// With --force nothing is restored; what runs is still stored.
     private let restores: Bool
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Keys taken by the checks, until the node succeeds.
     private var keys: [Int: CacheKey] = [:]
     /// Nodes whose check on the loop found a key worth restoring, and moved

@@ -1,4 +1,5 @@
 import Foundation
+import MoonCommand
 import MoonGraph
 import MoonEvents
 import MoonRun
@@ -12,7 +13,7 @@ final class StoreChecker: UpToDateChecking {
     /// instance of a dynamic fan-out it was given); nil for an instance it
     /// does not track. Grows on the loop while checks read it off the loop.
     private var graphIndex: [Int?]
-    private let lock = NSLock()
+    private let lock = Lock()
     private let graph: Graph
 
     init(state: IncrementalState, plan: Plan) {
