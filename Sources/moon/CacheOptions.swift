@@ -15,7 +15,7 @@ struct CacheOptions: ParsableArguments {
     var noCache = false
 
     @Option(name: .customLong("remote-cache"),
-            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN. For https, put a TLS-terminating proxy in front and give its http:// URL.",
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN. A server that stalls (nothing moves for MOON_REMOTE_CACHE_TIMEOUT, default 5s) or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
                                valueName: "url"))
     var remoteCache: String?
 
