@@ -78,6 +78,7 @@ let package = Package(
         .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
+        .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache"]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
         .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
