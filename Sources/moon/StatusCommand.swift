@@ -34,7 +34,7 @@ struct StatusCommand: SelectingCommand {
     func run() throws { try run(passthrough: []) }
 
     func run(passthrough: [String]) throws {
-        let (file, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
+        let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
                                                      selection: selection, requireAll: false)
         let graph = plan.graph
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
