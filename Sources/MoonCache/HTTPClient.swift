@@ -6,7 +6,7 @@ import MoonCommand
 /// between requests (one per thread sending at once), bodies of any size
 /// streamed from a file or to the caller (`Content-Length` or chunked), and
 /// a timeout on every wait. moon's release binary is linked statically, and
-/// Foundation's URLSession needs libcurl, which has no static build here; a
+/// Foundation's URLSession needs libcurl, which the static build cannot link; a
 /// Bazel remote cache needs only GET and PUT. Plain `http://` only: put a
 /// TLS-terminating proxy in front of an `https://` server.
 final class HTTPClient: @unchecked Sendable {
