@@ -6,12 +6,15 @@ import Foundation
 /// and a restore checks them (`dependencies(node:)`).
 extension IncrementalState {
     /// The fingerprint the last `check` of graph node `index` took, for the
-    /// output cache (nil when it was not checked).
+    /// output cache; nil when it was not checked, or when a file its
+    /// patterns match could not be read: a key that does not cover a
+    /// source's content could restore outputs made from other content.
     public func cacheFingerprint(node index: Int) -> ContentHash? {
         lock.lock()
         defer { lock.unlock() }
         guard let taken = pending[index] else { return nil }
-        guard let depfile = taken.depfile else { return taken.fingerprint.combined }
+        guard let depfile = taken.depfile else { return taken.complete ? taken.fingerprint.combined : nil }
+        guard depfile.patternsComplete else { return nil }
         var all = DigestBuilder("moon-cache-depfile-1")
         let fingerprint = taken.fingerprint
         for part in [fingerprint.command, fingerprint.environment, fingerprint.needs, depfile.digest.finish()] { all.add(part) }

@@ -147,7 +147,7 @@ extension IncrementalState {
                 sources.add(entry.hash)
                 manifest.append(entry)
             } else {
-                sources.add("unreadable")
+                Self.addUnreadable(file.stat, to: &sources)
                 complete = false
             }
         }
@@ -159,16 +159,20 @@ extension IncrementalState {
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
         let depfile = PendingDepfile(digest: sources, patternFiles: manifest.count, patternsComplete: complete,
                                      checkedAt: FileStat.nowNanoseconds())
-        var found: [Manifest.Entry?] = []
+        var found: [Dependency] = []
         if let deps = previous?.deps {
             found.reserveCapacity(deps.count)
             for dep in deps {
-                if let stat = dependencyStat(dep), stat.1 == .file,
-                   let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
-                    found.append(entry)
+                guard let stat = dependencyStat(dep), stat.1 == .file else {
+                    found.append(.missing)
+                    complete = false
+                    continue
+                }
+                if let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
+                    found.append(.read(entry))
                     manifest.append(entry)
                 } else {
-                    found.append(nil)
+                    found.append(.unreadable(stat.0))
                     complete = false
                 }
             }
@@ -182,14 +186,34 @@ extension IncrementalState {
         sources.add(path)
         if let deps = previous?.deps {
             sources.add(deps.count)
-            for (dep, entry) in zip(deps, found) {
+            for (dep, state) in zip(deps, found) {
                 sources.add(dep)
-                if let entry { sources.add(entry.hash) } else { sources.add("missing") }
+                switch state {
+                case .read(let entry): sources.add(entry.hash)
+                case .unreadable(let stat): Self.addUnreadable(stat, to: &sources)
+                case .missing: sources.add("missing")
+                }
             }
         } else {
             sources.add("unread")
         }
         return Sources(digest: sources.finish(), manifest: Manifest(entries: manifest), depfile: depfile, complete: complete)
+    }
+
+    /// A file the depfile of the last success listed, as found now.
+    private enum Dependency {
+        case read(Manifest.Entry)
+        case unreadable(FileStat)
+        case missing
+    }
+
+    /// A file that exists but cannot be read: its stat stands in for its
+    /// content, so a change to it still reruns the node (as it would under make).
+    private static func addUnreadable(_ stat: FileStat, to digest: inout DigestBuilder) {
+        digest.add("unreadable")
+        digest.add(Int(stat.size))
+        digest.add(Int(stat.mtimeNanoseconds))
+        digest.add(String(stat.inode))
     }
 
     /// The last success's sources digest, when it still stands: it was

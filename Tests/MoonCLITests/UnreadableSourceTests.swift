@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// A source moon cannot read (mode 000 for a user who is not root): its
+/// content is unknown, so its stat stands in for it in the up-to-date
+/// check, and the node is never stored in nor restored from the output
+/// cache, whose key must cover what the outputs were made from.
+@Suite struct UnreadableSourceTests {
+    static let graph = """
+        version: 1
+        nodes:
+          gen:
+            sources: [in/*.txt]
+            generates: [out.txt]
+            run: cat in/a.txt > out.txt
+          obj:
+            sources: [a.c]
+            generates: [a.o]
+            depfile: a.d
+            run: |
+              cp a.c a.o && printf 'a.o: a.c in/secret.txt\\n' > a.d
+        """
+
+    @Test func aSourceMoonCannotReadStillCounts() throws {
+        // Root reads every file: moon runs as a user of its own.
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            print("aSourceMoonCannotReadStillCounts: skipped, it needs root and setpriv to run moon as a user who cannot read a file")
+            return
+        }
+        let uid = 50_000 + Int(getpid() % 10_000)
+        let moon = try Moon(graph: Self.graph)
+        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.write("in/a.txt", "a\n")
+        try moon.write("in/secret.txt", "s1\n")
+        try moon.write("a.c", "c\n")
+        try #require(try shell("chmod 000 in/secret.txt && chown -R \(uid):\(uid) .", in: moon).status == 0)
+        let asUser = "/usr/bin/setpriv --reuid=\(uid) --regid=\(uid) --clear-groups env HOME=\"$PWD\" \"$MOON\" run --json"
+        func run() throws -> Moon.Result {
+            let result = try shell(asUser, in: moon)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result
+        }
+        let reachable = try shell("/usr/bin/setpriv --reuid=\(uid) --regid=\(uid) --clear-groups \"$MOON\" --version", in: moon)
+        guard reachable.status == 0 else {
+            print("aSourceMoonCannotReadStillCounts: skipped, uid \(uid) cannot run moon: \(reachable.stderr)")
+            return
+        }
+
+        let first = try run()
+        #expect(IncrementalTruthTests.outcome(first, "gen") == "ran")
+        #expect(IncrementalTruthTests.outcome(first, "obj") == "ran")
+        #expect(IncrementalTruthTests.outcome(try run(), "gen") == "up-to-date")
+        // Changed while unreadable: the stat tells, as it would tell make.
+        try #require(try shell("printf 's2, longer\\n' > in/secret.txt", in: moon).status == 0)
+        #expect(IncrementalTruthTests.outcome(try run(), "gen") == "ran", "an unreadable source that changed reruns its node")
+        #expect(IncrementalTruthTests.outcome(try run(), "gen") == "up-to-date")
+
+        // A second checkout with the same files: nothing was cached, so the node runs.
+        try #require(try shell("rm -rf .moon out.txt a.o a.d", in: moon).status == 0)
+        let again = try run()
+        #expect(IncrementalTruthTests.outcome(again, "gen") == "ran", "a node with an unreadable source is never restored")
+        #expect(IncrementalTruthTests.outcome(again, "obj") == "ran", "nor one whose depfile lists an unreadable file")
+        #expect(again.events("skip").isEmpty)
+        #expect(moon.read("out.txt") == "a\n")
+    }
+}
