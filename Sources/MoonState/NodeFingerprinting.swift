@@ -171,7 +171,7 @@ extension IncrementalState {
         // The files the depfile of the last success listed, after the
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
         let depfile = PendingDepfile(digest: sources, patternFiles: manifest.count, patternsComplete: complete,
-                                     checkedAt: FileStat.nowNanoseconds())
+                                     checkedAt: FileStat.fileClockNanoseconds())
         var found: [Dependency] = []
         if let deps = previous?.deps {
             found.reserveCapacity(deps.count)
