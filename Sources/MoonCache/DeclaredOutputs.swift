@@ -12,9 +12,10 @@ public struct DeclaredOutputs: Sendable {
     let generates: [String]
     /// The plain paths (generates, then the depfile), normalized, inside the graph's directory.
     let paths: [String]
-    /// Plain `generates` paths the cache cannot carry: absolute, or above the graph's directory.
-    let outside: [String]
-    /// The `generates` patterns with wildcards, as written (`!` ones remove matches).
+    /// `generates` patterns the cache cannot carry: absolute, above the
+    /// graph's directory, or with `..` before a wildcard.
+    public let outside: [String]
+    /// The `generates` patterns with wildcards it carries, as written (`!` ones remove matches).
     let patterns: [String]
     private let includes: [Glob]
     private let excludes: [Glob]
@@ -22,11 +23,13 @@ public struct DeclaredOutputs: Sendable {
     public init(generates: [String], extra: [String] = []) {
         var paths: [String] = [], outside: [String] = [], patterns: [String] = []
         for pattern in generates {
-            guard Self.isPlainPath(pattern) else {
-                patterns.append(pattern)
+            if Self.isPlainPath(pattern) {
+                if let path = Self.normalized(pattern) { paths.append(path) } else { outside.append(pattern) }
                 continue
             }
-            if let path = Self.normalized(pattern) { paths.append(path) } else { outside.append(pattern) }
+            // The scanner names a match as its pattern's base spells it.
+            let base = pattern.hasPrefix("!") ? "" : Glob(pattern).base
+            if base.isEmpty || Self.normalized(base) == base { patterns.append(pattern) } else { outside.append(pattern) }
         }
         paths += extra.compactMap(Self.normalized)
         self.generates = generates
@@ -46,7 +49,7 @@ public struct DeclaredOutputs: Sendable {
     /// these outputs do not allow (only a plain path's tree, or a file or
     /// link a wildcard matches), or lacks a plain path or anything for a
     /// wildcard pattern (then the restored node would still miss an output).
-    func refusal(of entry: CacheEntry) -> String? {
+    public func refusal(of entry: CacheEntry) -> String? {
         for root in entry.roots where !paths.contains(root) && !matches(root) {
             return "it writes '\(root)', which the node's generates do not name"
         }
@@ -64,20 +67,18 @@ public struct DeclaredOutputs: Sendable {
         return nil
     }
 
-    /// The `generates` outputs a run did not leave (as the up-to-date check
-    /// sees them: a link to nothing is missing), each with why; those the
-    /// cache cannot carry count too. An entry without them would be restored
-    /// on every run and never be up to date.
-    func missing(root: String) -> [String] {
+    /// The `generates` outputs a run did not leave, as the up-to-date check
+    /// sees them (a link to a missing file is missing), each with why. An
+    /// entry without them would be restored on every run and never be up to date.
+    func notCreated(root: String) -> [String] {
         let scanner = SourceScanner(root: root)
-        var missing = outside.map { "'\($0)' (outside the graph file's directory, which the cache does not carry)" }
+        var missing: [String] = []
         // As written: `sub/../b.txt` needs `sub`, as the up-to-date check's `stat` does.
         for pattern in generates where !pattern.hasPrefix("!") && !scanner.exists(pattern) {
             guard Self.isPlainPath(pattern) else {
                 missing.append("anything matching '\(pattern)'")
                 continue
             }
-            guard Self.normalized(pattern) != nil else { continue }
             var info = stat()
             let dangling = lstat(scanner.fullPath(pattern), &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
             missing.append("'\(pattern)'" + (dangling ? " (a link to a missing file)" : ""))

@@ -94,10 +94,16 @@ public final class OutputCache: @unchecked Sendable {
     public func store(_ key: CacheKey, node: String, outputs declared: DeclaredOutputs,
                       outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
         storing.async { [self] in
-            let missing = declared.missing(root: root)
+            let missing = declared.notCreated(root: root)
             guard missing.isEmpty else {
                 warn("missing:" + node, "node '\(node)' did not create \(missing.joined(separator: ", ")) of its generates, "
                     + "so it is not up to date after a run and is not stored in the cache; fix its 'generates' or its command")
+                return
+            }
+            guard declared.outside.isEmpty else {
+                let list = declared.outside.map { "'\($0)'" }.joined(separator: ", ")
+                warn("outside:" + node, "node '\(node)' is not stored in the cache: it generates \(list), which the cache does not "
+                    + "carry (only paths inside the graph file's directory, no '..' before a wildcard); set 'cache: false' on it")
                 return
             }
             do {

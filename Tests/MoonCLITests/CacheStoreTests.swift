@@ -40,6 +40,27 @@ import Testing
         #expect(entries.isEmpty)
     }
 
+    /// An output outside the graph's directory, which the cache does not
+    /// carry: a warning that says so, and no entry (a restore would leave it stale).
+    @Test func anOutputOutsideTheTreeIsAWarningNotAnEntry() throws {
+        let moon = try Moon()
+        let outside = moon.path("abs.txt")
+        try moon.write("moon.yaml", """
+            version: 1
+            nodes:
+              g:
+                sources: [in.txt]
+                generates: [a.txt, \(outside)]
+                run: cp in.txt a.txt && cp in.txt \(outside)
+            """)
+        try moon.write("in.txt", "x\n")
+        let result = try moon.run(["run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("node 'g' is not stored in the cache") && result.stderr.contains("'\(outside)'"), "\(result.stderr)")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: moon.path(".cache/v1/ac"))) ?? []
+        #expect(entries.isEmpty)
+    }
+
     /// An output with a 250-byte name is restored: the temporary name
     /// beside it does not lengthen it.
     @Test func anOutputWithALongNameRestores() throws {
