@@ -147,7 +147,9 @@ public struct CacheDirectory: Sendable {
             if mkdir(prefix, 0o777) == 0 { continue }
             let code = errno
             guard code == EEXIST else { throw CacheError.io("cannot create the directory \(prefix)", code) }
-            guard isDirectory(prefix) else { throw CacheError.io("cannot create the directory \(path), as \(prefix) is not one", ENOTDIR) }
+            guard isDirectory(prefix) else {
+                throw CacheError.io("cannot create the directory \(path)" + (prefix == path ? "" : " below \(prefix)"), ENOTDIR)
+            }
         }
     }
 

@@ -53,15 +53,15 @@ public final class OutputCache: @unchecked Sendable {
     }
 
     /// Restores the entry under `key`, when there is one, it writes only
-    /// what `outputs` allow, and `dependencies` accepts its depfile's
+    /// what the node `declared`, and `dependencies` accepts its depfile's
     /// files; nil: run the node. A remote entry is checked before any of
     /// its blobs is downloaded, and kept locally only when it passes.
-    public func restore(_ key: CacheKey, node: String, outputs: DeclaredOutputs,
+    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
         let local = directory.entry(key)
         guard let (entry, data) = local.map({ ($0, nil) }) ?? remoteEntry(key, node: node) else { return nil }
         let source = data == nil ? "in the cache \(directory.path)" : "from the remote cache \(remote?.url ?? "")"
-        if let refusal = outputs.refusal(of: entry) {
+        if let refusal = declared.refusal(of: entry) {
             warn("refused:" + node, "not restoring node '\(node)' \(source): \(refusal); running it")
             return nil
         }
@@ -87,11 +87,12 @@ public final class OutputCache: @unchecked Sendable {
         }
     }
 
-    /// After node `node` succeeded: stores its `outputs` with its
+    /// After node `node` succeeded: stores what it `declared` with its
     /// `$MOON_OUTPUT` outputs and values under `key`, in the background;
-    /// not when it left a declared output missing (a warning says which):
-    /// such an entry would be restored on every run and never be up to date.
-    public func store(_ key: CacheKey, node: String, outputs declared: DeclaredOutputs,
+    /// not when it left a declared output missing or one the cache cannot
+    /// carry (a warning says which): such an entry would be restored on
+    /// every run and never be up to date, or leave that output stale.
+    public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                       outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
         storing.async { [self] in
             let missing = declared.notCreated(root: root)

@@ -17,7 +17,7 @@ enum CacheForecast {
             guard case .runs? = forecast.verdicts[index], CacheChecker.isCached(state.graph.nodes[index]),
                   let fingerprint = state.cacheFingerprint(node: index),
                   let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false),
-                  CacheChecker.outputs(state, index).refusal(of: entry) == nil else { continue }
+                  CacheChecker.declaredOutputs(state, index).refusal(of: entry) == nil else { continue }
             let unchanged = entry.dependencies.allSatisfy { ContentHash.ofFile(state.fullPath($0.path))?.hex == $0.hash }
             if unchanged { found.insert(index) }
         }
