@@ -141,7 +141,9 @@ final class CacheChecker: UpToDateChecking {
         for (node, ended) in summary.nodes.enumerated() {
             let succeeded = ended.result == .succeeded || ended.result == .upToDate
             let result = succeeded ? results[node] : nil
-            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [])
+            let definition = succeeded ? inner.stateIndex(node).map { state.definitionDigest(node: $0).hex } : nil
+            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
+                                                  definition: definition)
         }
         return ResumeRecord(nodes: nodes)
     }
@@ -156,12 +158,14 @@ final class CacheChecker: UpToDateChecking {
         DeclaredOutputs(generates: state.node(at: index).generates, extra: state.depfilePath(node: index).map { [$0] } ?? [])
     }
 
-    /// With `--resume`: the last run's record of graph node `index` when it
-    /// succeeded there and has no sources (those are checked as usual).
+    /// With `--resume` (and not `--force`): the last run's record of graph
+    /// node `index` when it succeeded there, has no sources (those are
+    /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume else { return nil }
+        guard let resume, restores else { return nil }
         let node = state.node(at: index)
-        guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded else { return nil }
+        guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
+              last.definition == state.definitionDigest(node: index).hex else { return nil }
         return last
     }
 
