@@ -44,6 +44,9 @@ public struct CacheDirectory: Sendable {
                 return code == ENOENT ? nil : "cannot use the cache \(path): \(directory): \(String(cString: strerror(code)))"
             }
             guard (info.st_mode & S_IFMT) == S_IFDIR else { return "cannot use the cache \(path): \(directory) is not a directory" }
+            guard access(directory, R_OK | X_OK) == 0 else {
+                return "cannot use the cache \(path): \(directory): \(String(cString: strerror(errno)))"
+            }
         }
         return nil
     }

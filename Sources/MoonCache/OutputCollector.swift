@@ -37,19 +37,10 @@ struct OutputCollector {
         let mode = UInt32(info.st_mode) & 0o7777
         switch info.st_mode & S_IFMT {
         case S_IFLNK:
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full) else {
-                throw CacheError.io("cannot read the link \(path)", EINVAL)
-            }
-            files.append(.init(path: path, kind: .symlink, target: target))
+            files.append(.init(path: path, kind: .symlink, target: try Self.target(of: full, path)))
         case S_IFDIR:
             files.append(.init(path: path, kind: .directory, mode: mode))
-            let names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: full).sorted()
-            } catch {
-                throw CacheError.io("cannot list \(path)", EACCES)
-            }
-            for name in names { _ = try add(path + "/" + name, into: &files) }
+            for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files) }
         case S_IFREG:
             let (hash, size) = try cache.storeBlob(copying: full)
             files.append(.init(path: path, kind: .file, mode: mode, hash: hash, size: size))
@@ -62,6 +53,28 @@ struct OutputCollector {
 
     private func fullPath(_ path: String) -> String {
         root == "." ? path : root + "/" + path
+    }
+
+    /// A link's target as written; failures with their own error (`path`: for the message).
+    static func target(of full: String, _ path: String) throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(full, &buffer, buffer.count)
+        guard count >= 0 else { throw CacheError.io("cannot read the link \(path)", errno) }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A directory's names, sorted by their bytes; failures with their own error.
+    static func names(in full: String, _ path: String) throws -> [String] {
+        guard let directory = opendir(full) else { throw CacheError.io("cannot list \(path)", errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     static func kind(_ mode: mode_t) -> String {
