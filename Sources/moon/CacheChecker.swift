@@ -106,7 +106,8 @@ final class CacheChecker: UpToDateChecking {
         let spec = state.node(at: index)
         // The depfile's files as the entry's check found them, for the record.
         var current: [Manifest.Entry]?
-        guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: { dependencies in
+        guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index),
+                                                      dependencies: { dependencies in
             current = self.currentEntries(dependencies)
             return current != nil
         }) else { return nil }
@@ -126,7 +127,7 @@ final class CacheChecker: UpToDateChecking {
         // A depfile that listed a file written while the command ran: what it read is unknown.
         guard let cache, let key, let index = inner.stateIndex(node), let dependencies = state.dependencies(node: index) else { return }
         let spec = state.node(at: index)
-        cache.store(key, node: spec.name, generates: spec.generates, extra: state.depfilePath(node: index).map { [$0] } ?? [],
+        cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index),
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
                     dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
     }
@@ -150,6 +151,11 @@ final class CacheChecker: UpToDateChecking {
     /// Whether a node's outputs go through the cache at all.
     static func isCached(_ node: Node) -> Bool {
         node.cached && !node.sources.isEmpty && !node.generates.isEmpty
+    }
+
+    /// What graph node `index` may write, and so what its entries may hold.
+    static func declaredOutputs(_ state: IncrementalState, _ index: Int) -> DeclaredOutputs {
+        DeclaredOutputs(generates: state.node(at: index).generates, extra: state.depfilePath(node: index).map { [$0] } ?? [])
     }
 
     /// With `--resume` (and not `--force`): the last run's record of graph
