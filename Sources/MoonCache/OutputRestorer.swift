@@ -49,9 +49,9 @@ struct OutputRestorer {
                 switch file.kind {
                 case .directory:
                     guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
-                    directories.append((path, file.mode ?? 0o755))
+                    directories.append((path, Self.permissions(file.mode, or: 0o755)))
                 case .file:
-                    let size = try cache.copyBlob(file.hash!, to: path, mode: mode_t(file.mode ?? 0o644))
+                    let size = try cache.copyBlob(file.hash!, to: path, mode: mode_t(Self.permissions(file.mode, or: 0o644)))
                     guard size == file.size else {
                         throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
                     }
@@ -90,6 +90,12 @@ struct OutputRestorer {
             throw CacheError.io("cannot replace \(final)", code)
         }
         if let aside { Self.remove(aside) }
+    }
+
+    /// Only the permission bits of an entry's mode: an entry (perhaps from
+    /// a server) never makes a setuid, setgid or sticky output.
+    private static func permissions(_ mode: UInt32?, or fallback: UInt32) -> UInt32 {
+        (mode ?? fallback) & 0o777
     }
 
     private func fullPath(_ path: String) -> String {

@@ -128,6 +128,23 @@ import Testing
         #expect(moon.read("g.txt") == "source\n")
     }
 
+    /// Only permission bits are restored: an entry that asks for setuid,
+    /// setgid or sticky bits gets the file without them.
+    @Test func aRestoreSetsNoSetuidBit() throws {
+        let moon = try checkout()
+        #expect(try moon.run(["run"]).status == 0)
+        let entry = try Self.entryFile(in: moon.path(".cache/v1/ac"))
+        try Self.edit(entry) { json in
+            json["files"] = (json["files"] as? [[String: Any]] ?? []).map { var f = $0; f["mode"] = 0o7755; return f }
+        }
+        try FileManager.default.removeItem(atPath: moon.path("g.txt"))
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(CacheTests.outcome(result, "gen") == "cache-hit", "\(result.stderr)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: moon.path("g.txt"))[.posixPermissions] as? Int)
+        #expect(mode == 0o755, "mode \(String(mode, radix: 8))")
+    }
+
     /// A wildcard pattern allows the files it matches, not a hidden file
     /// beside them nor a directory below them; a plain path allows its
     /// whole tree.
