@@ -27,10 +27,17 @@ public enum EventDecoder {
         // "\r\n" is one Character in Swift, so it must be named as a separator.
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
-            out.append(try decode(String(line), line: number))
+            if let decoded = try decodeLine(String(line), line: number) { out.append(decoded) }
         }
         return out
+    }
+
+    /// One line of a stream read line by line (its `\n` taken off, a `\r`
+    /// before it not yet): nil for a blank line.
+    public static func decodeLine(_ text: String, line: Int) throws -> Decoded? {
+        let text = text.hasSuffix("\r") ? String(text.dropLast()) : text
+        if text.allSatisfy({ $0 == " " || $0 == "\t" }) { return nil }
+        return try decode(text, line: line)
     }
 
     /// One line of the stream.
@@ -61,6 +68,7 @@ public enum EventDecoder {
             kind = .graphStart(graph: try fields.string("graph"), nodes: plan,
                                queues: try names.map { name in
                                    guard let width = Fields.int(queues[name]!) else { throw fail("queue '\(name)' has no integer concurrency") }
+                                   guard Fields.count.contains(width) else { throw fail("field 'queues.\(name)' out of range") }
                                    return QueueWidth(name: name, concurrency: width)
                                })
         case "start":
@@ -79,7 +87,7 @@ public enum EventDecoder {
             let outputs = try fields.optionalObject("outputs") ?? [:]
             let keys = order.filter { outputs[$0] != nil } + outputs.keys.filter { !order.contains($0) }.sorted()
             kind = .complete(node: try fields.string("node"), durationMilliseconds: try fields.int("duration_ms"),
-                             exitCode: try fields.optionalInt("exit_code").map(Int32.init),
+                             exitCode: try fields.optionalInt32("exit_code"),
                              outputs: try keys.map { key in
                                  guard let value = outputs[key] as? String else { throw fail("output '\(key)' is not a string") }
                                  return KeyValue(key, value)
@@ -90,8 +98,8 @@ public enum EventDecoder {
             let kindName = try inner.string("kind")
             guard let errorKind = NodeError.Kind(rawValue: kindName) else { throw fail("unknown error kind '\(kindName)'") }
             let error = NodeError(errorKind, try inner.string("message"),
-                                  exitCode: try inner.optionalInt("exit_code").map(Int32.init),
-                                  signal: try inner.optionalInt("signal").map(Int32.init))
+                                  exitCode: try inner.optionalInt32("exit_code"),
+                                  signal: try inner.optionalInt32("signal", in: 0...Int(Int32.max)))
             kind = .error(node: try fields.string("node"), durationMilliseconds: try fields.int("duration_ms"), error: error)
         case "skip":
             let reasonName = try fields.string("reason")
@@ -153,6 +161,14 @@ public enum EventDecoder {
             DecodingError(line: line, message: object[key] == nil ? "missing field '\(prefix)\(key)'" : "field '\(prefix)\(key)' must be \(what)")
         }
 
+        /// What a count, a duration or a sequence number may be: what moon
+        /// writes, and far from where the reporters' arithmetic overflows.
+        static let count = 0...(1 << 53)
+
+        func outOfRange(_ key: String) -> DecodingError {
+            DecodingError(line: line, message: "field '\(prefix)\(key)' out of range")
+        }
+
         /// JSON true/false. Foundation hands both numbers and booleans back as
         /// NSNumber (and `is Bool` holds for 0 and 1); booleans have type "c".
         static func isBool(_ value: Any) -> Bool {
@@ -177,9 +193,23 @@ public enum EventDecoder {
             return try string(key)
         }
 
-        mutating func int(_ key: String) throws -> Int {
-            guard let value = object[key], let n = Self.int(value) else { throw fail(key, "an integer") }
+        /// An integer in `range` (default: `count`); one beyond it is out of
+        /// range, never converted with a trap.
+        mutating func int(_ key: String, in range: ClosedRange<Int> = count) throws -> Int {
+            guard let value = object[key], let n = Self.int(value) else {
+                if let number = object[key] as? NSNumber, !Self.isBool(number), number.doubleValue == number.doubleValue.rounded() {
+                    throw outOfRange(key)
+                }
+                throw fail(key, "an integer")
+            }
+            guard range.contains(n) else { throw outOfRange(key) }
             return n
+        }
+
+        /// An exit code or a signal number: an `Int32` (of `range`), or absent.
+        mutating func optionalInt32(_ key: String, in range: ClosedRange<Int> = Int(Int32.min)...Int(Int32.max)) throws -> Int32? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
+            return Int32(try int(key, in: range))
         }
 
         mutating func optionalInt(_ key: String) throws -> Int? {

@@ -63,9 +63,14 @@ enum Console {
 
     /// The exit code, given the command's: 141 (128 + SIGPIPE) when stdout's
     /// reader went away before moon could say everything, as for a command
-    /// killed by SIGPIPE.
+    /// killed by SIGPIPE; when stdout failed otherwise (`> /dev/full`), an
+    /// error that says so, and 1 if the command had succeeded: its output is lost.
     static func exitCode(_ code: Int32) -> Int32 {
-        code == 0 && standardOutput.failure == EPIPE ? 128 + SIGPIPE : code
+        let failure = standardOutput.failure
+        if failure == 0 { return code }
+        if failure == EPIPE { return code == 0 ? 128 + SIGPIPE : code }
+        error("cannot write to standard output: \(String(cString: strerror(failure)))")
+        return code == 0 ? 1 : code
     }
 
     /// Every line of `text` through the node-output sanitizer (colour off:

@@ -56,8 +56,6 @@ struct ExportCommand: SelectingCommand {
             if isatty(1) == 1 { Console.write(script) } else { Console.standardOutput.write(script) }
             return
         }
-        guard FileManager.default.createFile(atPath: output, contents: Data(script.utf8), attributes: [.posixPermissions: 0o755]) else {
-            throw CLIError("cannot write \(output)")
-        }
+        try OutputPath.write(script, to: output, permissions: 0o755)
     }
 }

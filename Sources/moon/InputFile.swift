@@ -27,33 +27,9 @@ enum InputFile {
     /// file fails after its first block, not after all of it: the caller
     /// finds the NUL in what came back.
     static func read(_ path: String, limit: Int, kind: String, stopAtNUL: Bool) throws(Refusal) -> [UInt8] {
-        // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw refusal(path, errno) }
+        let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw refusal(path, errno) }
         let type = info.st_mode & S_IFMT
-        switch type {
-        case S_IFREG:
-            if Int(info.st_size) > limit {
-                throw Refusal(message: "\(path) is \(size(Int(info.st_size))); moon reads \(kind)s of at most \(size(limit))")
-            }
-        case S_IFDIR:
-            throw Refusal(message: "\(path) is a directory, not a \(kind)")
-        case S_IFIFO, S_IFSOCK:
-            break
-        case S_IFCHR where isatty(fd) == 1:
-            break
-        case S_IFCHR:
-            throw Refusal(message: "\(path) is a character device, not a \(kind)")
-        case S_IFBLK:
-            throw Refusal(message: "\(path) is a block device, not a \(kind)")
-        default:
-            throw Refusal(message: "\(path) is not a regular file, nor a pipe")
-        }
-        // Reads block from here on: a pipe's writer may not have written yet.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         let tooLong = Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))")
         var failure: Int32 = 0
         var done = false
@@ -85,13 +61,84 @@ enum InputFile {
             bytes += block[..<got]
         }
         if failure != 0 { throw refusal(path, failure) }
-        if bytes.isEmpty && type == S_IFIFO {
-            var named = stat()
-            if lstat(path, &named) == 0 && (named.st_mode & S_IFMT) == S_IFIFO {
-                throw Refusal(message: "\(path) is a FIFO with nothing written to it (moon reads a FIFO only while a writer has it open)")
-            }
-        }
+        if bytes.isEmpty, let unwritten = unwrittenFIFO(path, type) { throw unwritten }
         return bytes
+    }
+
+    /// Each line of `path` (without its line break) to `body` as soon as it
+    /// has arrived, with its 1-based number: a bad first line on a pipe fails
+    /// before the writer has finished. The same refusals as `read`, and more
+    /// than `limit` bytes in all is too long.
+    static func forEachLine(_ path: String, limit: Int, kind: String, _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
+        let (fd, info) = try open(path, limit: limit, kind: kind)
+        defer { close(fd) }
+        var pending: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        var total = 0, number = 0
+        func deliver(_ line: ArraySlice<UInt8>) throws {
+            number += 1
+            try body(line, number)
+        }
+        while true {
+            let got = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { throw refusal(path, errno) }
+            if got == 0 { break }
+            total += got
+            if total > limit { throw Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))") }
+            pending += block[..<got]
+            var start = pending.startIndex
+            while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                try deliver(pending[start..<end])
+                start = end + 1
+            }
+            pending.removeSubrange(..<start)
+        }
+        if !pending.isEmpty { try deliver(pending[...]) }
+        if total == 0, let unwritten = unwrittenFIFO(path, info.st_mode & S_IFMT) { throw unwritten }
+    }
+
+    /// `path` opened for reading, after the refusals by type and size.
+    private static func open(_ path: String, limit: Int, kind: String) throws(Refusal) -> (fd: Int32, info: stat) {
+        // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw refusal(path, errno) }
+        do throws(Refusal) {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw refusal(path, errno) }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                if Int(info.st_size) > limit {
+                    throw Refusal(message: "\(path) is \(size(Int(info.st_size))); moon reads \(kind)s of at most \(size(limit))")
+                }
+            case S_IFDIR:
+                throw Refusal(message: "\(path) is a directory, not a \(kind)")
+            case S_IFIFO, S_IFSOCK:
+                break
+            case S_IFCHR where isatty(fd) == 1:
+                break
+            case S_IFCHR:
+                throw Refusal(message: "\(path) is a character device, not a \(kind)")
+            case S_IFBLK:
+                throw Refusal(message: "\(path) is a block device, not a \(kind)")
+            default:
+                throw Refusal(message: "\(path) is not a regular file, nor a pipe")
+            }
+            // Reads block from here on: a pipe's writer may not have written yet.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            return (fd, info)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// A FIFO that gave no byte had no writer when it was opened.
+    private static func unwrittenFIFO(_ path: String, _ type: mode_t) -> Refusal? {
+        guard type == S_IFIFO else { return nil }
+        var named = stat()
+        guard lstat(path, &named) == 0 && (named.st_mode & S_IFMT) == S_IFIFO else { return nil }
+        return Refusal(message: "\(path) is a FIFO with nothing written to it (moon reads a FIFO only while a writer has it open)")
     }
 
     /// "PATH is binary (a NUL byte on line N)" when `bytes` hold a NUL, for

@@ -88,7 +88,7 @@ struct Moon: ParsableCommand {
         Console.takeOverBrokenPipes()
         let code: Int32
         do {
-            let arguments = Array(CommandLine.arguments.dropFirst())
+            let arguments = NameCompletion.boundedRequest(Array(CommandLine.arguments.dropFirst()))
             if let shell = NameCompletion.scriptRequest(arguments) {
                 Console.standardOutput.write(NameCompletion.script(for: shell))
             } else {

@@ -64,6 +64,22 @@ enum NameCompletion {
         return out
     }
 
+    /// A completion request (`---completion CMD... -- ARG INDEX CURSOR WORDS...`)
+    /// with its numbers brought into range: argument-parser takes the prefix
+    /// of the last word up to CURSOR, which traps when CURSOR is negative.
+    /// Other arguments are returned as they are.
+    static func boundedRequest(_ arguments: [String]) -> [String] {
+        guard arguments.first == "---completion", let dash = arguments.firstIndex(of: "--"),
+              arguments.count > dash + 3 else { return arguments }
+        var bounded = arguments
+        if let index = Int(arguments[dash + 2]), index < 0 { bounded[dash + 2] = "0" }
+        if let cursor = Int(arguments[dash + 3]) {
+            let longest = arguments.count > dash + 4 ? arguments[arguments.count - 1].count : 0
+            bounded[dash + 3] = String(min(max(cursor, 0), longest))
+        }
+        return bounded
+    }
+
     /// `moon --generate-completion-script SHELL` as argument-parser writes
     /// it, made to work in the shells' versions in use: fish before 3.7
     /// has no `commandline -tC` (the cursor's place in the current token),

@@ -162,7 +162,16 @@ struct NodeSelection {
             rest.hasPrefix("[") ? String(name[..<(name.firstIndex(of: "[") ?? name.endIndex)]) : String(name.prefix(stem.count))
         }
         var seen = Set<String>()
-        return Suggestion.closest(to: stem, in: stems.filter { seen.insert($0).inserted })
-            .map { " (did you mean '\($0 + rest)'?)" } ?? ""
+        var candidates = stems.filter { seen.insert($0).inserted }
+        // The closest stem may not have what the rest asks for (`b[]` when
+        // `b` is no fan-out): the suggestion is only ever a word that selects nodes.
+        for _ in 0..<3 {
+            guard let closest = Suggestion.closest(to: stem, in: candidates) else { return "" }
+            let word = closest + rest
+            let selects = NamePattern.isPattern(word) ? !graph.nodes(matching: word).isEmpty : graph.targets(named: word) != nil
+            if selects { return " (did you mean '\(word)'?)" }
+            candidates.removeAll { $0 == closest }
+        }
+        return ""
     }
 }

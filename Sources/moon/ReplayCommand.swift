@@ -78,28 +78,27 @@ struct ReplayCommand: ParsableCommand {
         return code
     }
 
-    /// Every event of the file, or exit 2 naming the first bad line.
+    /// Every event of the file, or exit 2 naming the first bad line. Each
+    /// line is decoded as it arrives: a pipe with a bad first line fails at
+    /// once, whatever follows it.
     func load() throws -> [EventDecoder.Decoded] {
         let name = file == "-" ? "<stdin>" : file
-        // By `InputFile`'s rules: a device is refused, a pipe is cut at the cap.
-        let bytes: [UInt8]
+        let help = "moon replay reads the JSON Lines written by `moon run --json`"
+        var events: [EventDecoder.Decoded] = []
         do {
-            bytes = try InputFile.read(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit, kind: "recording", stopAtNUL: true)
-        } catch {
-            throw CLIError(error.message)
-        }
-        if let problem = InputFile.binaryProblem(name, bytes) {
-            throw CLIError(problem, help: "moon replay reads the JSON Lines written by `moon run --json`")
-        }
-        do {
-            let events = try EventDecoder.decodeAll(String(decoding: bytes, as: UTF8.self))
-            if events.isEmpty {
-                throw CLIError("\(name) holds no events", help: "record a run with `moon run --json > \(name)`")
+            // By `InputFile`'s rules: a device is refused, a pipe is cut at the cap.
+            try InputFile.forEachLine(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit, kind: "recording") { bytes, number in
+                if bytes.contains(0) { throw CLIError("\(name) is binary (a NUL byte on line \(number))", help: help) }
+                if let decoded = try EventDecoder.decodeLine(String(decoding: bytes, as: UTF8.self), line: number) { events.append(decoded) }
             }
-            return events
+        } catch let refusal as InputFile.Refusal {
+            throw CLIError(refusal.message)
         } catch let error as EventDecoder.DecodingError {
-            throw CLIError("\(name):\(error.line): \(error.message)",
-                           help: "moon replay reads the JSON Lines written by `moon run --json`")
+            throw CLIError("\(name):\(error.line): \(error.message)", help: help)
         }
+        if events.isEmpty {
+            throw CLIError("\(name) holds no events", help: "record a run with `moon run --json > \(name)`")
+        }
+        return events
     }
 }

@@ -52,7 +52,7 @@ public enum SlurmExport {
         guard refusals.isEmpty else { throw Refusals(items: refusals) }
         var out = """
             #!/bin/sh
-            # Submits the graph '\(graph.name)' (\(graph.path)) to Slurm: one batch job per
+            # Submits the graph '\(commentText(graph.name))' (\(commentText(graph.path))) to Slurm: one batch job per
             # node, each held with --dependency until its needs have ended as its `if:`
             # requires. Written by `moon export --format sbatch`; run it where sbatch
             # works (a login node): sh THIS-FILE. It prints each node's job id; watch
@@ -103,7 +103,7 @@ public enum SlurmExport {
         let script = body.joined(separator: "\n")
         let delimiter = hereDocumentDelimiter(for: script)
         let name = "j\(number)"
-        var text = "# \(node.name)\n"
+        var text = "# \(commentText(node.name))\n"
         text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
         // The node's name is data (an instance's item may hold `$(…)` or a
         // quote): single-quoted unless plain; `%%` is sbatch's literal `%`.
@@ -284,6 +284,25 @@ public enum SlurmExport {
     /// One shell word, single-quoted.
     public static func quote(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A text from the graph as it goes into a comment of the script: on one
+    /// line and without control characters (`\n`, `\e`, `\u{9b}` written
+    /// out), so a name can neither start a command line of its own nor send
+    /// an escape sequence to the terminal of whoever reads the script.
+    static func commentText(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x1B: out += "\\e"
+            case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// Leaves plain words (`--mem=4G`, `$j1`-free) unquoted, for a readable script.
