@@ -86,16 +86,28 @@ enum InputFile {
             if got == 0 { break }
             total += got
             if total > limit { throw Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))") }
+            // Only the new block is searched: a long line costs linear time.
+            var from = pending.count
             pending += block[..<got]
-            var start = pending.startIndex
-            while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            var start = 0
+            while let end = newline(in: pending, from: from) {
                 try deliver(pending[start..<end])
                 start = end + 1
+                from = start
             }
             pending.removeSubrange(..<start)
         }
         if !pending.isEmpty { try deliver(pending[...]) }
         if total == 0, let unwritten = unwrittenFIFO(path, info.st_mode & S_IFMT) { throw unwritten }
+    }
+
+    /// The index of the first `\n` of `bytes` at or after `from` (`memchr`:
+    /// lines of hundreds of MiB are searched at memory speed).
+    private static func newline(in bytes: [UInt8], from: Int) -> Int? {
+        bytes.withUnsafeBytes { buffer in
+            guard from < buffer.count, let found = memchr(buffer.baseAddress! + from, 0x0A, buffer.count - from) else { return nil }
+            return buffer.baseAddress!.distance(to: UnsafeRawPointer(found))
+        }
     }
 
     /// `path` opened for reading, after the refusals by type and size.
