@@ -31,7 +31,8 @@ struct ExportCommand: SelectingCommand {
     @Option(name: .shortAndLong, help: "The script's format: sbatch.")
     var format: Format = .sbatch
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the script to this file (made executable) instead of stdout.", valueName: "path"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the script to this file (made executable) instead of stdout; "
+                                                    + "a device or a FIFO is written into, never replaced.", valueName: "path"))
     var output: String?
 
     @OptionGroup var vars: VarOverrides

@@ -25,8 +25,9 @@ struct Moon: ParsableCommand {
         (a first word that is no subcommand) is `moon run NODE...`: \
         `moon test -- -k fast`, `moon -n build`.
 
-        Exit codes: 0 every node succeeded, 1 a node failed, 2 the graph file \
-        or the command line is invalid, 130 interrupted (143 on SIGTERM).
+        Exit codes: 0 every node succeeded, 1 a node failed (or stdout could \
+        not be written), 2 the graph file or the command line is invalid, 130 \
+        interrupted (143 on SIGTERM).
         """,
         version: moonVersion,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,

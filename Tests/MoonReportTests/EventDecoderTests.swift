@@ -51,6 +51,11 @@ import MoonEvents
         (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"skip","node":"a"}"#, "missing field 'reason'"),
         (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"graph-complete","ok":1,"duration_ms":1,"counts":{"succeeded":0,"failed":0,"skipped":0,"canceled":0},"critical_path":[]}"#, "field 'ok' must be true or false"),
         (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"exit"}}"#, "missing field 'error.message'"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"exit","message":"m","exit_code":2147483648}}"#, "field 'error.exit_code' out of range"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"signal","message":"m","signal":-1}}"#, "field 'error.signal' out of range"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1,"exit_code":1e300}"#, "field 'exit_code' out of range"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":-1}"#, "field 'duration_ms' out of range"),
+        (#"{"v":1,"seq":-5,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1}"#, "field 'seq' out of range"),
     ])
     func badLinesNameTheProblem(line: String, message: String) {
         #expect(throws: EventDecoder.DecodingError(line: 3, message: message)) {
