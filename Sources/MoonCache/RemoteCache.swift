@@ -26,7 +26,7 @@ public final class RemoteCache: @unchecked Sendable {
     private let onWarning: (String) -> Void
     /// An entry larger than this is refused (a miss and a warning): it is
     /// read into memory, and a broken server must not exhaust it.
-    static let maxEntrySize = 256 << 20
+    static let maxEntrySize = CacheEntry.maxSize
 
     /// nil when `url` is not a plain `http://` URL moon can reach.
     public init?(url: String, token: String?, timeoutSeconds: Double, readOnly: Bool, onWarning: @escaping (String) -> Void) {
