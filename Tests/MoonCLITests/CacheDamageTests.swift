@@ -112,3 +112,52 @@ import Testing
         #expect(try Self.diskUse(moon.directory.path, in: moon) < 64 * 1024)
     }
 }
+
+/// Storing a node's outputs in the local cache: an output larger than the
+/// cache's size limit is not stored (a warning says so), a sparse one stays
+/// sparse, and Ctrl-C during a store ends moon promptly with the partial
+/// blob removed. The outputs are sparse files: no disk is filled.
+@Suite struct CacheLargeOutputTests {
+    static func graph(_ size: String) -> String {
+        """
+        version: 1
+        nodes:
+          big:
+            sources: [s.txt]
+            generates: [out]
+            run: truncate -s \(size) out
+        """
+    }
+
+    /// The trial's reproduction: a 6 GB output, over the default 5 GB limit.
+    @Test func anOutputLargerThanTheCacheLimitIsNotStored() throws {
+        let moon = try Moon(graph: Self.graph("6G"))
+        try moon.write("s.txt", "x\n")
+        let result = try moon.run(["run"], limit: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("node 'big' is not stored in the cache") && result.stderr.contains("size limit"), "\(result.stderr)")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: moon.path(".cache/v1/ac"))) ?? []
+        #expect(entries.isEmpty, "\(entries)")
+        #expect(try CacheDamageTests.diskUse(moon.directory.path, in: moon) < 64 * 1024)
+    }
+
+    /// Ctrl-C while a large output is stored: moon ends promptly, exit 130,
+    /// nothing half-stored is left.
+    @Test func ctrlCDuringAStoreEndsMoon() throws {
+        let moon = try Moon(graph: Self.graph("4G"))
+        try moon.write("s.txt", "x\n")
+        let running = try moon.start(["run"])
+        let storing = eventually(60) {
+            !((try? FileManager.default.contentsOfDirectory(atPath: moon.path(".cache/v1/tmp"))) ?? []).isEmpty
+        }
+        #expect(storing, "no store started")
+        running.signal(SIGINT)
+        let result = try running.wait(limit: 20)
+        #expect(result.status == 130, "\(result.stderr)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: moon.path(".cache/v1/tmp"))) ?? []
+        #expect(left.isEmpty, "\(left)")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: moon.path(".cache/v1/ac"))) ?? []
+        #expect(entries.isEmpty, "\(entries)")
+        #expect(try CacheDamageTests.diskUse(moon.directory.path, in: moon) < 64 * 1024)
+    }
+}
