@@ -161,3 +161,24 @@ import Testing
         #expect(try CacheDamageTests.diskUse(moon.directory.path, in: moon) < 64 * 1024)
     }
 }
+
+/// A depfile past the size cap is not read after the node (it would be
+/// read whole into memory): a warning, and the node runs again next time.
+@Suite struct LargeDepfileTests {
+    @Test func aHugeDepfileIsAWarningNotARead() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              c:
+                sources: [s.txt]
+                generates: [out]
+                depfile: d.d
+                run: truncate -s 4G d.d; touch out
+            """)
+        try moon.write("s.txt", "x\n")
+        let result = try moon.run(["run"], limit: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("its depfile d.d is larger than") && result.stderr.contains("runs again next time"),
+                "\(result.stderr)")
+    }
+}
