@@ -21,8 +21,10 @@ public final class OutputCache: @unchecked Sendable {
     private let uploading = WorkerPool(name: "moon.upload", width: 4)
     private let lock = Lock()
     private var stored = 0
-    /// Set by `cancel`: restores and stores in progress end, later ones do not start.
+    /// Set by `cancel`: restores in progress end, later ones do not start.
     private var stopped = false
+    /// Set by `interrupt`: stores end too (a failure's stop still stores what succeeded).
+    private var interrupted = false
     private var warned = Set<String>()
     private let onWarning: (String) -> Void
 
@@ -58,11 +60,26 @@ public final class OutputCache: @unchecked Sendable {
         remote?.cancel()
     }
 
+    /// The user stops the run (Ctrl-C, a signal): stores end as well, their
+    /// partial blobs removed and nothing stored.
+    public func interrupt() {
+        lock.lock()
+        interrupted = true
+        lock.unlock()
+        cancel()
+    }
+
     /// Whether `cancel` was called (polled between blocks of a file).
     var isStopped: Bool {
         lock.lock()
         defer { lock.unlock() }
         return stopped
+    }
+
+    var isInterrupted: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return interrupted
     }
 
     /// Restores the entry under `key`, when there is one, it writes only
@@ -138,7 +155,7 @@ public final class OutputCache: @unchecked Sendable {
             do {
                 var collector = OutputCollector(root: root, cache: directory)
                 collector.maxFileSize = limit
-                collector.shouldStop = { [weak self] in self?.isStopped ?? true }
+                collector.shouldStop = { [weak self] in self?.isInterrupted ?? true }
                 guard let (roots, files) = try collector.collect(declared) else { return }
                 let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)

@@ -74,10 +74,8 @@ final class RunSession {
             case SIGTSTP: processes.suspend()
             case SIGCONT: processes.resume()
             default:
-                if summary != nil, storeInterrupted == nil, let cache = self.cache {
-                    storeInterrupted = number
-                    cache.cancel()
-                }
+                self.cache?.interrupt()
+                if summary != nil, storeInterrupted == nil, self.cache != nil { storeInterrupted = number }
                 runner.stop(Runner.StopReason.interrupt(signal: number))
             }
         }
