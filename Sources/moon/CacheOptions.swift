@@ -15,11 +15,12 @@ struct CacheOptions: ParsableArguments {
     var noCache = false
 
     @Option(name: .customLong("remote-cache"),
-            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN. A server that stalls (nothing moves for MOON_REMOTE_CACHE_TIMEOUT, default 5s) or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://[USER:PASSWORD@]HOST[:PORT]/PATH, HOST a name, address or [IPv6]; also MOON_REMOTE_CACHE), read after the local cache and written after it. A bearer token comes from MOON_REMOTE_CACHE_TOKEN, which no node sees; a user and password in the URL are sent as Basic auth instead (never both) and printed as ***. A URL moon cannot use is one warning, and moon runs without it. Each request is bounded by MOON_REMOTE_CACHE_TIMEOUT (above 0, at most 1h, default 5s): connecting and the answer's status and headers each within it, sending or receiving a body within it plus 1s per 32 KiB, and never that long without a byte. A server that is unreachable, stalls, trickles or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
                                valueName: "url"))
     var remoteCache: String?
 
-    @Flag(name: .customLong("remote-cache-read-only"), help: "Read the remote cache, never upload to it.")
+    @Flag(name: .customLong("remote-cache-read-only"),
+          help: "Read the remote cache, never upload to it (also MOON_REMOTE_CACHE_READ_ONLY: 1, true, yes or on, any case; 0, false, no or off upload; another value warns and reads only).")
     var remoteReadOnly = false
 
     /// The cache directory for `graph` (nil: `--no-cache`).

@@ -66,6 +66,37 @@ import Testing
         #expect(server.requests.first?.contains("\r\nAuthorization: \(basic)\r\n") == true, "\(server.requests)")
     }
 
+    /// The graph file's `cache: remote:` takes the same URLs and keeps the same secrets.
+    @Test func aRemoteInTheGraphFileTakesAnUpperCaseSchemeAndHidesItsPassword() throws {
+        let server = try RemoteCacheServer(.status(500))
+        defer { server.stop() }
+        let graph = RemoteCacheTests.graph.replacingOccurrences(
+            of: "version: 1\n", with: "version: 1\ncache: { remote: \"HTTP://user:pa55word@127.0.0.1:\(server.port)/x\" }\n")
+        let moon = try Moon(graph: graph)
+        try moon.write("a.c", "int a;\n")
+        try moon.write("b.c", "int b;\n")
+        let result = try moon.run(["run", "--json"], environment: ["MOON_REMOTE_CACHE_TIMEOUT": "10s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("pa55word"), "\(result.stderr)")
+        #expect(result.stderr.contains("HTTP://user:***@127.0.0.1:\(server.port)/x: it answered 500"), "\(result.stderr)")
+        #expect(server.requests.first?.contains("\r\nAuthorization: Basic ") == true, "\(server.requests)")
+    }
+
+    /// Nor can a node read the token through an expression.
+    @Test func anExpressionCannotReadTheToken() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              peek:
+                env: { T: "${{ env.MOON_REMOTE_CACHE_TOKEN }}" }
+                run: echo "T=$T"
+            """)
+        let result = try moon.run(["run"], environment: ["MOON_REMOTE_CACHE_TOKEN": "sekrit"])
+        #expect(result.status == 1)
+        #expect((result.stdout + result.stderr).contains("'MOON_REMOTE_CACHE_TOKEN' is not set"), "\(result.stdout)")
+        #expect(!result.stdout.contains("sekrit") && !result.stderr.contains("sekrit"), "\(result.stdout)\(result.stderr)")
+    }
+
     @Test func aPasswordAndATokenTogetherAreRefused() throws {
         let server = try RemoteCacheServer()
         defer { server.stop() }
