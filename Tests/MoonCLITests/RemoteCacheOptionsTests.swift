@@ -14,6 +14,16 @@ import Testing
         return try moon.run(["run", "--json", "--remote-cache", url], environment: environment)
     }
 
+    /// A checkout run against a new `RemoteCacheServer` answering `answer`
+    /// (stopped after the run) at the URL `url` makes of it.
+    func runAgainstServer(_ answer: RemoteCacheServer.Answer = .empty, ipv6: Bool = false, url: (RemoteCacheServer) -> String = \.url,
+                          environment: [String: String] = [:]) throws -> (Moon.Result, RemoteCacheServer, Moon) {
+        let server = try RemoteCacheServer(answer, ipv6: ipv6)
+        defer { server.stop() }
+        let moon = try checkout()
+        return (try run(moon, url(server), environment), server, moon)
+    }
+
     static func warnings(_ result: Moon.Result) -> [String] {
         result.stderr.split(separator: "\n").map(String.init).filter { $0.contains("warning") }
     }
@@ -39,10 +49,7 @@ import Testing
     }
 
     @Test func aTokenWithALineBreakIsRefusedAndNeverSent() throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url, ["MOON_REMOTE_CACHE_TOKEN": "sekrit\r\nX-Injected: 1"])
+        let (result, server, moon) = try runAgainstServer(environment: ["MOON_REMOTE_CACHE_TOKEN": "sekrit\r\nX-Injected: 1"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Set(RemoteCacheTests.compiled(moon)) == ["a", "b", "app"])
         #expect(server.requests.isEmpty, "\(server.requests)")
@@ -54,10 +61,7 @@ import Testing
     // MARK: The URL
 
     @Test func aPasswordInTheURLIsSentAsBasicAuthAndNeverPrinted() throws {
-        let server = try RemoteCacheServer(.status(500))
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, "http://user:pa55word@127.0.0.1:\(server.port)/x")
+        let (result, server, _) = try runAgainstServer(.status(500), url: { "http://user:pa55word@127.0.0.1:\($0.port)/x" })
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("pa55word"), "\(result.stderr)")
         #expect(result.stderr.contains("http://user:***@127.0.0.1:\(server.port)/x"), "\(result.stderr)")
@@ -98,10 +102,7 @@ import Testing
     }
 
     @Test func aPasswordAndATokenTogetherAreRefused() throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, "http://user:pa55word@127.0.0.1:\(server.port)/x", ["MOON_REMOTE_CACHE_TOKEN": "sekrit"])
+        let (result, server, _) = try runAgainstServer(url: { "http://user:pa55word@127.0.0.1:\($0.port)/x" }, environment: ["MOON_REMOTE_CACHE_TOKEN": "sekrit"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(server.requests.isEmpty, "\(server.requests)")
         #expect(!result.stderr.contains("pa55word") && !result.stderr.contains("sekrit"), "\(result.stderr)")
@@ -123,10 +124,7 @@ import Testing
         ("ftp://127.0.0.1:PORT/x", "http://"),
     ])
     func aURLMoonCannotUseIsOneClearWarning(url: String, says: String) throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, url.replacingOccurrences(of: "PORT", with: String(server.port)))
+        let (result, server, moon) = try runAgainstServer(url: { url.replacingOccurrences(of: "PORT", with: String($0.port)) })
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Set(RemoteCacheTests.compiled(moon)) == ["a", "b", "app"])
         #expect(server.requests.isEmpty, "\(server.requests)")
@@ -138,10 +136,7 @@ import Testing
 
     /// URLs moon takes: the requests reach the server, under the path given.
     @Test func anUpperCaseSchemeAndASpaceInThePathWork() throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, "HTTP://127.0.0.1:\(server.port)/my cache/")
+        let (result, server, _) = try runAgainstServer(url: { "HTTP://127.0.0.1:\($0.port)/my cache/" })
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         let lines = server.requestLines
@@ -151,10 +146,7 @@ import Testing
 
     @Test(.enabled(if: RemoteCacheOptionsTests.hasIPv6Loopback, "no IPv6 loopback"))
     func anIPv6LiteralIsReachedOverIPv6() throws {
-        let server = try RemoteCacheServer(ipv6: true)
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url)
+        let (result, server, _) = try runAgainstServer(ipv6: true)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         #expect(server.requests.first?.contains("\r\nHost: [::1]:\(server.port)\r\n") == true, "\(server.requests)")
@@ -177,10 +169,7 @@ import Testing
 
     @Test(arguments: ["1", "true", "TRUE", "yes", "On"])
     func readOnlyTakesTheUsualSpellingsOfTrue(value: String) throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url, ["MOON_REMOTE_CACHE_READ_ONLY": value])
+        let (result, server, _) = try runAgainstServer(environment: ["MOON_REMOTE_CACHE_READ_ONLY": value])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         #expect(!server.requestLines.isEmpty)
@@ -189,10 +178,7 @@ import Testing
 
     @Test(arguments: ["0", "false", "No", "OFF", ""])
     func readOnlyTakesTheUsualSpellingsOfFalse(value: String) throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url, ["MOON_REMOTE_CACHE_READ_ONLY": value])
+        let (result, server, _) = try runAgainstServer(environment: ["MOON_REMOTE_CACHE_READ_ONLY": value])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         #expect(server.requestLines.contains { $0.hasPrefix("PUT /cache/ac/") }, "\(server.requestLines)")
@@ -200,10 +186,7 @@ import Testing
 
     /// A value that is neither: a warning, and moon only reads (the safe side).
     @Test func readOnlyWarnsOnAnyOtherValue() throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url, ["MOON_REMOTE_CACHE_READ_ONLY": "maybe"])
+        let (result, server, _) = try runAgainstServer(environment: ["MOON_REMOTE_CACHE_READ_ONLY": "maybe"])
         #expect(result.status == 0, "\(result.stderr)")
         let warnings = Self.warnings(result)
         #expect(warnings.count == 1 && warnings[0].contains("MOON_REMOTE_CACHE_READ_ONLY"), "\(result.stderr)")
@@ -214,10 +197,7 @@ import Testing
     /// takes, and the remote is still used, with the default.
     @Test(arguments: ["abc", "-1", "1e9s", "0", "0s", "2h"])
     func anInvalidTimeoutIsOneWarningAndTheDefault(value: String) throws {
-        let server = try RemoteCacheServer()
-        defer { server.stop() }
-        let moon = try checkout()
-        let result = try run(moon, server.url, ["MOON_REMOTE_CACHE_TIMEOUT": value])
+        let (result, server, _) = try runAgainstServer(environment: ["MOON_REMOTE_CACHE_TIMEOUT": value])
         #expect(result.status == 0, "\(result.stderr)")
         let warnings = Self.warnings(result)
         #expect(warnings.count == 1, "\(result.stderr)")

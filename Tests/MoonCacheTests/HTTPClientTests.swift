@@ -62,22 +62,21 @@ import Testing
     @Test func aTrickledBodyTimesOut() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n" + String(repeating: "x", count: 200)],
                                         pace: (bytes: 1, every: 0.05))
-        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
-        #expect {
-            try client.request("GET", "cas/slow", timeout: 500_000_000)
-        } throws: { error in
-            if case HTTPClient.Failure.timedOut = error { return true }
-            return false
-        }
+        try Self.expectTimeout(server, "cas/slow")
     }
 
     /// A head trickled a byte at a time must still all come within the timeout.
     @Test func aTrickledHeadTimesOut() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nX-Slow: " + String(repeating: "y", count: 150) + "\r\nContent-Length: 0\r\n\r\n"],
                                         pace: (bytes: 1, every: 0.05))
+        try Self.expectTimeout(server, "ac/slow")
+    }
+
+    /// A GET of `path` with a timeout of 0.5 s ends with `timedOut`.
+    static func expectTimeout(_ server: ScriptedServer, _ path: String) throws {
         let client = try HTTPClient(endpoint: server.endpoint, token: nil)
         #expect {
-            try client.request("GET", "ac/slow", timeout: 500_000_000)
+            try client.request("GET", path, timeout: 500_000_000)
         } throws: { error in
             if case HTTPClient.Failure.timedOut = error { return true }
             return false
