@@ -5,10 +5,11 @@ import MoonCommand
 /// A minimal HTTP/1.1 client over TCP sockets: persistent connections kept
 /// between requests (one per thread sending at once), bodies of any size
 /// streamed from a file or to the caller (`Content-Length` or chunked), and
-/// every request bounded in time (`Waiter`). moon's release binary is linked statically, and
-/// Foundation's URLSession needs libcurl, which the static build cannot link; a
-/// Bazel remote cache needs only GET and PUT. Plain `http://` only: put a
-/// TLS-terminating proxy in front of an `https://` server.
+/// every request bounded in time (`Waiter`). moon's release binary is
+/// linked statically, and Foundation's URLSession needs libcurl, which the
+/// static build cannot link; a Bazel remote cache needs only GET and PUT.
+/// Plain `http://` only: put a TLS-terminating proxy in front of an
+/// `https://` server.
 final class HTTPClient: @unchecked Sendable {
     /// What a request sends after its head.
     enum Body {
