@@ -34,6 +34,23 @@ public struct CacheDirectory: Sendable {
         return entry
     }
 
+    /// Why the cache cannot be read (nil: it can, or holds nothing yet):
+    /// a file, or something unreadable, where it or one of its directories should be.
+    public var problem: String? {
+        for directory in [path, root, entries, blobs] {
+            var info = stat()
+            guard stat(directory, &info) == 0 else {
+                let code = errno
+                return code == ENOENT ? nil : "cannot use the cache \(path): \(directory): \(String(cString: strerror(code)))"
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { return "cannot use the cache \(path): \(directory) is not a directory" }
+            guard access(directory, R_OK | X_OK) == 0 else {
+                return "cannot use the cache \(path): \(directory): \(String(cString: strerror(errno)))"
+            }
+        }
+        return nil
+    }
+
     /// Whether anything was ever stored here (a cheap look before fingerprinting for a forecast).
     public var hasEntries: Bool {
         access(entries, F_OK) == 0
@@ -81,19 +98,21 @@ public struct CacheDirectory: Sendable {
 
     /// Copies blob `hash` to a new file `destination` with `mode`, checking
     /// its bytes on the way: a blob changed on disk is removed and refused.
-    func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws {
+    /// Its size.
+    func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws -> Int64 {
         let source = blobPath(hash)
-        let copied: String
+        let copied: (hash: String, size: Int64)
         do {
-            copied = try BlobCopy.copy(from: source, to: destination, mode: mode).hash
+            copied = try BlobCopy.copy(from: source, to: destination, mode: mode)
         } catch CacheError.io(_, ENOENT) where access(source, F_OK) != 0 {
             throw CacheError.missingBlob(hash)
         }
-        guard copied == hash else {
+        guard copied.hash == hash else {
             unlink(destination)
             unlink(source)
             throw CacheError.corruptBlob(hash)
         }
+        return copied.size
     }
 
     func entryData(_ key: CacheKey) -> Data? {
@@ -121,13 +140,25 @@ public struct CacheDirectory: Sendable {
         utimensat(AT_FDCWD, path, nil, 0)
     }
 
+    /// `mkdir -p`, failing with the error that stopped it: a file where a
+    /// directory should be is ENOTDIR, not a guess.
     static func makeDirectories(_ path: String) throws {
-        var info = stat()
-        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw CacheError.io("cannot create \(path)", EACCES)
+        if isDirectory(path) { return }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
+            if mkdir(prefix, 0o777) == 0 { continue }
+            let code = errno
+            guard code == EEXIST else { throw CacheError.io("cannot create the directory \(prefix)", code) }
+            guard isDirectory(prefix) else {
+                throw CacheError.io("cannot create the directory \(path)" + (prefix == path ? "" : " below \(prefix)"), ENOTDIR)
+            }
         }
+    }
+
+    /// Whether `path` is a directory (or a link to one).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }

@@ -86,7 +86,13 @@ public struct CacheEntry: Codable, Sendable, Equatable {
         var links = Set<String>()
         for file in files where file.kind == .symlink { links.insert(file.path) }
         for path in roots { try Self.check(path, links: links) }
-        for file in files { try Self.check(file.path, links: links) }
+        var paths = Set<String>()
+        for file in files {
+            try Self.check(file.path, links: links)
+            paths.insert(file.path)
+        }
+        // A root is restored by renaming what was built for it: it must have been built.
+        for root in roots where !paths.contains(root) { throw CacheError.invalidEntry("root '\(root)' without a file") }
         // Dependencies are only read (hashed), never written: a system
         // header's absolute path and a `dir:`'s `../include/x.h` are sound.
         for dependency in dependencies where dependency.path.isEmpty { throw CacheError.invalidEntry("dependency ''") }

@@ -7,7 +7,7 @@ import MoonSystem
 /// node produced after it succeeded, on a thread of its own so the run goes
 /// on meanwhile, then uploads it, several entries at once (`finish` waits
 /// for both, then keeps the cache within its size limit). Failures are
-/// warnings, once each kind per run; a node whose entry cannot be used
+/// warnings (`warn`); a node whose entry cannot be used
 /// simply runs.
 public final class OutputCache: @unchecked Sendable {
     public let directory: CacheDirectory
@@ -52,30 +52,64 @@ public final class OutputCache: @unchecked Sendable {
         remote?.cancel()
     }
 
-    /// Restores the entry under `key`, when there is one and `dependencies`
-    /// accepts its depfile's files; nil: run the node.
-    public func restore(_ key: CacheKey, node: String,
+    /// Restores the entry under `key`, when there is one, it writes only
+    /// what the node `declared`, and `dependencies` accepts its depfile's
+    /// files; nil: run the node. A remote entry is checked before any of
+    /// its blobs is downloaded, and kept locally only when it passes.
+    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
-        guard let entry = directory.entry(key) ?? download(key, node: node), dependencies(entry.dependencies) else { return nil }
+        let local = directory.entry(key)
+        guard let (entry, data) = local.map({ ($0, nil) }) ?? remoteEntry(key, node: node) else { return nil }
+        let source = data == nil ? "in the cache \(directory.path)" : "from the remote cache \(remote?.url ?? "")"
+        if let refusal = declared.refusal(of: entry) {
+            warn("refused:" + node, "not restoring node '\(node)' \(source): \(refusal); running it")
+            return nil
+        }
+        guard dependencies(entry.dependencies) else { return nil }
+        if let data {
+            guard download(entry, node: node) else { return nil }
+            try? directory.store(entryData: data, as: key)
+        }
         do {
             let restored = try OutputRestorer(root: root, cache: directory).restore(entry)
             return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes)
         } catch CacheError.missingBlob {
             return nil
+        } catch CacheError.corruptBlob(let hash) {
+            warn("blob:" + hash, "blob \(hash) in the cache \(directory.path) does not match its hash (removed); running node '\(node)'")
+            return nil
+        } catch CacheError.invalidEntry(let why) {
+            warn("refused:" + node, "not restoring node '\(node)' \(source): its entry is invalid (\(why)); running it")
+            return nil
         } catch {
-            warnOnce("restore", "cannot restore node '\(node)' from the cache in \(directory.path) (\(error)); running it")
+            warn("restore", "cannot restore node '\(node)' from the cache in \(directory.path) (\(error)); running it")
             return nil
         }
     }
 
-    /// After node `node` succeeded: stores its `generates` (and `extra`
-    /// paths) with its outputs and values under `key`, in the background.
-    public func store(_ key: CacheKey, node: String, generates: [String], extra: [String],
+    /// After node `node` succeeded: stores what it `declared` with its
+    /// `$MOON_OUTPUT` outputs and values under `key`, in the background;
+    /// not when it left a declared output missing or one the cache cannot
+    /// carry (a warning says which): such an entry would be restored on
+    /// every run and never be up to date, or leave that output stale.
+    public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                       outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
         storing.async { [self] in
+            let missing = declared.notCreated(root: root)
+            guard missing.isEmpty else {
+                warn("missing:" + node, "node '\(node)' did not create \(missing.joined(separator: ", ")) of its generates, "
+                    + "so it is not up to date after a run and is not stored in the cache; fix its 'generates' or its command")
+                return
+            }
+            guard declared.outside.isEmpty else {
+                let list = declared.outside.map { "'\($0)'" }.joined(separator: ", ")
+                warn("outside:" + node, "node '\(node)' is not stored in the cache: it generates \(list), which the cache does not "
+                    + "carry (only paths inside the graph file's directory, no '..' before a wildcard); set 'cache: false' on it")
+                return
+            }
             do {
                 let collector = OutputCollector(root: root, cache: directory)
-                guard let (roots, files) = try collector.collect(generates: generates, extra: extra) else { return }
+                guard let (roots, files) = try collector.collect(declared) else { return }
                 let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
                 try directory.store(entry, as: key)
@@ -83,8 +117,10 @@ public final class OutputCache: @unchecked Sendable {
                 stored += 1
                 lock.unlock()
                 upload(entry, as: key)
+            } catch CacheError.invalidEntry(let why) {
+                warn("store:" + node, "cannot store node '\(node)' in the cache: \(why)")
             } catch {
-                warnOnce("store", "cannot store node '\(node)' in the cache \(directory.path) (\(error))")
+                warn("store", "cannot store node '\(node)' in the cache \(directory.path) (\(error))")
             }
         }
     }
@@ -101,27 +137,33 @@ public final class OutputCache: @unchecked Sendable {
         _ = CacheUsage.prune(directory, maxBytes: limit)
     }
 
-    /// The entry under `key` from the remote cache, with every blob the
-    /// local cache lacks, each checked against its hash, kept locally.
-    private func download(_ key: CacheKey, node: String) -> CacheEntry? {
+    /// The entry under `key` from the remote cache, and its bytes (to keep
+    /// locally once its blobs are here).
+    private func remoteEntry(_ key: CacheKey, node: String) -> (CacheEntry, Data?)? {
         guard let remote, let data = remote.entry(key) else { return nil }
         guard let entry = try? CacheEntry.decode(data) else {
-            warnOnce("remote-entry", "the remote cache \(remote.url) has an invalid entry for node '\(node)'; running it")
+            warn("remote-entry", "the remote cache \(remote.url) has an invalid entry for node '\(node)'; running it")
             return nil
         }
+        return (entry, data)
+    }
+
+    /// Downloads every blob of `entry` the local cache lacks, each checked
+    /// against its hash as it arrives; false: run the node.
+    private func download(_ entry: CacheEntry, node: String) -> Bool {
+        guard let remote else { return false }
         for hash in Set(entry.files.compactMap(\.hash)) where !directory.hasBlob(hash) {
             do {
-                guard try remote.downloadBlob(hash, into: directory) else { return nil }
+                guard try remote.downloadBlob(hash, into: directory) else { return false }
             } catch CacheError.corruptBlob {
-                warnOnce("remote-blob", "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
-                return nil
+                warn("blob:" + hash, "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
+                return false
             } catch {
-                warnOnce("restore", "cannot keep node '\(node)' from the remote cache in \(directory.path) (\(error)); running it")
-                return nil
+                warn("restore", "cannot keep node '\(node)' from the remote cache in \(directory.path) (\(error)); running it")
+                return false
             }
         }
-        try? directory.store(entryData: data, as: key)
-        return entry
+        return true
     }
 
     /// Sends a stored entry to the remote cache: its blobs, then the entry
@@ -137,9 +179,11 @@ public final class OutputCache: @unchecked Sendable {
         }
     }
 
-    private func warnOnce(_ kind: String, _ message: String) {
+    /// Says `message` once per run for each `topic`: a corrupt blob per
+    /// blob, a refused entry or a missing output per node, other failures once.
+    private func warn(_ topic: String, _ message: String) {
         lock.lock()
-        let first = warned.insert(kind).inserted
+        let first = warned.insert(topic).inserted
         lock.unlock()
         if first { onWarning(message) }
     }

@@ -2,38 +2,25 @@ import Foundation
 import Glibc
 import MoonState
 
-/// Gathers what a node produced into a cache entry: each `generates`
-/// pattern written as a plain path is one root (a file, a link, or a
-/// directory taken whole: files, subdirectories, links, modes); a pattern
-/// with wildcards contributes each file it matches as a root. The files'
-/// bytes go into the cache's blobs as they are read.
+/// Gathers what a node produced into a cache entry: its declared outputs'
+/// plain paths (each a file, a link, or a directory taken whole: files,
+/// subdirectories, links, modes) and each file a wildcard pattern matches,
+/// each one root. The files' bytes go into the cache's blobs as they are read.
 struct OutputCollector {
     let root: String
     let cache: CacheDirectory
 
-    /// The roots and files of `generates` (and of `extra` plain paths, such
-    /// as the node's depfile), relative to `root`; nil when nothing matched.
-    func collect(generates: [String], extra: [String]) throws -> (roots: [String], files: [CacheEntry.File])? {
-        var roots: [String] = []
-        var globs: [String] = []
-        for pattern in generates {
-            if Self.isPlainPath(pattern) {
-                roots.append(Self.normalized(pattern))
-            } else {
-                globs.append(pattern)
+    /// The roots and files of `outputs`, relative to `root`; nil when nothing is there.
+    func collect(_ outputs: DeclaredOutputs) throws -> (roots: [String], files: [CacheEntry.File])? {
+        var roots = outputs.paths
+        if outputs.patterns.contains(where: { !$0.hasPrefix("!") }) {
+            roots += SourceScanner(root: root).files(matching: outputs.patterns).map(\.path).filter {
+                DeclaredOutputs.normalized($0) == $0
             }
         }
-        roots += extra.map(Self.normalized)
-        if !globs.isEmpty {
-            let negations = globs.filter { $0.hasPrefix("!") }
-            if negations.count < globs.count {
-                roots += SourceScanner(root: root).files(matching: globs).map(\.path)
-            }
-        }
-        roots = Self.outermost(roots.filter { !$0.isEmpty && $0 != "." && !$0.hasPrefix("/") && !$0.split(separator: "/").contains("..") })
         var files: [CacheEntry.File] = []
         var kept: [String] = []
-        for path in roots where try add(path, into: &files) {
+        for path in Self.outermost(roots) where try add(path, into: &files) {
             kept.append(path)
         }
         return kept.isEmpty ? nil : (kept, files)
@@ -50,25 +37,16 @@ struct OutputCollector {
         let mode = UInt32(info.st_mode) & 0o7777
         switch info.st_mode & S_IFMT {
         case S_IFLNK:
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full) else {
-                throw CacheError.io("cannot read the link \(path)", EINVAL)
-            }
-            files.append(.init(path: path, kind: .symlink, target: target))
+            files.append(.init(path: path, kind: .symlink, target: try Self.target(of: full, path)))
         case S_IFDIR:
             files.append(.init(path: path, kind: .directory, mode: mode))
-            let names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: full).sorted()
-            } catch {
-                throw CacheError.io("cannot list \(path)", EACCES)
-            }
-            for name in names { _ = try add(path + "/" + name, into: &files) }
+            for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files) }
         case S_IFREG:
             let (hash, size) = try cache.storeBlob(copying: full)
             files.append(.init(path: path, kind: .file, mode: mode, hash: hash, size: size))
         default:
             // FIFOs, sockets, devices: not outputs a cache can carry.
-            throw CacheError.invalidEntry("\(path) is not a file, directory or link")
+            throw CacheError.invalidEntry("'\(path)' is \(Self.kind(info.st_mode)), not a file, directory or link")
         }
         return true
     }
@@ -77,15 +55,35 @@ struct OutputCollector {
         root == "." ? path : root + "/" + path
     }
 
-    /// A pattern without wildcards, escapes or negation names one path.
-    static func isPlainPath(_ pattern: String) -> Bool {
-        !pattern.contains(where: { "*?[\\".contains($0) }) && !pattern.hasPrefix("!")
+    /// A link's target as written; failures with their own error (`path`: for the message).
+    static func target(of full: String, _ path: String) throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(full, &buffer, buffer.count)
+        guard count >= 0 else { throw CacheError.io("cannot read the link \(path)", errno) }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func normalized(_ path: String) -> String {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        while parts.last == "" { parts.removeLast() }
-        return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+    /// A directory's names, sorted by their bytes; failures with their own error.
+    static func names(in full: String, _ path: String) throws -> [String] {
+        guard let directory = opendir(full) else { throw CacheError.io("cannot list \(path)", errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR, S_IFBLK: return "a device"
+        default: return "of an unknown kind"
+        }
     }
 
     /// The paths not inside another of them, each once, in order.

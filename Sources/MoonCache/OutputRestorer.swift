@@ -3,7 +3,7 @@ import Glibc
 
 /// Writes a cache entry's outputs back, never half: every root is first
 /// built beside its place (`.moon-restore-…` in the same directory, from
-/// blobs checked against their hashes), and only when all are built is
+/// blobs checked against their hashes and sizes), and only when all are built is
 /// each renamed over the old one (a directory replaced whole; the old one
 /// removed after). Any failure before the renames leaves the old outputs
 /// untouched, and the node runs instead.
@@ -40,8 +40,8 @@ struct OutputRestorer {
         let slash = final.utf8.lastIndex(of: UInt8(ascii: "/"))
         let parent = slash.map { $0 == final.utf8.startIndex ? "/" : String(final[..<$0]) } ?? ""
         if !parent.isEmpty { try CacheDirectory.makeDirectories(parent) }
-        let base = slash.map { String(final[final.utf8.index(after: $0)...]) } ?? final
-        let temp = (parent.isEmpty ? "" : parent + "/") + ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))-" + base
+        // Without the output's name: the temporary name fits wherever the output's does.
+        let temp = (parent.isEmpty ? "" : parent + "/") + ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var directories: [(String, UInt32)] = []
         do {
             for file in entry.files where CacheEntry.isWithin(file.path, root) {
@@ -49,9 +49,12 @@ struct OutputRestorer {
                 switch file.kind {
                 case .directory:
                     guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
-                    directories.append((path, file.mode ?? 0o755))
+                    directories.append((path, Self.permissions(file.mode, or: 0o755)))
                 case .file:
-                    try cache.copyBlob(file.hash!, to: path, mode: mode_t(file.mode ?? 0o644))
+                    let size = try cache.copyBlob(file.hash!, to: path, mode: mode_t(Self.permissions(file.mode, or: 0o644)))
+                    guard size == file.size else {
+                        throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
+                    }
                 case .symlink:
                     guard symlink(file.target!, path) == 0 else { throw CacheError.io("cannot create the link \(path)", errno) }
                 }
@@ -87,6 +90,12 @@ struct OutputRestorer {
             throw CacheError.io("cannot replace \(final)", code)
         }
         if let aside { Self.remove(aside) }
+    }
+
+    /// Only the permission bits of an entry's mode: an entry (perhaps from
+    /// a server) never makes a setuid, setgid or sticky output.
+    private static func permissions(_ mode: UInt32?, or fallback: UInt32) -> UInt32 {
+        (mode ?? fallback) & 0o777
     }
 
     private func fullPath(_ path: String) -> String {

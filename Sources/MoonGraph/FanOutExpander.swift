@@ -21,6 +21,10 @@ struct FanOutExpander {
     mutating func instances(of name: String, _ fanOut: FanOutDeclaration) -> [NodeInstance]? {
         switch fanOut {
         case .list(let items, let span):
+            guard items.count <= FanOutLimit.instances else {
+                diagnostics.append(.error("the list of '\(name)' has \(items.count) items; \(FanOutLimit.beyond)", at: span, notes: [FanOutLimit.help]))
+                return []
+            }
             return unique(items.map { NodeInstance(template: name, label: $0.item, item: $0.item) }, of: name, at: span,
                           spans: items.map(\.span))
         case .glob(let written, let exclude, let allowEmpty, let span):
@@ -31,14 +35,39 @@ struct FanOutExpander {
                 diagnostics.append(.error("the glob '\(pattern)' matches no file (relative to \(directory == "." ? "the graph file's directory" : directory))",
                                           at: span, notes: ["help: fix the pattern, or add 'allow-empty: true' to run no instance when nothing matches"]))
             }
+            guard found.count <= FanOutLimit.instances else {
+                diagnostics.append(.error("the glob '\(pattern)' matches \(found.count) files; \(FanOutLimit.beyond)", at: span, notes: [FanOutLimit.help]))
+                return []
+            }
             return unique(found.map { NodeInstance(template: name, label: $0, item: $0) }, of: name, at: span, spans: [])
         case .dynamic:
             return nil
         case .matrix(let matrix):
+            let count = Self.combinationCount(matrix)
+            guard let count, count <= FanOutLimit.instances else {
+                let counted = count.map { "\($0)" } ?? "more than \(FanOutLimit.instances)"
+                diagnostics.append(.error("the matrix of '\(name)' has \(counted) combinations; \(FanOutLimit.beyond)", at: matrix.span,
+                                          notes: [FanOutLimit.help]))
+                return []
+            }
             return unique(combinations(matrix).map { values in
                 NodeInstance(template: name, label: values.map(\.value).joined(separator: ","), matrix: values)
             }, of: name, at: matrix.span, spans: [])
         }
+    }
+
+    /// How many combinations `combinations` makes at most: the product of
+    /// the keys' value counts (before `exclude`) and one per `include`
+    /// entry; nil when that is past Int's range.
+    static func combinationCount(_ matrix: MatrixDeclaration) -> Int? {
+        var count = matrix.keys.isEmpty ? 0 : 1
+        for values in matrix.values {
+            let (product, overflow) = count.multipliedReportingOverflow(by: values.count)
+            if overflow { return nil }
+            count = product
+        }
+        let (total, overflow) = count.addingReportingOverflow(matrix.include.count)
+        return overflow ? nil : total
     }
 
     /// `matrix`: the product of the keys' values (the first key varies

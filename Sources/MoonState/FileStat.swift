@@ -69,13 +69,27 @@ public struct FileStat: Sendable, Hashable {
         return hashedAt - mtimeNanoseconds < margin
     }
 
-    /// Whether the file was last written before `time` (a precise clock's
-    /// reading). The kernel stamps files from a coarse clock that lags by up
-    /// to a scheduler tick (at most 10 ms), so a later write can carry an
-    /// mtime up to that much before `time`; 20 ms covers it. Whole-second
-    /// filesystems get two seconds.
-    func writtenBefore(_ time: Int64) -> Bool {
-        let margin: Int64 = mtimeNanoseconds % 1_000_000_000 == 0 ? 2_000_000_000 : 20_000_000
-        return time - mtimeNanoseconds >= margin
+    /// The clock the kernel stamps files with, read now (`writtenBefore`'s
+    /// argument): a file written after this reading carries an mtime at
+    /// least this value. On Linux that is the coarse real-time clock; fine
+    /// grained stamps are never below it. Elsewhere, the precise clock less
+    /// 20 ms, more than a scheduler tick's lag.
+    static func fileClockNanoseconds() -> Int64 {
+        var ts = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        #else
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec) - 20_000_000
+        #endif
+    }
+
+    /// Whether the file was last written before `fileClock` was read
+    /// (`fileClockNanoseconds`): its mtime is below it, as a later write's
+    /// cannot be. Whole-second filesystems get a two-second margin.
+    func writtenBefore(_ fileClock: Int64) -> Bool {
+        if mtimeNanoseconds % 1_000_000_000 == 0 { return fileClock - mtimeNanoseconds >= 2_000_000_000 }
+        return mtimeNanoseconds < fileClock
     }
 }

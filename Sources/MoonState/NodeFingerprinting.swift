@@ -23,6 +23,19 @@ extension IncrementalState {
         return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete)
     }
 
+    /// What graph node `index` is, apart from its inputs: its command and
+    /// environment. `--resume` takes a node from the last run only when this
+    /// is unchanged.
+    public func definitionDigest(node index: Int) -> ContentHash {
+        lock.lock()
+        defer { lock.unlock() }
+        let node = nodeLocked(index)
+        var digest = DigestBuilder("definition")
+        digest.add(Self.commandDigest(node))
+        digest.add(environmentDigest(node))
+        return digest.finish()
+    }
+
     /// What the node runs, and where.
     static func commandDigest(_ node: Node) -> ContentHash {
         var command = DigestBuilder("command")
@@ -158,7 +171,7 @@ extension IncrementalState {
         // The files the depfile of the last success listed, after the
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
         let depfile = PendingDepfile(digest: sources, patternFiles: manifest.count, patternsComplete: complete,
-                                     checkedAt: FileStat.nowNanoseconds())
+                                     checkedAt: FileStat.fileClockNanoseconds())
         var found: [Dependency] = []
         if let deps = previous?.deps {
             found.reserveCapacity(deps.count)

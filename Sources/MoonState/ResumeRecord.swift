@@ -12,11 +12,16 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         public var succeeded: Bool
         public var outputs: [[String]]
         public var values: [String]
+        /// Its command and environment in that run (`definitionDigest`, hex):
+        /// a node that changed since is not resumed. Nil in a record of an
+        /// older moon, which resumes nothing.
+        public var definition: String?
 
-        public init(succeeded: Bool, outputs: [(String, String)] = [], values: [String] = []) {
+        public init(succeeded: Bool, outputs: [(String, String)] = [], values: [String] = [], definition: String? = nil) {
             self.succeeded = succeeded
             self.outputs = outputs.map { [$0.0, $0.1] }
             self.values = values
+            self.definition = definition
         }
 
         public var outputPairs: [(String, String)] {
@@ -35,10 +40,23 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         return base + ".moon/resume/" + graphKey + ".json"
     }
 
-    /// The record of the last run of the graph at `graphPath`; nil when there is none or it cannot be read.
-    public static func load(graphDirectory: String, graphKey: String) -> ResumeRecord? {
-        guard let data = FileManager.default.contents(atPath: path(graphDirectory: graphDirectory, graphKey: graphKey)) else { return nil }
-        return try? JSONDecoder().decode(ResumeRecord.self, from: data)
+    /// What `load` found.
+    public enum Loaded {
+        case record(ResumeRecord)
+        /// No run of this graph was recorded.
+        case none
+        /// A record that cannot be read or decoded, at this path.
+        case unreadable(String)
+    }
+
+    /// The record of the last run of the graph.
+    public static func load(graphDirectory: String, graphKey: String) -> Loaded {
+        let path = path(graphDirectory: graphDirectory, graphKey: graphKey)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return access(path, F_OK) == 0 ? .unreadable(path) : .none
+        }
+        guard let record = try? JSONDecoder().decode(ResumeRecord.self, from: data) else { return .unreadable(path) }
+        return .record(record)
     }
 
     /// Replaces the record (only where `.moon/` exists: a run without a store
@@ -88,7 +106,13 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
             let node = nodes[name]!
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONString.quote(name, into: &out)
-            out.append(contentsOf: #":{"outputs":["#.utf8)
+            out.append(contentsOf: #":{"#.utf8)
+            if let definition = node.definition {
+                out.append(contentsOf: #""definition":"#.utf8)
+                JSONString.quote(definition, into: &out)
+                out.append(UInt8(ascii: ","))
+            }
+            out.append(contentsOf: #""outputs":["#.utf8)
             for (k, pair) in node.outputs.enumerated() {
                 if k > 0 { out.append(UInt8(ascii: ",")) }
                 Self.append(pair, to: &out)

@@ -57,7 +57,7 @@ public struct SourceScanner: Sendable {
         return !found.isEmpty
     }
 
-    static func glob(_ glob: Glob, matches path: String) -> Bool {
+    public static func glob(_ glob: Glob, matches path: String) -> Bool {
         if glob.base.isEmpty { return glob.matches(relativePath: path) }
         if path == glob.base { return glob.isLiteral }
         guard path.hasPrefix(glob.base + "/") else { return false }
@@ -65,7 +65,7 @@ public struct SourceScanner: Sendable {
         return glob.matches(relativePath: String(path.dropFirst(glob.base.count + 1)))
     }
 
-    func fullPath(_ path: String) -> String {
+    public func fullPath(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         if path.isEmpty { return root }
         return root == "." ? path : root + "/" + path

@@ -106,7 +106,8 @@ final class CacheChecker: UpToDateChecking {
         let spec = state.node(at: index)
         // The depfile's files as the entry's check found them, for the record.
         var current: [Manifest.Entry]?
-        guard let cache, let restored = cache.restore(key, node: spec.name, dependencies: { dependencies in
+        guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index),
+                                                      dependencies: { dependencies in
             current = self.currentEntries(dependencies)
             return current != nil
         }) else { return nil }
@@ -126,7 +127,7 @@ final class CacheChecker: UpToDateChecking {
         // A depfile that listed a file written while the command ran: what it read is unknown.
         guard let cache, let key, let index = inner.stateIndex(node), let dependencies = state.dependencies(node: index) else { return }
         let spec = state.node(at: index)
-        cache.store(key, node: spec.name, generates: spec.generates, extra: state.depfilePath(node: index).map { [$0] } ?? [],
+        cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index),
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
                     dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
     }
@@ -140,7 +141,9 @@ final class CacheChecker: UpToDateChecking {
         for (node, ended) in summary.nodes.enumerated() {
             let succeeded = ended.result == .succeeded || ended.result == .upToDate
             let result = succeeded ? results[node] : nil
-            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [])
+            let definition = succeeded ? inner.stateIndex(node).map { state.definitionDigest(node: $0).hex } : nil
+            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
+                                                  definition: definition)
         }
         return ResumeRecord(nodes: nodes)
     }
@@ -150,12 +153,19 @@ final class CacheChecker: UpToDateChecking {
         node.cached && !node.sources.isEmpty && !node.generates.isEmpty
     }
 
-    /// With `--resume`: the last run's record of graph node `index` when it
-    /// succeeded there and has no sources (those are checked as usual).
+    /// What graph node `index` may write, and so what its entries may hold.
+    static func declaredOutputs(_ state: IncrementalState, _ index: Int) -> DeclaredOutputs {
+        DeclaredOutputs(generates: state.node(at: index).generates, extra: state.depfilePath(node: index).map { [$0] } ?? [])
+    }
+
+    /// With `--resume` (and not `--force`): the last run's record of graph
+    /// node `index` when it succeeded there, has no sources (those are
+    /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume else { return nil }
+        guard let resume, restores else { return nil }
         let node = state.node(at: index)
-        guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded else { return nil }
+        guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
+              last.definition == state.definitionDigest(node: index).hex else { return nil }
         return last
     }
 

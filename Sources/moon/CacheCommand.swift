@@ -32,8 +32,14 @@ struct CacheDirectoryOption: ParsableArguments {
                                  valueName: "file"))
     var file: String?
 
+    /// The directory; a path that is no cache directory (a file) is an error.
     func directory() throws -> CacheDirectory {
-        CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: try graph()))
+        let directory = CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: try graph()))
+        if let problem = directory.problem {
+            Console.error(problem)
+            throw ExitCode.failure
+        }
+        return directory
     }
 
     /// The graph file, read only when neither the option nor the environment names a directory.

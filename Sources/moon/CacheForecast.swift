@@ -6,8 +6,9 @@ import MoonState
 /// Which nodes a run would restore from the local output cache instead of
 /// running, for `moon status` and `moon run -n`: a cached node that would
 /// run (by `RunForecast`) whose key, taken with what its needs left in the
-/// last run, has an entry whose depfile's files are unchanged. Reads the
-/// cache and changes nothing; the remote cache is not asked.
+/// last run, has an entry the restore would accept (it writes only what the
+/// node generates) whose depfile's files are unchanged. Reads the cache and
+/// changes nothing; the remote cache is not asked.
 enum CacheForecast {
     static func restorable(plan: Plan, state: IncrementalState, forecast: RunForecast, cache: CacheDirectory?) -> Set<Int> {
         guard let cache, !state.force else { return [] }
@@ -15,7 +16,8 @@ enum CacheForecast {
         for index in plan.selected {
             guard case .runs? = forecast.verdicts[index], CacheChecker.isCached(state.graph.nodes[index]),
                   let fingerprint = state.cacheFingerprint(node: index),
-                  let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false) else { continue }
+                  let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false),
+                  CacheChecker.declaredOutputs(state, index).refusal(of: entry) == nil else { continue }
             let unchanged = entry.dependencies.allSatisfy { ContentHash.ofFile(state.fullPath($0.path))?.hex == $0.hash }
             if unchanged { found.insert(index) }
         }

@@ -151,10 +151,22 @@ struct RunCommand: SelectingCommand {
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
                                  state: IncrementalState(graph: plan.graph, store: store, force: force, onWarning: warn), store: store,
                                  cache: cache.outputCache(for: plan.graph),
-                                 resume: resume ? ResumeRecord.load(graphDirectory: plan.graph.directory,
-                                                                    graphKey: StateStore.graphKey(forGraphAt: plan.graph.path)) : nil)
+                                 resume: resume ? lastRun(of: plan.graph) : nil)
         let code = try session.run()
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The record `--resume` resumes from; nil, and a warning, when there is none to be had.
+    private func lastRun(of graph: Graph) -> ResumeRecord? {
+        switch ResumeRecord.load(graphDirectory: graph.directory, graphKey: StateStore.graphKey(forGraphAt: graph.path)) {
+        case .record(let record):
+            return record
+        case .none:
+            warn("--resume: no earlier run of this graph to resume; every node runs")
+        case .unreadable(let path):
+            warn("--resume: the record of the last run (\(path)) cannot be read; every node runs")
+        }
+        return nil
     }
 
     /// The plan, and for a graph with `sources` what a run would do to each

@@ -109,6 +109,25 @@ import Testing
         #expect(result.stdout.contains("moon: ok - 203 succeeded"), "\(result.stdout)")
     }
 
+    /// A fan-out past `FanOutLimit.instances`, in the file or at run time,
+    /// is an error that says the limit, never millions of nodes.
+    @Test func aFanOutBeyondTheLimitIsAnError() throws {
+        let seq = "$(seq -f '\"f%g\"' -s, 100001)"
+        let moon = try Moon(graph: Self.graph(files: "[x]", process: "run: [\"true\"]")
+            .replacingOccurrences(of: "echo 'files=[x]'", with: "echo \"files=[\(seq)]\""))
+        let result = try moon.run(["run", "--output", "plain"], limit: 120)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("needs.shards.outputs.files has 100001 items; a node fans out to at most 100000 instances"),
+                "\(result.stdout.suffix(2000))")
+
+        let keys = (0..<6).map { "k\($0): [0,1,2,3,4,5,6,7,8,9]" }.joined(separator: ", ")
+        try moon.write("moon.yaml", "version: 1\nnodes:\n  a:\n    matrix: { \(keys) }\n    run: echo\n")
+        let check = try moon.run(["check"], limit: 60)
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("moon.yaml:4:13: error: the matrix of 'a' has 1000000 combinations; a node fans out to at most 100000 instances"),
+                "\(check.stderr)")
+    }
+
     /// Instances made at run time are checked as static ones are: their
     /// sources, generates, depfile and fingerprint are remembered, so a
     /// second run finds them up to date and an edit reruns only its instance.

@@ -104,6 +104,26 @@ struct FanOutTests {
         #expect(graph.nodes[0].instance?.matrix["extra"] == "x")
     }
 
+    /// A fan-out makes at most `FanOutLimit.instances` instances: a few lines
+    /// of matrix must not ask for millions of nodes (and all the memory).
+    @Test func aFanOutBeyondTheLimitIsAnErrorAtItsPlace() {
+        func matrix(_ keys: Int) -> String {
+            let values = (0..<keys).map { "k\($0): [0,1,2,3,4,5,6,7,8,9]" }.joined(separator: ", ")
+            return "version: 1\nnodes:\n  a:\n    matrix: { \(values) }\n    run: echo\n"
+        }
+        let big = load(matrix(7))
+        #expect(errors(big) == ["moon.yaml:4:13: the matrix of 'a' has 10000000 combinations; a node fans out to at most 100000 instances"], "\(errors(big))")
+        #expect(big.errors.first?.notes.first?.hasPrefix("help: ") == true)
+        // A product past Int's range is the same error, not a trap.
+        #expect(errors(load(matrix(20))).first?.contains("more than 100000 combinations") == true, "\(errors(load(matrix(20))))")
+        #expect(load(matrix(5)).errors.isEmpty)
+
+        let many = (0...FanOutLimit.instances).map { "src/f\($0).c" }
+        let globbed = load("version: 1\nnodes:\n  c:\n    for-each: { glob: 'src/*.c' }\n    run: cc ${{ item }}\n",
+                           files: Dictionary(uniqueKeysWithValues: many.map { ($0, "") }))
+        #expect(errors(globbed) == ["moon.yaml:4:23: the glob 'src/*.c' matches 100001 files; a node fans out to at most 100000 instances"], "\(errors(globbed))")
+    }
+
     @Test func misusesAreErrorsWithTheirPlace() {
         let result = load("""
             version: 1

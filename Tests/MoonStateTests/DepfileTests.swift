@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MoonState
 
@@ -60,19 +61,38 @@ import Testing
     }
 
     /// A header a first build's depfile lists is trusted when it was written
-    /// before the check by more than the kernel's clock tick (a checkout just
-    /// before the build), and unknown when it may have been written while the
-    /// command ran.
+    /// before the check (a checkout just before the build), and unknown when
+    /// it may have been written while the command ran.
     @Test func aDependencyWrittenBeforeTheCheckIsTrusted() {
         let check: Int64 = 1_700_000_000_123_456_789
         func written(_ before: Int64) -> FileStat { FileStat(size: 1, mtimeNanoseconds: check - before, inode: 1) }
         #expect(written(60_000_000).writtenBefore(check))
-        #expect(written(25_000_000).writtenBefore(check))
-        #expect(!written(5_000_000).writtenBefore(check))
+        #expect(written(1).writtenBefore(check))
+        #expect(!written(0).writtenBefore(check))
         #expect(!written(-1_000_000).writtenBefore(check))
         // Whole-second times: two seconds' margin.
         let coarse = FileStat(size: 1, mtimeNanoseconds: 1_700_000_000_000_000_000, inode: 1)
         #expect(!coarse.writtenBefore(1_700_000_001_500_000_000))
         #expect(coarse.writtenBefore(1_700_000_002_000_000_000))
+    }
+
+    /// A file written just before the check, within the kernel's clock
+    /// tick, counts as written before it once that clock has moved on: the
+    /// file clock is the one the kernel stamps files with.
+    @Test func aFileWrittenJustBeforeTheCheckCountsAsBefore() throws {
+        let tree = try TempTree()
+        let path = tree.path("h.h")
+        try Data("int x;\n".utf8).write(to: URL(fileURLWithPath: path))
+        let (stat, _) = try #require(FileStat.of(path))
+        var clock = FileStat.fileClockNanoseconds()
+        let deadline = FileStat.monotonicNanoseconds() + 1_000_000_000
+        while clock <= stat.mtimeNanoseconds && FileStat.monotonicNanoseconds() < deadline {
+            clock = FileStat.fileClockNanoseconds()
+        }
+        #expect(stat.writtenBefore(clock), "written \(clock - stat.mtimeNanoseconds) ns before the check")
+        // A write after the reading is never before it.
+        try Data("int y;\n".utf8).write(to: URL(fileURLWithPath: path))
+        let (later, _) = try #require(FileStat.of(path))
+        #expect(!later.writtenBefore(clock))
     }
 }

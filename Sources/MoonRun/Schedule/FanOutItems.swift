@@ -1,4 +1,5 @@
 import Foundation
+import MoonGraph
 
 /// The items of a `for-each` over a need's output: the output's text must
 /// be a JSON list of distinct, non-empty strings without control characters
@@ -14,6 +15,9 @@ enum FanOutItems {
         let list = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? [Any]
         guard let list else {
             return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
+        }
+        guard list.count <= FanOutLimit.instances else {
+            return .failure(FanOutError("\(expression) has \(list.count) items; \(FanOutLimit.beyond)"))
         }
         var items: [String] = []
         items.reserveCapacity(list.count)
