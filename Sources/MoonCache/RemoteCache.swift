@@ -87,8 +87,10 @@ public final class RemoteCache: @unchecked Sendable {
     /// Downloads blob `hash` into `directory`: streamed to a temporary file
     /// and hashed on the way, renamed into place only when its hash matches
     /// (`CacheError.corruptBlob` when not). false: a miss, or the remote is
-    /// off (a body cut short turns it off).
-    func downloadBlob(_ hash: String, into directory: CacheDirectory) throws -> Bool {
+    /// off (a body cut short turns it off, and so does one longer than
+    /// `size`, the entry's word for it: a server sending without end, however
+    /// fast, must not fill the disk nor hold the run).
+    func downloadBlob(_ hash: String, size: Int64? = nil, into directory: CacheDirectory) throws -> Bool {
         guard !isOff else { return false }
         let temp = try directory.temporaryName()
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -96,9 +98,14 @@ public final class RemoteCache: @unchecked Sendable {
         var kept = false
         defer { if !kept { unlink(temp) } }
         var hasher = SHA256()
+        var received: Int64 = 0
         let found: Bool
         do {
             found = try send("GET", "cas/" + hash) { chunk in
+                received += Int64(chunk.count)
+                if let size, received > size {
+                    throw HTTPClient.Failure.refused("its blob \(hash) is longer than the \(size) bytes its entry says")
+                }
                 hasher.update(bufferPointer: chunk)
                 try Self.write(chunk, to: fd, temp)
             }
