@@ -49,18 +49,23 @@ extension HTTPClient {
                 basicAuthorization = try Self.basic(authority[..<at])
                 authority = authority[authority.index(after: at)...]
             }
+            (host, port) = try Self.hostAndPort(authority)
+            var path = rest[slash...]
+            while path.hasSuffix("/") { path = path.dropLast() }
+            self.path = Self.percentEncoded(path)
+        }
+
+        /// The host (an IPv6 literal without its brackets) and port of `HOST[:PORT]`.
+        private static func hostAndPort(_ authority: Substring) throws(Invalid) -> (String, UInt16) {
+            let notIPv6 = Invalid(description: "the host is not a bracketed IPv6 address like [::1]")
+            let host: String
             let portText: Substring?
             if authority.hasPrefix("[") {
-                guard let close = authority.firstIndex(of: "]"), authority.distance(from: authority.startIndex, to: close) > 1 else {
-                    throw Invalid(description: "the host is not a bracketed IPv6 address like [::1]")
-                }
+                guard let close = authority.firstIndex(of: "]"), authority.distance(from: authority.startIndex, to: close) > 1 else { throw notIPv6 }
                 host = String(authority[authority.index(after: authority.startIndex)..<close])
                 let after = authority[authority.index(after: close)...]
-                guard after.isEmpty || after.hasPrefix(":") else { throw Invalid(description: "the host is not a bracketed IPv6 address like [::1]") }
+                guard after.isEmpty || after.hasPrefix(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { throw notIPv6 }
                 portText = after.isEmpty ? nil : after.dropFirst()
-                guard host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
-                    throw Invalid(description: "the host is not a bracketed IPv6 address like [::1]")
-                }
             } else {
                 let colon = authority.lastIndex(of: ":")
                 host = String(authority[..<(colon ?? authority.endIndex)])
@@ -70,17 +75,12 @@ extension HTTPClient {
                     throw Invalid(description: "the host is not a host name or address (an IPv6 address goes in brackets: [::1])")
                 }
             }
-            port = 80
-            if let portText, !portText.isEmpty {
-                guard portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(portText),
-                      (1...65535).contains(number) else {
-                    throw Invalid(description: "the port is not a number from 1 to 65535")
-                }
-                port = UInt16(number)
+            guard let portText, !portText.isEmpty else { return (host, 80) }
+            guard portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(portText),
+                  (1...65535).contains(number) else {
+                throw Invalid(description: "the port is not a number from 1 to 65535")
             }
-            var path = rest[slash...]
-            while path.hasSuffix("/") { path = path.dropLast() }
-            self.path = Self.percentEncoded(path)
+            return (host, UInt16(number))
         }
 
         /// `Basic` and the base64 of `user:password`, each part percent-decoded as URLs write them.
