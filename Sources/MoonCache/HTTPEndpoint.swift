@@ -113,9 +113,14 @@ extension HTTPClient {
         }
 
         /// `url` fit to print: a password in it (`user:secret@`) replaced
-        /// by `***`, and a user alone too (it may be a token), whatever the
-        /// URL's other faults.
+        /// by `***`, and a user alone too (it may be a token), and a query
+        /// or fragment (which may hold one) by `…`, whatever the URL's other
+        /// faults.
         static func redacted(_ url: String) -> String {
+            var url = url
+            if let query = url.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+                url = String(url[...query]) + "…"
+            }
             guard let schemeEnd = url.range(of: "://") else { return url }
             let rest = url[schemeEnd.upperBound...]
             let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
