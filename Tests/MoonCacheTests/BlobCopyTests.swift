@@ -6,11 +6,7 @@ import Testing
 /// Reading and copying the cache's files: only regular files, within a
 /// size, stopping when asked, and leaving holes where the source has zeros.
 @Suite struct BlobCopyTests {
-    func scratch() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("moon-blobcopy-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    func scratch() throws -> String { try scratchDirectory("blobcopy") }
 
     func isDamaged(_ body: () throws -> Void) -> Bool {
         do { try body() } catch CacheError.damaged { return true } catch { return false }
