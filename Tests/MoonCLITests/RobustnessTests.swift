@@ -371,4 +371,27 @@ import Testing
         #expect(r.status == 2, "\(r.stderr)")
         #expect(r.stderr.contains("moon.yaml:2:12: error: a NUL character cannot"), "\(r.stderr)")
     }
+
+    /// Messages that say what to write, and a dotenv file an editor saved with a BOM.
+    @Test func anEmptyMatrixKeyABareNeedsAndADotenvBOM() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            dotenv: [.env]
+            nodes:
+              b: { run: 'echo "$GREETING"' }
+              m: { matrix: { x: [] }, run: 'true' }
+              n: { needs: b, run: 'echo ${{ needs }}' }
+            """)
+        try moon.write(".env", "\u{FEFF}GREETING=hello\n")
+        let r = try moon.run(["check"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("moon.yaml:5:21: error: matrix key 'x' has no values") && !r.stderr.contains("no keys"), "\(r.stderr)")
+        #expect(r.stderr.contains("'needs' alone is not a value; write needs.NODE.outputs.KEY or needs.NODE.result"), "\(r.stderr)")
+        #expect(!r.stderr.contains(".env"), "\(r.stderr)")
+        let run = try moon.run(["run", "b"])
+        #expect(run.status == 2)
+        try moon.write("moon.yaml", "version: 1\ndotenv: [.env]\nnodes:\n  b: { run: 'echo \"$GREETING\"' }\n")
+        let ok = try moon.run(["run", "b"])
+        #expect(ok.status == 0 && ok.stdout.contains("hello"), "\(ok.stdout) \(ok.stderr)")
+    }
 }
