@@ -117,7 +117,7 @@ struct IncludeLoader {
         budget.includesExhausted = true
         diagnostics.append(.error(message, at: include.fileSpan,
                                   notes: ["note: the bound keeps a few small files that include each other many times from growing without end",
-                                          "help: include a file shared by several files once, from the file that includes them all, and need its nodes from there"]))
+                                          "help: each include reads its file again, with all that file includes; include shared files fewer times"]))
     }
 
     /// `directory/path`, or `path` when it is absolute or `directory` is `.`.
