@@ -154,7 +154,7 @@ public final class OutputCache: @unchecked Sendable {
         guard let remote else { return false }
         for hash in Set(entry.files.compactMap(\.hash)) where !directory.hasBlob(hash) {
             do {
-                guard try remote.downloadBlob(hash, into: directory) else { return false }
+                guard try remote.downloadBlob(hash, size: entry.files.first { $0.hash == hash }?.size, into: directory) else { return false }
             } catch CacheError.corruptBlob {
                 warn("blob:" + hash, "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
                 return false
