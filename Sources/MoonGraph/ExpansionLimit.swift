@@ -14,4 +14,8 @@ public enum ExpansionLimit {
     public static let varItems = 100_000
     /// Bytes of every var's substituted value together, in the graph and its includes.
     public static let allVarBytes = 64 << 20
+    /// Bytes of one string made by substitution as a node starts (an exec
+    /// argument, an `env` or `with:` value): a long var read many times
+    /// must not build gigabytes. The system refuses far less at exec.
+    public static let substitutedBytes = 16 << 20
 }
