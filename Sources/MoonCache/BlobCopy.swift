@@ -5,21 +5,29 @@ import Glibc
 /// Copies a file's bytes to a new file, hashing them on the way: what is
 /// stored is exactly what was hashed, even if the source changes meanwhile.
 enum BlobCopy {
-    /// Copies `source` to `destination` (created, exclusive, with exactly `mode`);
-    /// returns the SHA-256 (hex) and the size of what was copied.
-    static func copy(from source: String, to destination: String, mode: mode_t = 0o644) throws -> (hash: String, size: Int64) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw CacheError.io("cannot read \(source)", errno) }
+    /// Copies `source` (a regular file, opened as `CacheFile` does) to
+    /// `destination` (created, exclusive, with exactly `mode`); returns the
+    /// SHA-256 (hex) and the size of what was copied. A source whose size is
+    /// not `expectedSize` is refused before it is read (`sizeMismatch`), and
+    /// `shouldStop` ends the copy within a block (`CacheError.stopped`, the
+    /// destination removed). Blocks of zeros become holes: a sparse file stays sparse.
+    static func copy(from source: String, to destination: String, mode: mode_t = 0o644, expectedSize: Int64? = nil,
+                     shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
+        guard let file = try CacheFile.open(source) else { throw CacheError.io("cannot read \(source)", ENOENT) }
+        let input = file.descriptor
         defer { close(input) }
+        if let expectedSize, file.size != expectedSize { throw SizeMismatch(size: file.size) }
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard output >= 0 else { throw CacheError.io("cannot create \(destination)", errno) }
         var hasher = SHA256()
         var size: Int64 = 0
         do {
-            try pump(input, output) { chunk in
+            try pump(input, output, shouldStop: shouldStop) { chunk in
                 hasher.update(bufferPointer: chunk)
                 size += Int64(chunk.count)
             }
+            // Holes at the end are not written: the length is set instead.
+            guard ftruncate(output, off_t(size)) == 0 else { throw CacheError.io("cannot write \(destination)", errno) }
             // The mode on the open file: `open` applies the umask, and a path lookup costs more.
             guard fchmod(output, mode) == 0 else { throw CacheError.io("cannot set the mode of \(destination)", errno) }
         } catch {
@@ -34,15 +42,19 @@ enum BlobCopy {
         return (hex(hasher.finalize()), size)
     }
 
-    /// The whole of a file (nil when it cannot be read), with plain system
-    /// calls: a cache entry is read at every restore.
-    static func contents(of path: String) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+    /// A file's size is not the one expected (what it is).
+    struct SizeMismatch: Error {
+        let size: Int64
+    }
+
+    /// The whole of a cache file (nil when there is none), with plain system
+    /// calls: a cache entry is read at every restore. Throws
+    /// `CacheError.damaged` for what is not a regular file or is larger than `maxSize`.
+    static func contents(of path: String, maxSize: Int64) throws -> Data? {
+        guard let file = try CacheFile.open(path, maxSize: maxSize) else { return nil }
+        let fd = file.descriptor
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        var data = Data(count: Int(info.st_size))
+        var data = Data(count: Int(file.size))
         var filled = 0
         let ok = data.withUnsafeMutableBytes { raw -> Bool in
             while filled < raw.count {
@@ -53,7 +65,8 @@ enum BlobCopy {
             }
             return true
         }
-        return ok ? data : nil
+        guard ok else { throw CacheError.io("cannot read \(path)", errno) }
+        return data
     }
 
     /// Writes `data` to a new file `destination` with `mode`.
@@ -88,13 +101,20 @@ enum BlobCopy {
 
     static func sha256(_ data: Data) -> String { hex(SHA256.hash(data: data)) }
 
-    /// Reads `input` to its end, passing each block to `chunk` and writing it to `output`.
-    private static func pump(_ input: Int32, _ output: Int32, _ chunk: (UnsafeRawBufferPointer) -> Void) throws {
+    /// Reads `input` to its end, passing each block to `chunk` and writing
+    /// it to `output` (a block of zeros is skipped, left a hole), looking at
+    /// `shouldStop` before each block.
+    private static func pump(_ input: Int32, _ output: Int32, shouldStop: () -> Bool,
+                             _ chunk: (UnsafeRawBufferPointer) -> Void) throws {
         // Below malloc's mmap threshold: no map and unmap per file copied.
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
+        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        defer { zeros.deallocate() }
         while true {
+            if shouldStop() { throw CacheError.stopped }
             let n = Glibc.read(input, buffer.baseAddress, size)
             if n < 0 {
                 if errno == EINTR { continue }
@@ -103,6 +123,10 @@ enum BlobCopy {
             if n == 0 { return }
             let block = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
             chunk(block)
+            if memcmp(block.baseAddress!, zeros.baseAddress!, n) == 0 {
+                guard lseek(output, off_t(n), SEEK_CUR) >= 0 else { throw CacheError.io("write", errno) }
+                continue
+            }
             var offset = 0
             while offset < n {
                 let w = Glibc.write(output, block.baseAddress! + offset, n - offset)

@@ -28,8 +28,16 @@ public struct CacheDirectory: Sendable {
     /// The entry stored under `key` (its use noted unless `notingUse` is
     /// false), nil when there is none or it cannot be read.
     public func entry(_ key: CacheKey, notingUse: Bool = true) -> CacheEntry? {
-        guard let data = BlobCopy.contents(of: entryPath(key)) else { return nil }
-        guard let entry = try? CacheEntry.decode(data) else { return nil }
+        try? readEntry(key, notingUse: notingUse)
+    }
+
+    /// The entry stored under `key` (its use noted unless `notingUse` is
+    /// false), nil when there is none; throws `CacheError.damaged` for a
+    /// file that is not a regular one or is larger than `CacheEntry.maxSize`,
+    /// `invalidEntry` for one that does not decode.
+    func readEntry(_ key: CacheKey, notingUse: Bool = true) throws -> CacheEntry? {
+        guard let data = try BlobCopy.contents(of: entryPath(key), maxSize: Int64(CacheEntry.maxSize)) else { return nil }
+        guard let entry = try? CacheEntry.decode(data) else { throw CacheError.invalidEntry("it is not an entry moon reads") }
         if notingUse { touch(entryPath(key)) }
         return entry
     }
@@ -76,19 +84,21 @@ public struct CacheDirectory: Sendable {
         access(blobPath(hash), F_OK) == 0
     }
 
-    /// Stores the file at `source` as a blob; its hash and size.
-    func storeBlob(copying source: String) throws -> (hash: String, size: Int64) {
+    /// Stores the file at `source` as a blob; its hash and size. `shouldStop`
+    /// ends the copy (`CacheError.stopped`, nothing left behind).
+    func storeBlob(copying source: String, shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
         let temp = try temporaryName()
-        let (hash, size) = try BlobCopy.copy(from: source, to: temp)
-        try placeBlob(temp, hash: hash)
+        let (hash, size) = try BlobCopy.copy(from: source, to: temp, shouldStop: shouldStop)
+        try placeBlob(temp, hash: hash, size: size)
         return (hash, size)
     }
 
     /// Moves a finished temporary blob into place; when it is there already
-    /// (the same bytes), notes its use instead.
-    func placeBlob(_ temp: String, hash: String) throws {
+    /// (the same bytes: a regular file of `size`, when given), notes its use instead.
+    func placeBlob(_ temp: String, hash: String, size: Int64? = nil) throws {
         let final = blobPath(hash)
-        if access(final, F_OK) == 0 {
+        var info = stat()
+        if lstat(final, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, size.map({ Int64(info.st_size) == $0 }) ?? true {
             unlink(temp)
             touch(final)
             return
@@ -96,16 +106,26 @@ public struct CacheDirectory: Sendable {
         try rename(temp, to: final, directory: blobs + "/" + hash.prefix(2))
     }
 
-    /// Copies blob `hash` to a new file `destination` with `mode`, checking
-    /// its bytes on the way: a blob changed on disk is removed and refused.
-    /// Its size.
-    func copyBlob(_ hash: String, to destination: String, mode: mode_t) throws -> Int64 {
+    /// Copies blob `hash`, of `size` bytes by its entry, to a new file
+    /// `destination` with `mode`, checking its bytes on the way: a blob
+    /// changed on disk, not a regular file, or of another size (found
+    /// before it is read) is removed and refused. `shouldStop` ends the copy (`CacheError.stopped`).
+    func copyBlob(_ hash: String, size: Int64?, to destination: String, mode: mode_t,
+                  shouldStop: () -> Bool = { false }) throws -> Int64 {
         let source = blobPath(hash)
         let copied: (hash: String, size: Int64)
         do {
-            copied = try BlobCopy.copy(from: source, to: destination, mode: mode)
+            copied = try BlobCopy.copy(from: source, to: destination, mode: mode, expectedSize: size, shouldStop: shouldStop)
         } catch CacheError.io(_, ENOENT) where access(source, F_OK) != 0 {
             throw CacheError.missingBlob(hash)
+        } catch CacheError.damaged(let path, let why) {
+            unlink(source)
+            throw CacheError.damaged(path, why)
+        } catch let mismatch as BlobCopy.SizeMismatch {
+            // Content-addressed: a blob of another size cannot have its hash's bytes.
+            unlink(source)
+            throw CacheError.damaged(source, "has a size of \(mismatch.size) bytes, not the \(size ?? -1) its entry says: "
+                + "it does not match its hash")
         }
         guard copied.hash == hash else {
             unlink(destination)
@@ -116,7 +136,7 @@ public struct CacheDirectory: Sendable {
     }
 
     func entryData(_ key: CacheKey) -> Data? {
-        FileManager.default.contents(atPath: entryPath(key))
+        try? BlobCopy.contents(of: entryPath(key), maxSize: Int64(CacheEntry.maxSize))
     }
 
     /// A fresh name in `tmp/` (the directories made as needed).

@@ -7,6 +7,10 @@ import Foundation
 /// with their hashes (a restore requires them unchanged). JSON, so that an
 /// entry is readable with `cat` and stable across moon versions.
 public struct CacheEntry: Codable, Sendable, Equatable {
+    /// An entry larger than this, local or remote, is refused (a miss and a
+    /// warning): it is read into memory whole.
+    public static let maxSize = 256 << 20
+
     public struct File: Codable, Sendable, Equatable {
         public enum Kind: String, Codable, Sendable { case file, directory, symlink }
         public var path: String

@@ -5,6 +5,13 @@ public enum CacheError: Error, CustomStringConvertible {
     case missingBlob(String)
     case corruptBlob(String)
     case io(String, Int32)
+    /// A file of the cache that moon never writes there: not a regular
+    /// file, or past a size cap (its path, and what is wrong with it).
+    case damaged(String, String)
+    /// An output larger than the cache's size limit (its path and size).
+    case tooLarge(String, Int64)
+    /// The run stopped while a file was read or written.
+    case stopped
 
     public var description: String {
         switch self {
@@ -12,6 +19,9 @@ public enum CacheError: Error, CustomStringConvertible {
         case .missingBlob(let hash): return "blob \(hash) is missing"
         case .corruptBlob(let hash): return "blob \(hash) does not match its hash"
         case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
+        case .damaged(let path, let why): return "\(path) \(why)"
+        case .tooLarge(let path, let size): return "'\(path)' has \(size) bytes, more than the cache's size limit"
+        case .stopped: return "stopped"
         }
     }
 }

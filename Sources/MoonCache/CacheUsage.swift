@@ -56,9 +56,8 @@ public struct CacheUsage: Sendable {
         var named: [String: Set<String>] = [:]
         var references: [String: Int] = [:]
         for entry in entries {
-            let hashes = (FileManager.default.contents(atPath: cache.entries + "/" + entry.name)
-                .flatMap { try? CacheEntry.decode($0) })
-                .map { Set($0.files.compactMap(\.hash)) } ?? []
+            let data = try? BlobCopy.contents(of: cache.entries + "/" + entry.name, maxSize: Int64(CacheEntry.maxSize))
+            let hashes = (data ?? nil).flatMap { try? CacheEntry.decode($0) }.map { Set($0.files.compactMap(\.hash)) } ?? []
             named[entry.name] = hashes
             for hash in hashes { references[hash, default: 0] += 1 }
         }

@@ -5,37 +5,12 @@ import MoonCommand
 /// A minimal HTTP/1.1 client over TCP sockets: persistent connections kept
 /// between requests (one per thread sending at once), bodies of any size
 /// streamed from a file or to the caller (`Content-Length` or chunked), and
-/// a timeout on every wait. moon's release binary is linked statically, and
-/// Foundation's URLSession needs libcurl, which the static build cannot link; a
-/// Bazel remote cache needs only GET and PUT. Plain `http://` only: put a
-/// TLS-terminating proxy in front of an `https://` server.
+/// every request bounded in time (`Waiter`). moon's release binary is
+/// linked statically, and Foundation's URLSession needs libcurl, which the
+/// static build cannot link; a Bazel remote cache needs only GET and PUT.
+/// Plain `http://` only: put a TLS-terminating proxy in front of an
+/// `https://` server.
 final class HTTPClient: @unchecked Sendable {
-    struct Endpoint: Sendable {
-        var host: String
-        var port: UInt16
-        /// The base path, without a trailing slash ("" or "/cache").
-        var path: String
-
-        init?(_ url: String) {
-            guard url.hasPrefix("http://") else { return nil }
-            var rest = Substring(url.dropFirst("http://".count))
-            let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-            let authority = rest[..<slash]
-            rest = rest[slash...]
-            while rest.hasSuffix("/") { rest = rest.dropLast() }
-            guard !authority.isEmpty, !authority.contains("@") else { return nil }
-            if let colon = authority.lastIndex(of: ":"), !authority.hasPrefix("[") {
-                guard let port = UInt16(authority[authority.index(after: colon)...]) else { return nil }
-                host = String(authority[..<colon])
-                self.port = port
-            } else {
-                host = String(authority)
-                port = 80
-            }
-            path = String(rest)
-        }
-    }
-
     /// What a request sends after its head.
     enum Body {
         case none
@@ -68,31 +43,41 @@ final class HTTPClient: @unchecked Sendable {
     }
 
     let endpoint: Endpoint
-    /// Sent as `Authorization: Bearer …`; never printed.
-    let token: String?
+    /// The `Authorization` header's value (`Bearer` and the token, or the
+    /// URL's `Basic` user and password); never printed.
+    private let authorization: String?
     private let lock = Lock()
     /// Connections between requests, the last returned on top.
     private var idle: [HTTPConnection] = []
     /// More than the threads that send at once: the rest are closed.
     static let maxIdle = 16
 
-    init(endpoint: Endpoint, token: String?) {
+    /// A token with a control character (a line break would end the header
+    /// and start another) is refused, never sent; so is a token beside the
+    /// URL's user and password. `tokenName` says where the token came from.
+    init(endpoint: Endpoint, token: String?, tokenName: String = "the token") throws(Endpoint.Invalid) {
         self.endpoint = endpoint
-        self.token = token
+        if let token, token.utf8.contains(where: { $0 < 32 || $0 == 127 }) {
+            throw Endpoint.Invalid(description: "\(tokenName) has a line break or another control character; moon never sends it")
+        }
+        if token != nil && endpoint.basicAuthorization != nil {
+            throw Endpoint.Invalid(description: "the URL has a user:password and \(tokenName) is set too: give one of them")
+        }
+        authorization = token.map { "Bearer " + $0 } ?? endpoint.basicAuthorization
     }
 
     /// Sends `method` for `path` (under the endpoint's path) with `body`;
-    /// the body of a 2xx answer goes to `receive`. Every wait (connecting,
-    /// sending, the answer's next bytes) gives up after `timeout`
-    /// nanoseconds without progress, and soon after `shouldStop` says so
-    /// (`Failure.stopped`). A request that an idle connection's server
-    /// closed before answering is sent again once, on a new connection.
+    /// the body of a 2xx answer goes to `receive`. Bounded in time as
+    /// `Waiter` says (`timeout` in nanoseconds), and ends soon after
+    /// `shouldStop` says so (`Failure.stopped`). A request that an idle
+    /// connection's server closed before answering is sent again once, on a
+    /// new connection.
     func request(_ method: String, _ path: String, body: Body = .none, timeout: UInt64,
                  shouldStop: @escaping () -> Bool = { false },
                  receive: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws -> Int {
         let wait = Waiter(timeout: timeout, shouldStop: shouldStop)
-        var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nConnection: keep-alive\r\n"
-        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.authority)\r\nConnection: keep-alive\r\n"
+        if let authorization { head += "Authorization: \(authorization)\r\n" }
         switch body {
         case .none: break
         case .bytes(let data): head += "Content-Length: \(data.count)\r\nContent-Type: application/octet-stream\r\n"
@@ -138,6 +123,7 @@ final class HTTPClient: @unchecked Sendable {
     }
 
     private func connect(_ wait: Waiter) throws -> Int32 {
+        wait.begin(.connecting)
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -171,7 +157,7 @@ final class HTTPClient: @unchecked Sendable {
             }
             close(fd)
         }
-        throw Failure.unreachable("cannot connect to \(endpoint.host):\(endpoint.port) (\(String(cString: strerror(lastError))))")
+        throw Failure.unreachable("cannot connect to \(endpoint.authority) (\(String(cString: strerror(lastError))))")
     }
 
     /// A request's head and a small body leave at once instead of waiting
@@ -180,45 +166,6 @@ final class HTTPClient: @unchecked Sendable {
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         return fd
-    }
-
-    /// Waits for a socket, giving up when nothing moved for `timeout` and
-    /// looking at `shouldStop` at least every 50 ms.
-    final class Waiter {
-        let timeout: UInt64
-        let shouldStop: () -> Bool
-        private var deadline: UInt64
-
-        init(timeout: UInt64, shouldStop: @escaping () -> Bool) {
-            self.timeout = timeout
-            self.shouldStop = shouldStop
-            deadline = HTTPClient.now() + timeout
-        }
-
-        /// Bytes moved: the timeout starts again (and a stop ends even a
-        /// transfer that never waits).
-        func progressed() throws {
-            if shouldStop() { throw Failure.stopped }
-            deadline = HTTPClient.now() + timeout
-        }
-
-        /// Waits until `fd` is ready for `events`; throws at the deadline or a stop.
-        /// Past the deadline the socket is still looked at once: a moon
-        /// that was not scheduled for a while does not blame the server
-        /// for what already came.
-        func until(_ fd: Int32, ready events: Int16) throws -> Bool {
-            while true {
-                if shouldStop() { throw Failure.stopped }
-                let now = HTTPClient.now()
-                let left = deadline > now ? deadline - now : 0
-                var entry = pollfd(fd: fd, events: events, revents: 0)
-                let milliseconds = left == 0 ? 0 : Int32(min(50, left / 1_000_000 + 1))
-                let ready = poll(&entry, 1, milliseconds)
-                if ready > 0 { return true }
-                if ready < 0 && errno != EINTR { throw Failure.unreachable(String(cString: strerror(errno))) }
-                if left == 0 { throw Failure.timedOut }
-            }
-        }
     }
 
     static func now() -> UInt64 {

@@ -54,15 +54,18 @@ final class HTTPConnection {
                   receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         answered = false
         reusable = false
+        wait.begin(.sending)
         try Array(head.utf8).withUnsafeBytes { try send($0, wait) }
         switch body {
         case .none: break
         case .bytes(let data): try data.withUnsafeBytes { try send($0, wait) }
         case .file(let file, let size): try sendFile(file, size: size, wait)
         }
+        wait.begin(.awaitingHead)
         var answer = try readHead(wait)
         while (100..<200).contains(answer.status) { answer = try readHead(wait) }
         let wanted = (200..<300).contains(answer.status)
+        wait.begin(.receivingBody)
         let delimited = try readBody(answer, method: method, wait) { chunk in
             if wanted { try receive(chunk) }
         }
@@ -80,7 +83,7 @@ final class HTTPConnection {
             let n = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             if n > 0 {
                 offset += n
-                try wait.progressed()
+                try wait.progressed(n)
                 continue
             }
             try waitToSend(wait)
@@ -97,7 +100,7 @@ final class HTTPConnection {
         while offset < size {
             let n = sendfile(socket, file, &offset, Int(min(size - offset, 1 << 30)))
             if n > 0 {
-                try wait.progressed()
+                try wait.progressed(n)
                 continue
             }
             if n == 0 { throw HTTPClient.Failure.localFile("the file ended after \(offset) of \(size) bytes") }
@@ -151,7 +154,7 @@ final class HTTPConnection {
             if n > 0 {
                 end += n
                 answered = true
-                try wait.progressed()
+                try wait.progressed(n)
                 return true
             }
             if n == 0 { return false }

@@ -21,6 +21,10 @@ public final class OutputCache: @unchecked Sendable {
     private let uploading = WorkerPool(name: "moon.upload", width: 4)
     private let lock = Lock()
     private var stored = 0
+    /// Set by `cancel`: restores in progress end, later ones do not start.
+    private var stopped = false
+    /// Set by `interrupt`: stores end too (a failure's stop still stores what succeeded).
+    private var interrupted = false
     private var warned = Set<String>()
     private let onWarning: (String) -> Void
 
@@ -47,9 +51,35 @@ public final class OutputCache: @unchecked Sendable {
         directory.hasEntry(key) || (remote.map { !$0.isOff } ?? false)
     }
 
-    /// The run stops: remote requests in flight end, and no more are sent.
+    /// The run stops: restores, stores and remote requests in flight end,
+    /// and no more are made.
     public func cancel() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
         remote?.cancel()
+    }
+
+    /// The user stops the run (Ctrl-C, a signal): stores end as well, their
+    /// partial blobs removed and nothing stored.
+    public func interrupt() {
+        lock.lock()
+        interrupted = true
+        lock.unlock()
+        cancel()
+    }
+
+    /// Whether `cancel` was called (polled between blocks of a file).
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    var isInterrupted: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return interrupted
     }
 
     /// Restores the entry under `key`, when there is one, it writes only
@@ -58,7 +88,17 @@ public final class OutputCache: @unchecked Sendable {
     /// its blobs is downloaded, and kept locally only when it passes.
     public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
-        let local = directory.entry(key)
+        guard !isStopped else { return nil }
+        let local: CacheEntry?
+        do {
+            local = try directory.readEntry(key)
+        } catch CacheError.damaged(let path, let why) {
+            unlink(path)
+            warn("entry:" + node, "the cache entry of node '\(node)' in the cache \(directory.path) \(why) (removed); running it")
+            local = nil
+        } catch {
+            local = nil
+        }
         guard let (entry, data) = local.map({ ($0, nil) }) ?? remoteEntry(key, node: node) else { return nil }
         let source = data == nil ? "in the cache \(directory.path)" : "from the remote cache \(remote?.url ?? "")"
         if let refusal = declared.refusal(of: entry) {
@@ -71,9 +111,14 @@ public final class OutputCache: @unchecked Sendable {
             try? directory.store(entryData: data, as: key)
         }
         do {
-            let restored = try OutputRestorer(root: root, cache: directory).restore(entry)
+            var restorer = OutputRestorer(root: root, cache: directory)
+            restorer.shouldStop = { [weak self] in self?.isStopped ?? true }
+            let restored = try restorer.restore(entry)
             return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes)
-        } catch CacheError.missingBlob {
+        } catch CacheError.missingBlob, CacheError.stopped {
+            return nil
+        } catch CacheError.damaged(let path, let why) {
+            warn("blob:" + path, "a blob of node '\(node)' in the cache \(directory.path): \(path) \(why) (removed); running it")
             return nil
         } catch CacheError.corruptBlob(let hash) {
             warn("blob:" + hash, "blob \(hash) in the cache \(directory.path) does not match its hash (removed); running node '\(node)'")
@@ -108,7 +153,9 @@ public final class OutputCache: @unchecked Sendable {
                 return
             }
             do {
-                let collector = OutputCollector(root: root, cache: directory)
+                var collector = OutputCollector(root: root, cache: directory)
+                collector.maxFileSize = limit
+                collector.shouldStop = { [weak self] in self?.isInterrupted ?? true }
                 guard let (roots, files) = try collector.collect(declared) else { return }
                 let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
@@ -117,6 +164,11 @@ public final class OutputCache: @unchecked Sendable {
                 stored += 1
                 lock.unlock()
                 upload(entry, as: key)
+            } catch CacheError.stopped {
+                return
+            } catch CacheError.tooLarge(let path, let size) {
+                warn("store:" + node, "node '\(node)' is not stored in the cache: its output '\(path)' has \(size) bytes, "
+                    + "more than the cache's size limit (\(limit) bytes)")
             } catch CacheError.invalidEntry(let why) {
                 warn("store:" + node, "cannot store node '\(node)' in the cache: \(why)")
             } catch {
@@ -154,7 +206,7 @@ public final class OutputCache: @unchecked Sendable {
         guard let remote else { return false }
         for hash in Set(entry.files.compactMap(\.hash)) where !directory.hasBlob(hash) {
             do {
-                guard try remote.downloadBlob(hash, into: directory) else { return false }
+                guard try remote.downloadBlob(hash, size: entry.files.first { $0.hash == hash }?.size, into: directory) else { return false }
             } catch CacheError.corruptBlob {
                 warn("blob:" + hash, "blob \(hash) from the remote cache \(remote.url) does not match its hash; running node '\(node)'")
                 return false

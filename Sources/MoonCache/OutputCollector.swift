@@ -9,6 +9,11 @@ import MoonState
 struct OutputCollector {
     let root: String
     let cache: CacheDirectory
+    /// A file larger than this is not stored (`CacheError.tooLarge`): the
+    /// cache's own size limit, which it could never keep.
+    var maxFileSize: Int64 = .max
+    /// Ends the store within a block (`CacheError.stopped`).
+    var shouldStop: () -> Bool = { false }
 
     /// The roots and files of `outputs`, relative to `root`; nil when nothing is there.
     func collect(_ outputs: DeclaredOutputs) throws -> (roots: [String], files: [CacheEntry.File])? {
@@ -42,7 +47,8 @@ struct OutputCollector {
             files.append(.init(path: path, kind: .directory, mode: mode))
             for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files) }
         case S_IFREG:
-            let (hash, size) = try cache.storeBlob(copying: full)
+            guard Int64(info.st_size) <= maxFileSize else { throw CacheError.tooLarge(path, Int64(info.st_size)) }
+            let (hash, size) = try cache.storeBlob(copying: full, shouldStop: shouldStop)
             files.append(.init(path: path, kind: .file, mode: mode, hash: hash, size: size))
         default:
             // FIFOs, sockets, devices: not outputs a cache can carry.

@@ -10,6 +10,8 @@ import Glibc
 struct OutputRestorer {
     let root: String
     let cache: CacheDirectory
+    /// Ends a restore within a block of a blob (`CacheError.stopped`, nothing written).
+    var shouldStop: () -> Bool = { false }
 
     /// What a restore wrote: the files and their bytes.
     struct Restored {
@@ -51,7 +53,8 @@ struct OutputRestorer {
                     guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
                     directories.append((path, Self.permissions(file.mode, or: 0o755)))
                 case .file:
-                    let size = try cache.copyBlob(file.hash!, to: path, mode: mode_t(Self.permissions(file.mode, or: 0o644)))
+                    let size = try cache.copyBlob(file.hash!, size: file.size, to: path,
+                                                  mode: mode_t(Self.permissions(file.mode, or: 0o644)), shouldStop: shouldStop)
                     guard size == file.size else {
                         throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
                     }

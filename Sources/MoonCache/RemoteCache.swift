@@ -5,8 +5,8 @@ import MoonCommand
 
 /// A Bazel HTTP remote cache: `GET`/`PUT` of `URL/ac/<key>` (an entry) and
 /// `URL/cas/<sha256>` (a blob), as bazel-remote or an nginx with WebDAV
-/// `PUT` serve them. Every request gives up after a timeout without
-/// progress; the first failure (unreachable, timed out, a 5xx, a refused
+/// `PUT` serve them. Every request is bounded in time (`HTTPClient.Waiter`:
+/// each stage within the timeout, a body at a minimum average rate); the first failure (unreachable, timed out, a 5xx, a refused
 /// upload, a body cut short) turns the remote off for the rest of the run
 /// with one warning, and ends the requests still in flight, so a broken
 /// server costs at most one timeout per run however many requests wait on
@@ -15,7 +15,8 @@ import MoonCommand
 /// requests from several threads at once.
 public final class RemoteCache: @unchecked Sendable {
     let client: HTTPClient
-    /// The URL as given (never with the token, which is sent only as a header).
+    /// The URL as given, its password replaced by `***` (the token and the
+    /// password are sent only as a header, never printed).
     public let url: String
     public let readOnly: Bool
     let timeoutNanoseconds: UInt64
@@ -26,17 +27,36 @@ public final class RemoteCache: @unchecked Sendable {
     private let onWarning: (String) -> Void
     /// An entry larger than this is refused (a miss and a warning): it is
     /// read into memory, and a broken server must not exhaust it.
-    static let maxEntrySize = 256 << 20
+    static let maxEntrySize = CacheEntry.maxSize
 
-    /// nil when `url` is not a plain `http://` URL moon can reach.
-    public init?(url: String, token: String?, timeoutSeconds: Double, readOnly: Bool, onWarning: @escaping (String) -> Void) {
-        guard let endpoint = HTTPClient.Endpoint(url) else { return nil }
-        client = HTTPClient(endpoint: endpoint, token: token?.isEmpty == false ? token : nil)
-        self.url = url
+    /// Why a URL or token cannot be used, said without the password or token.
+    public struct Unusable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Throws `Unusable` when `url` is not a plain `http://` URL moon can
+    /// use, or the token cannot be sent (`tokenName` says where it came from).
+    public init(url: String, token: String?, tokenName: String = "the token", timeoutSeconds: Double, readOnly: Bool,
+                onWarning: @escaping (String) -> Void) throws(Unusable) {
+        do {
+            client = try HTTPClient(endpoint: HTTPClient.Endpoint(parsing: url), token: token?.isEmpty == false ? token : nil,
+                                    tokenName: tokenName)
+        } catch {
+            throw Unusable(description: error.description)
+        }
+        self.url = HTTPClient.Endpoint.redacted(url)
         self.readOnly = readOnly
-        timeoutNanoseconds = UInt64(max(0.001, timeoutSeconds) * 1e9)
+        timeoutNanoseconds = UInt64(min(max(0.001, timeoutSeconds), Self.maxTimeoutSeconds) * 1e9)
         self.onWarning = onWarning
     }
+
+    /// `url` fit for a message: its password replaced by `***`.
+    public static func redacted(_ url: String) -> String {
+        HTTPClient.Endpoint.redacted(url)
+    }
+
+    /// The longest timeout a request is given: a request stays bounded.
+    public static let maxTimeoutSeconds = 3600.0
 
     var isOff: Bool {
         lock.lock()
@@ -67,8 +87,10 @@ public final class RemoteCache: @unchecked Sendable {
     /// Downloads blob `hash` into `directory`: streamed to a temporary file
     /// and hashed on the way, renamed into place only when its hash matches
     /// (`CacheError.corruptBlob` when not). false: a miss, or the remote is
-    /// off (a body cut short turns it off).
-    func downloadBlob(_ hash: String, into directory: CacheDirectory) throws -> Bool {
+    /// off (a body cut short turns it off, and so does one longer than
+    /// `size`, the entry's word for it: a server sending without end, however
+    /// fast, must not fill the disk nor hold the run).
+    func downloadBlob(_ hash: String, size: Int64? = nil, into directory: CacheDirectory) throws -> Bool {
         guard !isOff else { return false }
         let temp = try directory.temporaryName()
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -76,9 +98,14 @@ public final class RemoteCache: @unchecked Sendable {
         var kept = false
         defer { if !kept { unlink(temp) } }
         var hasher = SHA256()
+        var received: Int64 = 0
         let found: Bool
         do {
             found = try send("GET", "cas/" + hash) { chunk in
+                received += Int64(chunk.count)
+                if let size, received > size {
+                    throw HTTPClient.Failure.refused("its blob \(hash) is longer than the \(size) bytes its entry says")
+                }
                 hasher.update(bufferPointer: chunk)
                 try Self.write(chunk, to: fd, temp)
             }

@@ -70,6 +70,7 @@ struct DocumentBuilder {
     mutating func scalar(_ text: String, style: YAMLNode.ScalarStyle, tag: String?, anchor: String?,
                          start: SourceLocation, end: SourceLocation) -> Bool {
         guard countWritten(at: start, end) else { return false }
+        if text.utf8.contains(0) { refuseNUL(at: span(start, end)) }
         let node = tree.scalar(text, style: style, tag: tag, start: start, end: end)
         if let anchor { anchors[anchor] = node }
         attach(node)
@@ -291,6 +292,18 @@ struct DocumentBuilder {
             notes: ["note: this is where the limit was reached; it bounds the memory a graph file can take to load",
                     "help: split the graph into several files"]))
         return false
+    }
+
+    /// A NUL written as an escape (`\\0`, `\\x00`, `\\u0000`): every string of a
+    /// graph file may reach the system (a command, an argument, a path, the
+    /// environment), which ends a string at NUL and would silently run or
+    /// touch something shorter than what is written. Refused in every
+    /// scalar, so that no later stage has to remember it.
+    private mutating func refuseNUL(at span: SourceSpan) {
+        diagnostics.append(.error(
+            "a NUL character cannot be passed to a command, a path or the environment; the system would cut the text at it",
+            at: span,
+            notes: ["help: remove the '\\0' (or '\\x00', '\\u0000') escape from this string; a command that must write a NUL byte can print it, e.g. printf '\\0'"]))
     }
 
     /// Adds the `nodes` an alias repeats; false (with a diagnostic) once over the limit.

@@ -34,7 +34,7 @@ extension ValueDecoding {
             }
         }
         if let r = keys["remote"], let url = string(r.value, expecting: "an http:// or https:// URL", allowNull: false) {
-            if url.hasPrefix("http://") || url.hasPrefix("https://") {
+            if url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") {
                 settings.remote = url
             } else {
                 error("'cache: remote' must be an http:// or https:// URL, such as http://cache.local:8080/moon", at: r.value.span)

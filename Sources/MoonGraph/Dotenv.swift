@@ -62,7 +62,8 @@ public enum Dotenv {
         }
 
         var number = 0
-        var position = 0
+        // A byte order mark some editors write is not part of the first key (as in a graph file).
+        var position = count >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF ? 3 : 0
         while position < count {
             var current = line(at: position)
             number += 1

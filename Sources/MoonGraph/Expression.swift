@@ -167,6 +167,9 @@ public struct Template: Sendable, Hashable {
         if path == "item" { return .success(.item(.whole)) }
         if path == "args" { return .success(.arguments) }
         guard let dot = path.firstIndex(of: ".") else {
+            if let whole = wholeContext[path] {
+                return .failure(Message("'\(path)' alone is not a value; write \(whole)"))
+            }
             return .failure(unknownContext(path))
         }
         let context = String(path[..<dot])
@@ -203,6 +206,10 @@ public struct Template: Sendable, Hashable {
             return .failure(unknownContext(context))
         }
     }
+
+    /// What to write for a context named without the part it needs.
+    private static let wholeContext = ["needs": "needs.NODE.outputs.KEY or needs.NODE.result", "vars": "vars.NAME",
+                                       "env": "env.NAME", "matrix": "matrix.KEY", "params": "params.NAME"]
 
     private static func unknownContext(_ word: String) -> Message {
         var hint = Suggestion.clause(for: word, in: contexts)

@@ -26,11 +26,13 @@ struct GraphAnalyzer {
     /// `for-each` globs.
     mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String],
                           listOverrides: [String: [String]] = [:], decodingFailed: Bool,
-                          files: GraphFileAccess = .none, included: [IncludedGraph] = []) -> Graph? {
+                          files: GraphFileAccess = .none, included: [IncludedGraph] = [],
+                          budget: ExpansionBudget = ExpansionBudget()) -> Graph? {
         var vars = declaration.vars
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
         for name in listOverrides.keys.sorted() { vars.setList(name, listOverrides[name]!) }
-        var resolver = VarResolver(vars: vars, literal: Set(overrides.keys).union(listOverrides.keys), declaration: declaration.varsValue)
+        var resolver = VarResolver(vars: vars, literal: Set(overrides.keys).union(listOverrides.keys), declaration: declaration.varsValue,
+                                   budget: budget)
         vars = resolver.resolve()
         diagnostics += resolver.diagnostics
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)
@@ -65,7 +67,7 @@ struct GraphAnalyzer {
             }
             for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
         }
-        let made = Self.instantiate(templates, layout: layout, vars: vars)
+        let made = instantiate(templates, layout: layout, vars: vars)
         if nodes.isEmpty { nodes = made } else { nodes += made }
         findCycles(nodes)
         let defaultTargets = defaults(declaration.defaultTargets, layout: layout)
@@ -125,16 +127,24 @@ struct GraphAnalyzer {
     /// instances, or the template itself with `vars` put into its paths.
     /// A graph without fan-out or path expressions keeps the templates'
     /// array as it is, without copying a node.
-    private static func instantiate(_ templates: [Node], layout: Layout, vars: Variables) -> [Node] {
+    /// A path longer than `ExpansionLimit.varBytes` once filled in is an
+    /// error at its node, found before the path is made.
+    private mutating func instantiate(_ templates: [Node], layout: Layout, vars: Variables) -> [Node] {
         guard layout.instances.contains(where: { $0 != nil }) || templates.contains(where: \.hasPathExpressions) else { return templates }
         var nodes: [Node] = []
         nodes.reserveCapacity(layout.names.count)
         for (t, template) in templates.enumerated() {
-            if let instances = layout.instances[t] {
+            if layout.instances[t] != nil || template.hasPathExpressions {
                 let parsed = NodeTemplate(template)
-                for instance in instances { nodes.append(parsed.instantiated(instance, vars: vars)) }
-            } else if template.hasPathExpressions {
-                nodes.append(template.instantiated(nil, vars: vars))
+                let instances: [NodeInstance?] = layout.instances[t]?.map { $0 } ?? [nil]
+                for instance in instances {
+                    guard parsed.longestPath(instance, vars: vars) <= ExpansionLimit.varBytes else {
+                        error("a path of node '\(instance?.name ?? template.name)' (sources, generates or depfile) is longer than \(ExpansionLimit.varBytes >> 20) MiB once vars, item and matrix are put in",
+                              at: template.nameSpan, notes: ["help: a path repeats each value it reads; read a long var in run or with instead"])
+                        return nodes
+                    }
+                    nodes.append(parsed.instantiated(instance, vars: vars))
+                }
             } else {
                 nodes.append(template)
             }

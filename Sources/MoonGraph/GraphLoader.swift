@@ -51,15 +51,23 @@ public enum GraphLoader {
     /// Decodes `root`, reading what it includes and globs through `files`.
     public static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
                               source: SourceFile? = nil, files: GraphFileAccess) -> GraphLoadResult {
+        decode(root, path: path, overrides: overrides, source: source, files: files, budget: ExpansionBudget())
+    }
+
+    /// Decodes `root` within `budget` (smaller bounds than `ExpansionLimit`'s for tests).
+    static func decode(_ root: YAMLNode, path: String, overrides: [String: String] = [:],
+                       source: SourceFile? = nil, files: GraphFileAccess, budget: ExpansionBudget) -> GraphLoadResult {
         var decoder = GraphDecoder(path: path)
         guard let declaration = decoder.decode(root) else {
             return GraphLoadResult(graph: nil, diagnostics: sortedBySource(decoder.diagnostics))
         }
-        var includes = IncludeLoader(files: files)
+        budget.nodes = declaration.nodeNames.count
+        var includes = IncludeLoader(files: files, budget: budget)
         let included = includes.load(declaration.includes, from: path, stack: [IncludeLoader.normalize(path)])
         var analyzer = GraphAnalyzer(source: source)
         let failed = decoder.values.hasErrors || includes.diagnostics.contains { $0.severity == .error }
-        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: failed, files: files, included: included)
+        let graph = analyzer.analyze(declaration, overrides: overrides, decodingFailed: failed, files: files, included: included,
+                                     budget: budget)
         // This file's problems in source order, then each included file's.
         let own = sortedBySource(decoder.diagnostics + analyzer.diagnostics)
         // A file included twice (under two names) reports its problems once.

@@ -17,15 +17,18 @@ struct IncludedGraph {
 struct IncludeLoader {
     let files: GraphFileAccess
     let limits: YAMLLoader.Limits
+    /// What the whole graph has expanded to so far, this file's nodes included.
+    let budget: ExpansionBudget
     private(set) var diagnostics: [Diagnostic] = []
     /// Every file read, for diagnostics that quote it.
     private(set) var sources: [SourceFile] = []
     /// Included files are read at most this deep (a chain, not a cycle, of files).
     static let maxDepth = 32
 
-    init(files: GraphFileAccess, limits: YAMLLoader.Limits = YAMLLoader.Limits()) {
+    init(files: GraphFileAccess, limits: YAMLLoader.Limits = YAMLLoader.Limits(), budget: ExpansionBudget = ExpansionBudget()) {
         self.files = files
         self.limits = limits
+        self.budget = budget
     }
 
     /// The graphs `includes` name. `stack` holds the normalized paths of
@@ -33,6 +36,7 @@ struct IncludeLoader {
     mutating func load(_ includes: [IncludeDeclaration], from path: String, stack: [String]) -> [IncludedGraph] {
         var result: [IncludedGraph] = []
         for include in includes {
+            guard !budget.includesExhausted else { break }
             let joined = Self.normalize(Self.join(Graph.directory(of: path), include.file))
             if let start = stack.firstIndex(of: joined) {
                 let chain = (stack[start...] + [joined]).joined(separator: " -> ")
@@ -43,6 +47,11 @@ struct IncludeLoader {
             guard stack.count < Self.maxDepth else {
                 diagnostics.append(.error("includes nest more than \(Self.maxDepth) files deep", at: include.fileSpan))
                 continue
+            }
+            budget.includedFiles += 1
+            guard budget.includedFiles <= budget.maxIncludedFiles else {
+                refuse("includes read more than \(budget.maxIncludedFiles) files, a file counting each time it is included", at: include)
+                break
             }
             if let graph = load(include, path: joined, stack: stack) {
                 result.append(IncludedGraph(name: include.name, graph: graph, directory: Graph.directory(of: include.file)))
@@ -75,6 +84,11 @@ struct IncludeLoader {
             return nil
         }
         diagnostics += decoder.diagnostics
+        budget.nodes += declaration.nodeNames.count
+        guard budget.nodes <= budget.maxNodes else {
+            refuse("the graph has more than \(budget.maxNodes) nodes once includes are merged", at: include)
+            return nil
+        }
         if !declaration.dotenv.isEmpty {
             diagnostics.append(.error("an included file cannot load 'dotenv'; load it in the main graph file", at: declaration.dotenv[0].span))
         }
@@ -92,9 +106,18 @@ struct IncludeLoader {
         let nested = load(declaration.includes, from: path, stack: stack + [path])
         var analyzer = GraphAnalyzer(source: source)
         let graph = analyzer.analyze(declaration, overrides: overrides, listOverrides: lists, decodingFailed: decoder.values.hasErrors,
-                                     files: files, included: nested)
+                                     files: files, included: nested, budget: budget)
         diagnostics += analyzer.diagnostics
         return graph
+    }
+
+    /// The error of a passed `ExpansionLimit`, at the include that passed
+    /// it; nothing more is included after it.
+    private mutating func refuse(_ message: String, at include: IncludeDeclaration) {
+        budget.includesExhausted = true
+        diagnostics.append(.error(message, at: include.fileSpan,
+                                  notes: ["note: the bound keeps a few small files that include each other many times from growing without end",
+                                          "help: each include reads its file again, with all that file includes; include shared files fewer times"]))
     }
 
     /// `directory/path`, or `path` when it is absolute or `directory` is `.`.

@@ -52,6 +52,8 @@ extension NodeDecoder {
     private func matrix(_ value: YAMLNode, _ values: inout ValueDecoding) -> FanOutDeclaration? {
         guard let pairs = values.mapping(value, expecting: "a mapping of keys to lists of values ({os: [linux, mac]})") else { return nil }
         var matrix = MatrixDeclaration(span: value.span)
+        // A key written with no values has its own error; "no keys" would be wrong then.
+        var wroteKey = false
         for pair in pairs {
             guard let key = values.keyName(pair.key) else { continue }
             if key == "include" || key == "exclude" {
@@ -63,7 +65,13 @@ extension NodeDecoder {
                 values.error("invalid matrix key '\(key)'; keys start with a letter or '_' and contain only letters, digits, '_' and '-'", at: pair.key.span)
                 continue
             }
-            guard case .sequence(let list) = pair.value.kind, !list.isEmpty else {
+            if case .sequence(let list) = pair.value.kind, list.isEmpty {
+                wroteKey = true
+                values.error("matrix key '\(key)' has no values; give it at least one", at: pair.value.span,
+                             notes: ["help: write its values as a list, e.g. \(key): [a, b], or remove the key"])
+                continue
+            }
+            guard case .sequence(let list) = pair.value.kind else {
                 values.error("expected a non-empty list of values for matrix key '\(key)', found \(values.describe(pair.value))", at: pair.value.span,
                              notes: ["help: write the values as a list, e.g. \(key): [a, b]"])
                 continue
@@ -71,7 +79,7 @@ extension NodeDecoder {
             matrix.keys.append(key)
             matrix.values.append(list.compactMap { values.string($0, expecting: "a string, number or boolean", allowNull: false) })
         }
-        if matrix.keys.isEmpty && matrix.include.isEmpty {
+        if matrix.keys.isEmpty && matrix.include.isEmpty && !wroteKey {
             values.error("the matrix has no keys; add KEY: [VALUE, …]", at: value.span)
             return nil
         }

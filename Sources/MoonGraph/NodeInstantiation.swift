@@ -64,6 +64,31 @@ public struct NodeTemplate: Sendable {
         return result
     }
 
+    /// The length in bytes of the longest of this instance's `sources`,
+    /// `generates` and `depfile`, counted without making them: a path that
+    /// repeats a long var is refused before it exists.
+    public func longestPath(_ instance: NodeInstance?, vars: Variables) -> Int {
+        var longest = 0
+        for template in sources + generates + [depfile] {
+            guard let template else { continue }
+            var length = 0
+            for part in template.parts {
+                switch part {
+                case .literal(let literal): length += literal.utf8.count
+                case .expression(let e):
+                    switch e.reference {
+                    case .variable(let name): length += (vars[name] ?? e.raw).utf8.count
+                    case .item(let part): length += (instance?.item.map(part.of) ?? e.raw).utf8.count
+                    case .matrix(let key): length += instance.map { $0.matrix[key] ?? "" }?.utf8.count ?? e.raw.utf8.count
+                    default: length += e.raw.utf8.count
+                    }
+                }
+            }
+            longest = max(longest, length)
+        }
+        return longest
+    }
+
     /// nil for text without expressions (kept as it is).
     private static func parse(_ text: String) -> Template? {
         Template.containsExpression(text) ? Template.parse(text).template : nil

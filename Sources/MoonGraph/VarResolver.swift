@@ -14,11 +14,15 @@ struct VarResolver {
     /// Where each var's value is written, for messages.
     private let spans: [String: SourceSpan]
     private var state: [String: Bool] = [:]  // false: being resolved, true: done
+    /// Vars whose value passed a bound: a var reading one fails without another error.
+    private var oversized: Set<String> = []
     private var path: [String] = []
+    private let budget: ExpansionBudget
 
-    init(vars: Variables, literal: Set<String>, declaration: YAMLNode?) {
+    init(vars: Variables, literal: Set<String>, declaration: YAMLNode?, budget: ExpansionBudget = ExpansionBudget()) {
         self.vars = vars
         self.literal = literal
+        self.budget = budget
         var spans: [String: SourceSpan] = [:]
         if let pairs = declaration?.pairs {
             for pair in pairs { if let name = pair.key.scalar { spans[name] = pair.key.span } }
@@ -40,24 +44,71 @@ struct VarResolver {
         path.append(name)
         defer { path.removeLast(); state[name] = true }
         var items: [String] = []
+        // The value's size is checked before each piece is added, so that a
+        // var doubling its predecessor stops before the huge value exists.
+        var size = Size(name: name, span: spans[name])
         for text in texts {
             guard let (template, whole) = parse(text, of: name) else { return }
             if entry.items != nil, let whole, let list = vars.items(whole) {
+                guard size.add(items: list.count, bytes: vars[whole]?.utf8.count ?? 0, &diagnostics) else { oversized.insert(name); return }
                 items += list
                 continue
             }
+            guard size.add(items: 1, bytes: 0, &diagnostics) else { oversized.insert(name); return }
             var out = ""
             for part in template.parts {
+                let piece: String
                 switch part {
-                case .literal(let literal): out += literal
+                case .literal(let literal): piece = literal
                 case .expression(let expression):
                     guard case .variable(let other) = expression.reference else { continue }
-                    out += vars[other] ?? ""
+                    piece = vars[other] ?? ""
                 }
+                guard size.add(items: 0, bytes: piece.utf8.count, &diagnostics) else { oversized.insert(name); return }
+                out += piece
             }
             items.append(out)
         }
+        guard spend(size.bytes, name: name) else { oversized.insert(name); return }
         if entry.items != nil { vars.setList(name, items) } else { vars[name] = items.first ?? "" }
+    }
+
+    /// Counts a var's substituted bytes against the whole graph's budget.
+    private mutating func spend(_ bytes: Int, name: String) -> Bool {
+        guard !budget.varsExhausted else { return false }
+        budget.varBytes += bytes
+        guard budget.varBytes > ExpansionLimit.allVarBytes else { return true }
+        budget.varsExhausted = true
+        diagnostics.append(.error("the vars of this graph are longer than \(ExpansionLimit.allVarBytes >> 20) MiB in all once substituted, at var '\(name)'",
+                                  at: spans[name], notes: [Size.help]))
+        return false
+    }
+
+    /// The size of one var's value while it is built.
+    private struct Size {
+        let name: String
+        let span: SourceSpan?
+        var items = 0
+        var bytes = 0
+        static let help = "help: a var that reads another var repeats its whole value; read the long value where it is used (in run or with) instead of building it in vars"
+
+        /// false, with the error at the var, once a bound is passed.
+        mutating func add(items more: Int, bytes added: Int, _ diagnostics: inout [Diagnostic]) -> Bool {
+            // A list's items are joined by a space where it reads as text.
+            bytes += added + (more > 0 && items > 0 ? more : 0)
+            items += more
+            if items > ExpansionLimit.varItems {
+                diagnostics.append(.error("var '\(name)' has more than \(ExpansionLimit.varItems) items once the list vars it reads are spliced in",
+                                          at: span, notes: [Self.help]))
+                return false
+            }
+            if bytes > ExpansionLimit.varBytes {
+                diagnostics.append(.error("var '\(name)' is longer than \(ExpansionLimit.varBytes >> 20) MiB once the vars it reads are substituted",
+                                          at: span, notes: [Self.help]))
+                return false
+            }
+            return true
+        }
     }
 
     /// The template of one value, its vars resolved first; with the name of
@@ -87,6 +138,10 @@ struct VarResolver {
                 return nil
             }
             resolve(other)
+            if oversized.contains(other) {
+                oversized.insert(name)
+                return nil
+            }
         }
         let whole: String?
         if template.parts.count == 1, case .expression(let e) = template.parts[0], case .variable(let other) = e.reference { whole = other } else { whole = nil }

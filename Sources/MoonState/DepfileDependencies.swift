@@ -4,6 +4,8 @@ import MoonGraph
 /// A depfile node's dependencies after a success, and the paths they are
 /// kept under (relative to the graph file's directory).
 extension IncrementalState {
+    /// A depfile larger than this is not read: GCC's for a large unit is a few hundred KB.
+    static let maxDepfileSize: Int64 = 64 << 20
 
     /// After a success of depfile node `index`: its depfile's files, relative
     /// to the graph file's directory, and the fingerprint with them as its
@@ -18,6 +20,13 @@ extension IncrementalState {
         let depfilePath = Self.path(path, in: dir)
         let listed: [String]
         do {
+            // Only a regular file, and not past the cap: it is read whole (a FIFO would block the read).
+            let found = FileStat.of(scanner.fullPath(depfilePath))
+            if let found, found.1 != .file || found.0.size > Self.maxDepfileSize {
+                let why = found.1 != .file ? "is not a regular file" : "is larger than \(Self.maxDepfileSize >> 20) MB"
+                onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) \(why); it runs again next time")
+                return (fingerprint, nil, false)
+            }
             guard let data = FileManager.default.contents(atPath: scanner.fullPath(depfilePath)) else {
                 onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) cannot be read; it runs again next time")
                 return (fingerprint, nil, false)

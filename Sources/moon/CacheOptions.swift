@@ -15,11 +15,12 @@ struct CacheOptions: ParsableArguments {
     var noCache = false
 
     @Option(name: .customLong("remote-cache"),
-            help: ArgumentHelp("A Bazel HTTP remote cache (http://HOST:PORT/PATH; also MOON_REMOTE_CACHE), read after the local cache and written after it; a bearer token comes from MOON_REMOTE_CACHE_TOKEN. A server that stalls (nothing moves for MOON_REMOTE_CACHE_TIMEOUT, default 5s) or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://[USER:PASSWORD@]HOST[:PORT]/PATH, HOST a name, address or [IPv6]; also MOON_REMOTE_CACHE), read after the local cache and written after it. A bearer token comes from MOON_REMOTE_CACHE_TOKEN, which no node sees; a user and password in the URL are sent as Basic auth instead (never both) and printed as ***. A URL moon cannot use is one warning, and moon runs without it. Each request is bounded by MOON_REMOTE_CACHE_TIMEOUT (above 0, at most 1h, default 5s): connecting and the answer's status and headers each within it, sending or receiving a body within it plus 1s per 32 KiB, and never that long without a byte. A server that is unreachable, stalls, trickles or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
                                valueName: "url"))
     var remoteCache: String?
 
-    @Flag(name: .customLong("remote-cache-read-only"), help: "Read the remote cache, never upload to it.")
+    @Flag(name: .customLong("remote-cache-read-only"),
+          help: "Read the remote cache, never upload to it (also MOON_REMOTE_CACHE_READ_ONLY: 1, true, yes or on, any case; 0, false, no or off upload; another value warns and reads only).")
     var remoteReadOnly = false
 
     /// The cache directory for `graph` (nil: `--no-cache`).
@@ -56,18 +57,51 @@ extension CacheOptions {
         directory(for: graph).map { OutputCache(directory: $0, root: graph.directory, remote: remote(for: graph), onWarning: warn) }
     }
 
-    /// The remote cache: `--remote-cache`, else `MOON_REMOTE_CACHE`, else the file's `cache: remote:`.
+    /// The remote cache: `--remote-cache`, else `MOON_REMOTE_CACHE`, else the
+    /// file's `cache: remote:`. A URL or token moon cannot use is one warning
+    /// and no remote; a variable it cannot read is one warning and its default.
     private func remote(for graph: Graph) -> RemoteCache? {
         let variable = Terminal.variable("MOON_REMOTE_CACHE")
         guard let url = [remoteCache, variable, graph.cache.remote].compactMap({ $0 }).first(where: { !$0.isEmpty }) else { return nil }
-        let timeout = Terminal.variable("MOON_REMOTE_CACHE_TIMEOUT").flatMap { try? DurationParser.parse($0) }
-        let seconds = timeout.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 5
-        let readOnly = remoteReadOnly || Terminal.variable("MOON_REMOTE_CACHE_READ_ONLY") == "1"
-        guard let remote = RemoteCache(url: url, token: Terminal.variable("MOON_REMOTE_CACHE_TOKEN"), timeoutSeconds: seconds,
-                                       readOnly: readOnly, onWarning: warn) else {
-            warn("remote cache \(url): moon speaks plain http://HOST[:PORT]/PATH (put a TLS proxy in front of an https:// server); not using it")
+        do {
+            return try RemoteCache(url: url, token: Terminal.variable(Self.tokenVariable), tokenName: Self.tokenVariable,
+                                   timeoutSeconds: Self.remoteTimeout(), readOnly: remoteReadOnly || Self.readOnlyVariable(),
+                                   onWarning: warn)
+        } catch {
+            warn("remote cache \(RemoteCache.redacted(url)): \(error.description); not using it")
             return nil
         }
-        return remote
+    }
+
+    /// Where the remote cache's bearer token comes from. moon keeps it from
+    /// the nodes' environment (`NodeEnvironment`).
+    static let tokenVariable = "MOON_REMOTE_CACHE_TOKEN"
+
+    static let defaultRemoteTimeout = 5.0
+
+    /// `MOON_REMOTE_CACHE_TIMEOUT` in seconds: a duration above 0 and at most
+    /// an hour (a request stays bounded, and 0 could reach no server).
+    private static func remoteTimeout() -> Double {
+        guard let text = Terminal.variable("MOON_REMOTE_CACHE_TIMEOUT"), !text.isEmpty else { return defaultRemoteTimeout }
+        if let duration = try? DurationParser.parse(text) {
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            if seconds > 0 && seconds <= RemoteCache.maxTimeoutSeconds { return seconds }
+        }
+        warn("MOON_REMOTE_CACHE_TIMEOUT=\(text) is not a duration above 0 and at most 1h (such as 500ms, 5s, 2m); using 5s")
+        return defaultRemoteTimeout
+    }
+
+    /// `MOON_REMOTE_CACHE_READ_ONLY`: 1/true/yes/on or 0/false/no/off in any
+    /// case; anything else is a warning and reads only, the side that can
+    /// do no harm to a shared cache.
+    private static func readOnlyVariable() -> Bool {
+        guard let text = Terminal.variable("MOON_REMOTE_CACHE_READ_ONLY"), !text.isEmpty else { return false }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default:
+            warn("MOON_REMOTE_CACHE_READ_ONLY=\(text) is neither 1/true/yes/on nor 0/false/no/off; reading the remote cache only")
+            return true
+        }
     }
 }

@@ -52,13 +52,19 @@ final class RunSession {
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
         let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
         var summary: Runner.Summary?
+        /// A stop signal that came while the outputs were stored, after the nodes ended.
+        var storeInterrupted: Int32?
         runner.onFinish = { [state, cache] (result: Runner.Summary) in
             // Still on the loop, where the reporter and the state live.
             reporter.finish()
             state.flush()
-            cache?.finish()
             summary = result
-            main.finish()
+            guard let cache else { return main.finish() }
+            // The stores end off the loop, which meanwhile hears a stop signal (and cancels them).
+            Thread.detachNewThread {
+                cache.finish()
+                main.scheduler.schedule { main.finish() }
+            }
         }
         stopWhenStdoutCloses(sink, runner: runner, scheduler: main.scheduler)
         // A stop signal stops the run cleanly. Ctrl-Z (SIGTSTP) stops the
@@ -67,11 +73,18 @@ final class RunSession {
             switch number {
             case SIGTSTP: processes.suspend()
             case SIGCONT: processes.resume()
-            default: runner.stop(Runner.StopReason.interrupt(signal: number))
+            default:
+                self.cache?.interrupt()
+                if summary != nil, storeInterrupted == nil, self.cache != nil { storeInterrupted = number }
+                runner.stop(Runner.StopReason.interrupt(signal: number))
             }
         }
         main.run { runner.start() }
         finish(summary)
+        if let storeInterrupted {
+            warn("interrupted while storing outputs in the cache \(cache?.directory.path ?? ""): what was not stored yet is not")
+            return 128 + storeInterrupted
+        }
         switch summary?.stopReason {
         case .interrupt(let number)?: return 128 + number
         default: return summary?.ok == true ? 0 : 1

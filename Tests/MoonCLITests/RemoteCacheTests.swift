@@ -72,6 +72,25 @@ struct RemoteCacheTests {
         #expect(second.read("bin/app") == "int a;\nint b;\n")
     }
 
+    /// A blob longer than its entry says is refused as it comes (a server
+    /// sending without end must not fill the disk): one warning, and the
+    /// nodes run.
+    @Test func aBlobLongerThanItsEntrySaysIsRefused() throws {
+        let server = try Nginx()
+        let first = try checkout()
+        #expect(try run(first, server.url).status == 0)
+        for blob in server.files("cas") {
+            try Data(count: 4 << 20).write(to: URL(fileURLWithPath: server.directory.path("data/cache/cas/" + blob)))
+        }
+        let second = try checkout()
+        let result = try run(second, server.url)
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("bytes its entry says"), "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
+        #expect(Set(Self.compiled(second)) == ["a", "b", "app"])
+        #expect(second.read("bin/app") == "int a;\nint b;\n")
+    }
+
     @Test func aStoppedServerCostsOneWarning() throws {
         let server = try Nginx()
         let first = try checkout()

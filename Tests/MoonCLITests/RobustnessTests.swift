@@ -307,4 +307,91 @@ import Testing
         let left = (try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) ?? []
         #expect(left.isEmpty, "\(left)")
     }
+
+    // MARK: Graphs that grow after loading, strings the system cannot take
+
+    /// A few small files that would expand exponentially (an include
+    /// diamond, a var that reads the previous var twice) stop at once with
+    /// an error at their place; memory is bounded by `ulimit` so that a
+    /// regression fails instead of taking the machine.
+    @Test(arguments: ["diamond", "vars", "lists"])
+    func smallFilesThatExpandExponentiallyAreRefusedAtOnce(kind: String) throws {
+        let moon = try Moon()
+        var expected: String
+        switch kind {
+        case "diamond":
+            for i in 0...40 {
+                let includes = i < 40 ? "includes: { x: d\(i + 1).yaml, y: d\(i + 1).yaml }\n" : ""
+                try moon.write("d\(i).yaml", "version: 1\n\(includes)nodes:\n  n: { run: 'true' }\n")
+            }
+            expected = ": error: includes read more than 1000 files"
+        case "vars":
+            var text = "version: 1\nvars:\n  v0: xxxxxxxxxx\n"
+            for i in 1...30 { text += "  v\(i): \"${{ vars.v\(i - 1) }}${{ vars.v\(i - 1) }}\"\n" }
+            try moon.write("d0.yaml", text + "nodes:\n  a: { run: 'echo ${{ vars.v30 }}' }\n")
+            expected = "d0.yaml:20:3: error: var 'v17' is longer than 1 MiB"
+        default:
+            var text = "version: 1\nvars:\n  v0: [x]\n"
+            for i in 1...24 { text += "  v\(i): [\"${{ vars.v\(i - 1) }}\", \"${{ vars.v\(i - 1) }}\"]\n" }
+            try moon.write("d0.yaml", text + "nodes:\n  a: { run: 'echo ${{ vars.v24 }}' }\n")
+            expected = "d0.yaml:20:3: error: var 'v17' has more than 100000 items"
+        }
+        let r = try Measured.shell("ulimit -v 4000000; timeout -s KILL 30 \"$MOON\" check d0.yaml", in: moon, limit: 40)
+        #expect(r.status == 2, "\(r.status) \(r.stderr.prefix(2000))")
+        #expect(r.stderr.contains(expected), "\(r.stderr.prefix(2000))")
+        #expect(r.stderr.contains("help:"), "\(r.stderr.prefix(2000))")
+        #expect(r.seconds < 10, "took \(r.seconds)s")
+    }
+
+    /// A NUL written as an escape (`\0`, `\x00`, `\u0000`) would cut a
+    /// command, an argument or a path short where moon hands it to the
+    /// system: `check` refuses it at its place, and `run` runs nothing.
+    @Test(arguments: [
+        "{ run: \"echo a\\0b\" }",
+        "{ run: [echo, \"a\\0b\"] }",
+        "{ uses: exists, with: { path: \"/etc\\0/nonexist\" } }",
+        "{ run: 'true', dir: \"a\\0b\" }",
+        "{ uses: write-file, with: { path: \"victim\\0.txt\", content: x } }",
+    ])
+    func aNULInAStringIsRefusedByCheckAndRun(node: String) throws {
+        let moon = try Moon(graph: "version: 1\nvars: { v: x }\nnodes:\n  a: \(node)\n")
+        try FileManager.default.createDirectory(atPath: moon.path("ab"), withIntermediateDirectories: true)
+        for command in ["check", "run"] {
+            let r = try moon.run([command], limit: 30)
+            #expect(r.status == 2, "\(command): \(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("moon.yaml:4:"), "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("error: a NUL character cannot"), "\(command): \(r.stderr)")
+        }
+        #expect(moon.read("victim%00.txt") == nil && moon.read("victim") == nil)
+    }
+
+    @Test func aNULInAVarIsRefusedByCheck() throws {
+        let moon = try Moon(graph: "version: 1\nvars: { v: \"a\\0b\" }\nnodes:\n  a: { run: 'echo ${{ vars.v }}' }\n")
+        let r = try moon.run(["check"])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("moon.yaml:2:12: error: a NUL character cannot"), "\(r.stderr)")
+    }
+
+    /// Messages that say what to write, and a dotenv file an editor saved with a BOM.
+    @Test func anEmptyMatrixKeyABareNeedsAndADotenvBOM() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            dotenv: [.env]
+            nodes:
+              b: { run: 'echo "$GREETING"' }
+              m: { matrix: { x: [] }, run: 'true' }
+              n: { needs: b, run: 'echo ${{ needs }}' }
+            """)
+        try moon.write(".env", "\u{FEFF}GREETING=hello\n")
+        let r = try moon.run(["check"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("moon.yaml:5:21: error: matrix key 'x' has no values") && !r.stderr.contains("no keys"), "\(r.stderr)")
+        #expect(r.stderr.contains("'needs' alone is not a value; write needs.NODE.outputs.KEY or needs.NODE.result"), "\(r.stderr)")
+        #expect(!r.stderr.contains(".env"), "\(r.stderr)")
+        let run = try moon.run(["run", "b"])
+        #expect(run.status == 2)
+        try moon.write("moon.yaml", "version: 1\ndotenv: [.env]\nnodes:\n  b: { run: 'echo \"$GREETING\"' }\n")
+        let ok = try moon.run(["run", "b"])
+        #expect(ok.status == 0 && ok.stdout.contains("hello"), "\(ok.stdout) \(ok.stderr)")
+    }
 }

@@ -6,11 +6,7 @@ import Testing
 /// The cache directory's errors say what is wrong: a file where a directory
 /// should be is ENOTDIR, never a guessed "Permission denied".
 @Suite struct CacheDirectoryTests {
-    func scratch() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("moon-cachedir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    func scratch() throws -> String { try scratchDirectory("cachedir") }
 
     @Test func makeDirectoriesMakesEveryPartAndSaysWhichFileIsInTheWay() throws {
         let root = try scratch()

@@ -12,7 +12,7 @@ import Testing
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc",
         ])
-        let client = HTTPClient(endpoint: server.endpoint, token: nil)
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
         var first = Data()
         #expect(try client.request("GET", "cas/one", timeout: Self.timeout, receive: { first.append(contentsOf: $0) }) == 200)
         #expect(String(decoding: first, as: UTF8.self) == "hello, world")
@@ -24,14 +24,14 @@ import Testing
 
     @Test func anInterimContinueIsSkipped() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"])
-        let client = HTTPClient(endpoint: server.endpoint, token: nil)
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
         #expect(try client.request("PUT", "cas/one", body: .bytes(Data("x".utf8)), timeout: Self.timeout) == 201)
     }
 
     @Test func aBodyEndedByTheCloseIsReadAndItsConnectionNotKept() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.0 200 OK\r\n\r\nuntil the end", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"],
                                         closeAfterEach: true)
-        let client = HTTPClient(endpoint: server.endpoint, token: nil)
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
         var body = Data()
         #expect(try client.request("GET", "ac/one", timeout: Self.timeout, receive: { body.append(contentsOf: $0) }) == 200)
         #expect(String(decoding: body, as: UTF8.self) == "until the end")
@@ -41,8 +41,46 @@ import Testing
 
     @Test func aChunkSizeThatIsNoNumberIsMalformed() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"])
-        let client = HTTPClient(endpoint: server.endpoint, token: nil)
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
         #expect(throws: HTTPClient.Failure.self) { try client.request("GET", "cas/one", timeout: Self.timeout) }
+    }
+
+    /// A body that moves at a sane rate finishes, though the whole of it
+    /// takes longer than the timeout.
+    @Test func aSteadyBodyLongerThanTheTimeoutFinishes() throws {
+        let body = String(repeating: "x", count: 320 * 1024)
+        let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body],
+                                        pace: (bytes: 8 * 1024, every: 0.1))
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
+        var received = 0
+        #expect(try client.request("GET", "cas/big", timeout: 3_000_000_000, receive: { received += $0.count }) == 200)
+        #expect(received == body.utf8.count)
+    }
+
+    /// A body that keeps moving, a byte at a time, far below any sane rate:
+    /// a timeout, not a wait for all of it.
+    @Test func aTrickledBodyTimesOut() throws {
+        let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n" + String(repeating: "x", count: 200)],
+                                        pace: (bytes: 1, every: 0.05))
+        try Self.expectTimeout(server, "cas/slow")
+    }
+
+    /// A head trickled a byte at a time must still all come within the timeout.
+    @Test func aTrickledHeadTimesOut() throws {
+        let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nX-Slow: " + String(repeating: "y", count: 150) + "\r\nContent-Length: 0\r\n\r\n"],
+                                        pace: (bytes: 1, every: 0.05))
+        try Self.expectTimeout(server, "ac/slow")
+    }
+
+    /// A GET of `path` with a timeout of 0.5 s ends with `timedOut`.
+    static func expectTimeout(_ server: ScriptedServer, _ path: String) throws {
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
+        #expect {
+            try client.request("GET", path, timeout: 500_000_000)
+        } throws: { error in
+            if case HTTPClient.Failure.timedOut = error { return true }
+            return false
+        }
     }
 
     /// Generous: the server is a thread of this process, and a loaded host
@@ -51,7 +89,8 @@ import Testing
 }
 
 /// A server on 127.0.0.1 that reads each request's head and answers with
-/// the next text of its script, on one thread of the test.
+/// the next text of its script, on one thread of the test; with `pace`,
+/// `bytes` at a time every `every` seconds.
 final class ScriptedServer: @unchecked Sendable {
     let endpoint: HTTPClient.Endpoint
     private let listener: Int32
@@ -64,7 +103,7 @@ final class ScriptedServer: @unchecked Sendable {
         return accepted
     }
 
-    init(answers: [String], closeAfterEach: Bool = false) throws {
+    init(answers: [String], closeAfterEach: Bool = false, pace: (bytes: Int, every: TimeInterval)? = nil) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -91,7 +130,7 @@ final class ScriptedServer: @unchecked Sendable {
                 lock.unlock()
                 while let answer = script.first, Self.readHead(connection) {
                     script = script.dropFirst()
-                    _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    Self.send(Array(answer.utf8), to: connection, pace: pace)
                     if closeAfterEach { break }
                 }
                 close(connection)
@@ -102,6 +141,20 @@ final class ScriptedServer: @unchecked Sendable {
     deinit {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+    }
+
+    private static func send(_ bytes: [UInt8], to connection: Int32, pace: (bytes: Int, every: TimeInterval)?) {
+        guard let pace else {
+            _ = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let piece = Array(bytes[offset..<min(bytes.count, offset + pace.bytes)])
+            guard piece.withUnsafeBytes({ Glibc.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == piece.count else { return }
+            offset += piece.count
+            Thread.sleep(forTimeInterval: pace.every)
+        }
     }
 
     /// Reads up to the end of a request's head (and the few bytes of a body

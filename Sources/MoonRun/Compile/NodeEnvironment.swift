@@ -43,6 +43,10 @@ struct NodeEnvironment {
     /// encoded once.
     private let shared: Result<ProcessEnvironment.Base, Interpolator.Failure>
 
+    /// moon's own variables that no node sees, not even through `${{ env.X }}`:
+    /// the remote cache's token is a secret for moon alone.
+    static let withheld: Set<String> = ["MOON_REMOTE_CACHE_TOKEN"]
+
     init(graph: Graph, base: [String: String] = ProcessInfo.processInfo.environment) {
         self.graph = graph
         self.base = base
@@ -56,7 +60,7 @@ struct NodeEnvironment {
         runsInGraphDirectory = graphDirectory == cwd
         var env: [String: String] = [:]
         for entry in graph.dotenvValues { env[entry.name] = entry.value }
-        for (name, value) in base { env[name] = value }
+        for (name, value) in base where !Self.withheld.contains(name) { env[name] = value }
         let interpolator = Interpolator(vars: graph.vars, env: env, inputs: NodeInputs(values: []))
         do {
             for entry in graph.env { env[entry.name] = try interpolator.string(entry.value) }
