@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    /// The trial's shapes: `moon status` and `moon run` finish promptly,
+    /// Each damaged shape: `moon status` and `moon run` finish promptly,
     /// the node runs, and a warning names the problem.
     @Test(arguments: Damage.allCases)
     func aDamagedCacheFileIsAMissWithAWarning(damage: Damage) throws {
@@ -129,7 +129,7 @@ import Testing
         """
     }
 
-    /// The trial's reproduction: a 6 GB output, over the default 5 GB limit.
+    /// A 6 GB (sparse) output, over the default 5 GB limit.
     @Test func anOutputLargerThanTheCacheLimitIsNotStored() throws {
         let moon = try Moon(graph: Self.graph("6G"))
         try moon.write("s.txt", "x\n")

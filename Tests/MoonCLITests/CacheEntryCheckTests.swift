@@ -87,7 +87,7 @@ import Testing
         #expect(result.stderr.contains("generates"), "\(result.stderr)")
     }
 
-    /// The trial's reproduction: a server's entry edited to write an
+    /// A server's entry edited to write an
     /// executable `.git/hooks/pre-commit`; a fresh checkout with an empty
     /// local cache refuses it and keeps nothing of it.
     @Test(.enabled(if: Nginx.binary != nil, "nginx is not installed (make test-deps)"))

@@ -20,8 +20,8 @@ import Testing
 
     // MARK: H2: replay
 
-    /// The trial's reproduction: an exit code or a signal beyond Int32 was a
-    /// trap (SIGILL, no message); now exit 2 naming the line and the field.
+    /// An exit code or a signal beyond Int32 is exit 2 naming the line and
+    /// the field, never a trap.
     @Test func replayRefusesNumbersOutOfRange() throws {
         let moon = try Moon()
         let cases = [
