@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Builds one `YAMLNode` tree from parser events: keeps the stack of open
 /// collections, expands aliases, applies merge keys, finds duplicate keys and
 /// enforces `YAMLLoader.Limits`.
@@ -70,7 +76,9 @@ struct DocumentBuilder {
     mutating func scalar(_ text: String, style: YAMLNode.ScalarStyle, tag: String?, anchor: String?,
                          start: SourceLocation, end: SourceLocation) -> Bool {
         guard countWritten(at: start, end) else { return false }
-        if text.utf8.contains(0) { refuseNUL(at: span(start, end)) }
+        // Every scalar is searched: at memory speed on its contiguous bytes.
+        let hasNUL = text.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0, $0.count) != nil } ?? text.utf8.contains(0)
+        if hasNUL { refuseNUL(at: span(start, end)) }
         let node = tree.scalar(text, style: style, tag: tag, start: start, end: end)
         if let anchor { anchors[anchor] = node }
         attach(node)

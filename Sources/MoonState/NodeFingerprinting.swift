@@ -23,22 +23,49 @@ extension IncrementalState {
         return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete)
     }
 
-    /// What graph node `index` is, apart from its inputs: its command and
-    /// environment. `--resume` takes a node from the last run only when this
-    /// is unchanged.
+    /// What graph node `index` is, apart from its inputs and what every
+    /// node shares (`sharedDefinitionDigest`): its command, its own `env`
+    /// and its own `vars` (an included node's). `--resume` takes a node
+    /// from the last run only when both are unchanged. One digest per node,
+    /// the command's parts in it, since every run records it for each node.
     public func definitionDigest(node index: Int) -> ContentHash {
         lock.lock()
         defer { lock.unlock() }
         let node = nodeLocked(index)
         var digest = DigestBuilder("definition")
-        digest.add(Self.commandDigest(node))
-        digest.add(environmentDigest(node))
+        Self.addCommand(node, to: &digest)
+        Self.add(("env", node.env), to: &digest)
+        if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
         return digest.finish()
+    }
+
+    /// The environment parts every node shares: the dotenv values, the
+    /// graph's `env` and `vars` (after `--set`) and `cache: key:`.
+    public func sharedDefinitionDigest() -> ContentHash {
+        var digest = DigestBuilder("shared-definition")
+        for part in [("dotenv", graph.dotenvValues), ("env", graph.env), ("vars", graph.vars)] { Self.add(part, to: &digest) }
+        digest.add(graph.cache.key.count)
+        for part in graph.cache.key { digest.add(part) }
+        return digest.finish()
+    }
+
+    private static func add(_ part: (label: String, variables: Variables), to digest: inout DigestBuilder) {
+        digest.add(part.label)
+        digest.add(part.variables.count)
+        for entry in part.variables {
+            digest.add(entry.name)
+            digest.add(entry.value)
+        }
     }
 
     /// What the node runs, and where.
     static func commandDigest(_ node: Node) -> ContentHash {
         var command = DigestBuilder("command")
+        addCommand(node, to: &command)
+        return command.finish()
+    }
+
+    private static func addCommand(_ node: Node, to command: inout DigestBuilder) {
         switch node.action {
         case .shell(let script):
             command.add("shell")
@@ -86,7 +113,6 @@ extension IncrementalState {
             command.add(node.arguments.args.count)
             for arg in node.arguments.args { command.add(arg) }
         }
-        return command.finish()
     }
 
     /// The node's dotenv, `env` and `vars` values.

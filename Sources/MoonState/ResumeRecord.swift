@@ -30,9 +30,13 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     }
 
     public var nodes: [String: Node]
+    /// What every node's environment shared in that run
+    /// (`sharedDefinitionDigest`, hex): when it changed, nothing is resumed.
+    public var shared: String?
 
-    public init(nodes: [String: Node]) {
+    public init(nodes: [String: Node], shared: String? = nil) {
         self.nodes = nodes
+        self.shared = shared
     }
 
     static func path(graphDirectory: String, graphKey: String) -> String {
@@ -123,7 +127,12 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
             Self.append(node.values, to: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "}}".utf8)
+        out.append(UInt8(ascii: "}"))
+        if let shared {
+            out.append(contentsOf: #","shared":"#.utf8)
+            JSONString.quote(shared, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
         return out
     }
 

@@ -40,6 +40,9 @@ final class CacheChecker: UpToDateChecking {
     /// Per plan node that succeeded (or was skipped as such): its outputs and values.
     private var results: [Int: (outputs: [(String, String)], values: [String])] = [:]
 
+    /// What every node's environment shares now, against the record's (`resumable`).
+    private lazy var sharedDefinition = state.sharedDefinitionDigest().hex
+
     init(inner: StoreChecker, state: IncrementalState, plan: Plan, cache: OutputCache?, resume: ResumeRecord?) {
         self.inner = inner
         self.state = state
@@ -145,7 +148,7 @@ final class CacheChecker: UpToDateChecking {
             nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
                                                   definition: definition)
         }
-        return ResumeRecord(nodes: nodes)
+        return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
     }
 
     /// Whether a node's outputs go through the cache at all.
@@ -162,7 +165,7 @@ final class CacheChecker: UpToDateChecking {
     /// node `index` when it succeeded there, has no sources (those are
     /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume, restores else { return nil }
+        guard let resume, restores, resume.shared == sharedDefinition else { return nil }
         let node = state.node(at: index)
         guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
               last.definition == state.definitionDigest(node: index).hex else { return nil }

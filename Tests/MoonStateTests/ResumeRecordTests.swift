@@ -12,7 +12,7 @@ import Testing
             "plain": .init(succeeded: true, definition: "00ff"),
             "quote\"back\\slash/é": .init(succeeded: true, outputs: [("url", "x\n1\t\u{1}"), ("k", "")], values: ["a", "\u{7F}\u{85}\u{2028}"]),
             "failed": .init(succeeded: false),
-        ])
+        ], shared: "abc1")
         try record.save(graphDirectory: tree.root, graphKey: "moon.yaml")
         #expect(Self.loaded(tree) == record)
         let decoded = try JSONDecoder().decode(ResumeRecord.self, from: Data(record.json))
