@@ -92,14 +92,20 @@ public struct ContentHash: Sendable, Hashable {
         return (a, b, c, d)
     }
 
+    /// Written straight from the words into the string's storage: every
+    /// run writes one for each node it records.
     public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
+        String(unsafeUninitializedCapacity: 64) { out in
+            var i = 0
+            for word in [words.0, words.1, words.2, words.3] {
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    let digit = UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 15
+                    out[i] = digit < 10 ? 48 + digit : 87 + digit
+                    i += 1
+                }
+            }
+            return 64
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Polled between blocks while a file is hashed: true stops the hash,
