@@ -146,10 +146,12 @@ public struct ContentHash: Sendable, Hashable {
 public struct DigestBuilder {
     private var hasher = SHA256()
     private var buffer: [UInt8] = []
+    /// Some parts went to the hasher already (`stamp` then folds the digest).
+    private var flushed = false
     private static let block = 64 * 1024
 
-    public init(_ label: String) {
-        buffer.reserveCapacity(4096)
+    public init(_ label: String, capacity: Int = 4096) {
+        buffer.reserveCapacity(capacity)
         add(label)
     }
 
@@ -178,6 +180,21 @@ public struct DigestBuilder {
         guard buffer.count >= Self.block else { return }
         buffer.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         buffer.removeAll(keepingCapacity: true)
+        flushed = true
+    }
+
+    /// A 64-bit stamp of the parts (FNV-1a), to tell whether a small
+    /// definition changed from one run to the next: a SHA-256 per node of
+    /// every run's record would cost more than the record. Not for content
+    /// another machine or a cache must trust (`finish` is for that).
+    public func stamp() -> UInt64 {
+        if flushed {
+            let words = finish().words
+            return words.0 ^ words.1 ^ words.2 ^ words.3
+        }
+        var stamp: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in buffer { stamp = (stamp ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return stamp
     }
 
     public func finish() -> ContentHash {

@@ -26,17 +26,18 @@ extension IncrementalState {
     /// What graph node `index` is, apart from its inputs and what every
     /// node shares (`sharedDefinitionDigest`): its command, its own `env`
     /// and its own `vars` (an included node's). `--resume` takes a node
-    /// from the last run only when both are unchanged. One digest per node,
-    /// the command's parts in it, since every run records it for each node.
-    public func definitionDigest(node index: Int) -> ContentHash {
+    /// from the last run only when both are unchanged. A stamp (16 hex
+    /// digits), not a SHA-256: every run records one for each node.
+    public func definitionStamp(node index: Int) -> String {
         lock.lock()
         defer { lock.unlock() }
         let node = nodeLocked(index)
-        var digest = DigestBuilder("definition")
+        var digest = DigestBuilder("definition", capacity: 256)
         Self.addCommand(node, to: &digest)
         Self.add(("env", node.env), to: &digest)
         if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
-        return digest.finish()
+        let hex = String(digest.stamp(), radix: 16)
+        return String(repeating: "0", count: 16 - hex.utf8.count) + hex
     }
 
     /// The environment parts every node shares: the dotenv values, the

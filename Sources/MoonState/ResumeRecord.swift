@@ -12,7 +12,7 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         public var succeeded: Bool
         public var outputs: [[String]]
         public var values: [String]
-        /// Its command and environment in that run (`definitionDigest`, hex):
+        /// Its command and environment in that run (`definitionStamp`):
         /// a node that changed since is not resumed. Nil in a record of an
         /// older moon, which resumes nothing.
         public var definition: String?

@@ -144,7 +144,7 @@ final class CacheChecker: UpToDateChecking {
         for (node, ended) in summary.nodes.enumerated() {
             let succeeded = ended.result == .succeeded || ended.result == .upToDate
             let result = succeeded ? results[node] : nil
-            let definition = succeeded ? inner.stateIndex(node).map { state.definitionDigest(node: $0).hex } : nil
+            let definition = succeeded ? inner.stateIndex(node).map { state.definitionStamp(node: $0) } : nil
             nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
                                                   definition: definition)
         }
@@ -168,7 +168,7 @@ final class CacheChecker: UpToDateChecking {
         guard let resume, restores, resume.shared == sharedDefinition else { return nil }
         let node = state.node(at: index)
         guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
-              last.definition == state.definitionDigest(node: index).hex else { return nil }
+              last.definition == state.definitionStamp(node: index) else { return nil }
         return last
     }
 
