@@ -84,14 +84,15 @@ run: release
 # beyond what moon builds with. `test-e2e`: the end-to-end tests of the
 # built binary (Tests/MoonCLITests, which find it in .build/debug), with
 # what only they need (test-deps). `test`: both, in one run (CI).
-# When a run fails, its failed expectations are printed again at the end:
-# CI keeps only the log's tail (the whole log: .build/test.log).
+# When a run fails, the failed tests and their expectations are printed
+# again at the end (scripts/test-failures.sh; compiler errors only when no
+# test ran): CI keeps only the log's tail (the whole log: .build/test.log).
 define swift_test
 	@mkdir -p .build; { $(SWIFT) test $(1) 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
 	status=$$(cat .build/test.status); \
 	if [ "$$status" != 0 ]; then \
 	  echo "=== make $@ failed ($$status); the failures (full log: .build/test.log) ==="; \
-	  grep -E -A6 'recorded an issue|error: |Fatal error|crashed|exited with' .build/test.log | grep -v '^. Test .* started\.$$' | head -80; \
+	  scripts/test-failures.sh .build/test.log; \
 	  exit $$status; \
 	fi
 endef
