@@ -223,9 +223,9 @@ import Testing
             ("xargs", "echo ${{ args }} | xargs -I{} sh -c 'echo {}'"),
             ("ps4", "PS4=${{ args }}; set -x; true"),
             ("exportps4", "export PS4=\"${{ args }}\"; set -x; true"),
-            ("promptcommand", "PROMPT_COMMAND=${{ args }} bash -i < /dev/null"),
+            ("promptcommand", "export PROMPT_COMMAND=${{ args }}; bash -ic true"),
             ("bashenv", "BASH_ENV=${{ args }} bash -c true"),
-            ("env", "ENV=${{ args }} sh -i < /dev/null"),
+            ("env", "ENV=${{ args }} sh -ic true"),
         ]
         var text = "version: 1\ndefaults: { shell: \(shell) }\nnodes:\n"
         for (name, run) in scripts { text += "  \(name): { run: '\(run.replacing("'", with: "''"))' }\n" }
@@ -260,7 +260,7 @@ import Testing
             version: 1
             defaults: { shell: bash }
             nodes:
-              compgen: { env: { W: "${{ args }}" }, run: "compgen -W '$W' x; true" }
+              compgen: { env: { W: "${{ args }}" }, run: "compgen -W '$W' -- x || true" }
               flock: { env: { C: "${{ args }}" }, run: 'flock ./lk -c ''echo "$C"''' }
               mapfile: { run: 'echo ${{ args }} > list; mapfile -t arr < list; echo "${arr[0]}"' }
               xargs: { run: 'echo ${{ args }} | xargs sh -c ''echo "$@"'' sh' }

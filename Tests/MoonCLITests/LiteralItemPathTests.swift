@@ -91,7 +91,7 @@ import Testing
         for name in names {
             try moon.write("src/\(name)", "v2 \(name)\n")
             let run = try moon.run(["run", "--json"])
-            #expect(started(run) == ["obj[\(name)]", "mat[f=\(name)]"], "\(name): \(started(run))")
+            #expect(started(run) == ["obj[\(name)]", "mat[\(name)]"], "\(name): \(started(run))")
             #expect(moon.read("out/\(name).o") == "v2 \(name)\n", "\(name)")
         }
         // Each entry holds the instance's own output: a restore brings every one back.
