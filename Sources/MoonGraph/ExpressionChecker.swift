@@ -96,6 +96,7 @@ struct ExpressionChecker {
     mutating func check(env: YAMLNode, scope: Scope) -> [Diagnostic] {
         guard case .mapping(let pairs) = env.kind else { return [] }
         return pairs.flatMap { pair -> [Diagnostic] in
+            guard case .scalar(let text, _, _) = pair.value.kind, Template.containsExpression(text) else { return [] }
             var refusal: String?
             if case .scalar(let key, _, _) = pair.key.kind, ShellCommands.evaluatesVariable(key) {
                 refusal = ShellCommands.variableReason(key)
@@ -111,8 +112,9 @@ struct ExpressionChecker {
         var words: [String] = []
         var diagnostics: [Diagnostic] = []
         for item in items {
-            diagnostics += check(item, scope: scope, refusal: ShellCommands.codeReason(words))
-            if case .scalar(let text, _, _) = item.kind { words.append(text) } else { words.append("") }
+            guard case .scalar(let text, _, _) = item.kind else { words.append(""); continue }
+            if Template.containsExpression(text) { diagnostics += check(item, scope: scope, refusal: ShellCommands.codeReason(words)) }
+            words.append(text)
         }
         return diagnostics
     }
