@@ -52,7 +52,9 @@ struct ExpressionChecker {
 
     /// Diagnostics for one scalar (nothing unless it holds `${{`); `shell`
     /// is set for a shell-form `run`, whose quoting contexts are checked too.
-    mutating func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil) -> [Diagnostic] {
+    /// `refusal`, when set, is why any expression in this scalar would be
+    /// code (the script of an exec-form `sh -c`, an `env:` PS4).
+    mutating func check(_ node: YAMLNode, scope: Scope, shell: Shell? = nil, refusal: String? = nil) -> [Diagnostic] {
         guard case .scalar(let text, let style, _) = node.kind, Template.containsExpression(text) else { return [] }
         let (template, problems) = Template.parse(text)
         // Every expression is an item, with or without a problem, so the
@@ -76,6 +78,7 @@ struct ExpressionChecker {
             var messages: [(String, [String])] = []
             if let problem = problem(expression.reference, scope: scope) { messages.append(problem) }
             if let contexts, case .unsafe(let reason) = contexts[k] { messages.append((reason, [])) }
+            if let refusal { messages.append((refusal, [])) }
             any = any || !messages.isEmpty
             found.append((expression.offset, expression.length, messages))
         }
@@ -86,6 +89,34 @@ struct ExpressionChecker {
             let span = locator.span(offset: item.offset, length: item.length)
             return item.problems.map { Diagnostic(.error, $0.0, at: span, notes: $0.1) }
         }
+    }
+
+    /// An `env:` mapping: a value is data, except in a variable that a
+    /// shell reads as code (`PS4`, `BASH_ENV`, `BASH_FUNC_…`).
+    mutating func check(env: YAMLNode, scope: Scope) -> [Diagnostic] {
+        guard case .mapping(let pairs) = env.kind else { return [] }
+        return pairs.flatMap { pair -> [Diagnostic] in
+            guard case .scalar(let text, _, _) = pair.value.kind, Template.containsExpression(text) else { return [] }
+            var refusal: String?
+            if case .scalar(let key, _, _) = pair.key.kind, ShellCommands.evaluatesVariable(key) {
+                refusal = ShellCommands.variableReason(key)
+            }
+            return check(pair.value, scope: scope, refusal: refusal)
+        }
+    }
+
+    /// An exec-form `run`: each argument is data, except where the
+    /// arguments before it make it code (`[sh, -c, …]`, `[flock, l, -c, …]`).
+    mutating func check(exec run: YAMLNode, scope: Scope) -> [Diagnostic] {
+        guard case .sequence(let items) = run.kind else { return [] }
+        var words: [String] = []
+        var diagnostics: [Diagnostic] = []
+        for item in items {
+            guard case .scalar(let text, _, _) = item.kind else { words.append(""); continue }
+            if Template.containsExpression(text) { diagnostics += check(item, scope: scope, refusal: ShellCommands.codeReason(words)) }
+            words.append(text)
+        }
+        return diagnostics
     }
 
     private func problem(_ reference: ExpressionReference, scope: Scope) -> (String, [String])? {

@@ -36,7 +36,7 @@ struct GraphAnalyzer {
         vars = resolver.resolve()
         diagnostics += resolver.diagnostics
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)
-        if let env = declaration.envValue { checkValues(of: env, scope: .init(needs: nil, owner: "the graph's env")) }
+        if let env = declaration.envValue { diagnostics += expressions.check(env: env, scope: .init(needs: nil, owner: "the graph's env")) }
         if let dir = declaration.defaultsDir { check(dir, scope: .init(needs: nil, owner: "defaults")) }
 
         // The templates are taken out of the declaration, so that the array
@@ -275,9 +275,9 @@ struct GraphAnalyzer {
         if let run = references.run, case .shell = node.action {
             check(run, scope: scope, shell: node.shell)
         } else if let run = references.run {
-            checkValues(of: run, scope: scope)
+            diagnostics += expressions.check(exec: run, scope: scope)
         }
-        if let env = references.env { checkValues(of: env, scope: scope) }
+        if let env = references.env { diagnostics += expressions.check(env: env, scope: scope) }
         if let with = references.with { checkValues(of: with, scope: scope) }
         if let dir = references.dir { check(dir, scope: scope) }
     }

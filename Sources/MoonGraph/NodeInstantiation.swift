@@ -60,7 +60,8 @@ public struct NodeTemplate: Sendable {
         for (i, template) in generates.enumerated() {
             if let template { result.generates[i] = Self.render(template, instance: instance, vars: vars) }
         }
-        if let depfile { result.depfile = Self.render(depfile, instance: instance, vars: vars) }
+        // A depfile is a path, not a pattern: nothing to escape.
+        if let depfile { result.depfile = Self.render(depfile, instance: instance, vars: vars, pattern: false) }
         return result
     }
 
@@ -95,8 +96,12 @@ public struct NodeTemplate: Sendable {
     }
 
     /// The text with each `${{ vars.NAME }}`, `${{ item… }}` and
-    /// `${{ matrix.KEY }}` replaced by its value; any other expression is left as written.
-    static func render(_ template: Template, instance: NodeInstance?, vars: Variables) -> String {
+    /// `${{ matrix.KEY }}` replaced by its value; any other expression is
+    /// left as written. An item or a matrix value is a file name, never a
+    /// pattern (`pages/[id].tsx`): its glob characters are escaped. A var
+    /// is put in as written, so a var may hold a pattern (`src/**/*.c`).
+    static func render(_ template: Template, instance: NodeInstance?, vars: Variables, pattern: Bool = true) -> String {
+        let insert: (String) -> String = pattern ? literalPattern : { $0 }
         var out = ""
         for part in template.parts {
             switch part {
@@ -104,12 +109,28 @@ public struct NodeTemplate: Sendable {
             case .expression(let e):
                 switch e.reference {
                 case .variable(let name): out += vars[name] ?? e.raw
-                case .item(let part): out += instance?.item.map(part.of) ?? e.raw
-                case .matrix(let key): out += instance.map { $0.matrix[key] ?? "" } ?? e.raw
+                case .item(let part): out += instance?.item.map { insert(part.of($0)) } ?? e.raw
+                case .matrix(let key): out += instance.map { insert($0.matrix[key] ?? "") } ?? e.raw
                 default: out += e.raw
                 }
             }
         }
         return out
     }
+
+    /// `text` as a `sources`/`generates` pattern that matches only itself:
+    /// `\` before each character the pattern syntax reads (`*`, `?`, `[`,
+    /// `]`, `\`, and `!`, which starts an exclusion).
+    public static func literalPattern(_ text: String) -> String {
+        guard text.utf8.contains(where: { Self.special.contains($0) }) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if special.contains(byte) { out.append(UInt8(ascii: "\\")) }
+            out.append(byte)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let special: Set<UInt8> = Set("*?[]\\!".utf8)
 }

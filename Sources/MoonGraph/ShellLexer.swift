@@ -139,7 +139,7 @@ struct ShellLexer {
         }
         if inner.isUnsafe { return inner }
         for j in stack.indices.reversed() {
-            if isCode(stack[j].kind), let reason = ShellCommands.runsAsCode(stack[j].words) { return .unsafe(reason) }
+            if isCode(stack[j].kind), let reason = codeReason(stack[j]) { return .unsafe(reason) }
             if isCode(stack[j].kind), j + 1 < stack.count, stack[j + 1].processSubstitution,
                let name = ShellCommands.commandName(stack[j].words), ShellCommands.readsFiles(name) {
                 return .unsafe("\(name) runs the file <(…) names as shell code, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
@@ -181,7 +181,10 @@ struct ShellLexer {
                 }
             }
             let command = stack[j].words
-            if let reason = ShellCommands.runsAsCode(command) { return .unsafe(reason) }
+            if let reason = codeReason(stack[j]) { return .unsafe(reason) }
+            if let name = ShellCommands.assignedVariable(stack[j].word, in: command), ShellCommands.evaluatesVariable(name) {
+                return .unsafe(ShellCommands.variableReason(name))
+            }
             if ShellCommands.isArithmeticCommand(command) || stack[j].bashArithmetic { return .arithmetic }
             if ShellCommands.commandName(command) == "[[" { stack[j].conditional.append(k) }
             switch kind {
@@ -190,6 +193,12 @@ struct ShellLexer {
             default: return .word
             }
         }
+    }
+
+    /// Why a value in the current word of `frame`'s command is code. A
+    /// redirection's target (`mapfile -t a < FILE`) is no argument.
+    func codeReason(_ frame: Frame) -> String? {
+        frame.redirection ? ShellCommands.runsAsCode(frame.words) : ShellCommands.codeReason(frame.words)
     }
 
     /// `${NAME…}`: in a default, alternative or pattern word the value is
@@ -261,6 +270,12 @@ struct ShellLexer {
                 contexts[k] = .unsafe("\(shell) reads its script from its input, which holds this value, so a value there would be code; pass the value through 'env:' and refer to it as \"$NAME\" in that script")
             }
             top.pipelineShell = shell
+        }
+        if ShellCommands.replacesIntoScript(top.words) {
+            // `… | xargs -I{} sh -c '… {} …'`: each line read becomes part of the script.
+            for k in top.pipeline + top.expressions where !contexts[k].isUnsafe {
+                contexts[k] = .unsafe("xargs puts each line it reads into the script of its shell -c, so a value there would be code; pass lines as arguments instead (xargs sh -c 'echo \"$1\"' sh)")
+            }
         }
         lineShell = top.pipelineShell
         if !pipe { top.pipelineShell = nil }

@@ -132,6 +132,21 @@ public enum ShellTemplate {
         }
     }
 
+    /// Refuses an `env:` value made with an expression that bash would
+    /// run if the node's script read it as arithmetic or a name
+    /// (`declare -i n=$N` with `N` = `a[$(cmd)]`): moon cannot see where a
+    /// script reads a variable, so the shape is refused in the environment of
+    /// a node that runs a shell, as it is in the script's own values.
+    public static func checkEnvironmentValue(_ v: String, name: String) throws {
+        guard hasSubscriptSubstitution(v) else { return }
+        throw Failure("the value of env \(name) ('\(preview(v))') has a '$(' or '`' after a '[': bash runs that as a command wherever it evaluates the value as arithmetic or a variable name (declare -i n=$\(name), $(( \(name) )), [[ -v … ]]), so it is refused in the environment of a node that runs a shell")
+    }
+
+    /// Whether `program` (an exec-form `run`'s first word) is a shell.
+    public static func isShell(_ program: String) -> Bool {
+        ShellCommands.shells.contains(String(program.split(separator: "/").last ?? ""))
+    }
+
     /// One single-quoted shell word: `it's` -> `'it'\\''s'`.
     public static func quote(_ value: String) -> String {
         "'" + value.replacing("'", with: "'\\''") + "'"

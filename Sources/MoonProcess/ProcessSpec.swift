@@ -145,6 +145,22 @@ public struct ProcessEnvironment: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Sets each pair, as `set` one by one would, in time linear in their
+    /// number (a shell `run` with a long list sets a variable per item).
+    public mutating func set<S: Sequence>(contentsOf pairs: S) where S.Element == (String, String) {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(overrides.count + pairs.underestimatedCount)
+        for (position, override) in overrides.enumerated() { index[override.name] = position }
+        for (name, value) in pairs {
+            if let position = index[name] {
+                overrides[position].value = value
+            } else {
+                index[name] = overrides.count
+                overrides.append(Override(name: name, value: value))
+            }
+        }
+    }
+
     /// The value of `name`: its override, else the base's.
     public subscript(name: String) -> String? {
         if let override = overrides.first(where: { $0.name == name }) { return override.value }

@@ -4,7 +4,8 @@
 /// character x; a segment `**` matches any number of directories, none
 /// included. As in a shell, a wildcard does not match a leading `.`
 /// (hidden files, `.git`, `.moon`) unless the pattern's segment starts with
-/// one. A pattern that names a directory means every file below it.
+/// one. A pattern that names a directory means every file below it. A
+/// segment whose wildcards are all escaped names one file, as a plain path does.
 ///
 /// Matching works on the bytes of names, and the states of a walk are a bit
 /// set, so following 20,000 files allocates nothing per name.
@@ -54,7 +55,7 @@ public struct Glob: Sendable, Hashable {
                 rest.append(.literal(Glob.unescaped(bytes)))
             }
         }
-        var base = String(decoding: Array(baseParts.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
+        var base = String(decoding: Array(baseParts.map { Glob.unescaped(Array($0)) }.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
         if absolute { base = "/" + base }
         self.base = base
         self.segments = Array(rest.prefix(Glob.maxSegments))
@@ -71,7 +72,7 @@ public struct Glob: Sendable, Hashable {
         var isDot = false
         for byte in bytes[index...] {
             switch byte {
-            case UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["):
+            case UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "\\"):
                 return false
             case UInt8(ascii: "/"):
                 if length == 0 || isDot { return false }
@@ -87,8 +88,16 @@ public struct Glob: Sendable, Hashable {
     /// Whether the pattern has a wildcard (else it names one path).
     public var isLiteral: Bool { segments.isEmpty }
 
+    /// Whether `bytes` has a wildcard that no `\` escapes (a segment of
+    /// escaped characters only, `\[id\].tsx`, names one file).
     static func hasWildcard(_ bytes: [UInt8]) -> Bool {
-        bytes.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
+        var escaped = false
+        for byte in bytes {
+            if escaped { escaped = false; continue }
+            if byte == UInt8(ascii: "\\") { escaped = true; continue }
+            if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "[") { return true }
+        }
+        return false
     }
 
     static func unescaped(_ bytes: [UInt8]) -> [UInt8] {

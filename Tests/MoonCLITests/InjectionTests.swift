@@ -200,6 +200,118 @@ import Testing
         #expect(!marked(moon))
     }
 
+    /// The report's case H4 and its class: commands that evaluate their
+    /// arguments (`compgen -W`, `complete -W`, `mapfile`/`readarray -C`,
+    /// `flock -c`, `script -c`, `su -c`, `runuser -c`, `watch`, `xargs -I
+    /// … sh -c`), variables a shell reads as code (`PS4` with `set -x`,
+    /// `export PS4=`, `PROMPT_COMMAND`, `BASH_ENV`, `ENV`, in the script or
+    /// in `env:`), and an exec form's `sh -c` script: `moon check` refuses
+    /// each at its file:line:col, in sh and bash, and nothing runs.
+    @Test(arguments: ["sh", "bash"])
+    func commandsThatEvaluateTheirArgumentsAreRefused(shell: String) throws {
+        let scripts: [(String, String)] = [
+            ("compgen", "compgen -W ${{ args }} x; true"),
+            ("compgenq", "compgen -W \"${{ args }}\" x; true"),
+            ("complete", "complete -W \"${{ args }}\" cmd"),
+            ("mapfile", "mapfile -C ${{ args }} -c 1 arr <<< a; true"),
+            ("readarray", "readarray -C \"${{ args }}\" -c 1 arr <<< a; true"),
+            ("flock", "flock ./lk -c ${{ args }}"),
+            ("script", "script -q -c ${{ args }} /dev/null"),
+            ("su", "su root -c \"${{ args }}\""),
+            ("runuser", "runuser -u root -- true; runuser root -c ${{ args }}"),
+            ("watch", "timeout 2 watch -n 1 -t \"echo ${{ args }}\""),
+            ("xargs", "echo ${{ args }} | xargs -I{} sh -c 'echo {}'"),
+            ("ps4", "PS4=${{ args }}; set -x; true"),
+            ("exportps4", "export PS4=\"${{ args }}\"; set -x; true"),
+            ("promptcommand", "export PROMPT_COMMAND=${{ args }}; bash -ic true"),
+            ("bashenv", "BASH_ENV=${{ args }} bash -c true"),
+            ("env", "ENV=${{ args }} sh -ic true"),
+        ]
+        var text = "version: 1\ndefaults: { shell: \(shell) }\nnodes:\n"
+        for (name, run) in scripts { text += "  \(name): { run: '\(run.replacing("'", with: "''"))' }\n" }
+        text += """
+              envps4: { env: { PS4: "${{ args }}" }, run: "set -x; true" }
+              envbashenv: { env: { BASH_ENV: "${{ args }}" }, run: [bash, -c, "true"] }
+              execsh: { run: [sh, -c, "echo ${{ args }}"] }
+              execflock: { run: [flock, ./lk, -c, "${{ args }}"] }
+
+            """
+        let moon = try Moon(graph: text, file: "graph.yaml")
+        let check = try moon.run(["check", "graph.yaml"])
+        #expect(check.status == 2)
+        let names = scripts.map(\.0) + ["envps4", "envbashenv", "execsh", "execflock"]
+        for (k, name) in names.enumerated() {
+            #expect(check.stderr.contains("graph.yaml:\(k + 4):"), "\(name) (line \(k + 4)) not refused:\n\(check.stderr)")
+        }
+        #expect(check.stderr.contains("compgen expands its -W word list"), "\(check.stderr)")
+        #expect(check.stderr.contains("a shell expands PS4 as code"), "\(check.stderr)")
+        // Each node alone: refused before anything runs, in sh and bash.
+        for name in names {
+            let run = try moon.run(["run", "graph.yaml", name, "--", Self.payload], limit: 30)
+            #expect(run.status == 2, "\(name): \(run.stderr)")
+        }
+        #expect(!marked(moon), "a value ran as code")
+    }
+
+    /// The patterns the refusals point to keep the value data: through
+    /// `env:`, inside single quotes.
+    @Test func theEnvPatternKeepsValuesOfEvaluatingCommandsData() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults: { shell: bash }
+            nodes:
+              compgen: { env: { W: "${{ args }}" }, run: "compgen -W '$W' -- x || true" }
+              flock: { env: { C: "${{ args }}" }, run: 'flock ./lk -c ''echo "$C"''' }
+              mapfile: { run: 'echo ${{ args }} > list; mapfile -t arr < list; echo "${arr[0]}"' }
+              xargs: { run: 'echo ${{ args }} | xargs sh -c ''echo "$@"'' sh' }
+            """)
+        for node in ["compgen", "flock", "mapfile", "xargs"] {
+            let result = try moon.run(["run", node, "--json", "--", Self.payload])
+            #expect(result.status == 0, "\(node): \(result.stderr)")
+        }
+        #expect(!marked(moon), "a value ran as code")
+        let flock = try moon.run(["run", "flock", "--json", "--", Self.payload])
+        #expect(stdout(flock, "flock") == [Self.payload])
+    }
+
+    /// The report's `declare -i n=$N` with `N` from `env:` (the documented
+    /// pattern), and other ways a script reads an `env:` value as
+    /// arithmetic or a name: a value with `a[$(…)]` fails every node that
+    /// runs a shell, from a node's or the graph's `env:`, in sh and bash.
+    @Test func envValuesOfShellNodesRefuseASubscriptWithACommand() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults: { shell: bash }
+            vars: { v: "1" }
+            env: { G: "${{ vars.v }}" }
+            nodes:
+              declare: { env: { N: "${{ args }}" }, run: "declare -i n=$N" }
+              arith: { env: { N: "${{ args }}" }, run: "echo $(( N + 1 ))" }
+              cond: { env: { N: "${{ args }}" }, run: "[[ -v $N ]] || true" }
+              inner: { env: { N: "x${{ args }}" }, run: "(( N )) || true" }
+              shform: { shell: sh, env: { N: "${{ args }}" }, run: "bash -c 'declare -i n=$N'" }
+              exec: { env: { N: "${{ args }}" }, run: [bash, -c, "declare -i n=$N"] }
+              graphenv: { run: "declare -i n=$G" }
+              data: { env: { N: "${{ args }}" }, run: [printenv, N] }
+              integer: { env: { N: "${{ args }}" }, run: "declare -i n=$N; echo $(( n + 1 ))" }
+            """)
+        for node in ["declare", "arith", "cond", "inner", "shform", "exec"] {
+            let result = try moon.run(["run", node, "--json", "--", Self.subscriptPayload])
+            #expect(result.status == 1, "\(node): \(result.stderr)")
+            #expect(error(result, node)?.contains("env N") == true, "\(node): \(error(result, node) ?? result.stderr)")
+            #expect(result.events("start", node: node).isEmpty || error(result, node)?.contains("exited") == false)
+        }
+        let graphEnv = try moon.run(["run", "graphenv", "--json", "--set", "v=\(Self.subscriptPayload)"])
+        #expect(graphEnv.status == 1, "\(graphEnv.stderr)")
+        #expect(error(graphEnv, "graphenv")?.contains("env G") == true, "\(error(graphEnv, "graphenv") ?? graphEnv.stderr)")
+        #expect(!marked(moon), "a value ran as code")
+        // A program that is no shell gets it as data; integers still work.
+        let data = try moon.run(["run", "data", "--json", "--", Self.subscriptPayload])
+        #expect(stdout(data, "data") == [Self.subscriptPayload], "\(data.stderr)")
+        let integer = try moon.run(["run", "integer", "--json", "--", "41"])
+        #expect(stdout(integer, "integer") == ["42"], "\(integer.stderr)")
+    }
+
     /// Exec form, `env:`, `with:` and `dir:` take values as data.
     @Test func execEnvWithAndDirAreData() throws {
         let moon = try Moon(graph: graph("""

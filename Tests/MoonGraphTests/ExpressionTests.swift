@@ -113,6 +113,43 @@ import Testing
         #expect(contexts("echo $'x ${{ vars.a }}'", .bash)[0].isUnsafe)
     }
 
+    /// Commands that evaluate their arguments (an option's text, or all of
+    /// them joined), and variables a shell later reads as code.
+    @Test func refusesCommandsAndVariablesThatEvaluateValues() {
+        for script in ["compgen -W ${{ vars.a }} x", "compgen -W \"${{ vars.a }}\" x", "compgen ${{ vars.a }}",
+                       "complete -W \"${{ vars.a }}\" cmd", "complete -C ${{ vars.a }} cmd",
+                       "mapfile -C ${{ vars.a }} -c 1 arr <<< a", "readarray -C \"${{ vars.a }}\" arr < f",
+                       "flock ./lk -c ${{ vars.a }}", "flock ${{ vars.a }} true", "/usr/bin/flock ./lk -c \"${{ vars.a }}\"",
+                       "script -q -c ${{ vars.a }} /dev/null", "su root -c \"${{ vars.a }}\"", "runuser -u nobody -- sh -c ${{ vars.a }}",
+                       "runuser -l nobody -c '${{ vars.a }}'", "watch -n 1 ${{ vars.a }}", "timeout 5 watch \"echo ${{ vars.a }}\"",
+                       "PS4=${{ vars.a }}; set -x", "export PS4=\"+ ${{ vars.a }}\"", "PS1=${{ vars.a }} bash -i",
+                       "declare PS0='${{ vars.a }}'", "PROMPT_COMMAND=${{ vars.a }}", "PROMPT_COMMAND[1]=${{ vars.a }}",
+                       "BASH_ENV=${{ vars.a }} bash x.sh", "env ENV=${{ vars.a }} sh -i", "env 'BASH_FUNC_f%%=${{ vars.a }}' bash -c f",
+                       "echo ${{ vars.a }} | xargs -I{} sh -c 'echo {}'", "xargs -I % bash -c 'echo %' <<< \"${{ vars.a }}\"",
+                       "flock ./lk -c \"$(echo ${{ vars.a }})\""] {
+            let found = contexts(script, .bash)
+            #expect(found.count == 1 && found[0].isUnsafe, "\(script): \(found)")
+        }
+        // Data: a redirection's target, a name that only looks like one, a
+        // value passed as an argument after the script, xargs without a replace.
+        for script in ["mapfile -t arr < ${{ vars.a }}", "echo PS4=${{ vars.a }}", "PS4x=${{ vars.a }}",
+                       "MYPS4=${{ vars.a }}", "echo ${{ vars.a }} | xargs sh -c 'echo \"$@\"' sh",
+                       "compgen -W '$WORDS' x > ${{ vars.a }}"] {
+            let found = contexts(script, .bash)
+            #expect(found.count == 1 && !found[0].isUnsafe, "\(script): \(found)")
+        }
+    }
+
+    /// A list value of 200,000 items (a word each) renders in linear time.
+    @Test func aLongListRendersInLinearTime() throws {
+        let items = (0..<200_000).map(String.init)
+        let started = Date()
+        let rendered = try ShellTemplate.render(Template.parse("echo ${{ vars.a }}").template, shell: .sh, value: { _ in "" },
+                                                words: { _ in items })
+        #expect(rendered.bindings.count == items.count)
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
     @Test func rendersAReferenceNeverTheValue() throws {
         let rendered = try ShellTemplate.render(Template.parse("echo ${{ vars.a }} \"${{ vars.a }}\" '${{ vars.a }}'").template, shell: .sh) { _ in "$(x)" }
         #expect(rendered.script == "echo \"${MOON_EXPR_1}\" \"${MOON_EXPR_2}\" ''\"${MOON_EXPR_3}\"''")

@@ -50,7 +50,7 @@ import Testing
         #expect(Glob(".../x").base == ".../x")
         // Plain paths are their own base; anything else is normalised.
         for (pattern, base) in [("src/main.c", "src/main.c"), ("/usr/include/stdio.h", "/usr/include/stdio.h"),
-                                ("a/../b", "a/../b"), (".hidden/.x", ".hidden/.x"), ("a\\b", "a\\b"), ("x", "x"),
+                                ("a/../b", "a/../b"), (".hidden/.x", ".hidden/.x"), ("x", "x"),
                                 ("a/", "a"), ("a/.", "a"), ("./a", "a"), ("a//b", "a/b"), ("//a", "/a"), ("/a/", "/a"),
                                 (".", ""), ("/.", "/"), ("a/./b", "a/b")] {
             let glob = Glob(pattern)
@@ -59,7 +59,22 @@ import Testing
             #expect(Glob.isPlainPath(pattern) == (pattern == base), "\(pattern)")
         }
         #expect(Glob("a/**/**/b").segments == [.globstar, .literal(Array("b".utf8))])
-        #expect(Glob("a/\\*/b").segments == [.wildcard(Array("\\*".utf8)), .literal(Array("b".utf8))])
+        #expect(Glob("a/*/\\*/b").segments == [.wildcard(Array("*".utf8)), .literal(Array("*".utf8)), .literal(Array("b".utf8))])
+    }
+
+    /// `\x` is the character x everywhere: a pattern whose wildcards are all
+    /// escaped names one file (an item put into `sources`, `pages/[id].tsx`).
+    @Test func escapedWildcardsNameOneFile() {
+        for (pattern, base) in [("pages/\\[id\\].tsx", "pages/[id].tsx"), ("a/\\*/b", "a/*/b"), ("q\\?.c", "q?.c"),
+                                ("a\\\\b", "a\\b"), ("a\\b", "ab"), ("\\!x", "!x")] {
+            let glob = Glob(pattern)
+            #expect(glob.base == base, "\(pattern)")
+            #expect(glob.isLiteral, "\(pattern)")
+            #expect(SourceScanner.glob(glob, matches: base), "\(pattern)")
+        }
+        #expect(!SourceScanner.glob(Glob("pages/\\[id\\].tsx"), matches: "pages/i.tsx"))
+        #expect(Glob("src/\\[x\\]/*.c").base == "src/[x]")
+        #expect(SourceScanner.glob(Glob("src/\\[x\\]/*.c"), matches: "src/[x]/a.c"))
     }
 }
 

@@ -42,6 +42,12 @@ struct NodeEnvironment {
     /// dotenv, moon's environment and the file's `env:`, resolved and
     /// encoded once.
     private let shared: Result<ProcessEnvironment.Base, Interpolator.Failure>
+    /// The graph's `env:` entries whose values, made with expressions, no
+    /// shell may read (`ShellTemplate.checkEnvironmentValue`): each fails a
+    /// node that runs a shell, unless its own `env:` replaces it.
+    private let sharedRefusals: [(name: String, failure: String)]
+    /// The size of the shared layers, for `ExecSize`.
+    private let sharedBytes: Int
 
     /// moon's own variables that no node sees, not even through `${{ env.X }}`:
     /// the remote cache's token is a secret for moon alone.
@@ -62,14 +68,24 @@ struct NodeEnvironment {
         for entry in graph.dotenvValues { env[entry.name] = entry.value }
         for (name, value) in base where !Self.withheld.contains(name) { env[name] = value }
         let interpolator = Interpolator(vars: graph.vars, env: env, inputs: NodeInputs(values: []))
+        var refusals: [(name: String, failure: String)] = []
         do {
-            for entry in graph.env { env[entry.name] = try interpolator.string(entry.value) }
+            for entry in graph.env {
+                let value = try interpolator.string(entry.value)
+                env[entry.name] = value
+                guard Template.containsExpression(entry.value) else { continue }
+                do { try ShellTemplate.checkEnvironmentValue(value, name: entry.name) } catch {
+                    refusals.append((entry.name, "in the graph's env: \(error)"))
+                }
+            }
             shared = .success(ProcessEnvironment.Base(env))
         } catch let failure as Interpolator.Failure {
             shared = .failure(Interpolator.Failure(message: "in the graph's env: \(failure.message)"))
         } catch {
             shared = .failure(Interpolator.Failure(message: "\(error)"))
         }
+        sharedRefusals = refusals
+        sharedBytes = ExecSize.bytes(of: env)
     }
 
     /// The node's environment and the interpolator for its `run`, `with` and `dir`.
@@ -77,12 +93,20 @@ struct NodeEnvironment {
         let shared = try shared.get()
         let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs, node: node)
         var env = ProcessEnvironment(base: shared, capacity: node.env.count + 4)
+        let runsShell = node.runsShell
         for entry in node.env {
             do {
-                env.set(entry.name, try interpolator.string(entry.value))
+                let value = try interpolator.string(entry.value)
+                if runsShell, Template.containsExpression(entry.value) { try ShellTemplate.checkEnvironmentValue(value, name: entry.name) }
+                env.set(entry.name, value)
             } catch let failure as Interpolator.Failure {
                 throw Interpolator.Failure(message: "in env \(entry.name): \(failure.message)")
+            } catch {
+                throw Interpolator.Failure(message: "\(error)")
             }
+        }
+        if runsShell, let refused = sharedRefusals.first(where: { refusal in !node.env.contains { $0.name == refusal.name } }) {
+            throw Interpolator.Failure(message: refused.failure)
         }
         env.set("MOON_NODE", node.name)
         env.set("MOON_ATTEMPT", String(attempt))
@@ -112,12 +136,13 @@ struct NodeEnvironment {
         case .shell(let script):
             let rendered = try interpolator.script(script, shell: node.shell)
             // The values reach the shell only through its environment.
-            for binding in rendered.bindings { env.set(binding.name, binding.value) }
+            env.set(contentsOf: rendered.bindings.lazy.map { ($0.name, $0.value) })
             argv = node.shell.arguments(for: rendered.script)
         case .exec(let arguments): argv = try interpolator.arguments(arguments)
         case .builtin, .group: return nil
         }
         guard let program = argv.first else { return nil }
+        try ExecSize.check(argv: argv, environment: env, baseBytes: sharedBytes, rendered: node.action)
         let directory = try workingDirectory(for: node, interpolator: interpolator)
         return ProcessSpec(executable: ProgramCache.shared.lookup(program, path: env["PATH"]) ?? program,
                            arguments: Array(argv.dropFirst()), processEnvironment: env,
@@ -162,6 +187,16 @@ final class ProgramCache: @unchecked Sendable {
 }
 
 extension Node {
+    /// Whether the node's process is a shell: a shell-form `run`, or an
+    /// exec form whose program is one (`[bash, -c, …]`).
+    var runsShell: Bool {
+        switch action {
+        case .shell: return true
+        case .exec(let arguments): return arguments.first.map(ShellTemplate.isShell) ?? false
+        case .builtin, .group: return false
+        }
+    }
+
     /// Whether the node's command or `dir` has a `${{ … }}` (a built-in's
     /// `with` may always have one).
     var commandHasExpression: Bool {
@@ -173,4 +208,74 @@ extension Node {
         case .group: return false
         }
     }
+}
+
+/// What the kernel accepts for a new program: all of its arguments and
+/// environment within ARG_MAX, and (Linux) each string within
+/// MAX_ARG_STRLEN. A node that would pass either fails at once with the
+/// sizes, rather than building a process that `execve` refuses (E2BIG).
+enum ExecSize {
+    /// Linux's limit on one argument or `NAME=value` string: 32 pages.
+    static let stringLimit: Int = {
+        #if os(Linux)
+        return 32 * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return Int.max
+        #endif
+    }()
+
+    /// The system's limit on arguments and environment together, with a
+    /// pointer per string, as Linux counts them.
+    static let totalLimit: Int = {
+        let limit = sysconf(Int32(_SC_ARG_MAX))
+        return limit > 0 ? Int(limit) : 128 * 1024
+    }()
+
+    /// The bytes of `base`'s entries, as `check` counts them.
+    static func bytes(of base: [String: String]) -> Int {
+        var bytes = 0
+        for (name, value) in base { bytes += name.utf8.count + value.utf8.count + 2 }
+        return bytes
+    }
+
+    /// `baseBytes`: `bytes(of:)` the environment's shared base.
+    static func check(argv: [String], environment: ProcessEnvironment, baseBytes: Int, rendered action: NodeAction) throws {
+        var total = 0
+        var strings = 0
+        for (k, argument) in argv.enumerated() {
+            let size = argument.utf8.count + 1
+            if size > stringLimit {
+                let what: String
+                if case .shell = action, k == argv.count - 1 {
+                    what = "its shell script (with a reference to a variable for each item of its list values) would be \(size) bytes"
+                } else {
+                    what = "argument \(k) of its command ('\(ShellTemplate.preview(argument))') would be \(size) bytes"
+                }
+                throw Interpolator.Failure(message: "\(what), above the system's limit of \(stringLimit) bytes for one argument; pass a long list through a file")
+            }
+            total += size
+        }
+        strings += argv.count
+        for override in environment.overrides {
+            let size = override.name.utf8.count + override.value.utf8.count + 2
+            if size > stringLimit {
+                throw Interpolator.Failure(message: "its environment variable \(override.name) would be \(size) bytes, above the system's limit of \(stringLimit) bytes for one variable; pass a long value through a file")
+            }
+            if let old = environment.base?.values[override.name] {
+                total -= override.name.utf8.count + old.utf8.count + 2
+                strings -= 1
+            }
+            total += size
+        }
+        strings += environment.overrides.count
+        if let base = environment.base {
+            total += baseBytes
+            strings += base.values.count
+        }
+        total += strings * MemoryLayout<UnsafeRawPointer>.size
+        if total > totalLimit {
+            throw Interpolator.Failure(message: "its arguments and environment would be \(total) bytes (\(argv.count) arguments, \(strings - argv.count) environment variables), above the system's limit of \(totalLimit) bytes for a new program (ARG_MAX); pass a long list through a file")
+        }
+    }
+
 }

@@ -1,0 +1,78 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A shell `run` with a long list value (a list var, many `-- ARGS`) is
+/// prepared in time linear in its items, and one the system cannot start
+/// (E2BIG) fails at once with its size and the limit: other nodes' output
+/// and Ctrl-C are never held up.
+@Suite struct LargeListTests {
+    func error(_ result: Moon.Result, _ node: String) -> String? {
+        (result.events("error", node: node).first?["error"] as? [String: Any])?["message"] as? String
+    }
+
+    func stdout(_ result: Moon.Result, _ node: String) -> [String] {
+        result.events("next", node: node).filter { $0["stream"] as? String == "stdout" }.compactMap { $0["text"] as? String }
+    }
+
+    func graph(items: Int) -> String {
+        let list = (0..<items).map(String.init).joined(separator: ",")
+        return """
+            version: 1
+            vars:
+              L: [\(list)]
+            nodes:
+              a: { run: "echo ${{ vars.L }} | wc -w" }
+              args: { run: "echo ${{ args }} | wc -w" }
+              t: { run: "for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.5; done" }
+            """
+    }
+
+    /// The report's case H17: 100,000 items (the documented maximum) took
+    /// 20 s on the event loop before failing with E2BIG, and no tick of `t`
+    /// was reported meanwhile. Now `a` fails within seconds naming the size
+    /// and the limit, and `t` ticks on.
+    @Test func aHundredThousandItemListFailsAtOnce() throws {
+        let moon = try Moon(graph: graph(items: 100_000))
+        let started = Date()
+        let result = try moon.run(["run", "a", "t", "-k", "--json"], limit: 60)
+        #expect(result.status == 1, "\(result.stderr)")
+        let message = error(result, "a") ?? ""
+        #expect(message.contains("bytes") && message.contains("limit"), "\(message)")
+        #expect(stdout(result, "t") == (1...6).map { "tick \($0)" })
+        // a failed before t's second tick (t takes 3 s in all).
+        let events = result.events
+        let failed = events.firstIndex { $0["event"] as? String == "error" && $0["node"] as? String == "a" }
+        let secondTick = events.firstIndex { $0["node"] as? String == "t" && $0["text"] as? String == "tick 2" }
+        #expect(failed != nil && secondTick != nil && failed! < secondTick!, "\(result.stdout)")
+        #expect(Date().timeIntervalSince(started) < 30)
+    }
+
+    /// `moon run NODE -- $(seq 1 100000)`, and Ctrl-C during such a run is
+    /// answered at once.
+    @Test func manyArgumentsFailAtOnceAndCtrlCIsAnswered() throws {
+        let moon = try Moon(graph: graph(items: 3))
+        let started = Date()
+        let result = try moon.run(["run", "args", "--json", "--"] + (1...100_000).map(String.init), limit: 60)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(error(result, "args")?.contains("limit") == true, "\(error(result, "args") ?? result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20)
+
+        let running = try moon.start(["run", "args", "t", "-k", "--json", "--"] + (1...100_000).map(String.init))
+        usleep(1_500_000)
+        running.signal(SIGINT)
+        let sent = Date()
+        let interrupted = try running.wait(limit: 30)
+        #expect(Date().timeIntervalSince(sent) < 10)
+        #expect(interrupted.status == 130, "\(interrupted.stderr)")
+        #expect(!interrupted.stdout.contains("canceled because another node failed"), "\(interrupted.stdout)")
+    }
+
+    /// A list that fits runs whole: one word per item.
+    @Test func aListThatFitsRuns() throws {
+        let moon = try Moon(graph: graph(items: 3_000))
+        let result = try moon.run(["run", "a", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(stdout(result, "a").map { $0.trimmingCharacters(in: .whitespaces) } == ["3000"])
+    }
+}
