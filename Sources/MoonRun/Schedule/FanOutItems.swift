@@ -32,7 +32,7 @@ enum FanOutItems {
                 return .failure(FanOutError("\(expression) has an empty item: items become node names"))
             }
             if item.unicodeScalars.contains(where: isControl) {
-                return .failure(FanOutError("\(expression) has an item with a control character (\(quote(item))): items become node names"))
+                return .failure(FanOutError("\(expression) has an item with a control character or a bidirectional override (\(quote(item))): items become node names"))
             }
             guard seen.insert(item).inserted else {
                 return .failure(FanOutError("\(expression) has '\(item)' twice: each item names one instance"))
