@@ -26,7 +26,7 @@ let package = Package(
         // JSON text: the event stream's strings, and the ordered values of
         // the graph's JSON rendering and the graph file's schema.
         .target(name: "MoonJSON"),
-        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand", "MoonJSON"]),
+        .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand", "MoonJSON", "MoonSystem"]),
         // Linux calls Swift's Glibc module does not import, and what moon
         // needs of the system (CPU count, threads, signal names).
         .target(name: "CMoonSystem"),
@@ -53,7 +53,7 @@ let package = Package(
         // Incremental runs and history: fingerprints, the stat cache and the
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
-            "MoonGraph", "MoonJSON",
+            "MoonGraph", "MoonJSON", "MoonSystem",
             // Lock.
             "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import MoonDocument
+import MoonSystem
 
 /// Turns a node's `for-each` or `matrix` into its instances: the items of
 /// a list, the files of a glob (sorted, relative to the graph file's
@@ -30,7 +31,16 @@ struct FanOutExpander {
         case .glob(let written, let exclude, let allowEmpty, let span):
             guard let pattern = substitute(written, at: span), let excluded = exclude.map({ substitute($0, at: span) }) as [String?]?,
                   !excluded.contains(nil) else { return [] }
-            let found = files.glob(directory, pattern, excluded.compactMap { $0 })
+            let matches = files.glob(directory, pattern, excluded.compactMap { $0 })
+            let found = matches.files
+            if !matches.unnamable.isEmpty {
+                // Refused, not dropped: an instance named with a replacement character would name another file.
+                let shown = matches.unnamable.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+                    + (matches.unnamable.count > 3 ? " and \(matches.unnamable.count - 3) more" : "")
+                diagnostics.append(.error("the glob '\(pattern)' matches \(shown), whose name is not UTF-8; an instance is named after its file, so it must be text",
+                                          at: span, notes: ["help: rename the file, or leave it out with 'exclude'"]))
+                return []
+            }
             if found.isEmpty && !allowEmpty {
                 diagnostics.append(.error("the glob '\(pattern)' matches no file (relative to \(directory == "." ? "the graph file's directory" : directory))",
                                           at: span, notes: ["help: fix the pattern, or add 'allow-empty: true' to run no instance when nothing matches"]))
@@ -136,8 +146,10 @@ struct FanOutExpander {
         result.reserveCapacity(instances.count)
         for (i, instance) in instances.enumerated() {
             let at = i < spans.count ? spans[i] : span
-            if instance.label.isEmpty || instance.label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                diagnostics.append(.error("an instance of '\(name)' would be named '\(name)[\(instance.label.debugDescription.dropFirst().dropLast())]'; an item must be non-empty and on one line without control characters", at: at))
+            // A name shown in a listing must be the name that selects the instance:
+            // no character a terminal drops, acts on or reorders (`FileName.isHidden`).
+            if instance.label.isEmpty || instance.label.unicodeScalars.contains(where: FileName.isHidden) {
+                diagnostics.append(.error("an instance of '\(name)' would be named '\(name)[\(FileName.shown(instance.label))]'; an item must be non-empty and on one line without control characters (nor bidirectional overrides)", at: at))
                 continue
             }
             guard seen.insert(instance.label).inserted else {

@@ -12,15 +12,26 @@ public struct GraphFileAccess: Sendable {
     public var read: @Sendable (_ path: String) -> Result<[UInt8], ReadFailure>
     /// The files under `directory` that match `pattern` and none of
     /// `exclude`, relative to `directory`, sorted.
-    public var glob: @Sendable (_ directory: String, _ pattern: String, _ exclude: [String]) -> [String]
+    public var glob: @Sendable (_ directory: String, _ pattern: String, _ exclude: [String]) -> GlobMatches
+
+    /// What a glob matched: the files, and those whose names are not UTF-8
+    /// (shown escaped, `src/caf\xE9.txt`), which no instance can be named after.
+    public struct GlobMatches: Sendable, Equatable {
+        public var files: [String]
+        public var unnamable: [String]
+        public init(files: [String], unnamable: [String] = []) {
+            self.files = files
+            self.unnamable = unnamable
+        }
+    }
 
     public init(read: @escaping @Sendable (String) -> Result<[UInt8], ReadFailure>,
-                glob: @escaping @Sendable (String, String, [String]) -> [String]) {
+                glob: @escaping @Sendable (String, String, [String]) -> GlobMatches) {
         self.read = read
         self.glob = glob
     }
 
     /// No files at all: an include or a glob is an error that says so.
     public static let none = GraphFileAccess(read: { .failure(ReadFailure("cannot read \($0): this loader reads no files")) },
-                                            glob: { _, _, _ in [] })
+                                            glob: { _, _, _ in GlobMatches(files: []) })
 }

@@ -1,3 +1,5 @@
+import MoonSystem
+
 /// A Makefile-style dependency file, as compilers write them (`gcc -MD -MF
 /// x.d`, clang, `swiftc -emit-dependencies`): rules of `targets: files`,
 /// whose files are what the target was built from. moon keeps the files
@@ -31,7 +33,7 @@ public enum Depfile {
         var i = 0
         let n = text.count
 
-        func endWord() {
+        func endWord() throws {
             guard !word.isEmpty else { return }
             defer { word.removeAll(keepingCapacity: true) }
             if !inFiles {
@@ -44,11 +46,14 @@ public enum Depfile {
                 }
                 return
             }
-            let name = String(decoding: word, as: UTF8.self)
+            // A name that is not UTF-8 would name another (missing) file: refused, never dropped.
+            guard let name = FileName.decode(word) else {
+                throw Malformed(line: line, message: "the name '\(FileName.shown(word))' is not UTF-8")
+            }
             if seen.insert(name).inserted { files.append(name) }
         }
         func endRule() throws {
-            endWord()
+            try endWord()
             if pendingTargets { throw Malformed(line: line, message: "expected ':' after the target names") }
             inFiles = false
         }
@@ -62,11 +67,11 @@ public enum Depfile {
                 let count = j - i
                 let next: UInt8? = j < n ? text[j] : nil
                 if count == 1, next == UInt8(ascii: "\n") {
-                    endWord()
+                    try endWord()
                     line += 1
                     i = j + 1
                 } else if count == 1, next == UInt8(ascii: "\r"), j + 1 < n, text[j + 1] == UInt8(ascii: "\n") {
-                    endWord()
+                    try endWord()
                     line += 1
                     i = j + 2
                 } else if next == UInt8(ascii: " ") {
@@ -75,7 +80,7 @@ public enum Depfile {
                         word.append(UInt8(ascii: " "))
                     } else {
                         word.append(contentsOf: repeatElement(UInt8(ascii: "\\"), count: count))
-                        endWord()
+                        try endWord()
                     }
                     i = j + 1
                 } else if next == UInt8(ascii: "#") {
@@ -95,7 +100,7 @@ public enum Depfile {
                     i += 1
                     continue
                 }
-                endWord()
+                try endWord()
                 i += 1
             case UInt8(ascii: "\n"):
                 try endRule()

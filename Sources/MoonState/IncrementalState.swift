@@ -32,10 +32,14 @@ public final class IncrementalState: @unchecked Sendable {
         var depfile: PendingDepfile?
         /// Its sources digest covers exactly its manifest's files (see `stands`).
         var complete: Bool
+        /// Files its patterns match whose names are not UTF-8 (`FileName.shown`).
+        var unnamable: [String] = []
     }
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
     private var remembered = Set<Int>()
+    /// Nodes whose unnamable sources were warned about (once per node).
+    private var warnedUnnamable = Set<Int>()
     var succeeded: [Int: StoredNode] = [:]
     let onWarning: (String) -> Void
 
@@ -116,6 +120,17 @@ public final class IncrementalState: @unchecked Sendable {
         let fingerprint = taken.fingerprint
         pending[index] = taken
         guard !node.sources.isEmpty else { return .untracked }
+        if !taken.unnamable.isEmpty {
+            // Refused, not skipped: moon cannot hash what it cannot name, so
+            // the node runs every time and the warning says which files.
+            if warnedUnnamable.insert(index).inserted {
+                let shown = taken.unnamable.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+                    + (taken.unnamable.count > 3 ? " and \(taken.unnamable.count - 3) more" : "")
+                onWarning("node '\(node.name)': its sources match \(shown), whose name is not UTF-8; moon cannot track such a file,"
+                          + " so the node runs every time (rename the file, or leave it out with a '!' pattern)")
+            }
+            return .stale([.unnamableSources(taken.unnamable)])
+        }
         if force { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
         guard let stored else { return .stale([.neverRun]) }

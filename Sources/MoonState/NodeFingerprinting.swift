@@ -20,7 +20,7 @@ extension IncrementalState {
         let sources = sourcesDigest(node, previous: previous)
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
                                           needs: Self.needsDigest(needs), sources: sources.digest, manifest: sources.manifest)
-        return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete)
+        return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete, unnamable: sources.unnamable)
     }
 
     /// What graph node `index` is, apart from its inputs and what every
@@ -163,6 +163,8 @@ extension IncrementalState {
         var depfile: PendingDepfile?
         /// Every file it digested is in the manifest (none unreadable or missing).
         var complete: Bool
+        /// Files the patterns match whose names are not UTF-8 (shown escaped).
+        var unnamable: [String] = []
     }
 
     /// The node's patterns, the files they match and their content, then
@@ -176,11 +178,15 @@ extension IncrementalState {
             for pattern in patterns { sources.add(pattern) }
         }
         guard !node.sources.isEmpty else { return Sources(digest: sources.finish(), manifest: Manifest(entries: []), complete: true) }
-        let files = scanner.files(matching: node.sources)
+        let scan = scanner.scan(matching: node.sources)
+        let files = scan.files
         manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
         sources.add(files.count)
         var old = OldEntries(previous?.fingerprint.manifest.entries ?? [])
-        var complete = true
+        // A file moon cannot name cannot be hashed: the digest is incomplete
+        // (no cache key), and `check` never finds the node up to date.
+        var complete = scan.unnamable.isEmpty
+        for name in scan.unnamable { sources.add("unnamable:" + name) }
         for file in files {
             sources.add(file.path)
             if let entry = entry(for: file, old: old.next(file.path)) {
@@ -193,7 +199,7 @@ extension IncrementalState {
         }
         guard let path = node.depfile else {
             let digest = Self.stands(previous, node, manifest, complete) ?? sources.finish()
-            return Sources(digest: digest, manifest: Manifest(entries: manifest), complete: complete)
+            return Sources(digest: digest, manifest: Manifest(entries: manifest), complete: complete, unnamable: scan.unnamable)
         }
         // The files the depfile of the last success listed, after the
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
@@ -220,7 +226,8 @@ extension IncrementalState {
             complete = false
         }
         if let digest = Self.stands(previous, node, manifest, complete) {
-            return Sources(digest: digest, manifest: Manifest(entries: manifest), depfile: depfile, complete: complete)
+            return Sources(digest: digest, manifest: Manifest(entries: manifest), depfile: depfile, complete: complete,
+                           unnamable: scan.unnamable)
         }
         sources.add("depfile")
         sources.add(path)
@@ -237,7 +244,8 @@ extension IncrementalState {
         } else {
             sources.add("unread")
         }
-        return Sources(digest: sources.finish(), manifest: Manifest(entries: manifest), depfile: depfile, complete: complete)
+        return Sources(digest: sources.finish(), manifest: Manifest(entries: manifest), depfile: depfile, complete: complete,
+                       unnamable: scan.unnamable)
     }
 
     /// A file the depfile of the last success listed, as found now.

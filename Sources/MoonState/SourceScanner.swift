@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import MoonSystem
 
 /// One file a glob matched, with its stat.
 public struct ScannedFile: Sendable, Equatable {
@@ -28,23 +29,35 @@ public struct SourceScanner: Sendable {
     /// pattern by pattern, each directory's entries sorted by name bytes,
     /// depth first (sorting per directory costs far less than sorting 20,000 paths).
     /// A pattern starting with `!` removes what it matches from the others.
+    /// Files whose names are not UTF-8 are not in it: `scan` reports them.
     public func files(matching patterns: [String]) -> [ScannedFile] {
+        scan(matching: patterns).files
+    }
+
+    /// `files(matching:)`, and the matches it cannot name: a file whose path
+    /// is not UTF-8 has no String that opens it (see `FileName`), so the
+    /// caller must refuse it, never skip it.
+    public func scan(matching patterns: [String]) -> SourceScan {
         var includes: [Glob] = []
         var excludes: [Glob] = []
         for pattern in patterns {
             if pattern.hasPrefix("!") { excludes.append(Glob(String(pattern.dropFirst()))) } else { includes.append(Glob(pattern)) }
         }
         var result: [ScannedFile] = []
-        for glob in includes { expand(glob, into: &result) }
+        var unnamable: [[UInt8]] = []
+        for glob in includes { expand(glob, into: &result, unnamable: &unnamable) }
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
+            unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
         }
         if includes.count > 1 {
             var seen = Set<String>()
             seen.reserveCapacity(result.count)
             result.removeAll { !seen.insert($0.path).inserted }
+            var seenBytes = Set<[UInt8]>()
+            unnamable.removeAll { !seenBytes.insert($0).inserted }
         }
-        return result
+        return SourceScan(files: result, unnamable: unnamable.map { FileName.shown($0) })
     }
 
     /// Whether the pattern matches something: for a path without wildcards,
@@ -53,8 +66,9 @@ public struct SourceScanner: Sendable {
         let glob = Glob(pattern)
         if glob.isLiteral { return FileStat.of(fullPath(glob.base)) != nil }
         var found: [ScannedFile] = []
-        expand(glob, into: &found)
-        return !found.isEmpty
+        var unnamable: [[UInt8]] = []
+        expand(glob, into: &found, unnamable: &unnamable)
+        return !found.isEmpty || !unnamable.isEmpty
     }
 
     public static func glob(_ glob: Glob, matches path: String) -> Bool {
@@ -65,13 +79,32 @@ public struct SourceScanner: Sendable {
         return glob.matches(relativePath: String(path.dropFirst(glob.base.count + 1)))
     }
 
+    /// `glob(_:matches:)` for a path that is not UTF-8.
+    static func glob(_ glob: Glob, matchesBytes path: [UInt8]) -> Bool {
+        var rest = path[...]
+        if !glob.base.isEmpty {
+            let base = Array(glob.base.utf8)
+            guard rest.starts(with: base) else { return false }
+            rest = rest.dropFirst(base.count)
+            if rest.isEmpty { return glob.isLiteral }
+            guard rest.first == UInt8(ascii: "/") else { return false }
+            if glob.isLiteral { return true }
+        }
+        var states = glob.start
+        for part in rest.split(separator: UInt8(ascii: "/")) {
+            states = Array(part).withUnsafeBufferPointer { glob.advance(states, name: $0) }
+            if states.isEmpty { return false }
+        }
+        return glob.isMatch(states)
+    }
+
     public func fullPath(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         if path.isEmpty { return root }
         return root == "." ? path : root + "/" + path
     }
 
-    private func expand(_ glob: Glob, into result: inout [ScannedFile]) {
+    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
         let basePath = fullPath(glob.base)
         guard let (stat, kind) = FileStat.of(basePath) else { return }
         if kind == .file {
@@ -82,38 +115,49 @@ public struct SourceScanner: Sendable {
         let fd = open(basePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         let prefix = glob.base.isEmpty ? "" : (glob.base == "/" ? "/" : glob.base + "/")
-        walk(fd, prefix: prefix, glob: glob, states: glob.start, everything: glob.isLiteral, into: &result)
+        walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.isLiteral,
+             into: &result, unnamable: &unnamable)
     }
 
     /// Reads the directory `fd` (and closes it). `everything`: a pattern named
     /// this directory, so every file below it that is not hidden matches.
-    private func walk(_ fd: Int32, prefix: String, glob: Glob, states: Glob.States, everything: Bool,
-                      into result: inout [ScannedFile]) {
+    /// `unnamedPrefix`: the directory's path when it is not UTF-8; then
+    /// what matches below it goes to `unnamable`.
+    private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
+                      into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
         guard let dir = fdopendir(fd) else {
             close(fd)
             return
         }
         defer { closedir(dir) }
-        var entries: [(name: String, type: UInt8, next: Glob.States, matched: Bool)] = []
+        // `raw`: the name's bytes when they are not UTF-8 (`name` is then only for sorting).
+        var entries: [(name: String, raw: [UInt8]?, type: UInt8, next: Glob.States, matched: Bool)] = []
         while let entry = readdir(dir) {
             let type = entry.pointee.d_type
-            let outcome: (name: String, next: Glob.States, matched: Bool)? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: UInt8.self, capacity: 256) { bytes in
-                    let length = strlen(UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self))
-                    let name = UnsafeBufferPointer(start: bytes, count: length)
-                    if name.first == UInt8(ascii: ".") {
-                        if length == 1 || (length == 2 && name[1] == UInt8(ascii: ".")) { return nil }
-                        if everything { return nil }
-                    }
-                    let next = everything ? states : glob.advance(states, name: name)
-                    if !everything && next.isEmpty { return nil }
-                    return (String(decoding: name, as: UTF8.self), next, everything || glob.isMatch(next))
+            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool)? in
+                if name.first == UInt8(ascii: ".") {
+                    if name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return nil }
+                    if everything { return nil }
                 }
+                let next = everything ? states : glob.advance(states, name: name)
+                if !everything && next.isEmpty { return nil }
+                let raw = decoded == nil ? Array(name) : nil
+                return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next))
             }
-            if let outcome { entries.append((outcome.name, type, outcome.next, outcome.matched)) }
+            if let outcome { entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3)) }
         }
-        entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        for (name, type, next, matched) in entries {
+        entries.sort { a, b in
+            if a.raw == nil && b.raw == nil { return a.name.utf8.lexicographicallyPrecedes(b.name.utf8) }
+            return (a.raw ?? Array(a.name.utf8)).lexicographicallyPrecedes(b.raw ?? Array(b.name.utf8))
+        }
+        for (name, raw, type, next, matched) in entries {
+            // The path below which `name` is unnamable, when it or its directory is not UTF-8.
+            let unnamed: [UInt8]? = (raw != nil || unnamedPrefix != nil)
+                ? (unnamedPrefix ?? Array(prefix.utf8)) + (raw ?? Array(name.utf8)) : nil
+            func withCName<R>(_ body: (UnsafePointer<CChar>) -> R) -> R {
+                guard let raw else { return name.withCString(body) }
+                return (raw + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+            }
             var kind: FileStat.Kind
             var st = stat()
             var haveStat = false
@@ -121,7 +165,7 @@ public struct SourceScanner: Sendable {
             case Int32(DT_DIR): kind = .directory
             case Int32(DT_REG): kind = .file
             default:
-                guard fstatat(dirfd(dir), name, &st, 0) == 0 else { continue }
+                guard withCName({ fstatat(dirfd(dir), $0, &st, 0) }) == 0 else { continue }
                 haveStat = true
                 kind = FileStat.kind(st)
                 // Wildcards do not walk into linked directories (no cycles).
@@ -130,15 +174,28 @@ public struct SourceScanner: Sendable {
             switch kind {
             case .file:
                 guard matched else { continue }
+                if let unnamed {
+                    unnamable.append(unnamed)
+                    continue
+                }
                 if !haveStat { guard fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue } }
                 result.append(ScannedFile(path: prefix + name, stat: FileStat(st)))
             case .directory:
-                let child = openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+                let child = withCName { openat(dirfd(dir), $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
                 guard child >= 0 else { continue }
-                walk(child, prefix: prefix + name + "/", glob: glob, states: next, everything: matched, into: &result)
+                walk(child, prefix: unnamed == nil ? prefix + name + "/" : prefix, unnamedPrefix: unnamed.map { $0 + [UInt8(ascii: "/")] },
+                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable)
             case .other:
                 continue
             }
         }
     }
+}
+
+/// What `SourceScanner.scan` found.
+public struct SourceScan: Sendable, Equatable {
+    public var files: [ScannedFile]
+    /// The matches whose paths are not UTF-8, as `FileName.shown` shows
+    /// them (`src/caf\xE9.txt`), in the order of the walk.
+    public var unnamable: [String]
 }

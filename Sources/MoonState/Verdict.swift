@@ -37,6 +37,9 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
     case depfileUnread(String)
     /// A `generates` pattern matches nothing.
     case outputMissing(String)
+    /// Its `sources` match files whose names are not UTF-8 (shown escaped):
+    /// moon cannot hash them, so it never finds the node up to date.
+    case unnamableSources([String])
 
     public var description: String {
         switch self {
@@ -49,6 +52,9 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
         case .needsChanged: return "outputs of its needs changed"
         case .outputMissing(let pattern): return "output missing: \(pattern)"
         case .depfileUnread(let path): return "its depfile \(path) was not read after its last success"
+        case .unnamableSources(let names):
+            let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
+            return "sources whose names are not UTF-8 cannot be tracked: \(shown)"
         case .sourcesChanged(let changed, let added, let removed):
             var parts: [String] = []
             func list(_ files: [String], _ verb: String) {

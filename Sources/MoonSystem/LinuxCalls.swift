@@ -44,10 +44,7 @@ public enum LinuxCalls {
         defer { closedir(directory) }
         var pids: [pid_t] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            guard name.first?.isNumber == true else { continue }
+            guard let name = FileName.withName(of: entry, { name, _ in name }), name.first?.isNumber == true else { continue }
             let text = readSmallFile("/proc/self/task/\(name)/children")
             pids += text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pid_t($0) }
         }

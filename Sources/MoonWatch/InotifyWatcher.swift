@@ -25,7 +25,7 @@ final class InotifyWatcher: @unchecked Sendable {
     let fd: Int32
     private let roots: [WatchRoot]
     /// Per watch descriptor: its directory and whether its tree is watched.
-    private var directories: [Int32: (path: String, recursive: Bool)] = [:]
+    private var directories: [Int32: (path: DirectoryWalk.Path, recursive: Bool)] = [:]
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// What a directory's watch reports: writes (each and the last), new,
@@ -47,7 +47,7 @@ final class InotifyWatcher: @unchecked Sendable {
         self.fd = fd
         self.roots = roots
         do {
-            for root in roots { _ = try addTree(root.path, recursive: root.recursive) }
+            for root in roots { _ = try addTree(DirectoryWalk.Path(root.path), recursive: root.recursive) }
         } catch {
             Glibc.close(fd)
             throw error
@@ -64,10 +64,10 @@ final class InotifyWatcher: @unchecked Sendable {
     /// Watches `path` and, when `recursive`, every directory below it;
     /// returns the directories now watched.
     @discardableResult
-    private func addTree(_ path: String, recursive: Bool) throws(WatchError) -> [String] {
+    private func addTree(_ path: DirectoryWalk.Path, recursive: Bool) throws(WatchError) -> [DirectoryWalk.Path] {
         let found = DirectoryWalk.directories(under: path, recursive: recursive)
         for directory in found {
-            let wd = inotify_add_watch(fd, directory, Self.mask)
+            let wd = directory.withCString { inotify_add_watch(fd, $0, Self.mask) }
             if wd >= 0 {
                 directories[wd] = (directory, recursive)
                 continue
@@ -94,20 +94,19 @@ final class InotifyWatcher: @unchecked Sendable {
                      raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
                      Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
                 }
-                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)]
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                let nameBytes = Array(buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 })
                 offset += 16 + length
-                try handle(wd: wd, mask: mask, name: name, into: &changes)
+                try handle(wd: wd, mask: mask, nameBytes: nameBytes, into: &changes)
             }
         }
         return changes.isEmpty ? nil : changes
     }
 
-    private func handle(wd: Int32, mask: UInt32, name: String, into changes: inout FileChanges) throws(WatchError) {
+    private func handle(wd: Int32, mask: UInt32, nameBytes: [UInt8], into changes: inout FileChanges) throws(WatchError) {
         if mask & UInt32(IN_Q_OVERFLOW) != 0 {
             // Events were lost: watch every directory again (new ones
             // included) and let the caller look at everything.
-            for root in roots { _ = try addTree(root.path, recursive: root.recursive) }
+            for root in roots { _ = try addTree(DirectoryWalk.Path(root.path), recursive: root.recursive) }
             changes.overflowed = true
             return
         }
@@ -116,21 +115,26 @@ final class InotifyWatcher: @unchecked Sendable {
             directories[wd] = nil
             return
         }
-        guard !name.isEmpty else {
-            changes.paths.insert(directory)
-            return
-        }
-        let path = DirectoryWalk.join(directory, name)
-        changes.paths.insert(path)
+        let name = FileName.decode(nameBytes)
+        let path = nameBytes.withUnsafeBufferPointer { directory.child($0, name) }
+        if nameBytes.isEmpty { changes.insert(directory) } else { changes.insert(path) }
         let isDirectory = mask & UInt32(IN_ISDIR) != 0
-        if isDirectory, recursive, mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0,
-           !WatchRoot.skippedNames.contains(name) {
+        if !nameBytes.isEmpty, isDirectory, recursive, mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0,
+           !WatchRoot.skippedNames.contains(name ?? "") {
             // Files may have appeared before the watch did: they count as changed.
             for added in try addTree(path, recursive: true) {
-                DirectoryWalk.entries(of: added) { entry, isDirectory in
-                    if !isDirectory { changes.paths.insert(DirectoryWalk.join(added, entry)) }
+                DirectoryWalk.entries(of: added) { entry, bytes, isDirectory in
+                    if !isDirectory { changes.insert(added.child(bytes, entry)) }
                 }
             }
         }
+    }
+}
+
+extension FileChanges {
+    /// A change at `path`; one whose path is not UTF-8 cannot be named,
+    /// so it counts as a change to anything (as lost events do).
+    mutating func insert(_ path: DirectoryWalk.Path) {
+        if let text = path.text { paths.insert(text) } else { overflowed = true }
     }
 }

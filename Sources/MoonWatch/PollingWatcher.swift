@@ -11,7 +11,7 @@ final class PollingWatcher: @unchecked Sendable {
     }
 
     private let roots: [WatchRoot]
-    private var last: [String: Stamp] = [:]
+    private var last: [DirectoryWalk.Path: Stamp] = [:]
 
     /// Takes the first look, which later looks compare with.
     init(roots: [WatchRoot]) {
@@ -26,23 +26,23 @@ final class PollingWatcher: @unchecked Sendable {
     func look() -> FileChanges? {
         let now = snapshot()
         var changes = FileChanges()
-        for (path, stamp) in now where last[path] != stamp { changes.paths.insert(path) }
-        for path in last.keys where now[path] == nil { changes.paths.insert(path) }
+        for (path, stamp) in now where last[path] != stamp { changes.insert(path) }
+        for path in last.keys where now[path] == nil { changes.insert(path) }
         last = now
         return changes.isEmpty ? nil : changes
     }
 
-    private func snapshot() -> [String: Stamp] {
-        var stamps: [String: Stamp] = [:]
-        var seen = Set<String>()
+    private func snapshot() -> [DirectoryWalk.Path: Stamp] {
+        var stamps: [DirectoryWalk.Path: Stamp] = [:]
+        var seen = Set<DirectoryWalk.Path>()
         for root in roots {
-            for directory in DirectoryWalk.directories(under: root.path, recursive: root.recursive)
+            for directory in DirectoryWalk.directories(under: DirectoryWalk.Path(root.path), recursive: root.recursive)
             where seen.insert(directory).inserted {
-                DirectoryWalk.entries(of: directory) { name, isDirectory in
+                DirectoryWalk.entries(of: directory) { name, bytes, isDirectory in
                     guard !isDirectory else { return }
-                    let path = DirectoryWalk.join(directory, name)
+                    let path = directory.child(bytes, name)
                     var info = stat()
-                    guard stat(path, &info) == 0 else { return }
+                    guard path.withCString({ stat($0, &info) }) == 0 else { return }
                     stamps[path] = Stamp(mtime: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec,
                                          size: Int(info.st_size), inode: UInt(info.st_ino))
                 }

@@ -66,7 +66,8 @@ struct GraphFile {
             }
         },
         glob: { directory, pattern, exclude in
-            SourceScanner(root: directory).files(matching: [pattern] + exclude.map { "!" + $0 }).map(\.path)
+            let scan = SourceScanner(root: directory).scan(matching: [pattern] + exclude.map { "!" + $0 })
+            return GraphFileAccess.GlobMatches(files: scan.files.map(\.path), unnamable: scan.unnamable)
         })
 
     /// A `dotenv:` file, by `InputFile`'s rules; a binary one is refused here.

@@ -16,8 +16,8 @@ struct FanOutTests {
             },
             glob: { directory, pattern, exclude in
                 let prefix = directory == "." ? "" : directory + "/"
-                return files.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-                    .filter { NamePattern.matches(pattern, $0) && !exclude.contains($0) }.sorted()
+                return GraphFileAccess.GlobMatches(files: files.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+                    .filter { NamePattern.matches(pattern, $0) && !exclude.contains($0) }.sorted())
             })
     }
 

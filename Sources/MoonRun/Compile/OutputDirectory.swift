@@ -58,8 +58,8 @@ public final class OutputDirectory: @unchecked Sendable {
         guard let directory = opendir(base) else { return }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            guard let pid = ownerPid(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            // A name that is not UTF-8 is not `moon-PID-XXXXXX`: not moon's to remove.
+            guard let name = FileName.withName(of: entry, { name, _ in name }), let pid = ownerPid(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = base + "/" + name
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid() else { continue }

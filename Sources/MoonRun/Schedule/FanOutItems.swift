@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonSystem
 
 /// The items of a `for-each` over a need's output: the output's text must
 /// be a JSON list of distinct, non-empty strings without control characters
@@ -31,7 +32,7 @@ enum FanOutItems {
                 return .failure(FanOutError("\(expression) has an empty item: items become node names"))
             }
             if item.unicodeScalars.contains(where: isControl) {
-                return .failure(FanOutError("\(expression) has an item with a control character (\(quote(item))): items become node names"))
+                return .failure(FanOutError("\(expression) has an item with a control character or a bidirectional override (\(quote(item))): items become node names"))
             }
             guard seen.insert(item).inserted else {
                 return .failure(FanOutError("\(expression) has '\(item)' twice: each item names one instance"))
@@ -49,9 +50,10 @@ enum FanOutItems {
         return cut.unicodeScalars.map { isControl($0) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
     }
 
-    /// C0, DEL and C1 controls: what a name on one line cannot hold.
+    /// C0, DEL and C1 controls and bidirectional overrides: what a name
+    /// shown on one line, as itself, cannot hold (the graph file's items follow the same rule).
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        FileName.isHidden(scalar)
     }
 
     struct FanOutError: Error {
