@@ -53,18 +53,36 @@ struct CacheOptions: ParsableArguments {
 
 extension CacheOptions {
     /// The output cache of one run of `graph`, warnings on stderr.
+    /// A cache directory moon must not use (one of its directories a link
+    /// or another user's) is one warning, and the run goes on without it.
     func outputCache(for graph: Graph) -> OutputCache? {
-        directory(for: graph).map { OutputCache(directory: $0, root: graph.directory, remote: remote(for: graph), onWarning: warn) }
+        guard let directory = directory(for: graph) else { return nil }
+        if let problem = directory.problem {
+            warn(problem + "; running without the cache")
+            return nil
+        }
+        return OutputCache(directory: directory, root: graph.directory, remote: remote(for: graph), onWarning: warn)
     }
 
     /// The remote cache: `--remote-cache`, else `MOON_REMOTE_CACHE`, else the
     /// file's `cache: remote:`. A URL or token moon cannot use is one warning
     /// and no remote; a variable it cannot read is one warning and its default.
+    /// The token goes only to a URL the user gave (the option or the
+    /// variable), or to a graph file's URL whose host the user approved in
+    /// `MOON_REMOTE_CACHE_TOKEN_HOST`: a cloned repository's `cache: remote:`
+    /// must not collect the token meant for the user's own server.
     private func remote(for graph: Graph) -> RemoteCache? {
-        let variable = Terminal.variable("MOON_REMOTE_CACHE")
-        guard let url = [remoteCache, variable, graph.cache.remote].compactMap({ $0 }).first(where: { !$0.isEmpty }) else { return nil }
+        let variable = RemoteCredentials.value(RemoteCredentials.urlVariable)
+        let given = [remoteCache, variable].compactMap({ $0 }).first(where: { !$0.isEmpty })
+        guard let url = given ?? graph.cache.remote.flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+        var token = RemoteCredentials.value(Self.tokenVariable)
+        if given == nil, token?.isEmpty == false, !RemoteCache.isApproved(url, hosts: Terminal.variable(Self.tokenHostVariable) ?? "") {
+            warn("remote cache \(RemoteCache.redacted(url)) comes from the graph file, so moon sends it no \(Self.tokenVariable) "
+                + "(give the URL with --remote-cache or MOON_REMOTE_CACHE, or approve its host in \(Self.tokenHostVariable))")
+            token = nil
+        }
         do {
-            return try RemoteCache(url: url, token: Terminal.variable(Self.tokenVariable), tokenName: Self.tokenVariable,
+            return try RemoteCache(url: url, token: token, tokenName: Self.tokenVariable,
                                    timeoutSeconds: Self.remoteTimeout(), readOnly: remoteReadOnly || Self.readOnlyVariable(),
                                    onWarning: warn)
         } catch {
@@ -75,7 +93,11 @@ extension CacheOptions {
 
     /// Where the remote cache's bearer token comes from. moon keeps it from
     /// the nodes' environment (`NodeEnvironment`).
-    static let tokenVariable = "MOON_REMOTE_CACHE_TOKEN"
+    static let tokenVariable = RemoteCredentials.tokenVariable
+
+    /// The hosts (`host` or `host:port`, comma-separated) a graph file's
+    /// remote cache URL may name and still be sent the token.
+    static let tokenHostVariable = "MOON_REMOTE_CACHE_TOKEN_HOST"
 
     static let defaultRemoteTimeout = 5.0
 
