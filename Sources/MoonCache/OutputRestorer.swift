@@ -116,6 +116,10 @@ struct OutputRestorer {
                         throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
                     }
                 case .symlink:
+                    guard leadsInside(file.path, file.target!) else {
+                        throw CacheError.unsafe("'\(file.path)' would be a link to '\(file.target!)', which leads outside the graph "
+                            + "file's directory through a link there")
+                    }
                     guard symlinkat(file.target!, parent, path) == 0 else { throw CacheError.io("cannot create the link \(display)", errno) }
                 }
             }
@@ -151,6 +155,48 @@ struct OutputRestorer {
             throw CacheError.io("cannot replace \(item.display)", code)
         }
         if let aside { Self.remove(aside, in: item.parent) }
+    }
+
+    /// Whether a link at `link` to `target` leads inside the graph file's
+    /// directory as the disk is now: its target read from the link's place,
+    /// following the links already there (one committed in the repository,
+    /// or restored earlier), so a later write through it (a node's `cp x
+    /// out`) stays inside. (`CacheEntry.validate` already refused targets
+    /// that are absolute or climb out as written.)
+    private func leadsInside(_ link: String, _ target: String) -> Bool {
+        guard let base = Self.realPath(root) else { return false }
+        let parent = link.split(separator: "/").dropLast().joined(separator: "/")
+        let joined = (base == "/" ? "" : base) + (parent.isEmpty ? "" : "/" + parent) + "/" + target
+        guard let resolved = Self.resolve(joined) else { return false }
+        return resolved == base || resolved.hasPrefix(base == "/" ? "/" : base + "/")
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    /// The absolute `path` with every link in it followed, as far as its
+    /// parts exist (the rest read as written); nil for a loop.
+    private static func resolve(_ path: String, depth: Int = 0) -> String? {
+        guard depth < 40 else { return nil }
+        if let real = realPath(path) { return real }
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let head = String(path[..<slash])
+        let last = String(path[path.index(after: slash)...])
+        guard let base = head.isEmpty ? "/" : resolve(head, depth: depth + 1) else { return nil }
+        let prefix = base == "/" ? "" : base
+        switch last {
+        case "", ".": return base
+        case "..": return prefix.lastIndex(of: "/").map { String(prefix[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "/"
+        default:
+            let full = prefix + "/" + last
+            var info = stat()
+            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK,
+                  let target = try? OutputCollector.target(of: full, full) else { return full }
+            return resolve(target.hasPrefix("/") ? target : prefix + "/" + target, depth: depth + 1)
+        }
     }
 
     /// Only the permission bits of an entry's mode: an entry (perhaps from
