@@ -14,7 +14,7 @@ extension HTTPClient {
     /// bound on the whole request, whatever its bytes earned: four timeouts
     /// (one per stage) plus the time `expected` bytes take at `minimumRate`
     /// (the bytes it sends and the ones it keeps, as the entry declares
-    /// them; 1 MiB when unknown), so a server whose answer never ends, however
+    /// them; 256 KiB when unknown), so a server whose answer never ends, however
     /// fast or slow it sends, costs a bounded time.
     final class Waiter {
         enum Stage {
@@ -38,7 +38,7 @@ extension HTTPClient {
         let overall: UInt64
 
         /// What the hard bound allows for a body of unknown size.
-        static let unknownSize: Int64 = 1 << 20
+        static let unknownSize: Int64 = 256 << 10
 
         init(timeout: UInt64, expected: Int64? = nil, shouldStop: @escaping () -> Bool) {
             self.timeout = timeout
