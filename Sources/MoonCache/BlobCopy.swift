@@ -13,11 +13,18 @@ enum BlobCopy {
     /// destination removed). Blocks of zeros become holes: a sparse file stays sparse.
     static func copy(from source: String, to destination: String, mode: mode_t = 0o644, expectedSize: Int64? = nil,
                      shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
-        guard let file = try CacheFile.open(source) else { throw CacheError.io("cannot read \(source)", ENOENT) }
+        try copy(from: FileLocation(path: source), to: FileLocation(path: destination), mode: mode, expectedSize: expectedSize,
+                 shouldStop: shouldStop)
+    }
+
+    static func copy(from source: FileLocation, to target: FileLocation, mode: mode_t = 0o644, expectedSize: Int64? = nil,
+                     shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
+        guard let file = try CacheFile.open(source) else { throw CacheError.io("cannot read \(source.display)", ENOENT) }
         let input = file.descriptor
         defer { close(input) }
         if let expectedSize, file.size != expectedSize { throw SizeMismatch(size: file.size) }
-        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        let destination = target.display
+        let output = openat(target.directory, target.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard output >= 0 else { throw CacheError.io("cannot create \(destination)", errno) }
         var hasher = SHA256()
         var size: Int64 = 0
@@ -32,12 +39,13 @@ enum BlobCopy {
             guard fchmod(output, mode) == 0 else { throw CacheError.io("cannot set the mode of \(destination)", errno) }
         } catch {
             close(output)
-            unlink(destination)
+            target.unlink()
             throw error
         }
         guard close(output) == 0 else {
-            unlink(destination)
-            throw CacheError.io("cannot write \(destination)", errno)
+            let code = errno
+            target.unlink()
+            throw CacheError.io("cannot write \(destination)", code)
         }
         return (hex(hasher.finalize()), size)
     }
@@ -51,7 +59,12 @@ enum BlobCopy {
     /// calls: a cache entry is read at every restore. Throws
     /// `CacheError.damaged` for what is not a regular file or is larger than `maxSize`.
     static func contents(of path: String, maxSize: Int64) throws -> Data? {
-        guard let file = try CacheFile.open(path, maxSize: maxSize) else { return nil }
+        try contents(of: FileLocation(path: path), maxSize: maxSize)
+    }
+
+    static func contents(of location: FileLocation, maxSize: Int64) throws -> Data? {
+        let path = location.display
+        guard let file = try CacheFile.open(location, maxSize: maxSize) else { return nil }
         let fd = file.descriptor
         defer { close(fd) }
         var data = Data(count: Int(file.size))
@@ -70,8 +83,9 @@ enum BlobCopy {
     }
 
     /// Writes `data` to a new file `destination` with `mode`.
-    static func write(_ data: Data, to destination: String, mode: mode_t = 0o644) throws {
-        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+    static func write(_ data: Data, to target: FileLocation, mode: mode_t = 0o644) throws {
+        let destination = target.display
+        let output = openat(target.directory, target.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard output >= 0 else { throw CacheError.io("cannot create \(destination)", errno) }
         let written = data.withUnsafeBytes { raw -> Bool in
             var offset = 0
@@ -82,9 +96,11 @@ enum BlobCopy {
             }
             return true
         }
+        let code = errno
         guard close(output) == 0, written else {
-            unlink(destination)
-            throw CacheError.io("cannot write \(destination)", errno)
+            let failure = written ? errno : code
+            target.unlink()
+            throw CacheError.io("cannot write \(destination)", failure)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MoonCommand
 
 /// The local cache on disk: entries under `ac/<key>` (JSON, `CacheEntry`)
 /// and content-addressed blobs under `cas/<2 hex>/<hash>`, as a Bazel HTTP
@@ -8,14 +9,24 @@ import Glibc
 /// blob at once (the last rename wins, with the same bytes) and a reader
 /// never sees half a file. An entry's modification time is its last use
 /// (`prune` removes the least recently used first).
+///
+/// Everything below the directory as given is reached from descriptors of
+/// its own directories, each opened without following a link (`openat`
+/// with `O_NOFOLLOW`, `unlinkat`, `renameat`): a link planted in a shared
+/// cache or committed in a repository (`v1`, `ac`, `cas`, a shard, `tmp`,
+/// an entry, a blob) is never followed, and a directory of the cache that
+/// is a link or belongs to another user (root excepted) makes the cache
+/// unusable (`CacheError.unsafe`), not a door to that user's files.
 public struct CacheDirectory: Sendable {
     /// The directory as given (`--cache-dir`, …).
     public let path: String
     let root: String
+    private let handles: Handles
 
     public init(path: String) {
         self.path = path
         root = path.hasSuffix("/") ? path + "v1" : path + "/v1"
+        handles = Handles(path: path, root: root)
     }
 
     var entries: String { root + "/ac" }
@@ -24,6 +35,34 @@ public struct CacheDirectory: Sendable {
 
     func entryPath(_ key: CacheKey) -> String { entries + "/" + key.hex }
     func blobPath(_ hash: String) -> String { blobs + "/" + hash.prefix(2) + "/" + hash }
+
+    /// The directories of the cache below `v1`.
+    enum Area: String {
+        case entries = "ac", blobs = "cas", temporary = "tmp"
+    }
+
+    /// The open directory `v1/<area>` (kept open for the process; never
+    /// close it); nil when it does not exist and `create` is false.
+    func area(_ area: Area, create: Bool) throws -> Int32? {
+        try handles.area(area.rawValue, create: create)
+    }
+
+    /// Runs `body` with blob `hash`'s shard directory open (nil: there is none yet).
+    func withShard<T>(_ hash: String, create: Bool, _ body: (Int32?) throws -> T) throws -> T {
+        guard let cas = try area(.blobs, create: create) else { return try body(nil) }
+        let shard = String(hash.prefix(2))
+        guard let fd = try Self.openDirectory(shard, in: cas, display: blobs + "/" + shard, create: create) else { return try body(nil) }
+        defer { close(fd) }
+        return try body(fd)
+    }
+
+    func entryLocation(_ key: CacheKey, in fd: Int32) -> FileLocation {
+        FileLocation(fd, key.hex, display: entryPath(key))
+    }
+
+    func blobLocation(_ hash: String, in fd: Int32) -> FileLocation {
+        FileLocation(fd, hash, display: blobPath(hash))
+    }
 
     /// The entry stored under `key` (its use noted unless `notingUse` is
     /// false), nil when there is none or it cannot be read.
@@ -34,39 +73,55 @@ public struct CacheDirectory: Sendable {
     /// The entry stored under `key` (its use noted unless `notingUse` is
     /// false), nil when there is none; throws `CacheError.damaged` for a
     /// file that is not a regular one or is larger than `CacheEntry.maxSize`,
-    /// `invalidEntry` for one that does not decode.
+    /// `invalidEntry` for one that does not decode, `unsafe` for a cache
+    /// moon does not use.
     func readEntry(_ key: CacheKey, notingUse: Bool = true) throws -> CacheEntry? {
-        guard let data = try BlobCopy.contents(of: entryPath(key), maxSize: Int64(CacheEntry.maxSize)) else { return nil }
+        guard let ac = try area(.entries, create: false) else { return nil }
+        guard let data = try BlobCopy.contents(of: entryLocation(key, in: ac), maxSize: Int64(CacheEntry.maxSize)) else { return nil }
         guard let entry = try? CacheEntry.decode(data) else { throw CacheError.invalidEntry("it is not an entry moon reads") }
-        if notingUse { touch(entryPath(key)) }
+        if notingUse { utimensat(ac, key.hex, nil, AT_SYMLINK_NOFOLLOW) }
         return entry
     }
 
-    /// Why the cache cannot be read (nil: it can, or holds nothing yet):
-    /// a file, or something unreadable, where it or one of its directories should be.
+    /// Removes the entry under `key` (a damaged one), never through a link.
+    func removeEntry(_ key: CacheKey) {
+        guard let ac = try? area(.entries, create: false) else { return }
+        unlinkat(ac, key.hex, 0)
+    }
+
+    /// Why the cache cannot be used (nil: it can, or holds nothing yet):
+    /// a file, or something unreadable, where it or one of its directories
+    /// should be, or one of its directories is a link or another user's.
     public var problem: String? {
-        for directory in [path, root, entries, blobs] {
-            var info = stat()
-            guard stat(directory, &info) == 0 else {
-                let code = errno
-                return code == ENOENT ? nil : "cannot use the cache \(path): \(directory): \(String(cString: strerror(code)))"
-            }
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { return "cannot use the cache \(path): \(directory) is not a directory" }
-            guard access(directory, R_OK | X_OK) == 0 else {
-                return "cannot use the cache \(path): \(directory): \(String(cString: strerror(errno)))"
-            }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let code = errno
+            return code == ENOENT ? nil : "cannot use the cache \(path): \(path): \(String(cString: strerror(code)))"
         }
-        return nil
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return "cannot use the cache \(path): \(path) is not a directory" }
+        guard access(path, R_OK | X_OK) == 0 else { return "cannot use the cache \(path): \(path): \(String(cString: strerror(errno)))" }
+        do {
+            for area in [Area.entries, .blobs, .temporary] { _ = try self.area(area, create: false) }
+            return nil
+        } catch CacheError.unsafe(let why) {
+            return "cannot use the cache \(path): \(why)"
+        } catch CacheError.io(let what, let code) where code == ENOTDIR {
+            return "cannot use the cache \(path): \(what) is not a directory"
+        } catch {
+            return "cannot use the cache \(path): \(error)"
+        }
     }
 
     /// Whether anything was ever stored here (a cheap look before fingerprinting for a forecast).
     public var hasEntries: Bool {
-        access(entries, F_OK) == 0
+        ((try? area(.entries, create: false)) ?? nil) != nil
     }
 
     /// Whether an entry is stored under `key` (not whether it is readable).
     public func hasEntry(_ key: CacheKey) -> Bool {
-        access(entryPath(key), F_OK) == 0
+        guard let ac = (try? area(.entries, create: false)) ?? nil else { return false }
+        var info = stat()
+        return fstatat(ac, key.hex, &info, AT_SYMLINK_NOFOLLOW) == 0
     }
 
     /// Stores `entry` under `key`, replacing any older one.
@@ -75,89 +130,155 @@ public struct CacheDirectory: Sendable {
     }
 
     func store(entryData data: Data, as key: CacheKey) throws {
-        let temp = try temporaryName()
+        let temp = try temporaryLocation()
         try BlobCopy.write(data, to: temp)
-        try rename(temp, to: entryPath(key), directory: entries)
+        do {
+            guard let ac = try area(.entries, create: true) else { throw CacheError.io("cannot create \(entries)", ENOENT) }
+            try rename(temp, to: entryLocation(key, in: ac))
+        } catch {
+            temp.unlink()
+            throw error
+        }
     }
 
     public func hasBlob(_ hash: String) -> Bool {
-        access(blobPath(hash), F_OK) == 0
+        (try? withShard(hash, create: false) { fd -> Bool in
+            guard let fd else { return false }
+            var info = stat()
+            return fstatat(fd, hash, &info, AT_SYMLINK_NOFOLLOW) == 0
+        }) ?? false
     }
 
-    /// Stores the file at `source` as a blob; its hash and size. `shouldStop`
+    /// Stores the file at `source` as a blob; its hash and size, and whether
+    /// this store put it there (false: it was there already). `shouldStop`
     /// ends the copy (`CacheError.stopped`, nothing left behind).
-    func storeBlob(copying source: String, shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
-        let temp = try temporaryName()
-        let (hash, size) = try BlobCopy.copy(from: source, to: temp, shouldStop: shouldStop)
-        try placeBlob(temp, hash: hash, size: size)
-        return (hash, size)
+    func storeBlob(copying source: String, shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64, placed: Bool) {
+        let temp = try temporaryLocation()
+        let (hash, size) = try BlobCopy.copy(from: FileLocation(path: source), to: temp, shouldStop: shouldStop)
+        let placed = try placeBlob(temp, hash: hash, size: size)
+        return (hash, size, placed)
     }
 
     /// Moves a finished temporary blob into place; when it is there already
-    /// (the same bytes: a regular file of `size`, when given), notes its use instead.
-    func placeBlob(_ temp: String, hash: String, size: Int64? = nil) throws {
-        let final = blobPath(hash)
-        var info = stat()
-        if lstat(final, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, size.map({ Int64(info.st_size) == $0 }) ?? true {
-            unlink(temp)
-            touch(final)
-            return
+    /// (the same bytes: a regular file of `size`, when given), notes its use
+    /// instead. Whether it was moved.
+    @discardableResult
+    func placeBlob(_ temp: FileLocation, hash: String, size: Int64? = nil) throws -> Bool {
+        do {
+            return try withShard(hash, create: true) { shard in
+                guard let shard else { throw CacheError.io("cannot create \(blobs)/\(hash.prefix(2))", ENOENT) }
+                var info = stat()
+                if fstatat(shard, hash, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                   size.map({ Int64(info.st_size) == $0 }) ?? true {
+                    temp.unlink()
+                    utimensat(shard, hash, nil, AT_SYMLINK_NOFOLLOW)
+                    return false
+                }
+                try rename(temp, to: blobLocation(hash, in: shard))
+                return true
+            }
+        } catch {
+            temp.unlink()
+            throw error
         }
-        try rename(temp, to: final, directory: blobs + "/" + hash.prefix(2))
+    }
+
+    /// Removes blob `hash` (one a failed store wrote, or a damaged one).
+    func removeBlob(_ hash: String) {
+        _ = try? withShard(hash, create: false) { fd in
+            if let fd { unlinkat(fd, hash, 0) }
+        }
     }
 
     /// Copies blob `hash`, of `size` bytes by its entry, to a new file
     /// `destination` with `mode`, checking its bytes on the way: a blob
     /// changed on disk, not a regular file, or of another size (found
     /// before it is read) is removed and refused. `shouldStop` ends the copy (`CacheError.stopped`).
-    func copyBlob(_ hash: String, size: Int64?, to destination: String, mode: mode_t,
+    func copyBlob(_ hash: String, size: Int64?, to destination: FileLocation, mode: mode_t,
                   shouldStop: () -> Bool = { false }) throws -> Int64 {
-        let source = blobPath(hash)
-        let copied: (hash: String, size: Int64)
-        do {
-            copied = try BlobCopy.copy(from: source, to: destination, mode: mode, expectedSize: size, shouldStop: shouldStop)
-        } catch CacheError.io(_, ENOENT) where access(source, F_OK) != 0 {
-            throw CacheError.missingBlob(hash)
-        } catch CacheError.damaged(let path, let why) {
-            unlink(source)
-            throw CacheError.damaged(path, why)
-        } catch let mismatch as BlobCopy.SizeMismatch {
-            // Content-addressed: a blob of another size cannot have its hash's bytes.
-            unlink(source)
-            throw CacheError.damaged(source, "has a size of \(mismatch.size) bytes, not the \(size ?? -1) its entry says: "
-                + "it does not match its hash")
+        try withShard(hash, create: false) { shard in
+            guard let shard else { throw CacheError.missingBlob(hash) }
+            let source = blobLocation(hash, in: shard)
+            let copied: (hash: String, size: Int64)
+            do {
+                copied = try BlobCopy.copy(from: source, to: destination, mode: mode, expectedSize: size, shouldStop: shouldStop)
+            } catch CacheError.io(_, ENOENT) where faccessat(shard, hash, F_OK, AT_SYMLINK_NOFOLLOW) != 0 {
+                throw CacheError.missingBlob(hash)
+            } catch CacheError.damaged(let path, let why) {
+                source.unlink()
+                throw CacheError.damaged(path, why)
+            } catch let mismatch as BlobCopy.SizeMismatch {
+                // Content-addressed: a blob of another size cannot have its hash's bytes.
+                source.unlink()
+                throw CacheError.damaged(source.display, "has a size of \(mismatch.size) bytes, not the \(size ?? -1) its entry says: "
+                    + "it does not match its hash")
+            }
+            guard copied.hash == hash else {
+                destination.unlink()
+                source.unlink()
+                throw CacheError.corruptBlob(hash)
+            }
+            return copied.size
         }
-        guard copied.hash == hash else {
-            unlink(destination)
-            unlink(source)
-            throw CacheError.corruptBlob(hash)
-        }
-        return copied.size
+    }
+
+    /// Opens blob `hash` for reading (nil: it is not there, or is not a regular file).
+    func openBlob(_ hash: String) -> CacheFile? {
+        (try? withShard(hash, create: false) { fd in
+            try fd.flatMap { try CacheFile.open(blobLocation(hash, in: $0)) }
+        }) ?? nil
     }
 
     func entryData(_ key: CacheKey) -> Data? {
-        try? BlobCopy.contents(of: entryPath(key), maxSize: Int64(CacheEntry.maxSize))
+        guard let ac = (try? area(.entries, create: false)) ?? nil else { return nil }
+        return (try? BlobCopy.contents(of: entryLocation(key, in: ac), maxSize: Int64(CacheEntry.maxSize))) ?? nil
     }
 
     /// A fresh name in `tmp/` (the directories made as needed).
-    func temporaryName() throws -> String {
-        try Self.makeDirectories(temporary)
-        return temporary + "/\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    func temporaryLocation() throws -> FileLocation {
+        guard let tmp = try area(.temporary, create: true) else { throw CacheError.io("cannot create \(temporary)", ENOENT) }
+        let name = "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        return FileLocation(tmp, name, display: temporary + "/" + name)
     }
 
-    private func rename(_ temp: String, to final: String, directory: String) throws {
-        if Glibc.rename(temp, final) == 0 { return }
-        if errno == ENOENT {
-            try Self.makeDirectories(directory)
-            if Glibc.rename(temp, final) == 0 { return }
+    private func rename(_ temp: FileLocation, to final: FileLocation) throws {
+        guard renameat(temp.directory, temp.name, final.directory, final.name) == 0 else {
+            let code = errno
+            temp.unlink()
+            throw CacheError.io("cannot write \(final.display)", code)
         }
-        let code = errno
-        unlink(temp)
-        throw CacheError.io("cannot write \(final)", code)
     }
 
-    func touch(_ path: String) {
-        utimensat(AT_FDCWD, path, nil, 0)
+    /// Opens `name` in the directory `parent` as a directory, never through
+    /// a link, made when missing and `create`; nil when missing. A link or
+    /// another user's directory (root's excepted) is `CacheError.unsafe`.
+    static func openDirectory(_ name: String, in parent: Int32, display: String, create: Bool) throws -> Int32? {
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+        var fd = openat(parent, name, flags)
+        if fd < 0 && errno == ENOENT && create {
+            if mkdirat(parent, name, 0o777) != 0 && errno != EEXIST { throw CacheError.io("cannot create the directory \(display)", errno) }
+            fd = openat(parent, name, flags)
+        }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            var info = stat()
+            if fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                throw CacheError.unsafe("\(display) is a symbolic link; moon never follows a link inside its cache")
+            }
+            throw CacheError.io(code == ENOTDIR ? display : "cannot open \(display)", code)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw CacheError.io("cannot open \(display)", code)
+        }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            close(fd)
+            throw CacheError.unsafe("\(display) belongs to user \(info.st_uid), not to you; moon does not use another user's cache")
+        }
+        return fd
     }
 
     /// `mkdir -p`, failing with the error that stopped it: a file where a
@@ -180,5 +301,56 @@ public struct CacheDirectory: Sendable {
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// The open directories `v1/ac`, `v1/cas` and `v1/tmp`, opened once each
+    /// (from the directory as given, then without following links) and kept:
+    /// a restore or store costs no path walk. One that was removed since
+    /// (a deleted cache in a long watch session) is opened again; the old
+    /// descriptor is kept open, so no thread ever uses a number reused by another file.
+    final class Handles: @unchecked Sendable {
+        let path: String
+        let root: String
+        private let lock = Lock()
+        private var open: [String: Int32] = [:]
+        private var retired: [Int32] = []
+
+        init(path: String, root: String) {
+            self.path = path
+            self.root = root
+        }
+
+        deinit {
+            for fd in open.values { close(fd) }
+            for fd in retired { close(fd) }
+        }
+
+        func area(_ name: String, create: Bool) throws -> Int32? {
+            lock.lock()
+            defer { lock.unlock() }
+            if let fd = open[name] {
+                var info = stat()
+                if fstat(fd, &info) == 0 && info.st_nlink > 0 { return fd }
+                open[name] = nil
+                retired.append(fd)
+            }
+            // The directory as given is the user's word (it may be a link, say ~/.cache to another disk).
+            var top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if top < 0 && errno == ENOENT && create {
+                try CacheDirectory.makeDirectories(path)
+                top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            guard top >= 0 else {
+                let code = errno
+                if code == ENOENT { return nil }
+                throw CacheError.io(code == ENOTDIR ? path : "cannot open \(path)", code)
+            }
+            defer { close(top) }
+            guard let v1 = try CacheDirectory.openDirectory("v1", in: top, display: root, create: create) else { return nil }
+            defer { close(v1) }
+            guard let fd = try CacheDirectory.openDirectory(name, in: v1, display: root + "/" + name, create: create) else { return nil }
+            open[name] = fd
+            return fd
+        }
     }
 }

@@ -105,7 +105,11 @@ public struct CacheEntry: Codable, Sendable, Equatable {
             case .file:
                 guard let hash = file.hash, BlobName.isValid(hash), (file.size ?? -1) >= 0 else { throw CacheError.invalidEntry("file '\(file.path)'") }
             case .symlink:
-                guard file.target != nil else { throw CacheError.invalidEntry("link '\(file.path)'") }
+                guard let target = file.target else { throw CacheError.invalidEntry("link '\(file.path)'") }
+                // A restored link is a door for whatever writes the output next (a node's `cp x out`).
+                guard Self.staysInside(link: file.path, target: target) else {
+                    throw CacheError.invalidEntry("link '\(file.path)' to '\(target)', outside the graph file's directory")
+                }
             case .directory: break
             }
             guard roots.contains(where: { Self.isWithin(file.path, $0) }) else {
@@ -136,6 +140,19 @@ public struct CacheEntry: Codable, Sendable, Equatable {
             if length == 0 { return false }
             if length <= 2, bytes[start] == UInt8(ascii: "."), length == 1 || bytes[start + 1] == UInt8(ascii: ".") { return false }
             start = i + 1
+        }
+        return true
+    }
+
+    /// Whether a link at `link` (relative to the graph file's directory)
+    /// with `target` names a path inside that directory, read as written:
+    /// relative, and its `..` never climbing above the directory.
+    static func staysInside(link: String, target: String) -> Bool {
+        guard !target.isEmpty, !target.hasPrefix("/") else { return false }
+        var depth = link.split(separator: "/", omittingEmptySubsequences: true).count - 1
+        for part in target.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
+            depth += part == ".." ? -1 : 1
+            if depth < 0 { return false }
         }
         return true
     }

@@ -12,6 +12,10 @@ public enum CacheError: Error, CustomStringConvertible {
     case tooLarge(String, Int64)
     /// The run stopped while a file was read or written.
     case stopped
+    /// Using it would follow a link or trust another user's directory: a
+    /// directory of the cache, or a restored output's parent, that is a
+    /// symbolic link or belongs to someone else (why, said whole).
+    case unsafe(String)
 
     public var description: String {
         switch self {
@@ -22,6 +26,7 @@ public enum CacheError: Error, CustomStringConvertible {
         case .damaged(let path, let why): return "\(path) \(why)"
         case .tooLarge(let path, let size): return "'\(path)' has \(size) bytes, more than the cache's size limit"
         case .stopped: return "stopped"
+        case .unsafe(let why): return why
         }
     }
 }

@@ -67,15 +67,23 @@ final class HTTPClient: @unchecked Sendable {
     }
 
     /// Sends `method` for `path` (under the endpoint's path) with `body`;
-    /// the body of a 2xx answer goes to `receive`. Bounded in time as
+    /// the body of a 2xx answer goes to `receive` (at most `limit` bytes;
+    /// nil: it is dropped, as `HTTPConnection.exchange` says). `expected`:
+    /// the bytes the answer should have, when known, for the request's hard time bound. Bounded in time as
     /// `Waiter` says (`timeout` in nanoseconds), and ends soon after
     /// `shouldStop` says so (`Failure.stopped`). A request that an idle
     /// connection's server closed before answering is sent again once, on a
     /// new connection.
-    func request(_ method: String, _ path: String, body: Body = .none, timeout: UInt64,
+    func request(_ method: String, _ path: String, body: Body = .none, timeout: UInt64, limit: Int64 = .max, expected: Int64? = nil,
                  shouldStop: @escaping () -> Bool = { false },
-                 receive: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws -> Int {
-        let wait = Waiter(timeout: timeout, shouldStop: shouldStop)
+                 receive: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Int {
+        var moving = expected
+        switch body {
+        case .none: break
+        case .bytes(let data): moving = (moving ?? 0) + Int64(data.count)
+        case .file(_, let size): moving = (moving ?? 0) + size
+        }
+        let wait = Waiter(timeout: timeout, expected: moving, shouldStop: shouldStop)
         var head = "\(method) \(endpoint.path)/\(path) HTTP/1.1\r\nHost: \(endpoint.authority)\r\nConnection: keep-alive\r\n"
         if let authorization { head += "Authorization: \(authorization)\r\n" }
         switch body {
@@ -86,12 +94,12 @@ final class HTTPClient: @unchecked Sendable {
         head += "\r\n"
         var connection = try take() ?? HTTPConnection(socket: connect(wait))
         do {
-            let status = try connection.exchange(head: head, body: body, method: method, wait, receive: receive)
+            let status = try connection.exchange(head: head, body: body, method: method, wait, limit: limit, receive: receive)
             giveBack(connection)
             return status
         } catch Failure.closed where connection.served > 0 && !connection.answered {
             connection = HTTPConnection(socket: try connect(wait))
-            let status = try connection.exchange(head: head, body: body, method: method, wait, receive: receive)
+            let status = try connection.exchange(head: head, body: body, method: method, wait, limit: limit, receive: receive)
             giveBack(connection)
             return status
         }

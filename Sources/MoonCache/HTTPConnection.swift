@@ -47,11 +47,18 @@ final class HTTPConnection {
         var keepAlive = true
     }
 
+    /// The most bytes of an answer's body moon reads and drops (an error
+    /// page, a PUT's answer): past it the connection is closed instead, so a
+    /// server sending without end costs nothing.
+    static let maxDropped: Int64 = 64 * 1024
+
     /// Sends one request and reads its answer; the body of a 2xx answer
-    /// goes to `receive` block by block, any other is read and dropped.
-    /// The status.
-    func exchange(head: String, body: HTTPClient.Body, method: String, _ wait: HTTPClient.Waiter,
-                  receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    /// goes to `receive` block by block (at most `limit` bytes: a longer one,
+    /// or one whose `Content-Length` says so, is refused before it is read),
+    /// any other, or any when `receive` is nil, is read and dropped up to
+    /// `maxDropped` bytes, then the connection is given up. The status.
+    func exchange(head: String, body: HTTPClient.Body, method: String, _ wait: HTTPClient.Waiter, limit: Int64 = .max,
+                  receive: ((UnsafeRawBufferPointer) throws -> Void)?) throws -> Int {
         answered = false
         reusable = false
         wait.begin(.sending)
@@ -64,16 +71,35 @@ final class HTTPConnection {
         wait.begin(.awaitingHead)
         var answer = try readHead(wait)
         while (100..<200).contains(answer.status) { answer = try readHead(wait) }
-        let wanted = (200..<300).contains(answer.status)
+        let keep = (200..<300).contains(answer.status) ? receive : nil
+        let cap = keep == nil ? Self.maxDropped : limit
+        if let length = answer.length, length > cap {
+            served += 1
+            if keep != nil { throw HTTPClient.Failure.refused("its answer of \(length) bytes is longer than the \(limit) bytes expected") }
+            return answer.status
+        }
         wait.begin(.receivingBody)
-        let delimited = try readBody(answer, method: method, wait) { chunk in
-            if wanted { try receive(chunk) }
+        var received: Int64 = 0
+        let delimited: Bool
+        do {
+            delimited = try readBody(answer, method: method, wait) { chunk in
+                received += Int64(chunk.count)
+                guard received <= cap else { throw Overlong() }
+                try keep?(chunk)
+            }
+        } catch is Overlong {
+            served += 1
+            if keep != nil { throw HTTPClient.Failure.refused("its answer is longer than the \(limit) bytes expected") }
+            return answer.status
         }
         served += 1
         // Bytes past the answer's end belong to no request: a server that sends them is not trusted again.
         reusable = delimited && answer.keepAlive && start == end
         return answer.status
     }
+
+    /// A body went past its cap: the connection is not read further.
+    private struct Overlong: Error {}
 
     // MARK: Sending
 

@@ -10,7 +10,12 @@ extension HTTPClient {
     ///   blob at a sane rate finishes; a byte now and then does not);
     /// - and never `timeout` without a byte moving, so a server that freezes
     ///   in the middle of a large blob costs one timeout, not its allowance.
-    /// `shouldStop` is looked at least every 50 ms.
+    /// `shouldStop` is looked at least every 50 ms. Over it all, a hard
+    /// bound on the whole request, whatever its bytes earned: four timeouts
+    /// (one per stage) plus the time `expected` bytes take at `minimumRate`
+    /// (the bytes it sends and the ones it keeps, as the entry declares
+    /// them; 256 KiB when unknown), so a server whose answer never ends, however
+    /// fast or slow it sends, costs a bounded time.
     final class Waiter {
         enum Stage {
             case connecting, sending, awaitingHead, receivingBody
@@ -29,11 +34,19 @@ extension HTTPClient {
         private var moved: UInt64 = 0
         private var lastProgress: UInt64
 
-        init(timeout: UInt64, shouldStop: @escaping () -> Bool) {
+        /// The end of the whole request.
+        let overall: UInt64
+
+        /// What the hard bound allows for a body of unknown size.
+        static let unknownSize: Int64 = 256 << 10
+
+        init(timeout: UInt64, expected: Int64? = nil, shouldStop: @escaping () -> Bool) {
             self.timeout = timeout
             self.shouldStop = shouldStop
             stageStart = HTTPClient.now()
             lastProgress = stageStart
+            let bytes = Double(max(0, expected ?? Self.unknownSize))
+            overall = stageStart + 4 * timeout + UInt64(min(bytes / Self.minimumRate * 1e9, 1e15))
         }
 
         /// A new stage starts now, with its own bound.
@@ -51,7 +64,7 @@ extension HTTPClient {
         }
 
         /// When waiting gives up: the stage's end, or `timeout` after the last byte.
-        private var deadline: UInt64 { min(lastProgress + timeout, stageDeadline) }
+        private var deadline: UInt64 { min(lastProgress + timeout, stageDeadline, overall) }
 
         /// `bytes` moved. Throws past the stage's end (bytes that keep
         /// coming need no wait, so the check is here too) and at a stop.
@@ -59,7 +72,7 @@ extension HTTPClient {
             if shouldStop() { throw Failure.stopped }
             moved += UInt64(bytes)
             lastProgress = HTTPClient.now()
-            if lastProgress > stageDeadline { throw Failure.timedOut }
+            if lastProgress > min(stageDeadline, overall) { throw Failure.timedOut }
         }
 
         /// Waits until `fd` is ready for `events`; throws at the deadline or a stop.

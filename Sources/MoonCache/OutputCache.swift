@@ -92,8 +92,8 @@ public final class OutputCache: @unchecked Sendable {
         let local: CacheEntry?
         do {
             local = try directory.readEntry(key)
-        } catch CacheError.damaged(let path, let why) {
-            unlink(path)
+        } catch CacheError.damaged(_, let why) {
+            directory.removeEntry(key)
             warn("entry:" + node, "the cache entry of node '\(node)' in the cache \(directory.path) \(why) (removed); running it")
             local = nil
         } catch {
@@ -126,6 +126,9 @@ public final class OutputCache: @unchecked Sendable {
         } catch CacheError.invalidEntry(let why) {
             warn("refused:" + node, "not restoring node '\(node)' \(source): its entry is invalid (\(why)); running it")
             return nil
+        } catch CacheError.unsafe(let why) {
+            warn("refused:" + node, "not restoring node '\(node)' \(source): \(why); running it")
+            return nil
         } catch {
             warn("restore", "cannot restore node '\(node)' from the cache in \(directory.path) (\(error)); running it")
             return nil
@@ -152,14 +155,18 @@ public final class OutputCache: @unchecked Sendable {
                     + "carry (only paths inside the graph file's directory, no '..' before a wildcard); set 'cache: false' on it")
                 return
             }
+            // The blobs this store put in the cache: removed when it fails (a full disk must not keep them).
+            var placed: [String] = []
+            defer { for hash in placed { directory.removeBlob(hash) } }
             do {
                 var collector = OutputCollector(root: root, cache: directory)
                 collector.maxFileSize = limit
                 collector.shouldStop = { [weak self] in self?.isInterrupted ?? true }
-                guard let (roots, files) = try collector.collect(declared) else { return }
+                guard let (roots, files) = try collector.collect(declared, placed: &placed) else { return }
                 let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
                 try directory.store(entry, as: key)
+                placed = []
                 lock.lock()
                 stored += 1
                 lock.unlock()

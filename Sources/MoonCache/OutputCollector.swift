@@ -15,8 +15,11 @@ struct OutputCollector {
     /// Ends the store within a block (`CacheError.stopped`).
     var shouldStop: () -> Bool = { false }
 
-    /// The roots and files of `outputs`, relative to `root`; nil when nothing is there.
-    func collect(_ outputs: DeclaredOutputs) throws -> (roots: [String], files: [CacheEntry.File])? {
+    /// The roots and files of `outputs`, relative to `root`; nil when nothing
+    /// is there. `placed` gets each blob this store put in the cache (not
+    /// one that was there already): a store that fails later, say on a full
+    /// disk, removes them rather than leave blobs no entry names.
+    func collect(_ outputs: DeclaredOutputs, placed: inout [String]) throws -> (roots: [String], files: [CacheEntry.File])? {
         var roots = outputs.paths
         if outputs.patterns.contains(where: { !$0.hasPrefix("!") }) {
             roots += SourceScanner(root: root).files(matching: outputs.patterns).map(\.path).filter {
@@ -25,14 +28,14 @@ struct OutputCollector {
         }
         var files: [CacheEntry.File] = []
         var kept: [String] = []
-        for path in Self.outermost(roots) where try add(path, into: &files) {
+        for path in Self.outermost(roots) where try add(path, into: &files, placed: &placed) {
             kept.append(path)
         }
         return kept.isEmpty ? nil : (kept, files)
     }
 
     /// Adds `path` (and below it, for a directory); false when it does not exist.
-    private func add(_ path: String, into files: inout [CacheEntry.File]) throws -> Bool {
+    private func add(_ path: String, into files: inout [CacheEntry.File], placed: inout [String]) throws -> Bool {
         let full = fullPath(path)
         var info = stat()
         guard lstat(full, &info) == 0 else {
@@ -42,13 +45,20 @@ struct OutputCollector {
         let mode = UInt32(info.st_mode) & 0o7777
         switch info.st_mode & S_IFMT {
         case S_IFLNK:
-            files.append(.init(path: path, kind: .symlink, target: try Self.target(of: full, path)))
+            let target = try Self.target(of: full, path)
+            // What a restore refuses is not stored: an entry that would be a miss on every run.
+            guard CacheEntry.staysInside(link: path, target: target) else {
+                throw CacheError.invalidEntry("'\(path)' is a link to '\(target)', outside the graph file's directory; "
+                    + "the cache carries only links that stay inside it")
+            }
+            files.append(.init(path: path, kind: .symlink, target: target))
         case S_IFDIR:
             files.append(.init(path: path, kind: .directory, mode: mode))
-            for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files) }
+            for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files, placed: &placed) }
         case S_IFREG:
             guard Int64(info.st_size) <= maxFileSize else { throw CacheError.tooLarge(path, Int64(info.st_size)) }
-            let (hash, size) = try cache.storeBlob(copying: full, shouldStop: shouldStop)
+            let (hash, size, new) = try cache.storeBlob(copying: full, shouldStop: shouldStop)
+            if new { placed.append(hash) }
             files.append(.init(path: path, kind: .file, mode: mode, hash: hash, size: size))
         default:
             // FIFOs, sockets, devices: not outputs a cache can carry.
@@ -66,21 +76,44 @@ struct OutputCollector {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(full, &buffer, buffer.count)
         guard count >= 0 else { throw CacheError.io("cannot read the link \(path)", errno) }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let bytes = buffer[0..<count].map { UInt8(bitPattern: $0) }
+        guard let target = String(validating: bytes, as: UTF8.self) else {
+            throw CacheError.invalidEntry("the link '\(path)' has a target that is not UTF-8 ('\(escaped(bytes))'); "
+                + "the cache carries names byte-exact only when they are UTF-8")
+        }
+        return target
     }
 
-    /// A directory's names, sorted by their bytes; failures with their own error.
+    /// A directory's names, sorted by their bytes; failures with their own
+    /// error. A name that is not UTF-8 refuses the store (`invalidEntry`,
+    /// the name escaped): decoded with replacement it would name no file,
+    /// and the restored directory would silently lack it.
     static func names(in full: String, _ path: String) throws -> [String] {
         guard let directory = opendir(full) else { throw CacheError.io("cannot list \(path)", errno) }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                throw CacheError.invalidEntry("'\(path)/\(escaped(bytes))' has a name that is not UTF-8; "
+                    + "the cache carries only UTF-8 names (rename the file, or set 'cache: false' on the node)")
             }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Bytes fit for a message: printable ASCII as is, anything else as `\ooo`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var text = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "\\" + String(byte, radix: 8).leftPadded(to: 3)
+            }
+        }
+        return text
     }
 
     static func kind(_ mode: mode_t) -> String {
@@ -107,5 +140,11 @@ struct OutputCollector {
             if !inside { result.append(path) }
         }
         return result
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -7,6 +7,13 @@ import Glibc
 /// each renamed over the old one (a directory replaced whole; the old one
 /// removed after). Any failure before the renames leaves the old outputs
 /// untouched, and the node runs instead.
+///
+/// A restore never writes through a link: each root's parent is reached
+/// from the graph file's directory one part at a time, opened without
+/// following links (`O_NOFOLLOW`), and everything is written relative to
+/// that descriptor. A parent that is a link (say one an earlier restore,
+/// of this entry or another, put there) refuses the restore
+/// (`CacheError.unsafe`): the node runs instead.
 struct OutputRestorer {
     let root: String
     let cache: CacheDirectory
@@ -19,80 +26,177 @@ struct OutputRestorer {
         var bytes: Int64
     }
 
+    /// A root built under a temporary name in its parent (`parent`, open).
+    private struct Built {
+        let parent: Int32
+        let temp: String
+        let name: String
+        let display: String
+    }
+
     func restore(_ entry: CacheEntry) throws -> Restored {
+        let top = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard top >= 0 else { throw CacheError.io("cannot open \(root)", errno) }
+        defer { close(top) }
         // (A missing blob fails its copy, before any rename: `missingBlob`.)
-        var built: [(temp: String, final: String)] = []
+        var built: [Built] = []
+        defer { for item in built { close(item.parent) } }
         do {
             for root in entry.roots {
-                built.append((try build(root, of: entry), fullPath(root)))
+                built.append(try build(root, of: entry, from: top))
             }
         } catch {
-            for (temp, _) in built { Self.remove(temp) }
+            for item in built { Self.remove(item.temp, in: item.parent) }
             throw error
         }
-        for (temp, final) in built { try replace(final, with: temp) }
+        for item in built { try replace(item) }
         let files = entry.files.filter { $0.kind == .file }
         return Restored(files: files.count, bytes: entry.bytes)
     }
 
-    /// Builds `root`'s files under a temporary name beside it; that name.
-    private func build(_ root: String, of entry: CacheEntry) throws -> String {
+    /// Opens the parent of `root` (a validated path of plain parts) from
+    /// `top`, making the directories missing, never through a link.
+    private func openParent(of root: String, from top: Int32) throws -> (fd: Int32, name: String) {
+        var parts = root.split(separator: "/").map(String.init)
+        let name = parts.removeLast()
+        var fd = dup(top)
+        guard fd >= 0 else { throw CacheError.io("cannot open \(self.root)", errno) }
+        var walked = ""
+        for part in parts {
+            walked += (walked.isEmpty ? "" : "/") + part
+            let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+            var next = openat(fd, part, flags)
+            if next < 0 && errno == ENOENT {
+                if mkdirat(fd, part, 0o777) != 0 && errno != EEXIST {
+                    let code = errno
+                    close(fd)
+                    throw CacheError.io("cannot create the directory \(fullPath(walked))", code)
+                }
+                next = openat(fd, part, flags)
+            }
+            if next < 0 {
+                let code = errno
+                var info = stat()
+                let isLink = fstatat(fd, part, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+                close(fd)
+                if isLink { throw CacheError.unsafe("'\(walked)' is a symbolic link, and a restore never writes through a link") }
+                throw CacheError.io("cannot create the directory \(fullPath(root))" + (code == ENOTDIR ? " below \(fullPath(walked))" : ""), code)
+            }
+            close(fd)
+            fd = next
+        }
+        return (fd, name)
+    }
+
+    /// Builds `root`'s files under a temporary name beside it.
+    private func build(_ root: String, of entry: CacheEntry, from top: Int32) throws -> Built {
+        let (parent, name) = try openParent(of: root, from: top)
         let final = fullPath(root)
-        // A validated root has plain parts: split at its last slash.
         let slash = final.utf8.lastIndex(of: UInt8(ascii: "/"))
-        let parent = slash.map { $0 == final.utf8.startIndex ? "/" : String(final[..<$0]) } ?? ""
-        if !parent.isEmpty { try CacheDirectory.makeDirectories(parent) }
+        let parentPath = slash.map { String(final[..<$0]) }
         // Without the output's name: the temporary name fits wherever the output's does.
-        let temp = (parent.isEmpty ? "" : parent + "/") + ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temp = ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let tempDisplay = (parentPath.map { $0 + "/" } ?? "") + temp
         var directories: [(String, UInt32)] = []
         do {
+            // The tree below `temp` is new and this entry's own (a validated
+            // entry has no path through one of its links): relative names are safe in it.
             for file in entry.files where CacheEntry.isWithin(file.path, root) {
-                let path = temp + String(decoding: file.path.utf8.dropFirst(root.utf8.count), as: UTF8.self)
+                let rest = String(decoding: file.path.utf8.dropFirst(root.utf8.count), as: UTF8.self)
+                let path = temp + rest
+                let display = tempDisplay + rest
                 switch file.kind {
                 case .directory:
-                    guard mkdir(path, 0o700) == 0 else { throw CacheError.io("cannot create \(path)", errno) }
+                    guard mkdirat(parent, path, 0o700) == 0 else { throw CacheError.io("cannot create \(display)", errno) }
                     directories.append((path, Self.permissions(file.mode, or: 0o755)))
                 case .file:
-                    let size = try cache.copyBlob(file.hash!, size: file.size, to: path,
+                    let size = try cache.copyBlob(file.hash!, size: file.size, to: FileLocation(parent, path, display: display),
                                                   mode: mode_t(Self.permissions(file.mode, or: 0o644)), shouldStop: shouldStop)
                     guard size == file.size else {
                         throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
                     }
                 case .symlink:
-                    guard symlink(file.target!, path) == 0 else { throw CacheError.io("cannot create the link \(path)", errno) }
+                    guard leadsInside(file.path, file.target!) else {
+                        throw CacheError.unsafe("'\(file.path)' would be a link to '\(file.target!)', which leads outside the graph "
+                            + "file's directory through a link there")
+                    }
+                    guard symlinkat(file.target!, parent, path) == 0 else { throw CacheError.io("cannot create the link \(display)", errno) }
                 }
             }
             // Modes last and innermost first: a read-only directory is filled first.
-            for (path, mode) in directories.reversed() where chmod(path, mode_t(mode)) != 0 {
-                throw CacheError.io("cannot set the mode of \(path)", errno)
+            for (path, mode) in directories.reversed() where fchmodat(parent, path, mode_t(mode), 0) != 0 {
+                throw CacheError.io("cannot set the mode of \(tempDisplay)", errno)
             }
         } catch {
-            Self.remove(temp)
+            Self.remove(temp, in: parent)
+            close(parent)
             throw error
         }
-        return temp
+        return Built(parent: parent, temp: temp, name: name, display: final)
     }
 
-    /// Puts `temp` in `final`'s place: one rename, after moving an old
+    /// Puts the built root in its place: one rename, after moving an old
     /// directory (or anything a directory replaces) aside.
-    private func replace(_ final: String, with temp: String) throws {
+    private func replace(_ item: Built) throws {
         var old = stat()
         var new = stat()
-        let exists = lstat(final, &old) == 0
-        _ = lstat(temp, &new)
+        let exists = fstatat(item.parent, item.name, &old, AT_SYMLINK_NOFOLLOW) == 0
+        _ = fstatat(item.parent, item.temp, &new, AT_SYMLINK_NOFOLLOW)
         var aside: String?
         if exists && ((old.st_mode & S_IFMT) == S_IFDIR || (new.st_mode & S_IFMT) == S_IFDIR) {
-            let name = temp + ".old"
-            guard rename(final, name) == 0 else { throw CacheError.io("cannot replace \(final)", errno) }
+            let name = item.temp + ".old"
+            guard renameat(item.parent, item.name, item.parent, name) == 0 else { throw CacheError.io("cannot replace \(item.display)", errno) }
             aside = name
         }
-        guard rename(temp, final) == 0 else {
+        guard renameat(item.parent, item.temp, item.parent, item.name) == 0 else {
             let code = errno
-            if let aside { rename(aside, final) }
-            Self.remove(temp)
-            throw CacheError.io("cannot replace \(final)", code)
+            if let aside { renameat(item.parent, aside, item.parent, item.name) }
+            Self.remove(item.temp, in: item.parent)
+            throw CacheError.io("cannot replace \(item.display)", code)
         }
-        if let aside { Self.remove(aside) }
+        if let aside { Self.remove(aside, in: item.parent) }
+    }
+
+    /// Whether a link at `link` to `target` leads inside the graph file's
+    /// directory as the disk is now: its target read from the link's place,
+    /// following the links already there (one committed in the repository,
+    /// or restored earlier), so a later write through it (a node's `cp x
+    /// out`) stays inside. (`CacheEntry.validate` already refused targets
+    /// that are absolute or climb out as written.)
+    private func leadsInside(_ link: String, _ target: String) -> Bool {
+        guard let base = Self.realPath(root) else { return false }
+        let parent = link.split(separator: "/").dropLast().joined(separator: "/")
+        let joined = (base == "/" ? "" : base) + (parent.isEmpty ? "" : "/" + parent) + "/" + target
+        guard let resolved = Self.resolve(joined) else { return false }
+        return resolved == base || resolved.hasPrefix(base == "/" ? "/" : base + "/")
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    /// The absolute `path` with every link in it followed, as far as its
+    /// parts exist (the rest read as written); nil for a loop.
+    private static func resolve(_ path: String, depth: Int = 0) -> String? {
+        guard depth < 40 else { return nil }
+        if let real = realPath(path) { return real }
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let head = String(path[..<slash])
+        let last = String(path[path.index(after: slash)...])
+        guard let base = head.isEmpty ? "/" : resolve(head, depth: depth + 1) else { return nil }
+        let prefix = base == "/" ? "" : base
+        switch last {
+        case "", ".": return base
+        case "..": return prefix.lastIndex(of: "/").map { String(prefix[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "/"
+        default:
+            let full = prefix + "/" + last
+            var info = stat()
+            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK,
+                  let target = try? OutputCollector.target(of: full, full) else { return full }
+            return resolve(target.hasPrefix("/") ? target : prefix + "/" + target, depth: depth + 1)
+        }
     }
 
     /// Only the permission bits of an entry's mode: an entry (perhaps from
@@ -107,16 +211,24 @@ struct OutputRestorer {
 
     /// Removes a file, link or tree (read-only directories included).
     static func remove(_ path: String) {
+        remove(path, in: AT_FDCWD)
+    }
+
+    /// Removes `name` in the open directory `parent`: a file, link or tree
+    /// (read-only directories included), links removed, never followed.
+    static func remove(_ name: String, in parent: Int32) {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            chmod(path, 0o700)
-            if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
-                for name in names { remove(path + "/" + name) }
-            }
-            rmdir(path)
-        } else {
-            unlink(path)
+        guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            unlinkat(parent, name, 0)
+            return
         }
+        fchmodat(parent, name, 0o700, 0)
+        let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd >= 0 {
+            for child in CacheUsage.names(in: fd) { remove(child, in: fd) }
+            close(fd)
+        }
+        unlinkat(parent, name, AT_REMOVEDIR)
     }
 }

@@ -50,6 +50,22 @@ public final class RemoteCache: @unchecked Sendable {
         self.onWarning = onWarning
     }
 
+    /// Whether `url`'s host is one of `hosts` (comma-separated `host` or
+    /// `host:port`; a host without a port matches any port of it).
+    public static func isApproved(_ url: String, hosts: String) -> Bool {
+        guard let endpoint = try? HTTPClient.Endpoint(parsing: url) else { return false }
+        let host = endpoint.host.lowercased()
+        for item in hosts.split(separator: ",") {
+            var text = item.trimmingCharacters(in: .whitespaces).lowercased()
+            if text.hasPrefix("[") { text = text.replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "") }
+            if text == host { return true }
+            if text == endpoint.authority.lowercased().replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "") {
+                return true
+            }
+        }
+        return false
+    }
+
     /// `url` fit for a message: its password replaced by `***`.
     public static func redacted(_ url: String) -> String {
         HTTPClient.Endpoint.redacted(url)
@@ -75,10 +91,7 @@ public final class RemoteCache: @unchecked Sendable {
     /// The entry stored under `key` (nil: none, or the remote is off).
     func entry(_ key: CacheKey) -> Data? {
         var data = Data()
-        let found = (try? send("GET", "ac/" + key.hex) { chunk in
-            guard data.count + chunk.count <= Self.maxEntrySize else {
-                throw HTTPClient.Failure.refused("its entry \(key.hex) is larger than \(Self.maxEntrySize >> 20) MB")
-            }
+        let found = (try? send("GET", "ac/" + key.hex, limit: Int64(Self.maxEntrySize)) { chunk in
             data.append(contentsOf: chunk)
         }) ?? false
         return found ? data : nil
@@ -92,20 +105,18 @@ public final class RemoteCache: @unchecked Sendable {
     /// fast, must not fill the disk nor hold the run).
     func downloadBlob(_ hash: String, size: Int64? = nil, into directory: CacheDirectory) throws -> Bool {
         guard !isOff else { return false }
-        let temp = try directory.temporaryName()
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let location = try directory.temporaryLocation()
+        let temp = location.display
+        let fd = openat(location.directory, location.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CacheError.io("cannot create \(temp)", errno) }
         var kept = false
-        defer { if !kept { unlink(temp) } }
+        defer { if !kept { location.unlink() } }
         var hasher = SHA256()
         var received: Int64 = 0
         let found: Bool
         do {
-            found = try send("GET", "cas/" + hash) { chunk in
+            found = try send("GET", "cas/" + hash, limit: size ?? .max, expected: size) { chunk in
                 received += Int64(chunk.count)
-                if let size, received > size {
-                    throw HTTPClient.Failure.refused("its blob \(hash) is longer than the \(size) bytes its entry says")
-                }
                 hasher.update(bufferPointer: chunk)
                 try Self.write(chunk, to: fd, temp)
             }
@@ -116,7 +127,7 @@ public final class RemoteCache: @unchecked Sendable {
         guard close(fd) == 0 else { throw CacheError.io("cannot write \(temp)", errno) }
         guard found else { return false }
         guard BlobCopy.hex(hasher.finalize()) == hash else { throw CacheError.corruptBlob(hash) }
-        try directory.placeBlob(temp, hash: hash)
+        try directory.placeBlob(location, hash: hash)
         kept = true
         return true
     }
@@ -125,12 +136,9 @@ public final class RemoteCache: @unchecked Sendable {
     /// sent; false when it is not there or the upload failed.
     func uploadBlob(_ hash: String, from directory: CacheDirectory) -> Bool {
         guard !isOff, !readOnly else { return false }
-        let fd = open(directory.blobPath(hash), O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return false }
-        return put("cas/" + hash, .file(fd, size: Int64(info.st_size)))
+        guard let file = directory.openBlob(hash) else { return false }
+        defer { close(file.descriptor) }
+        return put("cas/" + hash, .file(file.descriptor, size: file.size))
     }
 
     func putEntry(_ key: CacheKey, _ data: Data) -> Bool {
@@ -140,10 +148,11 @@ public final class RemoteCache: @unchecked Sendable {
     /// A GET whose 200 answer's body goes to `receive`: true for 200, false
     /// for a miss or when the remote is off (a server failure turns it off).
     /// Errors of `receive` (a local file) are thrown.
-    private func send(_ method: String, _ path: String, receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    private func send(_ method: String, _ path: String, limit: Int64, expected: Int64? = nil,
+                      receive: @escaping (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard !isOff else { return false }
         do {
-            let status = try client.request(method, path, timeout: timeoutNanoseconds,
+            let status = try client.request(method, path, timeout: timeoutNanoseconds, limit: limit, expected: expected,
                                             shouldStop: { [weak self] in self?.isOff ?? true }, receive: receive)
             switch status {
             case 200: return true

@@ -15,7 +15,7 @@ struct CacheOptions: ParsableArguments {
     var noCache = false
 
     @Option(name: .customLong("remote-cache"),
-            help: ArgumentHelp("A Bazel HTTP remote cache (http://[USER:PASSWORD@]HOST[:PORT]/PATH, HOST a name, address or [IPv6]; also MOON_REMOTE_CACHE), read after the local cache and written after it. A bearer token comes from MOON_REMOTE_CACHE_TOKEN, which no node sees; a user and password in the URL are sent as Basic auth instead (never both) and printed as ***. A URL moon cannot use is one warning, and moon runs without it. Each request is bounded by MOON_REMOTE_CACHE_TIMEOUT (above 0, at most 1h, default 5s): connecting and the answer's status and headers each within it, sending or receiving a body within it plus 1s per 32 KiB, and never that long without a byte. A server that is unreachable, stalls, trickles or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
+            help: ArgumentHelp("A Bazel HTTP remote cache (http://[USER:PASSWORD@]HOST[:PORT]/PATH, HOST a name, address or [IPv6]; also MOON_REMOTE_CACHE), read after the local cache and written after it. A bearer token comes from MOON_REMOTE_CACHE_TOKEN, which no node sees (moon wipes it, and a password in MOON_REMOTE_CACHE, from its own environment at start); it goes to this URL or MOON_REMOTE_CACHE's, and to a graph file's 'cache: remote:' only when its host is in MOON_REMOTE_CACHE_TOKEN_HOST (HOST or HOST:PORT, comma-separated; otherwise a warning and no token). A user and password in the URL are sent as Basic auth instead (never both) and printed as ***. A URL moon cannot use is one warning, and moon runs without it. Each request is bounded by MOON_REMOTE_CACHE_TIMEOUT (above 0, at most 1h, default 5s): connecting and the answer's status and headers each within it, sending or receiving a body within it plus 1s per 32 KiB, never that long without a byte, and the whole request within four times it plus 1s per 32 KiB it should move (256 KiB when unknown); an answer's body moon does not keep (an error page, a PUT's answer) is read up to 64 KiB, then the connection is closed. A server that is unreachable, stalls, trickles or fails costs one warning, and moon runs the nodes itself. For https, put a TLS-terminating proxy in front and give its http:// URL.",
                                valueName: "url"))
     var remoteCache: String?
 
@@ -53,18 +53,36 @@ struct CacheOptions: ParsableArguments {
 
 extension CacheOptions {
     /// The output cache of one run of `graph`, warnings on stderr.
+    /// A cache directory moon must not use (one of its directories a link
+    /// or another user's) is one warning, and the run goes on without it.
     func outputCache(for graph: Graph) -> OutputCache? {
-        directory(for: graph).map { OutputCache(directory: $0, root: graph.directory, remote: remote(for: graph), onWarning: warn) }
+        guard let directory = directory(for: graph) else { return nil }
+        if let problem = directory.problem {
+            warn(problem + "; running without the cache")
+            return nil
+        }
+        return OutputCache(directory: directory, root: graph.directory, remote: remote(for: graph), onWarning: warn)
     }
 
     /// The remote cache: `--remote-cache`, else `MOON_REMOTE_CACHE`, else the
     /// file's `cache: remote:`. A URL or token moon cannot use is one warning
     /// and no remote; a variable it cannot read is one warning and its default.
+    /// The token goes only to a URL the user gave (the option or the
+    /// variable), or to a graph file's URL whose host the user approved in
+    /// `MOON_REMOTE_CACHE_TOKEN_HOST`: a cloned repository's `cache: remote:`
+    /// must not collect the token meant for the user's own server.
     private func remote(for graph: Graph) -> RemoteCache? {
-        let variable = Terminal.variable("MOON_REMOTE_CACHE")
-        guard let url = [remoteCache, variable, graph.cache.remote].compactMap({ $0 }).first(where: { !$0.isEmpty }) else { return nil }
+        let variable = RemoteCredentials.value(RemoteCredentials.urlVariable)
+        let given = [remoteCache, variable].compactMap({ $0 }).first(where: { !$0.isEmpty })
+        guard let url = given ?? graph.cache.remote.flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+        var token = RemoteCredentials.value(Self.tokenVariable)
+        if given == nil, token?.isEmpty == false, !RemoteCache.isApproved(url, hosts: Terminal.variable(Self.tokenHostVariable) ?? "") {
+            warn("remote cache \(RemoteCache.redacted(url)) comes from the graph file, so moon sends it no \(Self.tokenVariable) "
+                + "(give the URL with --remote-cache or MOON_REMOTE_CACHE, or approve its host in \(Self.tokenHostVariable))")
+            token = nil
+        }
         do {
-            return try RemoteCache(url: url, token: Terminal.variable(Self.tokenVariable), tokenName: Self.tokenVariable,
+            return try RemoteCache(url: url, token: token, tokenName: Self.tokenVariable,
                                    timeoutSeconds: Self.remoteTimeout(), readOnly: remoteReadOnly || Self.readOnlyVariable(),
                                    onWarning: warn)
         } catch {
@@ -75,7 +93,11 @@ extension CacheOptions {
 
     /// Where the remote cache's bearer token comes from. moon keeps it from
     /// the nodes' environment (`NodeEnvironment`).
-    static let tokenVariable = "MOON_REMOTE_CACHE_TOKEN"
+    static let tokenVariable = RemoteCredentials.tokenVariable
+
+    /// The hosts (`host` or `host:port`, comma-separated) a graph file's
+    /// remote cache URL may name and still be sent the token.
+    static let tokenHostVariable = "MOON_REMOTE_CACHE_TOKEN_HOST"
 
     static let defaultRemoteTimeout = 5.0
 

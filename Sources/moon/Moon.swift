@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonCache
 import MoonProcess
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
@@ -79,6 +80,8 @@ struct Moon: ParsableCommand {
     }
 
     static func main() {
+        // Before anything reads the environment or starts a thread: no node may find the remote cache's secrets in moon's.
+        RemoteCredentials.take()
         let startProblem = ProcessStartup.prepare()
         ensureStandardDescriptors()
         if let startProblem {

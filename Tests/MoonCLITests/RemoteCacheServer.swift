@@ -12,6 +12,11 @@ final class RemoteCacheServer: @unchecked Sendable {
         case status(Int)
         /// `head` at once, then `slow` (repeated without end) byte by byte.
         case trickle(head: String, slow: String, every: TimeInterval)
+        /// `head`, then `body` again and again as fast as moon reads, until it
+        /// closes the connection (a hostile server's answer without end).
+        case flood(head: String, body: String)
+        /// One answer to `GET`, another to `PUT`.
+        indirect case byMethod(get: Answer, put: Answer)
     }
 
     let port: Int
@@ -68,24 +73,35 @@ final class RemoteCacheServer: @unchecked Sendable {
     private func serve(_ connection: Int32) {
         while !isStopped, let head = Self.readRequest(connection) {
             lock.withLock { heads.append(head) }
+            guard answer(head, answer, on: connection) else { return }
+        }
+    }
+
+    /// Answers one request; false: the connection is done.
+    private func answer(_ head: String, _ answer: Answer, on connection: Int32) -> Bool {
             switch answer {
             case .empty:
                 let status = head.hasPrefix("PUT ") ? "201 Created" : "404 Not Found"
-                guard Self.send(connection, "HTTP/1.1 \(status)\r\nContent-Length: 0\r\n\r\n") else { return }
+                return Self.send(connection, "HTTP/1.1 \(status)\r\nContent-Length: 0\r\n\r\n")
             case .status(let code):
-                guard Self.send(connection, "HTTP/1.1 \(code) Whatever\r\nContent-Length: 0\r\n\r\n") else { return }
+                return Self.send(connection, "HTTP/1.1 \(code) Whatever\r\nContent-Length: 0\r\n\r\n")
             case .trickle(let start, let slow, let every):
-                guard Self.send(connection, start) else { return }
+                guard Self.send(connection, start) else { return false }
                 let bytes = Array(slow.utf8)
                 var index = 0
                 while !isStopped {
                     Thread.sleep(forTimeInterval: every)
-                    guard Self.send(connection, String(decoding: [bytes[index % bytes.count]], as: UTF8.self)) else { return }
+                    guard Self.send(connection, String(decoding: [bytes[index % bytes.count]], as: UTF8.self)) else { return false }
                     index += 1
                 }
-                return
+                return false
+            case .flood(let start, let body):
+                guard Self.send(connection, start) else { return false }
+                while !isStopped, Self.send(connection, body) {}
+                return false
+            case .byMethod(let get, let put):
+                return self.answer(head, head.hasPrefix("PUT ") ? put : get, on: connection)
             }
-        }
     }
 
     /// A request's head, its body (by `Content-Length`) read and dropped;

@@ -65,6 +65,35 @@ import Testing
         try Self.expectTimeout(server, "cas/slow")
     }
 
+    /// A body that keeps coming fast enough to earn its time, past what the
+    /// request expects: the request's hard bound (four timeouts plus the
+    /// expected bytes' time) ends it, however much it earned.
+    @Test func aBodyThatKeepsEarningTimeIsStillBounded() throws {
+        let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n" + String(repeating: "x", count: 8 << 20)],
+                                        pace: (bytes: 16 * 1024, every: 0.2))
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
+        let start = Date()
+        #expect {
+            try client.request("GET", "cas/endless", timeout: 500_000_000, expected: 0, receive: { _ in })
+        } throws: { error in
+            if case HTTPClient.Failure.timedOut = error { return true }
+            return false
+        }
+        #expect(Date().timeIntervalSince(start) < 15)
+    }
+
+    /// A dropped body (an error page) is read only up to its cap: a 404
+    /// announcing a huge body is a miss at once, its connection not kept.
+    @Test func aDroppedBodyIsCappedAndItsConnectionNotKept() throws {
+        let body = String(repeating: "x", count: 1 << 20)
+        let server = try ScriptedServer(answers: ["HTTP/1.1 404 Not Found\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body,
+                                                  "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"])
+        let client = try HTTPClient(endpoint: server.endpoint, token: nil)
+        #expect(try client.request("GET", "ac/one", timeout: Self.timeout) == 404)
+        #expect(try client.request("GET", "ac/two", timeout: Self.timeout) == 404)
+        #expect(server.connections == 2)
+    }
+
     /// A head trickled a byte at a time must still all come within the timeout.
     @Test func aTrickledHeadTimesOut() throws {
         let server = try ScriptedServer(answers: ["HTTP/1.1 200 OK\r\nX-Slow: " + String(repeating: "y", count: 150) + "\r\nContent-Length: 0\r\n\r\n"],
