@@ -86,7 +86,7 @@ struct Moon: ParsableCommand {
             Foundation.exit(1)
         }
         blockChildSignals()
-        Console.takeOverBrokenPipes()
+        Console.takeOverSignals()
         let code: Int32
         do {
             let arguments = NameCompletion.boundedRequest(Array(CommandLine.arguments.dropFirst()))

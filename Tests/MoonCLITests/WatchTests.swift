@@ -489,6 +489,89 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
+    /// `a → c ← b`, each node's output generated from its source.
+    static let race = """
+        version: 1
+        nodes:
+          a: { sources: [a.txt], generates: [a.out], run: "cp a.txt a.out" }
+          b: { sources: [b.txt], generates: [b.out], run: "cp b.txt b.out" }
+          c: { needs: [a, b], sources: [a.out, b.out, "src/**"], generates: [c.out], run: "cat a.out b.out > c.out" }
+        """
+
+    /// Starts watch mode `iterations` times on an up-to-date graph, runs
+    /// `edit` (sh, `$i` the iteration) the moment the first run's
+    /// `graph-complete` is read from a pipe, and says per iteration how
+    /// many runs ended within 30 s (2 when the edit was seen) and whether
+    /// node `node` started in the second.
+    static func editAsTheRunEnds(_ moon: Moon, edit: String, node: String = "a", iterations: Int = 5) throws -> [String] {
+        let script = """
+            set -u
+            mkfifo events
+            for i in $(seq \(iterations)); do
+              "$MOON" run --watch --json > events 2>> watch-err.txt & pid=$!
+              exec 3< events
+              runs=0; started=0
+              while IFS= read -r -t 30 line <&3; do
+                case "$line" in
+                  *'"graph-complete"'*) runs=$((runs + 1)); [ $runs = 1 ] || break; \(edit) ;;
+                  *'"event":"start","node":"\(node)"'*) [ $runs = 1 ] && started=1 ;;
+                esac
+              done
+              kill -INT $pid; cat <&3 > /dev/null; wait $pid; exec 3<&-
+              echo "runs=$runs started=$started"
+            done
+            """
+        let result = try shell(script, in: moon, bash: true, limit: 300)
+        #expect(result.status == 0, "\(result.stderr) \(moon.read("watch-err.txt") ?? "")")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    static func raceProject() throws -> Moon {
+        let moon = try Moon(graph: race)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.write("a.txt", "a0\n")
+        try moon.write("b.txt", "b0\n")
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        return moon
+    }
+
+    @Test("an edit written the moment a run ends is never lost: 5 watches, each reruns")
+    func editAsTheRunEndsReruns() throws {
+        let moon = try Self.raceProject()
+        let lines = try Self.editAsTheRunEnds(moon, edit: "echo a$i > a.txt")
+        #expect(lines == Array(repeating: "runs=2 started=1", count: 5))
+    }
+
+    @Test("a file created in a watched directory the moment a run ends reruns its node")
+    func fileCreatedAsTheRunEnds() throws {
+        let moon = try Self.raceProject()
+        let lines = try Self.editAsTheRunEnds(moon, edit: "echo n > src/new$i.txt", node: "c", iterations: 3)
+        #expect(lines == Array(repeating: "runs=2 started=1", count: 3))
+    }
+
+    @Test("an edit during the run's last node, and one after a node's fingerprint before its end, rerun the node")
+    func editDuringTheRun() throws {
+        // c, the last node, edits a's source once; a edits its own source
+        // once after moon fingerprinted it.
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { sources: [a.txt], generates: [a.out], run: "cp a.txt a.out; if [ -e own ]; then rm own; echo a2 > a.txt; fi" }
+              b: { sources: [b.txt], generates: [b.out], run: "cp b.txt b.out" }
+              c: { needs: [a, b], sources: [a.out, b.out], generates: [c.out], run: "cat a.out b.out > c.out; if [ -e last ]; then rm last; echo a3 > a.txt; fi" }
+            """)
+        try moon.write("a.txt", "a0\n")
+        try moon.write("b.txt", "b0\n")
+        try moon.write("last", "")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(eventually(30) { moon.read("c.out") == "a3\nb0\n" }, "\(watch.events)")
+        try moon.write("own", "")
+        try moon.write("a.txt", "a4\n")
+        #expect(eventually(30) { moon.read("a.out") == "a2\n" && moon.read("c.out") == "a2\nb0\n" }, "\(watch.events)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
     @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
     func ctrlCWhileIdle() throws {
         let moon = try Self.project()
