@@ -101,6 +101,7 @@ final class WatchSession {
             status.redraw()
         }
         live.onEnded = { [unowned self] name, ok in
+            ProcessLauncher.shared.killOrphans { $0 == name }
             guard let index = plan.graph.index(of: name) else { return }
             if ok { succeeded.insert(index) } else { succeeded.remove(index) }
         }
@@ -298,6 +299,8 @@ final class WatchSession {
         preparing = true
         live.stop(restart) { [unowned self] in
             preparing = false
+            // What the stopped services left behind goes with them.
+            ProcessLauncher.shared.killOrphans { restart.contains($0) }
             if stopSignal != nil { return stopLiveAndFinish() }
             if let next = waiting {
                 // A newer change came meanwhile: one run covers both.
@@ -352,6 +355,11 @@ final class WatchSession {
             record(summary, state: state)
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
             live.add(runner.handedOver)
+            // The end of a run in watch mode is what moon's exit is to a
+            // plain run: what its nodes left behind is killed, except what
+            // the nodes still running (services) started.
+            let live = self.live!
+            ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
             finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
         }
