@@ -572,6 +572,45 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
+    /// Live processes whose command line is `sleep SECONDS`.
+    static func sleeps(_ seconds: String) -> Int {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.compactMap { Int32($0) }.filter { pid in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return line == Data("sleep\0\(seconds)\0".utf8) && isAlive(pid)
+        }.count
+    }
+
+    @Test("what nodes leave behind (setsid, a double fork) is killed at each run's end, a service's when it restarts; a running service's is kept")
+    func leftoversAreKilledAtEachRunsEnd() throws {
+        // Durations no other test's sleeps have.
+        let token = String(Int.random(in: 100_000...999_999))
+        let (job, daemon, served, service, kept, other) = ("1\(token)", "2\(token)", "3\(token)", "4\(token)", "5\(token)", "6\(token)")
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              job: { sources: ["src/**"], run: "setsid -f sleep \(job); (sh -c 'sleep \(daemon) &' &); echo done" }
+              serve: { service: true, sources: [src/s.txt], run: "setsid -f sleep \(served); exec sleep \(service)" }
+              other: { service: true, run: "setsid -f sleep \(kept); exec sleep \(other)" }
+            """)
+        try moon.write("src/s.txt", "s0\n")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        #expect(eventually(20) { Self.sleeps(job) == 0 && Self.sleeps(daemon) == 0 }, "after the first run")
+        #expect(eventually(20) { Self.sleeps(served) == 1 && Self.sleeps(kept) == 1 })
+        for rerun in 1...3 {
+            // Odd reruns: only the job; even: the service restarts too.
+            try moon.write(rerun % 2 == 1 ? "src/a.txt" : "src/s.txt", "\(rerun)\n")
+            #expect(watch.waitForRuns(1 + rerun), "\(watch.stderr)")
+            #expect(eventually(20) { Self.sleeps(job) == 0 && Self.sleeps(daemon) == 0 }, "rerun \(rerun): \(Self.sleeps(job)) \(Self.sleeps(daemon))")
+            #expect(eventually(20) { Self.sleeps(served) == 1 }, "rerun \(rerun): the service's leftovers: \(Self.sleeps(served))")
+            #expect(Self.sleeps(kept) == 1 && Self.sleeps(other) == 1, "rerun \(rerun): a service still running keeps its own")
+        }
+        #expect(watch.count("start", node: "serve") >= 2, "the service restarted")
+        #expect(try watch.interrupt().status == 130)
+        #expect(eventually(20) { [job, daemon, served, service, kept, other].allSatisfy { Self.sleeps($0) == 0 } })
+    }
+
     @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
     func ctrlCWhileIdle() throws {
         let moon = try Self.project()
