@@ -67,6 +67,48 @@ extension ProcessLauncher {
         }
     }
 
+    /// SIGKILLs the orphans (after `becomeSubreaper()`) that a node which
+    /// has ended left behind, with the groups they lead: the environment a
+    /// process was started with names its node (`MOON_NODE`, which the
+    /// processes a node starts inherit), and `ended` says whether that node
+    /// has ended. An orphan that names no node is left to `killAll`. For
+    /// watch mode, where moon's own end may be hours away: at each run's
+    /// end, and when a service stops. Call from ordinary code (it takes a lock).
+    public func killOrphans(ofNodes ended: (String) -> Bool) {
+        let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
+        while LinuxCalls.monotonicNanoseconds() < deadline {
+            let done: Bool = lock.withLock {
+                guard isSubreaper else { return true }
+                // A child being spawned is not registered yet, and carries its node's name.
+                guard spawnsInFlight == 0 else { return false }
+                let orphans = orphansLocked().filter { pid in Self.nodeName(of: pid).map(ended) ?? false }
+                for pid in orphans { killOrphanLocked(pid, SIGKILL) }
+                // Reap them; the children they leave are re-parented to moon and found in the next turn.
+                // (One stuck in the kernel past the deadline is left to the periodic sweep.)
+                for pid in orphans {
+                    var status: Int32 = 0
+                    while LinuxCalls.monotonicNanoseconds() < deadline {
+                        let result = waitpid(pid, &status, WNOHANG)
+                        if result == pid || (result < 0 && errno != EINTR) { break }
+                        usleep(50)
+                    }
+                }
+                return orphans.isEmpty
+            }
+            if done { return }
+            usleep(100)
+        }
+    }
+
+    /// The node a process was started for: `MOON_NODE` in its environment.
+    static func nodeName(of pid: pid_t) -> String? {
+        let environment = LinuxCalls.readSmallFile("/proc/\(pid)/environ")
+        for entry in environment.split(separator: "\0") where entry.hasPrefix("MOON_NODE=") {
+            return String(entry.dropFirst("MOON_NODE=".count))
+        }
+        return nil
+    }
+
     /// How long `killAll` keeps killing generations of orphans.
     static let orphanKillLimit: UInt64 = 3_000_000_000
 

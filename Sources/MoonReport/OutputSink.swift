@@ -9,9 +9,12 @@ import Darwin
 /// Writes bytes to a file descriptor with `write(2)`, unbuffered, so nothing
 /// already emitted is lost if moon is killed. A closed reader (`moon … | head
 /// -1`) is reported once through `onBrokenPipe` instead of killing moon with
-/// SIGPIPE (moon ignores SIGPIPE), so the run can be cancelled cleanly.
+/// SIGPIPE (moon ignores SIGPIPE), so the run can be cancelled cleanly. Any
+/// other failed write (a full disk, an I/O error, a file-size limit) only
+/// loses the text: the work goes on, and `failure` says so at the end.
 public final class OutputSink {
     public let fd: Int32
+    /// A write failed: later text is dropped (a file with holes in it would mislead more than a short one).
     public private(set) var isBroken = false
     /// The `errno` of the write that failed (`EPIPE`: the reader went away), 0 before.
     public private(set) var failure: Int32 = 0
@@ -72,7 +75,7 @@ public final class OutputSink {
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 failure = errno
-                markBroken()
+                if failure == EPIPE { markBroken() } else { isBroken = true }
                 return
             }
             remaining -= written

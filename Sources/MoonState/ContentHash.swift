@@ -116,10 +116,16 @@ public struct ContentHash: Sendable, Hashable {
 
     /// The SHA-256 of a file's content, read in 64 KiB blocks; nil when it
     /// cannot be read or `shouldStop` said to stop.
+    /// Only a regular file of a real file system is read, without
+    /// blocking: what a FIFO, a device or a pseudo file (`/proc/kmsg`,
+    /// tracefs's `trace_pipe`, which say they are regular) gives has no
+    /// end or is consumed by reading, and a blocked `read` hears no stop.
+    /// Such a file counts as unreadable: its stat stands in for its content.
     public static func ofFile(_ path: String) -> ContentHash? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        guard isContentFile(fd) else { return nil }
         var hasher = SHA256()
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
@@ -137,7 +143,30 @@ public struct ContentHash: Sendable, Hashable {
         }
         return ContentHash(hasher.finalize())
     }
+
+    /// File systems whose files are the kernel's views, not content: proc,
+    /// sys, debugfs, tracefs, securityfs, cgroup (1 and 2), configfs, bpf,
+    /// efivarfs, pstore.
+    static let pseudoFileSystems: Set<UInt32> = [
+        0x9fa0, 0x6265_6572, 0x6462_6720, 0x7472_6163, 0x7363_6673, 0x0027_e0eb, 0x6367_7270, 0x6265_6570,
+        0xcafe_4a11, 0xde5e_81e4, 0x6165_676c,
+    ]
+
+    /// Whether `fd` is a regular file on a file system that keeps content.
+    static func isContentFile(_ fd: Int32) -> Bool {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        // `struct statfs` (not in Swift's Glibc module) begins with `f_type`,
+        // a long on every 64-bit Linux; the buffer is larger than the struct.
+        let system = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 16)
+        defer { system.deallocate() }
+        guard moonFstatfs(fd, system) == 0 else { return true }
+        return !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: system.load(as: Int.self)))
+    }
 }
+
+@_silgen_name("fstatfs")
+private func moonFstatfs(_ fd: Int32, _ buffer: UnsafeMutableRawPointer) -> Int32
 
 /// Builds a digest from labelled parts, each length-prefixed so that no two
 /// different sequences of parts hash alike. Parts are gathered in a buffer

@@ -25,10 +25,14 @@ public enum FileWatcher {
     ///     from (polling looks on a queue of its own).
     ///   - poll: poll at this interval instead of using inotify.
     ///   - announce: called with each way of watching taken, and the error
-    ///     that made the watcher fall back to polling.
+    ///     that made the watcher fall back to polling; from then on no
+    ///     change below `roots` is missed.
+    ///   - leftover: the changes inotify had seen but not yet delivered
+    ///     when the signal is disposed, read on the loop as it closes.
     public static func changes(
         of roots: [WatchRoot], loop: EventLoop, poll: Duration? = nil,
-        announce: @escaping @Sendable (Method, WatchError?) -> Void
+        announce: @escaping @Sendable (Method, WatchError?) -> Void,
+        leftover: @escaping @Sendable (FileChanges) -> Void = { _ in }
     ) -> Signal<FileChanges> {
         Signal { observer, lifetime in
             let polling = SerialDisposable()
@@ -79,6 +83,9 @@ public enum FileWatcher {
                 lifetime.add {
                     loop.post {
                         guard open.withLock({ let was = $0; $0 = false; return was }) else { return }
+                        // A watcher that replaces this one was placed before this
+                        // runs; what this one saw before then would be lost with it.
+                        if let changes = try? watcher.readChanges() { leftover(changes) }
                         loop.cancel(watch)
                         watcher.close()
                     }

@@ -19,10 +19,13 @@ enum Console {
 
     /// From the start: moon notices a closed stdout or stderr from the
     /// failed write (`EPIPE`), never by being killed with SIGPIPE in the
-    /// middle of a run or of writing its state. (The spawner resets it in
-    /// every node.)
-    static func takeOverBrokenPipes() {
-        ProcessLauncher.ignoreSignal(SIGPIPE)
+    /// middle of a run or of writing its state; a file-size limit
+    /// (`ulimit -f`) fails a write with EFBIG instead of killing moon with
+    /// SIGXFSZ, so the store's and the cache's warnings say so. moon in the
+    /// background is not stopped by the terminal (SIGTTIN, SIGTTOU) while
+    /// its nodes run on. (The spawner resets all of them in every node.)
+    static func takeOverSignals() {
+        for signal in [SIGPIPE, SIGXFSZ, SIGTTIN, SIGTTOU] { ProcessLauncher.ignoreSignal(signal) }
     }
 
     /// `text` and a line break on stdout, each line sanitized.

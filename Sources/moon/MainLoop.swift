@@ -11,8 +11,12 @@ import MoonRun
 final class MainLoop {
     /// The signals that stop a run or a replay cleanly instead of killing
     /// moon: Ctrl-C, `kill`, a closed terminal and Ctrl-\ (which the Swift
-    /// runtime would answer with a crash report).
-    static let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    /// runtime would answer with a crash report), and every other signal
+    /// whose default is to end the process and that a user or a limit may
+    /// send (a CPU limit's SIGXCPU, a stray SIGUSR1): the summary and the
+    /// history are not lost to them.
+    static let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+                              SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR, SIGSTKFLT]
 
     let loop: EventLoop
     let scheduler: LoopScheduler

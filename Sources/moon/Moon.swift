@@ -89,7 +89,7 @@ struct Moon: ParsableCommand {
             Foundation.exit(1)
         }
         blockChildSignals()
-        Console.takeOverBrokenPipes()
+        Console.takeOverSignals()
         let code: Int32
         do {
             let arguments = NameCompletion.boundedRequest(Array(CommandLine.arguments.dropFirst()))

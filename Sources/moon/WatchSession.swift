@@ -68,6 +68,9 @@ final class WatchSession {
     private let watcher = SerialDisposable()
     private var watchedRoots: [WatchRoot] = []
     private var pipe: Observer<FileChanges>?
+    /// Sends the first run's trigger: called on the loop once the watcher
+    /// is in place, so no change after the first run read its inputs is missed.
+    private var watcherPlaced: (() -> Void)?
     /// When the last run started: files changed since may have been missed.
     private var runStartedAt: Date?
     /// The graph files the graph file includes, as last loaded.
@@ -98,6 +101,7 @@ final class WatchSession {
             status.redraw()
         }
         live.onEnded = { [unowned self] name, ok in
+            ProcessLauncher.shared.killOrphans { $0 == name }
             guard let index = plan.graph.index(of: name) else { return }
             if ok { succeeded.insert(index) } else { succeeded.remove(index) }
         }
@@ -117,9 +121,16 @@ final class WatchSession {
                 .filter { [unowned self] in self.matters($0) }
                 .debounce(setup.watch.debounce, on: scheduler, merge: { $0.union($1) })
                 .map { Trigger.changes($0) }
-            // The watcher starts before the first run, so a change during it
-            // is not missed.
-            subscription = triggers.merge(with: Signal.just(Trigger.initial))
+            // The first run starts once the watcher is in place (inotify's
+            // watches are placed on the loop, or the poller's first look is
+            // taken): an edit as that run ends, or during it, is then seen.
+            let first = Signal<Trigger> { observer, _ in
+                self.watcherPlaced = {
+                    observer.send(next: .initial)
+                    observer.sendCompleted()
+                }
+            }
+            subscription = triggers.merge(with: first)
                 .flatMap(.latest) { [unowned self] trigger in self.job(trigger) }
                 .start { _ in }
             restartWatcher(force: true)
@@ -164,9 +175,20 @@ final class WatchSession {
         watchedRoots = inputs.roots
         let status = self.status
         let pipe = self.pipe
-        watcher.inner = FileWatcher.changes(of: inputs.roots, loop: main.loop, poll: setup.watch.poll) { method, error in
+        let loop = main.loop
+        let placed = { [weak self] in
+            guard let self, let first = self.watcherPlaced else { return }
+            self.watcherPlaced = nil
+            first()
+        }
+        // The new watcher is placed before the old one closes (both on the
+        // loop, in order); what the old one saw until then is sent on too.
+        watcher.inner = FileWatcher.changes(of: inputs.roots, loop: loop, poll: setup.watch.poll, announce: { method, error in
             status.announce(method, because: error)
-        }.start { event in
+            loop.post(placed)
+        }, leftover: { changes in
+            pipe?.send(next: changes)
+        }).start { event in
             if case .next(let changes) = event { pipe?.send(next: changes) }
         }
         status.watching(files: inputs.fileCount())
@@ -277,6 +299,8 @@ final class WatchSession {
         preparing = true
         live.stop(restart) { [unowned self] in
             preparing = false
+            // What the stopped services left behind goes with them.
+            ProcessLauncher.shared.killOrphans { restart.contains($0) }
             if stopSignal != nil { return stopLiveAndFinish() }
             if let next = waiting {
                 // A newer change came meanwhile: one run covers both.
@@ -331,6 +355,11 @@ final class WatchSession {
             record(summary, state: state)
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
             live.add(runner.handedOver)
+            // The end of a run in watch mode is what moon's exit is to a
+            // plain run: what its nodes left behind is killed, except what
+            // the nodes still running (services) started.
+            let live = self.live!
+            ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
             finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
         }

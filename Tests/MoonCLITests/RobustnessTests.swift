@@ -129,6 +129,88 @@ import Testing
         #expect(checked >= 2)
     }
 
+    /// stdout that cannot be written but whose reader is there (a full
+    /// disk, `/dev/full`): the text is lost, nothing else. Every node runs
+    /// to its end, the history says the run succeeded, and moon exits 1
+    /// with one message on stderr. Only a reader that went away (EPIPE) stops a run.
+    static let fullStdoutGraph = """
+        version: 1
+        nodes:
+          slow: { run: "sleep 1; touch slow.done" }
+          fast: { run: "echo x; touch fast.done" }
+          after: { needs: [slow, fast], run: "echo after; touch after.done" }
+        """
+
+    static func expectEveryNodeRan(_ moon: Moon, _ result: Moon.Result, _ words: String) throws {
+        #expect(result.status == 1, "\(words): \(result.stderr)")
+        #expect(result.stderr.contains("cannot write to standard output"), "\(words): \(result.stderr)")
+        for marker in ["slow.done", "fast.done", "after.done"] {
+            #expect(FileManager.default.fileExists(atPath: moon.path(marker)), "\(words): \(marker) missing")
+            try? FileManager.default.removeItem(atPath: moon.path(marker))
+        }
+        let history = try moon.run(["history"]).stdout
+        let last = history.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(last.contains("ok") && last.contains("3 succeeded") && !last.contains("interrupted"), "\(words): \(history)")
+    }
+
+    @Test(arguments: ["run", "run --json", "run -v --output plain", "run --output tty"])
+    func aFullStdoutNeverStopsARun(_ words: String) throws {
+        let moon = try Moon(graph: Self.fullStdoutGraph)
+        let result = try shell("\"$MOON\" \(words) --force > /dev/full", in: moon)
+        try Self.expectEveryNodeRan(moon, result, words)
+    }
+
+    /// The same on a real full disk: a 64 KiB tmpfs (root, to mount it) filled before the run.
+    @Test(.enabled(if: getuid() == 0)) func stdoutOnAFullDiskNeverStopsARun() throws {
+        let moon = try Moon(graph: Self.fullStdoutGraph)
+        try FileManager.default.createDirectory(atPath: moon.path("small"), withIntermediateDirectories: true)
+        let mounted = try shell("mount -t tmpfs -o size=64k moon-test-tmpfs small", in: moon)
+        try #require(mounted.status == 0, "cannot mount a tmpfs: \(mounted.stderr)")
+        defer { _ = try? shell("umount small", in: moon) }
+        let result = try shell("head -c 1M /dev/zero > small/fill 2>/dev/null; \"$MOON\" run --json > small/log.jsonl", in: moon)
+        try Self.expectEveryNodeRan(moon, result, "run --json > small/log.jsonl")
+    }
+
+    /// Under a file-size limit (`ulimit -f`) moon's writes of its store or
+    /// cache fail with EFBIG instead of SIGXFSZ killing moon: the run ends
+    /// with its own exit code and a warning; a limit the store fits in
+    /// keeps the history. Nodes still get SIGXFSZ's default action.
+    @Test func aFileSizeLimitNeverKillsMoon() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            cache: { dir: .c }
+            nodes:
+              big: { sources: [in.txt], generates: [o.bin], run: "mv big.tmp o.bin; touch big.done" }
+              n: { run: "touch n.done" }
+            """)
+        try moon.write("in.txt", "in\n")
+        // A 16 KiB limit: too small even for the store.
+        let tiny = try shell("head -c 4M /dev/zero > big.tmp; ulimit -f 16; \"$MOON\" run", in: moon, bash: true)
+        #expect(tiny.status == 0, "\(tiny.stderr)")
+        #expect(tiny.stderr.contains("warning"), "\(tiny.stderr)")
+        #expect(FileManager.default.fileExists(atPath: moon.path("n.done")))
+        // A 1 MiB limit: the store fits, the 4 MiB output does not fit in the cache.
+        _ = try shell("rm -rf .moon .c o.bin; head -c 4M /dev/zero > big.tmp", in: moon)
+        let limited = try shell("ulimit -f 1024; \"$MOON\" run", in: moon, bash: true)
+        #expect(limited.status == 0, "\(limited.stderr)")
+        #expect(limited.stderr.contains("cannot store node 'big' in the cache") && limited.stderr.contains("too large"), "\(limited.stderr)")
+        let history = try moon.run(["history"]).stdout
+        #expect(history.contains("2 succeeded"), "\(history)")
+    }
+
+    @Test func aNodeStillGetsSIGXFSZ() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              w: { run: "ulimit -f 1; head -c 10000 /dev/zero > f; touch not-reached" }
+            """)
+        let result = try moon.run(["run", "--json"])
+        #expect(result.status == 1)
+        let error = result.events("error", node: "w").first?["error"] as? [String: Any]
+        #expect((error?["message"] as? String ?? "").contains("SIGXFSZ"), "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path("not-reached")))
+    }
+
     // MARK: Nothing left behind
 
     /// moon killed with SIGKILL (no code of moon runs): its nodes' process

@@ -63,4 +63,46 @@ import Testing
         #expect(again.events("skip").isEmpty)
         #expect(moon.read("out.txt") == "a\n")
     }
+    /// A source whose read would block or has no end, though it may say it
+    /// is a regular file (tracefs's `trace_pipe`, a FIFO whose writer never
+    /// writes, a procfs file), named by a pattern or by a depfile: `moon
+    /// run` and `moon status` finish at once; the file is not read (its
+    /// stat stands in). `/proc/kmsg` is left alone: reading it would take
+    /// the host's kernel log.
+    @Test func aSourceThatBlocksOnReadNeverHangs() throws {
+        let moon = try Moon()
+        var sources = ["fifo", "/proc/self/status"]
+        // A writer that never writes: the test holds the FIFO open (read-write, so the open does not wait).
+        try #require(mkfifo(moon.path("fifo"), 0o644) == 0)
+        let writer = open(moon.path("fifo"), O_RDWR | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        if getuid() == 0, try shell("mkdir tracing && mount -t tracefs nodev tracing", in: moon).status == 0 {
+            sources.append(moon.path("tracing/trace_pipe"))
+        } else {
+            print("aSourceThatBlocksOnReadNeverHangs: tracefs not tried (it needs root to mount)")
+        }
+        defer { _ = try? shell("umount tracing 2>/dev/null", in: moon) }
+        for source in sources {
+            for how in ["pattern", "depfile"] {
+                try moon.write("moon.yaml", how == "pattern" ? """
+                    version: 1
+                    nodes:
+                      a: { sources: ["\(source)"], run: "echo ran" }
+                    """ : """
+                    version: 1
+                    nodes:
+                      a: { sources: [in.txt], depfile: a.d, run: "printf 'out: in.txt \(source)\\n' > a.d" }
+                    """)
+                try moon.write("in.txt", "in\n")
+                _ = try shell("rm -rf .moon", in: moon)
+                for words in ["run", "status", "run"] {
+                    let began = Date()
+                    let result = try shell("timeout -k 2 20 \"$MOON\" \(words)", in: moon)
+                    #expect(result.status == 0, "\(how) \(source): moon \(words): \(result.status) \(result.stderr)")
+                    #expect(Date().timeIntervalSince(began) < 15, "\(how) \(source): moon \(words)")
+                }
+            }
+        }
+    }
 }

@@ -489,6 +489,128 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
+    /// `a → c ← b`, each node's output generated from its source.
+    static let race = """
+        version: 1
+        nodes:
+          a: { sources: [a.txt], generates: [a.out], run: "cp a.txt a.out" }
+          b: { sources: [b.txt], generates: [b.out], run: "cp b.txt b.out" }
+          c: { needs: [a, b], sources: [a.out, b.out, "src/**"], generates: [c.out], run: "cat a.out b.out > c.out" }
+        """
+
+    /// Starts watch mode `iterations` times on an up-to-date graph, runs
+    /// `edit` (sh, `$i` the iteration) the moment the first run's
+    /// `graph-complete` is read from a pipe, and says per iteration how
+    /// many runs ended within 30 s (2 when the edit was seen) and whether
+    /// node `node` started in the second.
+    static func editAsTheRunEnds(_ moon: Moon, edit: String, node: String = "a", iterations: Int = 5) throws -> [String] {
+        let script = """
+            set -u
+            mkfifo events
+            for i in $(seq \(iterations)); do
+              "$MOON" run --watch --json > events 2>> watch-err.txt & pid=$!
+              exec 3< events
+              runs=0; started=0
+              while IFS= read -r -t 30 line <&3; do
+                case "$line" in
+                  *'"graph-complete"'*) runs=$((runs + 1)); [ $runs = 1 ] || break; \(edit) ;;
+                  *'"event":"start","node":"\(node)"'*) [ $runs = 1 ] && started=1 ;;
+                esac
+              done
+              kill -INT $pid; cat <&3 > /dev/null; wait $pid; exec 3<&-
+              echo "runs=$runs started=$started"
+            done
+            """
+        let result = try shell(script, in: moon, bash: true, limit: 300)
+        #expect(result.status == 0, "\(result.stderr) \(moon.read("watch-err.txt") ?? "")")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    static func raceProject() throws -> Moon {
+        let moon = try Moon(graph: race)
+        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.write("a.txt", "a0\n")
+        try moon.write("b.txt", "b0\n")
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        return moon
+    }
+
+    @Test("an edit written the moment a run ends is never lost: 5 watches, each reruns")
+    func editAsTheRunEndsReruns() throws {
+        let moon = try Self.raceProject()
+        let lines = try Self.editAsTheRunEnds(moon, edit: "echo a$i > a.txt")
+        #expect(lines == Array(repeating: "runs=2 started=1", count: 5))
+    }
+
+    @Test("a file created in a watched directory the moment a run ends reruns its node")
+    func fileCreatedAsTheRunEnds() throws {
+        let moon = try Self.raceProject()
+        let lines = try Self.editAsTheRunEnds(moon, edit: "echo n > src/new$i.txt", node: "c", iterations: 3)
+        #expect(lines == Array(repeating: "runs=2 started=1", count: 3))
+    }
+
+    @Test("an edit during the run's last node, and one after a node's fingerprint before its end, rerun the node")
+    func editDuringTheRun() throws {
+        // c, the last node, edits a's source once; a edits its own source
+        // once after moon fingerprinted it.
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { sources: [a.txt], generates: [a.out], run: "cp a.txt a.out; if [ -e own ]; then rm own; echo a2 > a.txt; fi" }
+              b: { sources: [b.txt], generates: [b.out], run: "cp b.txt b.out" }
+              c: { needs: [a, b], sources: [a.out, b.out], generates: [c.out], run: "cat a.out b.out > c.out; if [ -e last ]; then rm last; echo a3 > a.txt; fi" }
+            """)
+        try moon.write("a.txt", "a0\n")
+        try moon.write("b.txt", "b0\n")
+        try moon.write("last", "")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(eventually(30) { moon.read("c.out") == "a3\nb0\n" }, "\(watch.events)")
+        try moon.write("own", "")
+        try moon.write("a.txt", "a4\n")
+        #expect(eventually(30) { moon.read("a.out") == "a2\n" && moon.read("c.out") == "a2\nb0\n" }, "\(watch.events)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    /// Live processes whose command line is `sleep SECONDS`.
+    static func sleeps(_ seconds: String) -> Int {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.compactMap { Int32($0) }.filter { pid in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return line == Data("sleep\0\(seconds)\0".utf8) && isAlive(pid)
+        }.count
+    }
+
+    @Test("what nodes leave behind (setsid, a double fork) is killed at each run's end, a service's when it restarts; a running service's is kept")
+    func leftoversAreKilledAtEachRunsEnd() throws {
+        // Durations no other test's sleeps have.
+        let token = String(Int.random(in: 100_000...999_999))
+        let (job, daemon, served, service, kept, other) = ("1\(token)", "2\(token)", "3\(token)", "4\(token)", "5\(token)", "6\(token)")
+        let moon = try Self.project("""
+            version: 1
+            nodes:
+              job: { sources: ["src/**"], run: "setsid -f sleep \(job); (sh -c 'sleep \(daemon) &' &); echo done" }
+              serve: { service: true, sources: [src/s.txt], run: "setsid -f sleep \(served); exec sleep \(service)" }
+              other: { service: true, run: "setsid -f sleep \(kept); exec sleep \(other)" }
+            """)
+        try moon.write("src/s.txt", "s0\n")
+        let watch = try Self.start(moon)
+        #expect(watch.waitForRuns(1), "\(watch.stderr)")
+        #expect(eventually(20) { Self.sleeps(job) == 0 && Self.sleeps(daemon) == 0 }, "after the first run")
+        #expect(eventually(20) { Self.sleeps(served) == 1 && Self.sleeps(kept) == 1 })
+        for rerun in 1...3 {
+            // Odd reruns: only the job; even: the service restarts too.
+            try moon.write(rerun % 2 == 1 ? "src/a.txt" : "src/s.txt", "\(rerun)\n")
+            #expect(watch.waitForRuns(1 + rerun), "\(watch.stderr)")
+            #expect(eventually(20) { Self.sleeps(job) == 0 && Self.sleeps(daemon) == 0 }, "rerun \(rerun): \(Self.sleeps(job)) \(Self.sleeps(daemon))")
+            #expect(eventually(20) { Self.sleeps(served) == 1 }, "rerun \(rerun): the service's leftovers: \(Self.sleeps(served))")
+            #expect(Self.sleeps(kept) == 1 && Self.sleeps(other) == 1, "rerun \(rerun): a service still running keeps its own")
+        }
+        #expect(watch.count("start", node: "serve") >= 2, "the service restarted")
+        #expect(try watch.interrupt().status == 130)
+        #expect(eventually(20) { [job, daemon, served, service, kept, other].allSatisfy { Self.sleeps($0) == 0 } })
+    }
+
     @Test("Ctrl-C while idle ends at once with 130; nothing is left running")
     func ctrlCWhileIdle() throws {
         let moon = try Self.project()
