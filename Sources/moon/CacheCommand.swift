@@ -45,7 +45,7 @@ struct CacheDirectoryOption: ParsableArguments {
     /// The graph file, read only when neither the option nor the environment names a directory.
     private func graph() throws -> Graph? {
         guard cacheDirectory?.isEmpty != false, Terminal.variable("MOON_CACHE_DIR")?.isEmpty != false else { return nil }
-        guard let path = file ?? GraphFileLocator.discovered() else { return nil }
+        guard let path = try file ?? GraphFileLocator.discovered() else { return nil }
         return try GraphFile.load(path).graph
     }
 }

@@ -36,16 +36,19 @@ struct GraphFile {
     /// read is a `CLIError`.
     static func parse(_ path: String, overrides: [String: String] = [:]) throws -> Parsed {
         let source = try read(path)
+        // A graph moon found by searching reads only includes and dotenv files that pass the same rule as itself.
+        let discovered = GraphFileLocator.wasDiscovered(path)
         var result: GraphLoadResult
         do {
             let root = try YAMLLoader.load(source)
-            result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source, files: files)
+            result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source,
+                                        files: discovered ? discoveredFiles : files)
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
         if var graph = result.graph {
             // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
-            result.diagnostics += graph.loadDotenv(reading: readDotenv)
+            result.diagnostics += graph.loadDotenv(reading: discovered ? readDiscoveredDotenv : readDotenv)
             result.graph = graph
         }
         return Parsed(source: source, result: result)
@@ -69,6 +72,25 @@ struct GraphFile {
             let scan = SourceScanner(root: directory).scan(matching: [pattern] + exclude.map { "!" + $0 })
             return GraphFileAccess.GlobMatches(files: scan.files.map(\.path), unnamable: scan.unnamable)
         })
+
+    /// `files` for a graph moon found by searching: an include that another
+    /// user owns or can change is refused (`DiscoveryTrust`).
+    static let discoveredFiles = GraphFileAccess(
+        read: { path in
+            if let problem = DiscoveryTrust.problem(path) { return .failure(.init(untrusted(problem))) }
+            return files.read(path)
+        },
+        glob: files.glob)
+
+    private static func untrusted(_ problem: String) -> String {
+        "\(problem); moon found the graph file by searching, so it reads only files that you (or root) own and no other "
+            + "user can change (name the graph file on the command line to read it on purpose)"
+    }
+
+    private static func readDiscoveredDotenv(_ path: String) -> Result<[UInt8], DotenvReadFailure> {
+        if let problem = DiscoveryTrust.problem(path) { return .failure(DotenvReadFailure(reason: untrusted(problem))) }
+        return readDotenv(path)
+    }
 
     /// A `dotenv:` file, by `InputFile`'s rules; a binary one is refused here.
     private static func readDotenv(_ path: String) -> Result<[UInt8], DotenvReadFailure> {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonCommand
 import MoonGraph
 
 /// Finds the graph file on the command line, one rule for every command
@@ -21,24 +22,24 @@ enum GraphFileLocator {
     static let defaultNames = ["moon.yaml", "moon.yml"]
 
     /// Whether `argument`, first on the command line, is the graph file.
-    static func isFileArgument(_ argument: String) -> Bool {
+    static func isFileArgument(_ argument: String) throws -> Bool {
         // An instance of a for-each over paths has its `/`s inside brackets (`obj[src/lapi.c]`).
         let beforeBrackets = argument.prefix { $0 != "[" }
         if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || beforeBrackets.contains("/") { return true }
-        if discovered() != nil { return false }
+        if try discovered() != nil { return false }
         return isFile(argument)
     }
 
     /// Splits `[FILE] [NODE...]` into the file path and the node names.
     static func split(_ arguments: [String]) throws -> (file: String, rest: [String]) {
-        if let first = arguments.first, isFileArgument(first) {
+        if let first = arguments.first, try isFileArgument(first) {
             return (first, Array(arguments.dropFirst()))
         }
         return (try defaultFile(), arguments)
     }
 
     static func defaultFile() throws -> String {
-        if let path = discovered() { return path }
+        if let path = try discovered() { return path }
         throw CLIError("no graph file given and no moon.yaml or moon.yml in \(FileManager.default.currentDirectoryPath) or a directory above it",
                        help: "pass a file (`moon run path/to/graph.yaml`) or create moon.yaml here")
     }
@@ -47,20 +48,40 @@ enum GraphFileLocator {
     /// directory (`moon.yaml`, `../../moon.yml`), so node directories, the
     /// state store and messages stay relative to the file as for any FILE
     /// given. The search stops below a directory owned by another user (as
-    /// go-task's does): a moon.yaml left in a shared directory such as /tmp
-    /// is never run by someone working beneath it.
-    static func discovered() -> String? {
+    /// go-task's does) or writable by others (sticky or not, as /tmp): a
+    /// moon.yaml left in a shared directory is never run by someone working
+    /// beneath it. A file found that another user owns or can change is an
+    /// error that says how to read it on purpose (`DiscoveryTrust`).
+    static func discovered() throws(CLIError) -> String? {
         var directory = FileManager.default.currentDirectoryPath
-        let user = getuid()
+        let user = geteuid()
         var up = ""
         while true {
-            if let name = defaultNames.first(where: { FileManager.default.fileExists(atPath: up + $0) }) { return up + name }
+            if let name = defaultNames.first(where: { FileManager.default.fileExists(atPath: up + $0) }) {
+                let path = up + name
+                if let problem = DiscoveryTrust.problem(path) {
+                    throw CLIError("moon found \(path) by searching upward and does not read it: \(problem)",
+                                   help: "moon reads a graph file it finds only when you (or root) own it and no other user can change "
+                                       + "it or its directory; to read this one on purpose, name it: moon run \(path) (or moon check \(path))")
+                }
+                discoveredPaths.withLock { $0.insert(path) }
+                return path
+            }
             guard directory != "/", let slash = directory.lastIndex(of: "/") else { return nil }
             directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
             var info = stat()
-            guard stat(directory, &info) == 0, info.st_uid == user else { return nil }
+            guard stat(directory, &info) == 0, info.st_uid == user, !DiscoveryTrust.writableByOthers(info) else { return nil }
             up += "../"
         }
+    }
+
+    /// The graph files `discovered()` returned: their includes and dotenv
+    /// files are read only when they pass `DiscoveryTrust` too.
+    private static let discoveredPaths = Locked<Set<String>>([])
+
+    /// Whether `path` is a graph file moon found by searching, not one named on the command line.
+    static func wasDiscovered(_ path: String) -> Bool {
+        discoveredPaths.withLock { $0.contains(path) }
     }
 
     private static func isFile(_ path: String) -> Bool {
@@ -74,7 +95,7 @@ enum GraphFileLocator {
     static func nodeHint(forInvalidFile path: String) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
-              let defaultFile = discovered(), defaultFile != path,
+              let defaultFile = (try? discovered()) ?? nil, defaultFile != path,
               let parsed = try? GraphFile.parse(defaultFile),
               parsed.result.graph?.nodes.contains(where: { $0.name == name }) == true else { return nil }
         return "help: \(defaultFile) here has a node '\(name)'; to select it, give its name without a path: "

@@ -67,7 +67,7 @@ struct Moon: ParsableCommand {
 
     /// Plain `moon` (no subcommand): the default nodes run, else the list.
     func run() throws {
-        guard let path = GraphFileLocator.discovered() else {
+        guard let path = try GraphFileLocator.discovered() else {
             Console.write(Moon.helpMessage() + "\n")
             return
         }

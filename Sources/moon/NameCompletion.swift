@@ -19,8 +19,14 @@ enum NameCompletion {
         let prefix = unquoted(prefix)
         // The graph named on the command line, else the one moon would find.
         let named = before.dropFirst(2).first { !$0.hasPrefix("-") && ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) }
-        guard let path = named ?? GraphFileLocator.discovered(),
+        // A discovered graph that fails the trust rule (`DiscoveryTrust`) offers nothing: TAB never reads another user's file.
+        guard let path = named ?? (try? GraphFileLocator.discovered()) ?? nil,
               let parsed = try? GraphFile.parse(path), !parsed.result.hasErrors, let graph = parsed.result.graph else { return [] }
+        return shown(candidates(graph, before: before, prefix: prefix), to: CompletionShell.requesting)
+    }
+
+    /// The words of `graph` that may follow `before` and start with `prefix`.
+    private static func candidates(_ graph: Graph, before: [String], prefix: String) -> [String] {
         // After a node (not after its `=` words), its parameters.
         let node = before.dropFirst(2).last(where: { !$0.contains("=") && !$0.hasPrefix("-") })
             .flatMap { graph.targets(named: $0)?.first }.map { graph.nodes[$0] }
@@ -32,6 +38,16 @@ enum NameCompletion {
         var candidates = names(in: graph)
         if let node { candidates += node.params.map { $0.name + "=" } }
         return candidates.filter { $0.hasPrefix(prefix) }
+    }
+
+    /// The candidates as `shell` reads moon's answer, one per line: a name
+    /// with a control character (a line break would make two candidates, a
+    /// tab a description) is left out, and zsh's `_describe` reads `:` as
+    /// the start of a description unless it is escaped.
+    static func shown(_ candidates: [String], to shell: CompletionShell?) -> [String] {
+        let printable = candidates.filter { !$0.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } }
+        guard shell == .zsh else { return printable }
+        return printable.map { $0.replacing("\\", with: "\\\\").replacing(":", with: "\\:") }
     }
 
     /// What `moon list --names` prints: every name the command line can
@@ -85,8 +101,15 @@ enum NameCompletion {
     /// has no `commandline -tC` (the cursor's place in the current token),
     /// so the script asks for the length of the token's text before the
     /// cursor instead, which is that place in every version.
+    ///
+    /// bash's script passes moon's answer to `compgen -W`, which expands
+    /// `$(…)`, backticks and variables in its words: a name from the graph
+    /// (a list item, a file name a glob matched, a parameter's default) would
+    /// run as code on TAB. moon's own function fills `COMPREPLY` instead,
+    /// each line one word, quoted for the command line, never evaluated.
     static func script(for shell: CompletionShell) -> String {
         let script = Moon.completionScript(for: shell)
+        if shell == .bash { return dataOnlyBash(script) }
         guard shell == .fish else { return script }
         return script.replacing("(__moon_tokens -tC)", with: "(__moon_cursor_in_token)") + """
 
@@ -96,6 +119,41 @@ enum NameCompletion {
             end
 
             """
+    }
+
+    /// argument-parser's bash script with each `__moon_add_completions -W
+    /// "$(__moon_custom_complete ARGS)"` (moon's candidates as a word list)
+    /// replaced by `__moon_add_custom_completions ARGS`.
+    static func dataOnlyBash(_ script: String) -> String {
+        let call = "__moon_add_completions -W \"$(__moon_custom_complete "
+        let lines = script.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard let start = line.range(of: call), line.hasSuffix(")\"") else { return String(line) }
+            return line[..<start.lowerBound] + "__moon_add_custom_completions " + line[start.upperBound...].dropLast(2)
+        }
+        return lines.joined(separator: "\n") + #"""
+
+            # moon's names are data: each line moon prints is one candidate, never a word
+            # list for `compgen -W` (which expands `$(…)` and backticks). Each is quoted here
+            # for the place it is inserted (`printf %q`, or inside the '…' or "…" the user
+            # opened, which readline closes), and readline inserts it as it is (no `-o
+            # filenames`, whose quoting leaves `$` and `)` as they are). moon keeps only the
+            # names that start with the word typed, its quotes read as the shell reads them.
+            __moon_add_custom_completions() {
+                local completion quote="${COMP_WORDS[COMP_CWORD]:0:1}"
+                compopt +o filenames 2>/dev/null
+                while IFS='' read -r completion; do
+                    [[ -n "${completion}" ]] || continue
+                    case "${quote}" in
+                    "'") completion="${completion//\'/\'\\\'\'}" ;;
+                    '"') completion="${completion//\\/\\\\}"; completion="${completion//\$/\\\$}"
+                         completion="${completion//\`/\\\`}"; completion="${completion//\"/\\\"}" ;;
+                    *) printf -v completion %q "${completion}" ;;
+                    esac
+                    COMPREPLY+=("${completion}")
+                done < <(__moon_custom_complete "${@}")
+            }
+
+            """#
     }
 
     /// The shell `--generate-completion-script` asks for, when `arguments`

@@ -84,9 +84,11 @@ import Testing
         #expect(below.status == 2, "\(below.stdout)")
         #expect(below.stderr.contains("no moon.yaml or moon.yml"), "\(below.stderr)")
         #expect(moon.read("ran-here") == nil)
-        // In that directory itself, its file is read as always.
+        // In that directory itself, its file is found but not read: its owner could change it (DiscoveryTrustTests).
         try moon.write("sub/moon.yaml", "version: 1\nnodes:\n  x: { run: \"echo theirs\" }\n")
-        #expect(try moon.run(["run"], in: "sub").stdout.contains("theirs"))
+        let inside = try moon.run(["run"], in: "sub")
+        #expect(inside.status == 2 && inside.stderr.contains("its directory . is owned by nobody"), "\(inside.stderr)")
+        #expect(try moon.run(["run", "moon.yaml"], in: "sub").stdout.contains("theirs"))
     }
 
     @Test func withoutAGraphAnywhereTheErrorSaysWhereItLooked() throws {

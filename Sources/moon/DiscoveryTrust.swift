@@ -1,0 +1,64 @@
+import Foundation
+
+/// Whether moon may read a file it found by itself rather than one the
+/// user named: the graph file found by searching upward, and the includes
+/// and dotenv files that graph names. git's `safe.directory` reasoning: a
+/// file another user can write (or owns) is that user's code, and TAB or a
+/// plain `moon` must not run it as whoever happens to work beneath it. A file
+/// named on the command line is read whoever owns it: naming it is the
+/// user's decision.
+enum DiscoveryTrust {
+    /// Why `path` may not be read as part of a discovered graph, or nil:
+    /// it is owned by neither the user running moon nor root, or users
+    /// other than its owner can write it or its directory (group or other
+    /// write, sticky or not). A file that does not exist is nil here: the
+    /// reader says it is missing.
+    static func problem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let user = geteuid()
+        if info.st_uid != user && info.st_uid != 0 {
+            return "\(path) is owned by \(owner(info.st_uid)), not by \(owner(user))"
+        }
+        if writableByOthers(info) {
+            return "\(path) can be written by users other than its owner (mode \(mode(info)))"
+        }
+        // The directory the path names, and the one the file really is in (through links).
+        var directories = [directory(of: path)]
+        if let real = realpath(path, nil) {
+            directories.append(directory(of: String(cString: real)))
+            free(real)
+        }
+        for directory in directories {
+            var dir = stat()
+            guard stat(directory, &dir) == 0 else { continue }
+            if dir.st_uid != user && dir.st_uid != 0 {
+                return "its directory \(directory) is owned by \(owner(dir.st_uid)), not by \(owner(user))"
+            }
+            if writableByOthers(dir) {
+                return "its directory \(directory) can be written by users other than its owner (mode \(mode(dir)))"
+            }
+        }
+        return nil
+    }
+
+    /// Group or other write: anyone but the owner may change it.
+    static func writableByOthers(_ info: stat) -> Bool {
+        info.st_mode & (S_IWGRP | S_IWOTH) != 0
+    }
+
+    /// `name (uid N)`, or `uid N` for a user with no name.
+    static func owner(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+        return "\(String(cString: name)) (uid \(uid))"
+    }
+
+    private static func mode(_ info: stat) -> String {
+        "0" + String(info.st_mode & 0o7777, radix: 8)
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
