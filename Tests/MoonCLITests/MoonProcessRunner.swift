@@ -83,7 +83,7 @@ final class Moon {
         return try Running(launching: process, out: out, err: err)
     }
 
-    struct Running {
+    final class Running {
         let process: Process
         let out: URL
         let err: URL
@@ -104,16 +104,46 @@ final class Moon {
 
         var pid: Int32 { process.processIdentifier }
 
+        /// The status read by `reapIfForgotten`, when Foundation never saw the exit.
+        private var ownStatus: Int32?
+
         /// Whether the process exited within `limit` seconds. The handler
         /// wakes the wait at once; Foundation may run it late on a loaded
         /// machine, so the process's own state is looked at between slices.
+        /// A child that stays a zombie for a second without Foundation
+        /// noticing (its SIGCHLD lost to a thread that blocks it, in a test
+        /// process that also runs the launcher's own tests) is reaped here.
         private func waitForExit(_ limit: TimeInterval) -> Bool {
             let deadline = Date().addingTimeInterval(limit)
+            var zombieSince: Date?
             while Date() < deadline {
                 if exited.wait(timeout: .now() + 0.05) == .success { return true }
                 if !process.isRunning { return true }
+                if Self.isZombie(pid) {
+                    let since = zombieSince ?? Date()
+                    zombieSince = since
+                    if Date().timeIntervalSince(since) > 1, reapIfForgotten() { return true }
+                } else {
+                    zombieSince = nil
+                }
             }
-            return !process.isRunning
+            return !process.isRunning || reapIfForgotten()
+        }
+
+        /// Reaps the child itself; true when it did.
+        private func reapIfForgotten() -> Bool {
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+            // As Foundation reports it: the exit code, or the signal's number.
+            ownStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+            return true
+        }
+
+        /// Whether `/proc/PID/stat` says the process is a zombie.
+        private static func isZombie(_ pid: Int32) -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[close...].dropFirst(2).first == "Z"
         }
 
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
@@ -124,16 +154,16 @@ final class Moon {
             if !waitForExit(limit) {
                 Issue.record("moon did not finish within \(limit)s")
                 process.terminate()
-                if exited.wait(timeout: .now() + 10) == .timedOut {
+                if !waitForExit(10) {
                     kill(process.processIdentifier, SIGKILL)
-                    exited.wait()
+                    _ = waitForExit(3600)
                 }
             }
             exited.signal()  // a second wait returns at once
-            process.waitUntilExit()
+            if ownStatus == nil { process.waitUntilExit() }
             let stdout = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
             let stderr = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-            return Result(stdout: stdout, stderr: stderr, status: process.terminationStatus)
+            return Result(stdout: stdout, stderr: stderr, status: ownStatus ?? process.terminationStatus)
         }
     }
 }
