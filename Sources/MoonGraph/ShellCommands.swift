@@ -63,7 +63,7 @@ enum ShellCommands {
         guard let name = candidates.first(where: { evaluatingArguments[base($0)] != nil }), let why = evaluatingArguments[base(name)] else {
             return nil
         }
-        return "\(why), so a value among its arguments would be code; \(envHint) inside single quotes (\(name) … 'echo \"$NAME\"')"
+        return "\(why), so a value among its arguments would be code; \(envHint) inside single quotes, where the command expands it (compgen -W '$NAME', flock L -c 'echo \"$NAME\"')"
     }
 
     /// Commands that run the command their arguments name.
@@ -110,8 +110,7 @@ enum ShellCommands {
     /// what the pipeline prints) is put into a shell's script.
     static func replacesIntoScript(_ words: [String]) -> Bool {
         guard commandName(words) == "xargs" else { return false }
-        let replaces = words.contains { $0.hasPrefix("-I") || $0 == "-i" || $0.hasPrefix("-i") && $0.count > 2 && !$0.hasPrefix("--") || $0.hasPrefix("--replace") }
-        guard replaces else { return false }
+        guard words.contains(where: { $0.hasPrefix("-I") || $0.hasPrefix("-i") || $0.hasPrefix("--replace") }) else { return false }
         for k in words.indices.dropFirst() where runsAsCode(Array(words[...k])) != nil { return true }
         return false
     }

@@ -58,13 +58,16 @@ import Testing
         #expect(error(result, "args")?.contains("limit") == true, "\(error(result, "args") ?? result.stderr)")
         #expect(Date().timeIntervalSince(started) < 20)
 
-        let running = try moon.start(["run", "args", "t", "-k", "--json", "--"] + (1...100_000).map(String.init))
+        // (`-- ARGS` go to the last node named.)
+        let running = try moon.start(["run", "t", "args", "-k", "--json", "--"] + (1...100_000).map(String.init))
         usleep(1_500_000)
         running.signal(SIGINT)
         let sent = Date()
         let interrupted = try running.wait(limit: 30)
         #expect(Date().timeIntervalSince(sent) < 10)
         #expect(interrupted.status == 130, "\(interrupted.stderr)")
+        #expect(error(interrupted, "args")?.contains("limit") == true, "\(interrupted.stdout)")
+        #expect(stdout(interrupted, "t").first == "tick 1", "\(interrupted.stdout)")
         #expect(!interrupted.stdout.contains("canceled because another node failed"), "\(interrupted.stdout)")
     }
 
