@@ -141,18 +141,18 @@ import Testing
         #expect(second.stdout.contains("gen skipped (up-to-date)"), "\(second.stdout)\(second.stderr)")
     }
 
-    /// Watch mode: an edit of such a file (directly in a watched
-    /// directory, or inside a directory whose own name is not UTF-8) reruns
-    /// the node, whose output then holds the edit.
-    @Test(arguments: [unnamable[0], unnamable[4]])
-    func watchModeSeesAnEditOfAFileWhoseNameIsNotUTF8(file: (written: String, shown: String)) throws {
+    /// Watch mode, with inotify and polling: an edit of such a file
+    /// (directly in a watched directory, or inside a directory whose own
+    /// name is not UTF-8) reruns the node, whose output then holds the edit.
+    @Test(arguments: [(unnamable[0], []), (unnamable[4], []), (unnamable[0], ["--watch-poll", "200ms"]), (unnamable[4], ["--watch-poll", "200ms"])])
+    func watchModeSeesAnEditOfAFileWhoseNameIsNotUTF8(file: (written: String, shown: String), options: [String]) throws {
         let moon = try Self.project("""
             version: 1
             nodes:
               cat: { sources: ["src/**"], generates: [out.txt], run: "find src -type f | sort | xargs cat > out.txt" }
             """, file.written)
         defer { Self.clean(moon) }
-        let watch = try WatchTests.start(moon)
+        let watch = try WatchTests.start(moon, options)
         #expect(watch.waitForRuns(1), "\(watch.stderr)")
         #expect(watch.stderr.contains(file.shown), "\(watch.stderr)")
         try Self.edit(moon, file.written, "v2")
