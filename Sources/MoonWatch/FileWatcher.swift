@@ -68,7 +68,10 @@ public enum FileWatcher {
                 let open = Locked(true)
                 let watch = EventLoop.Watch(fd: watcher.fd) { _ in
                     do {
-                        if let changes = try watcher.readChanges() { observer.send(next: changes) }
+                        if let changes = try watcher.readChanges() {
+                            // Read after a dispose that has not closed it yet: still not to be lost.
+                            if lifetime.isDisposed { leftover(changes) } else { observer.send(next: changes) }
+                        }
                         return true
                     } catch {
                         // A new directory could not be watched: poll everything

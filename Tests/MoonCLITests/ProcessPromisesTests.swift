@@ -137,6 +137,34 @@ import Testing
         #expect(survivors(of: moon).isEmpty)
     }
 
+    /// The other signals whose default would end moon stop the run as
+    /// SIGTERM does: the node is cancelled, the history records the run,
+    /// moon exits 128 + the signal. SIGTTIN and SIGTTOU (a terminal's
+    /// answer to a background moon) neither stop nor end it.
+    @Test(arguments: [SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR, SIGSTKFLT, SIGTTOU])
+    func otherTerminatingSignalsStopTheRunCleanly(signal: Int32) throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { run: 'echo started; if [ -e short ]; then sleep 1; else sleep 300; fi' }
+            """)
+        if signal == SIGTTOU { try moon.write("short", "") }
+        let running = try moon.start(["run", "--json"])
+        #expect(eventually(30) { moon.read(running.out.lastPathComponent)?.contains(#""text":"started""#) == true })
+        running.signal(signal)
+        if signal == SIGTTOU { running.signal(SIGTTIN) }
+        let result = try running.wait(limit: 30)
+        if signal == SIGTTOU {
+            #expect(result.status == 0, "\(result.stderr)")
+            return
+        }
+        #expect(result.status == 128 + signal, "\(result.stderr)")
+        let error = result.events("error", node: "a").first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "canceled")
+        #expect(try moon.run(["history"]).stdout.contains("interrupted"))
+        #expect(survivors(of: moon).isEmpty)
+    }
+
     /// Ctrl-Z (SIGTSTP) stops the nodes with moon, and `fg` (SIGCONT)
     /// continues them: a node counting in a file stops counting.
     @Test func ctrlZStopsTheNodesAndFgResumesThem() throws {

@@ -83,6 +83,34 @@ struct FileWatcherTests {
         #expect(seen.wait(for: root + "/src/new/deeper/e.c"))
     }
 
+    @Test("a change seen but not delivered when the watcher is disposed goes to leftover, never lost")
+    func undeliveredChangesAreLeftOver() throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let loop = try EventLoop()
+        loop.start()
+        let seen = Seen()
+        let left = Seen()
+        let subscription = FileWatcher.changes(of: [WatchRoot(path: root, recursive: true)], loop: loop, announce: { method, _ in
+            seen.lock.withLock { seen.methods.append(method) }
+        }, leftover: { changes in
+            left.lock.withLock { left.paths.formUnion(changes.paths) }
+        }).observe(next: { changes in
+            seen.lock.withLock { seen.paths.formUnion(changes.paths) }
+        })
+        #expect(seen.waitForMethod() != nil)
+        // The loop is held while the change happens and the watcher is disposed.
+        let hold = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        loop.post { held.signal(); hold.wait() }
+        held.wait()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/src/late.txt"))
+        subscription.dispose()
+        hold.signal()
+        #expect(left.wait(for: root + "/src/late.txt", seconds: 10))
+        #expect(seen.lock.withLock { seen.paths.isEmpty })
+    }
+
     @Test("moon's state and version control are not watched")
     func skipsStateDirectories() throws {
         let root = try Self.directory()
