@@ -115,7 +115,8 @@ public final class RemoteCache: @unchecked Sendable {
         var received: Int64 = 0
         let found: Bool
         do {
-            found = try send("GET", "cas/" + hash, limit: size ?? .max, expected: size) { chunk in
+            let tooLong = size.map { "its blob \(hash) is longer than the \($0) bytes its entry says" }
+            found = try send("GET", "cas/" + hash, limit: size ?? .max, expected: size, tooLong: tooLong) { chunk in
                 received += Int64(chunk.count)
                 hasher.update(bufferPointer: chunk)
                 try Self.write(chunk, to: fd, temp)
@@ -148,7 +149,8 @@ public final class RemoteCache: @unchecked Sendable {
     /// A GET whose 200 answer's body goes to `receive`: true for 200, false
     /// for a miss or when the remote is off (a server failure turns it off).
     /// Errors of `receive` (a local file) are thrown.
-    private func send(_ method: String, _ path: String, limit: Int64, expected: Int64? = nil,
+    /// `tooLong`: what to say of an answer longer than `limit`.
+    private func send(_ method: String, _ path: String, limit: Int64, expected: Int64? = nil, tooLong: String? = nil,
                       receive: @escaping (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard !isOff else { return false }
         do {
@@ -161,6 +163,9 @@ public final class RemoteCache: @unchecked Sendable {
                 turnOff("it answered \(status) to \(method)")
                 return false
             }
+        } catch HTTPClient.Failure.refused(let why) {
+            turnOff(tooLong ?? why)
+            return false
         } catch let failure as HTTPClient.Failure {
             turnOff("\(failure)")
             return false

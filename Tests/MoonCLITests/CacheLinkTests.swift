@@ -244,3 +244,35 @@ import Testing
         #expect(try shell("ls -A outdir | od -c", in: moon).stdout == before)
     }
 }
+
+/// The same poisoning from a remote cache (a real nginx): a fresh checkout
+/// with an empty local cache restores nothing outside its graph's directory.
+@Suite(.enabled(if: Nginx.binary != nil, "nginx is not installed (make test-deps)"))
+struct RemoteCacheLinkTests {
+    @Test func aPoisonedRemoteEntryNeverMakesARestoreWriteOutside() throws {
+        let server = try Nginx()
+        let first = try Moon(graph: CacheLinkTests.twoEntries)
+        try first.write("in.txt", "in\n")
+        #expect(try first.run(["run", "--remote-cache", server.url]).status == 0)
+        let second = try Moon()
+        for directory in ["repo", "victim"] {
+            try FileManager.default.createDirectory(atPath: second.path(directory), withIntermediateDirectories: true)
+        }
+        try second.write("repo/moon.yaml", CacheLinkTests.twoEntries)
+        try second.write("repo/in.txt", "in\n")
+        let store = server.directory.path("data/cache")
+        let script = """
+            A=$(grep -l '"node":"a"' "$S"/ac/*); B=$(grep -l '"node":"b"' "$S"/ac/*)
+            printf '#!/bin/sh\\necho PWNED\\n' > blob; H=$(sha256sum blob | cut -c1-64); Z=$(stat -c %s blob)
+            cp blob "$S/cas/$H" && rm blob
+            printf '{"dependencies":[],"files":[{"kind":"symlink","path":"out","target":"%s"}],"node":"a","outputs":[],"roots":["out"],"values":[],"version":1}' "$T" > "$A"
+            printf '{"dependencies":[],"files":[{"hash":"%s","kind":"file","mode":493,"path":"out/b.txt","size":%s}],"node":"b","outputs":[],"roots":["out/b.txt"],"values":[],"version":1}' $H $Z > "$B"
+            """
+        let poisoned = try shell(script, in: second, environment: ["S": store, "T": second.path("victim")])
+        #expect(poisoned.status == 0, "\(poisoned.stderr)")
+        let run = try second.run(["run", "--remote-cache", server.url], in: "repo")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: second.path("victim")).isEmpty)
+        #expect(second.read("repo/out/a.txt") == "a\n")
+    }
+}
