@@ -119,7 +119,7 @@ final class HTTPConnection {
     /// Sends `size` bytes of the open file `file` from its start (the
     /// kernel copies them: no buffer in moon). `sendfile` has no
     /// MSG_NOSIGNAL: moon ignores SIGPIPE from its start
-    /// (`Console.takeOverBrokenPipes`), so a closed connection is EPIPE.
+    /// (`Console.takeOverSignals`), so a closed connection is EPIPE.
     private func sendFile(_ file: Int32, size: Int64, _ wait: HTTPClient.Waiter) throws {
         let size = off_t(size)
         var offset = off_t(0)
