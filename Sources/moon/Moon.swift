@@ -79,6 +79,10 @@ struct Moon: ParsableCommand {
     }
 
     static func main() {
+        // Ctrl-C ends moon before its event loop takes the signal over, even
+        // when it was started ignoring SIGINT (a background job of a script):
+        // a slow read of the graph file stays interruptible.
+        signal(SIGINT, SIG_DFL)
         let startProblem = ProcessStartup.prepare()
         ensureStandardDescriptors()
         if let startProblem {
