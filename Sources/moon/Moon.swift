@@ -80,9 +80,13 @@ struct Moon: ParsableCommand {
 
     static func main() {
         // Ctrl-C ends moon before its event loop takes the signal over, even
-        // when it was started ignoring SIGINT (a background job of a script):
-        // a slow read of the graph file stays interruptible.
+        // when it was started ignoring or blocking SIGINT (a background job of
+        // a script): a slow read of the graph file stays interruptible.
         signal(SIGINT, SIG_DFL)
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
         let startProblem = ProcessStartup.prepare()
         ensureStandardDescriptors()
         if let startProblem {
