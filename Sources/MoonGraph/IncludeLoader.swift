@@ -24,6 +24,13 @@ struct IncludeLoader {
     private(set) var sources: [SourceFile] = []
     /// Included files are read at most this deep (a chain, not a cycle, of files).
     static let maxDepth = 32
+    /// What includes parse in all, a file counting each time it is included:
+    /// as much as one graph file may hold, so a few files that include a
+    /// large one many times cannot make moon parse gigabytes.
+    static let maxBytes = 64 << 20
+    private var bytesParsed = 0
+    /// Each distinct file's bytes, read from disk once however often it is included.
+    private var read: [String: [UInt8]] = [:]
 
     init(files: GraphFileAccess, limits: YAMLLoader.Limits = YAMLLoader.Limits(), budget: ExpansionBudget = ExpansionBudget()) {
         self.files = files
@@ -62,11 +69,21 @@ struct IncludeLoader {
 
     private mutating func load(_ include: IncludeDeclaration, path: String, stack: [String]) -> Graph? {
         let bytes: [UInt8]
-        switch files.read(path) {
-        case .success(let read): bytes = read
-        case .failure(let failure):
-            diagnostics.append(.error("cannot read include '\(include.name)': \(failure.message)", at: include.fileSpan,
-                                      notes: ["help: the path is relative to the including file's directory"]))
+        if let known = read[path] {
+            bytes = known
+        } else {
+            switch files.read(path) {
+            case .success(let got): bytes = got
+            case .failure(let failure):
+                diagnostics.append(.error("cannot read include '\(include.name)': \(failure.message)", at: include.fileSpan,
+                                          notes: ["help: the path is relative to the including file's directory"]))
+                return nil
+            }
+            read[path] = bytes
+        }
+        bytesParsed += bytes.count
+        guard bytesParsed <= Self.maxBytes else {
+            refuse("includes hold more than \(Self.maxBytes >> 20) MiB in all, a file counting each time it is included", at: include)
             return nil
         }
         let source = SourceFile(path: path, bytes: bytes)

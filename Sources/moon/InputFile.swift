@@ -1,10 +1,11 @@
 import Foundation
 
-/// How moon reads a file the user names as input (a graph file, a
-/// `dotenv:` file, a recording for `moon replay`): a regular file up to a
-/// size cap, or a pipe (process substitution, `/dev/stdin`) or a terminal,
-/// cut at the same cap. Devices are refused without a read: `/dev/zero`
-/// never ends, and a disk is not a text file. A FIFO is opened without
+/// How moon reads a file the user names as input (a graph file, an
+/// include, a `dotenv:` file, a recording for `moon replay`): a regular file
+/// up to a size cap, or a pipe (process substitution, `/dev/stdin`) or
+/// moon's own standard input, cut at the same cap. Every other device is
+/// refused without a read: `/dev/zero` never ends, a pseudo-terminal
+/// (`/dev/ptmx`, `/dev/tty`) may never answer, and a disk is not a text file. A FIFO is opened without
 /// waiting for a writer, so one nobody writes to is an error, not a hang.
 enum InputFile {
     /// Why a file is not read; `message` names the file and says what it is.
@@ -112,6 +113,9 @@ enum InputFile {
 
     /// `path` opened for reading, after the refusals by type and size.
     private static func open(_ path: String, limit: Int, kind: String) throws(Refusal) -> (fd: Int32, info: stat) {
+        // A device is refused before it is opened too: opening one may act (/dev/ptmx makes a terminal, a tape rewinds).
+        var named = stat()
+        if stat(path, &named) == 0, let refusal = deviceRefusal(path, named, kind: kind) { throw refusal }
         // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw refusal(path, errno) }
@@ -127,12 +131,9 @@ enum InputFile {
                 throw Refusal(message: "\(path) is a directory, not a \(kind)")
             case S_IFIFO, S_IFSOCK:
                 break
-            case S_IFCHR where isatty(fd) == 1:
-                break
-            case S_IFCHR:
-                throw Refusal(message: "\(path) is a character device, not a \(kind)")
-            case S_IFBLK:
-                throw Refusal(message: "\(path) is a block device, not a \(kind)")
+            case S_IFCHR, S_IFBLK:
+                // Checked again on what was opened: the name may have changed in between.
+                if let refusal = deviceRefusal(path, info, kind: kind) { throw refusal }
             default:
                 throw Refusal(message: "\(path) is not a regular file, nor a pipe")
             }
@@ -142,6 +143,24 @@ enum InputFile {
         } catch {
             close(fd)
             throw error
+        }
+    }
+
+    /// Why the device `info` describes is not read, or nil when it is the
+    /// terminal moon reads its standard input from (`moon check /dev/stdin`
+    /// typed at a prompt, ended with Ctrl-D): any other character device (a
+    /// new pseudo-terminal from /dev/ptmx, another terminal, /dev/tty,
+    /// /dev/zero) may block for ever or never end.
+    private static func deviceRefusal(_ path: String, _ info: stat, kind: String) -> Refusal? {
+        switch info.st_mode & S_IFMT {
+        case S_IFCHR:
+            var input = stat()
+            if isatty(0) == 1 && fstat(0, &input) == 0 && input.st_dev == info.st_dev && input.st_ino == info.st_ino { return nil }
+            return Refusal(message: "\(path) is a character device, not a \(kind)")
+        case S_IFBLK:
+            return Refusal(message: "\(path) is a block device, not a \(kind)")
+        default:
+            return nil
         }
     }
 

@@ -82,6 +82,14 @@ struct Moon: ParsableCommand {
     static func main() {
         // Before anything reads the environment or starts a thread: no node may find the remote cache's secrets in moon's.
         RemoteCredentials.take()
+        // Ctrl-C ends moon before its event loop takes the signal over, even
+        // when it was started ignoring or blocking SIGINT (a background job of
+        // a script): a slow read of the graph file stays interruptible.
+        signal(SIGINT, SIG_DFL)
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
         let startProblem = ProcessStartup.prepare()
         ensureStandardDescriptors()
         if let startProblem {

@@ -131,7 +131,77 @@ import Testing
         #expect(piped.status == 0, "\(piped.stderr)")
     }
 
+    /// A terminal moon does not read its standard input from — a new
+    /// pseudo-terminal (/dev/ptmx), /dev/tty, the slave of another pty — as
+    /// a graph file, an include, a dotenv file or a recording: refused at
+    /// once (a read would wait for ever), in every command that reads it.
+    @Test func aTerminalIsRefusedAsEveryKindOfInput() throws {
+        let moon = try Moon(graph: Self.small)
+        let result = try shell(#"""
+            python3 -c 'import os, pty, time; m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' > slave.txt &
+            helper=$!
+            while [ ! -s slave.txt ]; do sleep 0.05; done
+            for dev in /dev/ptmx /dev/tty "$(cat slave.txt)"; do
+              printf 'version: 1\nincludes:\n  x: %s\nnodes:\n  a: { run: "true" }\n' "$dev" > inc.yaml
+              printf 'version: 1\ndotenv: [%s]\nnodes:\n  a: { run: "true" }\n' "$dev" > env.yaml
+              for c in "check $dev" "run $dev" "check inc.yaml" "list inc.yaml" "run inc.yaml" "check env.yaml" "replay $dev"; do
+                timeout -s KILL 10 "$MOON" $c </dev/null >/dev/null 2>err.txt
+                echo "$c: rc=$? refused=$(grep -c "$dev is a character device" err.txt)"
+              done
+            done
+            kill $helper
+            """#, in: moon, limit: 120)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 21, "\(result.stdout)\(result.stderr)")
+        for line in lines { #expect(line.hasSuffix("rc=2 refused=1"), "\(line)") }
+    }
+
+    /// Ctrl-C ends moon while it waits for its graph file (a FIFO whose
+    /// writer writes nothing), even started as a script's background job,
+    /// which begins with SIGINT ignored.
+    @Test func interruptEndsAWaitForTheGraphFile() throws {
+        let moon = try Moon()
+        #expect(mkfifo(moon.path("slow.yaml"), 0o644) == 0)
+        let result = try shell("""
+            exec 3<>slow.yaml
+            "$MOON" check slow.yaml </dev/null >/dev/null 2>&1 &
+            p=$!
+            sleep 1
+            kill -INT $p
+            for i in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+            if kill -0 $p 2>/dev/null; then echo still-alive; kill -KILL $p; fi
+            wait $p; echo "rc=$?"
+            """, in: moon, limit: 60)
+        #expect(result.stdout == "rc=130\n", "\(result.stdout)\(result.stderr)")
+    }
+
     // MARK: Size limits
+
+    /// Includes are bounded in bytes as in files: ten files that each include
+    /// the next twice reach an 8 MiB leaf 512 times (4 GiB to parse); the
+    /// error comes at the include that passes 64 MiB, at once and in little memory.
+    @Test func includesAreBoundedInBytes() throws {
+        let moon = try Moon()
+        for i in 0..<10 {
+            let next = i < 9 ? "l\(i + 1).yaml" : "leaf.yaml"
+            try moon.write("l\(i).yaml", "version: 1\nincludes:\n  p: \(next)\n  q: \(next)\nnodes:\n  a: { run: \"true\" }\n")
+        }
+        try moon.write("leaf.yaml", "version: 1\nnodes:\n  a: { run: \"true\" }\n#" + String(repeating: "x", count: 8 << 20) + "\n")
+        let r = try Measured.run(moon, ["check", "l0.yaml"], limit: 120)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("includes hold more than 64 MiB in all"), "\(r.stderr.prefix(2000))")
+        #expect(r.seconds < 30 && r.peakKiB < 1_000_000, "\(r.seconds)s, \(r.peakKiB) KiB")
+        // Many distinct medium files within the bound load: 20 of 2 MiB each.
+        var includes = ""
+        for i in 0..<20 {
+            try moon.write("m\(i).yaml", "version: 1\nnodes:\n  a: { run: \"true\" }\n#" + String(repeating: "y", count: 2 << 20) + "\n")
+            includes += "  m\(i): m\(i).yaml\n"
+        }
+        try moon.write("wide.yaml", "version: 1\nincludes:\n" + includes + "nodes:\n  top: { run: \"true\" }\n")
+        let wide = try Measured.run(moon, ["list", "wide.yaml"], limit: 120)
+        #expect(wide.status == 0, "\(wide.stderr.prefix(2000))")
+        #expect(wide.stdout.contains("m19:a"), "\(wide.stdout)")
+    }
 
     /// A plain file of 120,000 nodes written one line each with built-ins
     /// (1.2 million YAML nodes, over the old limit of 1 million "once
