@@ -45,9 +45,33 @@ enum DiscoveryTrust {
         return nil
     }
 
-    /// Group or other write: anyone but the owner may change it.
+    /// Other write, or group write by a group other users are in: anyone
+    /// but the owner may change it. A user private group (the owner's
+    /// primary group, with no other member) is the owner alone, so the
+    /// group-writable files a umask of 002 makes stay the owner's.
     static func writableByOthers(_ info: stat) -> Bool {
-        info.st_mode & (S_IWGRP | S_IWOTH) != 0
+        if info.st_mode & S_IWOTH != 0 { return true }
+        if info.st_mode & S_IWGRP == 0 { return false }
+        return !isPrivateGroup(info.st_gid, of: info.st_uid)
+    }
+
+    /// Whether group `gid` is `uid`'s own: its primary group, listing no
+    /// other member, and no other user's primary group.
+    static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
+        guard let user = getpwuid(uid), user.pointee.pw_gid == gid, let cName = user.pointee.pw_name else { return false }
+        let name = String(cString: cName)
+        if let group = getgrgid(gid), var member = group.pointee.gr_mem {
+            while let other = member.pointee {
+                if String(cString: other) != name { return false }
+                member += 1
+            }
+        }
+        setpwent()
+        defer { endpwent() }
+        while let other = getpwent() {
+            if other.pointee.pw_gid == gid && other.pointee.pw_uid != uid { return false }
+        }
+        return true
     }
 
     /// `name (uid N)`, or `uid N` for a user with no name.

@@ -25,6 +25,12 @@ import Testing
         func own(_ path: String) {
             #expect(chown(path, uid, uid) == 0, "chown \(path)")
         }
+
+        /// `path` kept root's, in this user's group (`useradd` makes one of
+        /// the same id): group write is then this user's write.
+        func shareGroup(_ path: String) {
+            #expect(chown(path, 0, uid) == 0, "chgrp \(path)")
+        }
     }
 
     static let marking = """
@@ -72,7 +78,7 @@ import Testing
         }
         let cases: [(String, (Moon) -> Void, String)] = [
             ("owned by another user", { other.own($0.path("moon.yaml")) }, "is owned by \(other.name) (uid \(other.uid)), not by root"),
-            ("group-writable", { chmod($0.path("moon.yaml"), 0o664) }, "can be written by users other than its owner (mode 0664)"),
+            ("group-writable", { other.shareGroup($0.path("moon.yaml")); chmod($0.path("moon.yaml"), 0o664) }, "can be written by users other than its owner (mode 0664)"),
             ("world-writable", { chmod($0.path("moon.yaml"), 0o646) }, "can be written by users other than its owner (mode 0646)"),
             ("in a world-writable directory", { chmod($0.directory.path, 0o777) }, "its directory . can be written by users other than its owner (mode 0777)"),
             ("in another user's directory", { other.own($0.directory.path) }, "is owned by \(other.name)"),
@@ -102,12 +108,33 @@ import Testing
         }
     }
 
+    /// A umask of 002 makes files writable by the owner's private group
+    /// (its primary group, with no other member): they stay the owner's,
+    /// and the graph found is read.
+    @Test(.enabled(if: canRun)) func writableByTheOwnersPrivateGroupIsStillTheOwners() throws {
+        let moon = try Moon(graph: Self.marking)
+        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        guard let root = getpwuid(0) else { return }
+        let privateGroup = root.pointee.pw_gid
+        for path in [moon.path("moon.yaml"), moon.directory.path, moon.path("sub")] {
+            #expect(chown(path, 0, privateGroup) == 0)
+        }
+        chmod(moon.path("moon.yaml"), 0o664)
+        chmod(moon.directory.path, 0o775)
+        chmod(moon.path("sub"), 0o775)
+        let run = try moon.run(["run", "all"], in: "sub")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(moon.read("RAN") != nil)
+    }
+
     /// A directory above that users other than its owner can write (sticky
     /// or not) ends the search, as one owned by another user does.
     @Test(.enabled(if: canRun)) func theSearchStopsAtADirectoryOthersCanWrite() throws {
+        let other = try OtherUser()
         for mode: mode_t in [0o775, 0o777, 0o1777] {
             let moon = try Moon(graph: Self.marking)
             try FileManager.default.createDirectory(atPath: moon.path("sub/deeper"), withIntermediateDirectories: true)
+            other.shareGroup(moon.directory.path)
             chmod(moon.directory.path, mode)
             let run = try moon.run(["run", "all"], in: "sub/deeper")
             #expect(run.status == 2 && run.stderr.contains("no moon.yaml or moon.yml"), "\(String(mode, radix: 8)): \(run.stderr)")
@@ -124,7 +151,7 @@ import Testing
             ("include writable by others", "includes: { lib: lib/lib.yaml }\n", { chmod($0.path("lib/lib.yaml"), 0o666) }),
             ("include in a directory others can write", "includes: { lib: lib/lib.yaml }\n", { chmod($0.path("lib"), 0o777) }),
             ("dotenv owned by another user", "dotenv: [lib/.env]\n", { other.own($0.path("lib/.env")) }),
-            ("dotenv writable by the group", "dotenv: [lib/.env]\n", { chmod($0.path("lib/.env"), 0o664) }),
+            ("dotenv writable by the group", "dotenv: [lib/.env]\n", { other.shareGroup($0.path("lib/.env")); chmod($0.path("lib/.env"), 0o664) }),
         ]
         for (name, line, change) in cases {
             let moon = try Moon(graph: "version: 1\n" + line + "nodes:\n  all: { run: \"touch RAN\" }\n  t: { for-each: [\"x$(touch TAB_RAN)\"], run: \"true\" }\n")
