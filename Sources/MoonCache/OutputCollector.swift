@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MoonState
+import MoonSystem
 
 /// Gathers what a node produced into a cache entry: its declared outputs'
 /// plain paths (each a file, a link, or a directory taken whole: files,
@@ -22,9 +23,13 @@ struct OutputCollector {
     func collect(_ outputs: DeclaredOutputs, placed: inout [String]) throws -> (roots: [String], files: [CacheEntry.File])? {
         var roots = outputs.paths
         if outputs.patterns.contains(where: { !$0.hasPrefix("!") }) {
-            roots += SourceScanner(root: root).files(matching: outputs.patterns).map(\.path).filter {
-                DeclaredOutputs.normalized($0) == $0
+            let scan = SourceScanner(root: root).scan(matching: outputs.patterns)
+            // A match that is not UTF-8 refuses the store, as a name inside a directory does: never dropped.
+            if let name = scan.unnamable.first {
+                throw CacheError.invalidEntry("'\(name)' has a name that is not UTF-8; "
+                    + "the cache carries only UTF-8 names (rename the file, or set 'cache: false' on the node)")
             }
+            roots += scan.files.map(\.path).filter { DeclaredOutputs.normalized($0) == $0 }
         }
         var files: [CacheEntry.File] = []
         var kept: [String] = []
@@ -78,7 +83,7 @@ struct OutputCollector {
         guard count >= 0 else { throw CacheError.io("cannot read the link \(path)", errno) }
         let bytes = buffer[0..<count].map { UInt8(bitPattern: $0) }
         guard let target = String(validating: bytes, as: UTF8.self) else {
-            throw CacheError.invalidEntry("the link '\(path)' has a target that is not UTF-8 ('\(escaped(bytes))'); "
+            throw CacheError.invalidEntry("the link '\(path)' has a target that is not UTF-8 ('\(FileName.shown(bytes))'); "
                 + "the cache carries names byte-exact only when they are UTF-8")
         }
         return target
@@ -93,27 +98,16 @@ struct OutputCollector {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-            guard let name = String(validating: bytes, as: UTF8.self) else {
-                throw CacheError.invalidEntry("'\(path)/\(escaped(bytes))' has a name that is not UTF-8; "
-                    + "the cache carries only UTF-8 names (rename the file, or set 'cache: false' on the node)")
+            let name = try FileName.withName(of: entry) { name, bytes -> String in
+                guard let name else {
+                    throw CacheError.invalidEntry("'\(path)/\(FileName.shown(bytes))' has a name that is not UTF-8; "
+                        + "the cache carries only UTF-8 names (rename the file, or set 'cache: false' on the node)")
+                }
+                return name
             }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
-
-    /// Bytes fit for a message: printable ASCII as is, anything else as `\ooo`.
-    static func escaped(_ bytes: [UInt8]) -> String {
-        var text = ""
-        for byte in bytes {
-            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
-                text.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                text += "\\" + String(byte, radix: 8).leftPadded(to: 3)
-            }
-        }
-        return text
     }
 
     static func kind(_ mode: mode_t) -> String {
@@ -140,11 +134,5 @@ struct OutputCollector {
             if !inside { result.append(path) }
         }
         return result
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
