@@ -39,7 +39,7 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         self.shared = shared
     }
 
-    static func path(graphDirectory: String, graphKey: String) -> String {
+    public static func path(graphDirectory: String, graphKey: String) -> String {
         let base = graphDirectory == "." ? "" : graphDirectory + "/"
         return base + ".moon/resume/" + graphKey + ".json"
     }

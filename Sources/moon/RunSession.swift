@@ -140,7 +140,12 @@ final class RunSession {
             } catch {
                 warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
             }
-            try? checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
+            do {
+                try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
+            } catch {
+                // Silence here would make the next `--resume` say "no earlier run" with no reason.
+                warn("cannot save the resume record \(ResumeRecord.path(graphDirectory: graph.directory, graphKey: state.graphKey)); 'moon run --resume' will run every node")
+            }
         }
         // A signal from here on stops nothing: the loop no longer runs.
         processes.killAll()

@@ -86,4 +86,26 @@ import Testing
         #expect(garbled.stderr.contains("cannot be read"), "\(garbled.stderr)")
         #expect(moon.read("ran.log") == "fetch\nprocess\nfetch\nprocess\n")
     }
+
+    /// A record that cannot be saved (`.moon/resume` a file, or the record a
+    /// directory) is said at the run that could not save it, not discovered
+    /// at the next `--resume`.
+    @Test func aRecordThatCannotBeSavedIsSaid() throws {
+        for kind in ["resume is a file", "the record is a directory"] {
+            let moon = try Moon(graph: Self.graph)
+            try moon.write("ok", "")
+            #expect(try moon.run(["run"]).status == 0)
+            let record = try #require(try FileManager.default.contentsOfDirectory(atPath: moon.path(".moon/resume")).first)
+            try FileManager.default.removeItem(atPath: moon.path(".moon/resume"))
+            if kind == "resume is a file" {
+                try moon.write(".moon/resume", "")
+            } else {
+                try FileManager.default.createDirectory(atPath: moon.path(".moon/resume/" + record), withIntermediateDirectories: true)
+            }
+            try moon.write("ok", "changed")
+            let run = try moon.run(["run", "-B"])
+            #expect(run.status == 0, "\(kind): \(run.stderr)")
+            #expect(run.stderr.contains("cannot save the resume record"), "\(kind): \(run.stderr)")
+        }
+    }
 }
