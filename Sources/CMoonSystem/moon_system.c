@@ -35,6 +35,11 @@ int moon_is_writable_tmpfs(const char *path) {
     return access(path, W_OK | X_OK) == 0;
 }
 
+long moon_file_system_type(int fd) {
+    struct statfs info;
+    return fstatfs(fd, &info) == 0 ? (long)info.f_type : -1;
+}
+
 /// Where forwarded signals go (the write end of the event loop's pipe).
 static volatile int forward_fd = -1;
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MoonSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -156,17 +157,10 @@ public struct ContentHash: Sendable, Hashable {
     static func isContentFile(_ fd: Int32) -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
-        // `struct statfs` (not in Swift's Glibc module) begins with `f_type`,
-        // a long on every 64-bit Linux; the buffer is larger than the struct.
-        let system = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 16)
-        defer { system.deallocate() }
-        guard moonFstatfs(fd, system) == 0 else { return true }
-        return !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: system.load(as: Int.self)))
+        guard let type = LinuxCalls.fileSystemType(fd) else { return true }
+        return !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: type))
     }
 }
-
-@_silgen_name("fstatfs")
-private func moonFstatfs(_ fd: Int32, _ buffer: UnsafeMutableRawPointer) -> Int32
 
 /// Builds a digest from labelled parts, each length-prefixed so that no two
 /// different sequences of parts hash alike. Parts are gathered in a buffer

@@ -22,6 +22,12 @@ public enum LinuxCalls {
         moon_is_writable_tmpfs(path) == 1
     }
 
+    /// The magic number of the file system `fd` is on (`f_type`), or nil.
+    public static func fileSystemType(_ fd: Int32) -> Int? {
+        let type = moon_file_system_type(fd)
+        return type == -1 ? nil : type
+    }
+
     /// The CPUs this process may use (affinity, capped by a cgroup CPU
     /// quota): `moon_cpu_count`.
     public static func processorCount() -> Int {

@@ -18,6 +18,10 @@ void moon_set_thread_name(const char *name);
 /// process may create entries in, else 0.
 int moon_is_writable_tmpfs(const char *path);
 
+/// The magic number of the file system `fd` is on (`f_type` of fstatfs),
+/// or -1 when it cannot be had.
+long moon_file_system_type(int fd);
+
 /// Has each of `signals` (count of them) write its number, as one byte,
 /// to `fd` (a non-blocking pipe's write end) from a signal handler, in
 /// whatever thread it is delivered: moon's event loop reads the pipe. They
