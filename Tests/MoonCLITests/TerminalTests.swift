@@ -65,8 +65,21 @@ func spawnAndWait(_ path: String, _ arguments: [String]) -> (status: Int32, stdo
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     defer { for p in argv { free(p) } }
+    // The test process blocks signals on some threads (the launcher's own
+    // tests run here); a tmux server spawned with that mask passes it to its
+    // shells, which then never take kill-server's SIGHUP and outlive the test.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return (-1, "") }
+    guard posix_spawn(&pid, path, &actions, &attributes, argv, environ) == 0 else { return (-1, "") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
