@@ -306,7 +306,7 @@ public struct CacheDirectory: Sendable {
     /// The open directories `v1/ac`, `v1/cas` and `v1/tmp`, opened once each
     /// (from the directory as given, then without following links) and kept:
     /// a restore or store costs no path walk. One that was removed since
-    /// (a deleted cache in a long watch session) is opened again; the old
+    /// (a cache deleted while `moon run --watch` goes on) is opened again; the old
     /// descriptor is kept open, so no thread ever uses a number reused by another file.
     final class Handles: @unchecked Sendable {
         let path: String

@@ -137,7 +137,7 @@ extension ProcessLauncher {
     /// Sends `signal` to the orphan `pid` and to the group it leads, if it
     /// leads one (it called `setsid` or `setpgid(0, 0)`: its descendants
     /// are there). Another group it joined is not signalled: it may be one
-    /// of moon's own session that moon did not make. Call with `lock` held.
+    /// of the process groups in moon's POSIX session (setsid) that moon did not make. Call with `lock` held.
     func killOrphanLocked(_ pid: pid_t, _ signal: Int32) {
         if getpgid(pid) == pid { _ = Glibc.kill(-pid, signal) }
         _ = Glibc.kill(pid, signal)
