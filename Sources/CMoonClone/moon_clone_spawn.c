@@ -108,6 +108,14 @@ static int child_main(void *argument) {
     }
 
     if (syscall(SYS_setpgid, 0, 0) != 0) fail(context, errno);
+    // The death pipe is armed for this group before any code of the node
+    // runs: F_SETOWN sets the owner of the open file, which moon shares.
+    // (A refusal leaves the node to moon's own cleanup, as a spawn without
+    // a death pipe.)
+    long group = syscall(SYS_getpid);
+    for (int i = 0; i < 2; i++) {
+        if (request->death_fds[i] >= 0) syscall(SYS_fcntl, request->death_fds[i], F_SETOWN, -group);
+    }
 
     // 0, 1 and 2 from the request. A source below 3 (moon started with a
     // standard descriptor closed) is first moved out of the way, so no

@@ -99,6 +99,11 @@ int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd)
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
         return error;
     }
+    // posix_spawn runs no code of ours in the child: the group is armed
+    // here, a moment after the child started.
+    for (int i = 0; i < 2; i++) {
+        if (request->death_fds[i] >= 0) fcntl(request->death_fds[i], F_SETOWN, -child);
+    }
     *pid = child;
     *pidfd = descriptor;
     return 0;

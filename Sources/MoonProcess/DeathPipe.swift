@@ -17,16 +17,19 @@ import MoonSystem
 /// this independent of the order in which the kernel releases them.
 ///
 /// The kernel records the owner as a reference to the pid, not a number, so
-/// a recycled pid is never hit. When the launcher reaps a child (right after
-/// SIGKILLing its group itself), it keeps the pair for the next child, which
-/// only needs a new owner: an owner whose group is gone is never signalled.
+/// a recycled pid is never hit. The spawner sets the owner (`death_fds` of
+/// `moon_spawn_request`): in the child before it execs where moon's own
+/// spawner runs (x86_64), right after the spawn with posix_spawn. When the
+/// launcher reaps a child (right after SIGKILLing its group itself), it keeps
+/// the pair for the next child, which only needs a new owner: an owner whose
+/// group is gone is never signalled.
 ///
 /// Cost: two `fcntl` per child once a pair exists (a new pair: one `pipe2`
 /// and four `fcntl`), and two descriptors in moon per pair.
 /// Limits: a process that left the group (`setsid`, `setpgid`) is not
 /// covered, nor one that changed its user id (the kernel's SIGIO permission
-/// check); and a child is unprotected for the microseconds between
-/// the spawn returning and `arm` (moon must exist for the pid to be known).
+/// check); with posix_spawn, a child is unprotected for the microseconds
+/// between its start and the spawn returning.
 struct DeathPipe {
     let readEnd: Int32
     let writeEnd: Int32
@@ -37,8 +40,9 @@ struct DeathPipe {
     private static let F_SETSIG: Int32 = 10
     private static let O_ASYNC: Int32 = 0o20000
 
-    /// Makes an unarmed pair, ready to arm: both ends get SIGKILL as their
-    /// signal and `O_ASYNC`, with no owner yet (so nothing is signalled).
+    /// Makes an unarmed pair, for the spawner to arm: both ends get SIGKILL
+    /// as their signal and `O_ASYNC`, with no owner yet (so nothing is
+    /// signalled).
     /// Fails with the errno of `pipe2` (EMFILE…).
     static func make() -> Result<DeathPipe, ProcessLaunchErrno> {
         var fds: [Int32] = [-1, -1]
@@ -50,19 +54,6 @@ struct DeathPipe {
             _ = fcntl(fd, F_SETFL, DeathPipe.O_ASYNC)
         }
         return .success(DeathPipe(readEnd: fds[0], writeEnd: fds[1]))
-    }
-
-    /// Arms both ends for `group` (an owner is all that changes, so a pair
-    /// can be armed again for the next child once its group is gone).
-    /// Returns false if the kernel refused (the child is then only covered
-    /// by moon's own cleanup).
-    @discardableResult
-    func arm(group: pid_t) -> Bool {
-        var ok = true
-        for fd in [readEnd, writeEnd] where fcntl(fd, F_SETOWN, -group) != 0 {
-            ok = false
-        }
-        return ok
     }
 
     /// Closes both ends. If armed, the group gets one more SIGKILL from the

@@ -45,7 +45,7 @@ extension ProcessLauncher {
         }
 
         lock.withLock { spawnsInFlight += 1 }
-        let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, retryBusy: !monitor.loop.isCurrent)
+        let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, deathPipe: deathPipe, retryBusy: !monitor.loop.isCurrent)
         pipes.closeWriteEnds()
         let pid: pid_t
         let pidfd: Int32
@@ -59,8 +59,8 @@ extension ProcessLauncher {
             deathPipe.close()
             throw failure(error.code, spec, onLoop: monitor.loop.isCurrent)
         }
-        // From here on, moon's death (even by SIGKILL) kills the group.
-        deathPipe.arm(group: pid)
+        // The spawner armed the death pipe: moon's death (even by SIGKILL)
+        // kills the group.
 
         let process = LaunchedProcess(pid: pid, program: program, launcher: self, loop: monitor.loop,
                                       onOutput: onOutput, onExit: onExit)
@@ -97,7 +97,7 @@ extension ProcessLauncher {
     /// `failure`) is tried again for about half a second: it passes within
     /// microseconds.
     private func spawn(_ spec: ProcessSpec, path: String, stdin: Int32, pipes: OutputPipes,
-                       retryBusy: Bool) -> Result<(pid_t, Int32), ProcessLaunchErrno> {
+                       deathPipe: DeathPipe, retryBusy: Bool) -> Result<(pid_t, Int32), ProcessLaunchErrno> {
         var pid: pid_t = 0
         var pidfd: Int32 = -1
         // (The closures capture single fields: capturing `spec` copies it.)
@@ -107,7 +107,8 @@ extension ProcessLauncher {
                 withOptionalCString(workingDirectory) { directory in
                     var request = moon_spawn_request(
                         path: path, argv: argv, envp: envp, directory: directory,
-                        stdin_fd: stdin, stdout_fd: pipes.stdout.write, stderr_fd: pipes.stderr.write)
+                        stdin_fd: stdin, stdout_fd: pipes.stdout.write, stderr_fd: pipes.stderr.write,
+                        death_fds: (deathPipe.readEnd, deathPipe.writeEnd))
                     var status: Int32 = 0
                     for attempt in 0..<(retryBusy ? Self.busyRetryLimit : 1) {
                         status = Self.spawner(&request, &pid, &pidfd)

@@ -2,6 +2,10 @@ import Foundation
 import Glibc
 import Testing
 @testable import MoonProcess
+import CMoonSpawn
+#if arch(x86_64)
+import CMoonClone
+#endif
 
 /// The death pipe is what kills a node's group when moon dies without
 /// running any code (SIGKILL). Here the test process plays moon: closing
@@ -23,7 +27,7 @@ import Testing
     func closingEitherEndFirstKillsTheWholeGroup(readEndFirst: Bool) async throws {
         let (recorder, handle, pids) = try await startGroup()
         let pair = try DeathPipe.make().get()
-        #expect(pair.arm(group: handle.pid))
+        for fd in [pair.readEnd, pair.writeEnd] { #expect(fcntl(fd, F_SETOWN, -handle.pid) == 0) }
         close(readEndFirst ? pair.readEnd : pair.writeEnd)
         for pid in pids { #expect(await becomesDead(pid)) }
         #expect(await recorder.termination() == .signaled(SIGKILL))
@@ -62,6 +66,46 @@ import Testing
         for pid in pids { #expect(await becomesDead(pid)) }
         #expect(await recorder.termination() == .signaled(SIGKILL))
         close(pair.writeEnd)
+    }
+
+    /// Each spawner hands back a child whose group already owns the pair:
+    /// moon killed the instant the spawn returns still takes the node along.
+    @Test(arguments: ["clone", "posix_spawn"])
+    func theSpawnerArmsThePairBeforeItReturns(spawner: String) throws {
+        let pair = try DeathPipe.make().get()
+        defer { pair.close() }
+        let strings: [UnsafeMutablePointer<CChar>?] = ["/bin/sleep", "1000"].map { text in text.withCString { strdup($0) } }
+        defer { strings.forEach { free($0) } }
+        let argv = strings + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = [nil]
+        let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer { close(devNull) }
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let status = argv.withUnsafeBufferPointer { argv in
+            envp.withUnsafeBufferPointer { envp in
+                "/bin/sleep".withCString { path in
+                    var request = moon_spawn_request(
+                        path: path, argv: argv.baseAddress, envp: envp.baseAddress, directory: nil,
+                        stdin_fd: devNull, stdout_fd: devNull, stderr_fd: devNull,
+                        death_fds: (pair.readEnd, pair.writeEnd))
+                    #if arch(x86_64)
+                    if spawner == "clone" { return moon_clone_spawn(&request, &pid, &pidfd) }
+                    #endif
+                    return moon_spawn(&request, &pid, &pidfd)
+                }
+            }
+        }
+        #expect(status == 0)
+        defer {
+            kill(-pid, SIGKILL)
+            var wstatus: Int32 = 0
+            waitpid(pid, &wstatus, 0)
+            close(pidfd)
+        }
+        for fd in [pair.readEnd, pair.writeEnd] {
+            #expect(fcntl(fd, F_GETOWN) == -pid)
+        }
     }
 
     @Test func everyLaunchedChildIsArmedAndTheChildDoesNotSeeThePipe() async throws {

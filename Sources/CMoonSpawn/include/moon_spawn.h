@@ -16,6 +16,11 @@ struct moon_spawn_request {
     int stdin_fd;
     int stdout_fd;
     int stderr_fd;
+    /// Two descriptors (or -1) whose owner becomes the child's process group
+    /// (F_SETOWN), the ends of moon's death pipe (DeathPipe.swift): armed
+    /// before the child execs where the spawner runs code in the child, so
+    /// no node runs a moment unprotected; right after the spawn otherwise.
+    int death_fds[2];
 };
 
 /// Starts `request` in a new process group (pgid = pid), with every signal's
