@@ -158,7 +158,7 @@ fuzz: deps
 	$(SWIFT) build --product moon
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/shell-values.py $(if $(filter random,$(FUZZ_SEED)),,--seed $(FUZZ_SEED))
 
-# Speed against ninja and make on the same generated graphs (see bench/).
+# Speed against ninja, make and Snakemake on the same generated graphs (see bench/).
 bench: release
 	@command -v ninja >/dev/null || python3 -m pip install -q ninja
 	python3 bench/bench.py $(RELEASE_BIN)
@@ -166,6 +166,7 @@ bench: release
 	python3 bench/cproject.py $(RELEASE_BIN)
 	python3 bench/cache.py $(RELEASE_BIN)
 	python3 bench/watch.py $(RELEASE_BIN)
+	python3 bench/pipeline.py $(RELEASE_BIN)
 
 clean:
 	rm -rf .build .build-tsan
