@@ -178,6 +178,7 @@ public final class Runner {
     /// Turns an expanded template into a group of its instances.
     func becomeGroup(_ node: Int, of instances: Range<Int>) {
         plan.nodes[node].isGroup = true
+        plan.nodes[node].isExpanded = true
         plan.nodes[node].fanOut = nil
         plan.nodes[node].needs = Array(instances)
         // It ends as its instances did (each ran under the template's own `if`).
@@ -319,8 +320,13 @@ public final class Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: spec.command, jobID: jobID),
+                                                       attempt: attempt[node], command: command(of: node), jobID: jobID),
                       instance: spec.instance))
+    }
+
+    /// What the node's `start` event shows as its command.
+    func command(of node: Int) -> String {
+        launcher.command(node: node) ?? plan.nodes[node].command
     }
 
     private func received(_ output: NodeOutput, from node: Int) {
@@ -453,17 +459,19 @@ public final class Runner {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
         }
+        // An expanded template is counted as its instances, not as one more node.
+        let counted = !plan.nodes[node].isExpanded
         switch outcome {
-        case .succeeded: counts.succeeded += 1
-        case .tolerated: counts.failed += 1
+        case .succeeded: if counted { counts.succeeded += 1 }
+        case .tolerated: if counted { counts.failed += 1 }
         case .failed:
-            counts.failed += 1
+            if counted { counts.failed += 1 }
             hardFailures += 1
         case .canceled:
-            counts.canceled += 1
+            if counted { counts.canceled += 1 }
             canceledNodes += 1
         case .skipped(let reason):
-            counts.skipped += 1
+            if counted { counts.skipped += 1 }
             if reason == .canceled { canceledNodes += 1 }
         }
         if outcome == .failed, !options.keepGoing, stopReason == nil {
