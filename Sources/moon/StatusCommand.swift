@@ -63,7 +63,7 @@ struct StatusCommand: SelectingCommand {
     /// under it in the column, so one long name does not push every verdict right.
     static func layout(_ rows: [(name: String, verdict: String)]) -> [String] {
         let widths = rows.map { TextWidth.columns($0.name) }
-        let width = min(nameColumnLimit, widths.max() ?? 0)
+        let width = widths.filter { $0 <= nameColumnLimit }.max() ?? 0
         var lines: [String] = []
         lines.reserveCapacity(rows.count)
         for (row, columns) in zip(rows, widths) {
