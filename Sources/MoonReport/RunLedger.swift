@@ -200,11 +200,11 @@ struct RunLedger {
         if !tails.isEmpty { tails[node] = nil }
     }
 
-    /// The slowest nodes that ran, longest first (ties by name); not a
-    /// template of the run's, whose time is its instances'.
+    /// The slowest nodes that ran, longest first (ties by name): not a
+    /// group, nor a template of the run's, whose time is its instances'.
     func slowest(_ n: Int) -> [(node: String, milliseconds: Int)] {
         finished.values.compactMap { f -> (String, Int)? in
-            guard let ms = f.durationMilliseconds, groups[f.node]?.hasNode != true else { return nil }
+            guard let ms = f.durationMilliseconds, f.ran else { return nil }
             return (f.node, ms)
         }
         .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }

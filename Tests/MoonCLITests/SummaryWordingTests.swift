@@ -29,6 +29,8 @@ import Testing
           one:
             sources: [in.txt]
             run: echo one
+          all:
+            needs: [test, one]
         """
 
     func lines(_ result: Moon.Result) -> [String] {
@@ -45,20 +47,22 @@ import Testing
         try moon.write("in.txt", "1")
         let first = try run(moon, ["run", "-j", "1"])
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
-        // 1 gen + 3 test + 3 agg + 1 one: the template `agg` is not a ninth.
-        #expect(lines(first).last?.hasPrefix("moon: ok - 8 succeeded in ") == true, "\(first.stdout)")
+        // 1 gen + 3 test + 3 agg + 1 one + the group all: the template `agg` is not a tenth.
+        #expect(lines(first).last?.hasPrefix("moon: ok - 9 succeeded in ") == true, "\(first.stdout)")
         #expect(lines(first).contains { $0.hasPrefix("✓ agg 3/3 ") }, "\(first.stdout)")
         #expect(!first.stdout.contains("slowest: agg "), "a template's span is not a node's time:\n\(first.stdout)")
 
         let noOp = try run(moon, ["run"])
         #expect(lines(noOp).contains("✓ test 3/3 up to date"), "\(noOp.stdout)")
         #expect(lines(noOp).contains("✓ agg 3/3 up to date"), "\(noOp.stdout)")
-        #expect(lines(noOp).last?.hasPrefix("moon: ok - 8 up to date in ") == true, "\(noOp.stdout)")
+        // A group whose needs were all up to date is up to date too.
+        #expect(lines(noOp).contains("- all skipped (up-to-date)"), "\(noOp.stdout)")
+        #expect(lines(noOp).last?.hasPrefix("moon: ok - 9 up to date in ") == true, "\(noOp.stdout)")
         #expect(!noOp.stdout.contains("succeeded") && !noOp.stdout.contains("skipped,"), "\(noOp.stdout)")
 
         let json = try run(moon, ["run", "--json"])
         let counts = try #require(json.events("graph-complete").first?["counts"] as? [String: Int])
-        #expect(counts == ["succeeded": 0, "failed": 0, "skipped": 8, "canceled": 0], "\(counts)")
+        #expect(counts == ["succeeded": 0, "failed": 0, "skipped": 9, "canceled": 0], "\(counts)")
     }
 
     @Test func restoredInstancesAreCountedByKind() throws {
@@ -68,7 +72,7 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("out/b.txt"))
         let again = try run(moon, ["run"])
         #expect(lines(again).contains("✓ test 3/3 (2 up to date, 1 restored)"), "\(again.stdout)")
-        #expect(lines(again).last?.hasPrefix("moon: ok - 7 up to date, 1 restored from the cache (2 B) in ") == true, "\(again.stdout)")
+        #expect(lines(again).last?.hasPrefix("moon: ok - 8 up to date, 1 restored from the cache (2 B) in ") == true, "\(again.stdout)")
         // Everything restored: the way, without a count.
         try FileManager.default.removeItem(atPath: moon.path("out"))
         let restored = try run(moon, ["run"])
@@ -83,7 +87,7 @@ import Testing
         #expect(failed.status == 1)
         #expect(lines(failed).contains { $0.hasPrefix("✗ agg 2/3 (1 failed) ") }, "\(failed.stdout)")
         #expect(!failed.stdout.contains("agg skipped"), "\(failed.stdout)")
-        #expect(lines(failed).last?.hasPrefix("moon: FAILED - 7 succeeded, 1 failed in ") == true, "\(failed.stdout)")
+        #expect(lines(failed).last?.hasPrefix("moon: FAILED - 8 succeeded, 1 failed in ") == true, "\(failed.stdout)")
 
         // A static fan-out stopped by fail-fast: its failure and its cancelled sibling.
         let other = try Moon(graph: """

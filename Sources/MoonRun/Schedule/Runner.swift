@@ -421,6 +421,20 @@ public final class Runner {
         }
     }
 
+    /// Whether every need of a group was up to date (or restored, or done in
+    /// the run resumed): the group is then up to date too, so a run where
+    /// nothing ran says so (`ok - 32 up to date`), not `1 succeeded`. (An
+    /// expanded template, counted as its instances, completes as before.)
+    func needsAllUpToDate(_ node: Int) -> Bool {
+        let needs = plan.nodes[node].needs
+        return !plan.nodes[node].isExpanded && !needs.isEmpty && needs.allSatisfy { need in
+            switch state[need] {
+            case .done(.skipped(.upToDate)), .done(.skipped(.cacheHit)), .done(.skipped(.resumed)): return true
+            default: return false
+            }
+        }
+    }
+
     /// A group's needs succeeded: it succeeds at once, taking no time and no job.
     func succeedAtOnce(_ node: Int) {
         let now = scheduler.now
@@ -529,7 +543,7 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if spec.isGroup { return succeedAtOnce(node) }
+        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : succeedAtOnce(node) }
         if let fanOut = spec.fanOut { return expand(node, fanOut) }
         // A service always starts: up to date or not, nothing else runs it.
         if node < planned, !spec.isService, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
