@@ -3,8 +3,9 @@ import MoonEvents
 
 /// The live status at the bottom of the terminal view, as lines that fit
 /// the terminal: `[done/total]`, the elapsed time, and each running node
-/// with its queue and own elapsed time, and the line it is writing when
-/// that has no newline yet (progress dots, a `\r` progress bar); a node that
+/// with its queue and own elapsed time (a fan-out's instances in one row,
+/// `test 9/24  default  1m02s · test_make, test_funcs`), and the line it is
+/// writing when that has no newline yet (progress dots, a `\r` progress bar); a node that
 /// wrote no byte for `stallAfter` is marked stalled. A pure function of the ledger and the
 /// time, so tests render it without a terminal or a clock.
 struct StatusArea {
