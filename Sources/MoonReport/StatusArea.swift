@@ -55,11 +55,15 @@ struct StatusArea {
 
     /// What tells an instance from its siblings in little room: its item's
     /// file name without the last extension (`tests/test_make.py` →
-    /// `test_make`), or the item as it is when that leaves nothing.
+    /// `test_make`). An extension starts with a letter, so `3.12` (a matrix
+    /// value, a version) stays whole.
     static func shortName(_ node: String, template: String) -> String {
         var item = Substring(node.dropFirst(template.count + 1).dropLast())
         if let slash = item.lastIndex(of: "/"), item.index(after: slash) < item.endIndex { item = item[item.index(after: slash)...] }
-        if let dot = item.lastIndex(of: "."), dot > item.startIndex { item = item[..<dot] }
+        if let dot = item.lastIndex(of: "."), dot > item.startIndex {
+            let ext = item[item.index(after: dot)...]
+            if ext.first?.isLetter == true, ext.allSatisfy({ $0.isLetter || $0.isNumber }) { item = item[..<dot] }
+        }
         return String(item)
     }
 
