@@ -1,10 +1,12 @@
-/// What a node would run, for people (`moon run -n`, `moon graph`): its
-/// command with the values known before the run put in — vars, its
+/// What a node runs, for people: its whole command (every line of a
+/// script) with the values known before the run put in — vars, its
 /// instance's item and matrix values, its parameters and args — each
 /// shell-quoted for where it stands, as the shell would receive it. What
 /// only the run knows (`needs.…`, `env.…`, a required parameter not given)
-/// stays as written. Display only: a run passes values as data
-/// (`ShellTemplate`), never as text.
+/// stays as written. The one place a command is shown from: `moon run -n`,
+/// `moon graph` (every format), and the `start` event's `command`, which
+/// `-v` and the failure summary show. Display only: a run passes values as
+/// data (`ShellTemplate`), never as text.
 public struct CommandPreview {
     private let vars: Variables
     /// Parsed scripts by text and shell: the instances of a template share theirs.
@@ -18,13 +20,14 @@ public struct CommandPreview {
         vars = graph.vars
     }
 
-    /// One line, as `NodeAction.summary` shows the command as written.
-    public mutating func summary(of node: Node) -> String {
+    /// The command, a script in full: its lines as written (without the
+    /// blank lines around them), values put in.
+    public mutating func command(of node: Node) -> String {
         let node = Values(node: node, vars: node.vars ?? vars)
         switch node.node.action {
         case .shell(let script):
-            guard Template.containsExpression(script) else { return node.node.action.summary }
-            return NodeAction.shell(shell(script, node: node)).summary
+            guard Template.containsExpression(script) else { return Self.trimmed(script) }
+            return Self.trimmed(shell(script, node: node))
         case .exec(let argv):
             guard argv.contains(where: Template.containsExpression) else { return node.node.action.summary }
             return exec(argv, node: node).map(ShellQuoting.quote).joined(separator: " ")
@@ -37,6 +40,19 @@ public struct CommandPreview {
         case .group:
             return node.node.action.summary
         }
+    }
+
+    /// The script without the blank lines before and after it (a YAML `|`
+    /// block ends in a newline), and without trailing blanks on its last line.
+    static func trimmed(_ script: String) -> String {
+        // Most scripts are one line: kept as they are, without splitting.
+        guard script.utf8.contains(UInt8(ascii: "\n")) else { return script }
+        var lines = script.split(separator: "\n", omittingEmptySubsequences: false)
+        while let first = lines.first, first.allSatisfy(\.isWhitespace) { lines.removeFirst() }
+        while let last = lines.last, last.allSatisfy(\.isWhitespace) { lines.removeLast() }
+        guard let last = lines.last else { return "" }
+        lines[lines.count - 1] = last[..<(last.lastIndex(where: { !$0.isWhitespace }).map(last.index(after:)) ?? last.startIndex)]
+        return lines.joined(separator: "\n")
     }
 
     /// A node and the vars its expressions read (an included node's own).

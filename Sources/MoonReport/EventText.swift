@@ -11,15 +11,23 @@ enum EventText {
         return line
     }
 
-    static func started(node: String, attempt: Int, command: String) -> StyledLine {
+    /// `▶ build: make -j4`; a script's further lines follow, indented as in
+    /// the failure summary.
+    static func started(node: String, attempt: Int, command: String) -> [StyledLine] {
         var line = StyledLine("▶ ", .cyan)
         line.append(node, Style.node(node))
         if attempt > 1 { line.append(" (attempt \(attempt))", .dim) }
-        if !command.isEmpty {
-            line.append(": ")
-            line.append(command.replacingOccurrences(of: "\n", with: "⏎ "), .dim)
-        }
-        return line
+        guard !command.isEmpty else { return [line] }
+        let lines = scriptLines(command)
+        line.append(": ")
+        line.append(lines[0], .dim)
+        return [line] + lines.dropFirst().map { StyledLine("    " + $0, .dim) }
+    }
+
+    /// A command's lines (a script's), as `-v` and the failure summary show them.
+    static func scriptLines(_ command: String) -> [String] {
+        guard command.utf8.contains(UInt8(ascii: "\n")) else { return [command] }
+        return command.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// `build │ text`, the name padded to `width` so prefixes line up.
@@ -31,13 +39,45 @@ enum EventText {
         return line
     }
 
-    /// `✓ build 1.2s`; a group, which takes no time, without one; a
-    /// template with how many of its instances succeeded (`✓ obj 34/34 2.1s`).
-    static func succeeded(node: String, milliseconds: Int?, group: RunLedger.Group? = nil) -> StyledLine {
+    /// `✓ build 1.2s`; a group, which takes no time, without one.
+    static func succeeded(node: String, milliseconds: Int?) -> StyledLine {
         var line = StyledLine("✓ ", .green)
         line.append(node, .bold)
-        if let group { line.append(" \(group.succeeded)/\(group.total)") }
         if let milliseconds { line.append(" " + DurationText.milliseconds(milliseconds), .dim) }
+        return line
+    }
+
+    /// A fan-out's line, counted from its instances alone (a template of
+    /// the graph file, or one expanded during the run): how many of them
+    /// stand (succeeded, up to date or restored) out of all, then how the
+    /// others ended, then the time from the first start to the last end.
+    /// `✓ obj 34/34 2.1s` · `✓ test 24/24 up to date` ·
+    /// `✓ test 24/24 (20 up to date, 1 restored) 1.2s` ·
+    /// `✗ agg 3/6 (1 failed, 2 skipped) 110ms` · `- count 0/100 skipped`.
+    static func fanOut(template: String, group: RunLedger.Group, milliseconds: Int?) -> StyledLine {
+        let mark: StyledLine
+        if group.failed > 0 {
+            mark = StyledLine("✗ ", .red)
+        } else if group.ok == group.total {
+            mark = StyledLine("✓ ", .green)
+        } else {
+            mark = StyledLine("- ", .dim)
+        }
+        var line = mark
+        line.append(template, .bold)
+        line.append(" \(group.ok)/\(group.total)")
+        let kinds = [("up to date", group.upToDate), ("restored", group.restored), ("failed", group.failed),
+                     ("skipped", group.skipped), ("canceled", group.canceled)].filter { $0.1 > 0 }
+        if kinds.count == 1, kinds[0].1 == group.total {
+            // All ended one way: the way, without a count.
+            line.append(" " + (kinds[0].0 == "restored" ? "restored from the cache" : kinds[0].0), group.failed > 0 ? .red : .dim)
+        } else if !kinds.isEmpty {
+            line.append(" (" + kinds.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ")", group.failed > 0 ? .red : .dim)
+        }
+        // Nothing ran: no time to show.
+        if let milliseconds, group.succeeded + group.failed + group.canceled > 0 {
+            line.append(" " + DurationText.milliseconds(milliseconds), .dim)
+        }
         return line
     }
 
@@ -51,30 +91,33 @@ enum EventText {
         var lines = own(event, ledger: ledger, verbosity: verbosity).map { [$0] } ?? []
         if verbosity != .quiet, let template = RunLedger.template(of: event), let group = ledger.groups[template],
            !group.hasNode, group.done == group.total {
-            let milliseconds = group.started.map { max(0, Int((event.time.timeIntervalSince($0) * 1000).rounded())) }
-            lines.append(group.succeeded == group.total ? succeeded(node: template, milliseconds: milliseconds, group: group)
-                                                         : ended(template: template, group: group))
+            lines.append(fanOut(template: template, group: group, milliseconds: span(group, to: event)))
         }
         return lines
     }
 
-    /// `- obj: 30/34 succeeded, 4 failed`: a template whose instances did not all succeed.
-    static func ended(template: String, group: RunLedger.Group) -> StyledLine {
-        var line = StyledLine("- ", .dim)
-        line.append(template, .bold)
-        line.append(": " + counts(group), .dim)
-        return line
+    /// A fan-out's time: from its first instance's start to `event`.
+    private static func span(_ group: RunLedger.Group, to event: RunEvent) -> Int? {
+        group.started.map { max(0, Int((event.time.timeIntervalSince($0) * 1000).rounded())) }
     }
 
     private static func own(_ event: RunEvent, ledger: RunLedger, verbosity: Verbosity) -> StyledLine? {
         let loud = verbosity != .quiet
         let counted = verbosity != .verbose && RunLedger.template(of: event) != nil
+        // A template expanded during the run ends as its instances did: its fan-out line.
+        if let node = event.node, let group = ledger.groups[node], group.hasNode, group.total > 0 {
+            switch event.kind {
+            case .complete, .skip, .error:
+                return loud ? fanOut(template: node, group: group, milliseconds: span(group, to: event)) : nil
+            default:
+                return nil
+            }
+        }
         switch event.kind {
         case .complete(let node, let duration, _, _):
             guard loud, !counted else { return nil }
-            let group = ledger.groups[node]
-            let timed = group != nil || ledger.finished[node]?.ran != false
-            var line = succeeded(node: node, milliseconds: timed ? duration : nil, group: group)
+            let timed = ledger.finished[node]?.ran != false
+            var line = succeeded(node: node, milliseconds: timed ? duration : nil)
             // A service moon stopped at the end of the run: not a failure, but it did not end by itself.
             if event.stopped { line.append(" (stopped)", .dim) }
             return line
@@ -83,7 +126,7 @@ enum EventText {
             return failed(node: node, milliseconds: duration, error: error)
         case .skip(let node, let reason):
             guard loud, !counted else { return nil }
-            return skipped(node: node, reason: reason, group: ledger.groups[node], restored: event.restored)
+            return skipped(node: node, reason: reason, restored: event.restored)
         default:
             return nil
         }
@@ -118,7 +161,7 @@ enum EventText {
         return line
     }
 
-    static func skipped(node: String, reason: SkipReason, group: RunLedger.Group? = nil, restored: CacheRestore? = nil) -> StyledLine {
+    static func skipped(node: String, reason: SkipReason, restored: CacheRestore? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)
         if let restored {
@@ -127,16 +170,6 @@ enum EventText {
         } else {
             line.append(" skipped (\(reason.rawValue))", .dim)
         }
-        if let group, group.total > 0 { line.append(": " + counts(group), .dim) }
         return line
-    }
-
-    /// `19/20 succeeded, 1 failed`: how a template's instances ended.
-    static func counts(_ group: RunLedger.Group) -> String {
-        var parts = ["\(group.succeeded)/\(group.total) succeeded"]
-        if group.failed > 0 { parts.append("\(group.failed) failed") }
-        if group.skipped > 0 { parts.append("\(group.skipped) skipped") }
-        if group.canceled > 0 { parts.append("\(group.canceled) canceled") }
-        return parts.joined(separator: ", ")
     }
 }

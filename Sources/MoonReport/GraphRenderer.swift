@@ -45,21 +45,25 @@ public enum GraphRenderer {
             for v in level {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
-                out += "  " + summary(of: v, in: graph, preview: &preview)
+                let lines = summary(of: v, in: graph, preview: &preview).split(separator: "\n", omittingEmptySubsequences: false)
+                out += "  " + (lines.first ?? "")
                 if let slurm = graph.slurmOptions(for: node) {
                     out += slurm.summary.isEmpty ? "  [slurm]" : "  [slurm \(slurm.summary)]"
                 }
                 out += "\n"
+                // A script's further lines, under its first.
+                let indent = String(repeating: " ", count: 2 + nameWidth + 2 + queueWidth + 2)
+                for line in lines.dropFirst() { out += indent + line + "\n" }
             }
         }
         return out
     }
 
-    /// What a listing shows of a node: its command with the values known
-    /// before the run put in (`CommandPreview`), or for a `for-each` over a
-    /// need's output, which is known only during the run, when it expands.
+    /// What a listing shows of a node: its whole command with the values
+    /// known before the run put in (`CommandPreview`), or for a `for-each`
+    /// over a need's output, which is known only during the run, when it expands.
     static func summary(of node: Int, in graph: Graph, preview: inout CommandPreview) -> String {
-        guard let fanOut = graph.nodes[node].fanOut else { return preview.summary(of: graph.nodes[node]) }
+        guard let fanOut = graph.nodes[node].fanOut else { return preview.command(of: graph.nodes[node]) }
         return "expands when \(graph.nodes[fanOut.need].name) completes"
     }
 
@@ -150,7 +154,8 @@ public enum GraphRenderer {
             if let slurm = queue.slurm { members.append(("slurm", slurmJSON(slurm))) }
             return .object(members)
         }
-        let nodes: [JSONValue] = plan.selected.map { v in nodeJSON(graph, v, plan) }
+        var preview = CommandPreview(graph: graph)
+        let nodes: [JSONValue] = plan.selected.map { v in nodeJSON(graph, v, plan, preview: &preview) }
         let edges: [JSONValue] = edges(plan).map { .strings([graph.nodes[$0.0].name, graph.nodes[$0.1].name]) }
         let levels: [JSONValue] = plan.levels.map { .strings($0.map { graph.nodes[$0].name }) }
         let root: JSONValue = .object([
@@ -164,7 +169,7 @@ public enum GraphRenderer {
         return root.pretty() + "\n"
     }
 
-    private static func nodeJSON(_ graph: Graph, _ v: Int, _ plan: Plan) -> JSONValue {
+    private static func nodeJSON(_ graph: Graph, _ v: Int, _ plan: Plan, preview: inout CommandPreview) -> JSONValue {
         let node = graph.nodes[v]
         var members: [(String, JSONValue)] = [
             ("name", .string(node.name)),
@@ -180,6 +185,10 @@ public enum GraphRenderer {
             members.append(("command", .string(name)))
             members.append(("with", .object(with.keys.sorted().map { ($0, argumentJSON(with[$0]!)) })))
         case .group: break
+        }
+        // The command as written above; here as it would run, the instance's values put in.
+        if case .group = node.action {} else if node.fanOut == nil {
+            members.append(("preview", .string(preview.command(of: node))))
         }
         if case .shell = node.action { members.append(("shell", .string(node.shell.rawValue))) }
         if let fanOut = node.fanOut {
@@ -293,12 +302,23 @@ public enum GraphRenderer {
                 put(states[v] ?? "", width: stateWidth)
             }
             put("  ")
-            put(summary(of: v, in: graph, preview: &preview))
+            let command = summary(of: v, in: graph, preview: &preview)
+            let newline = command.firstIndex(of: "\n")
+            put(newline.map { String(command[..<$0]) } ?? command)
             if queue.slurm != nil, let slurm = graph.slurmOptions(for: graph.nodes[v]) {
                 let summary = slurm.summary
                 put(summary.isEmpty ? "  [slurm]" : "  [slurm \(summary)]")
             }
             put("\n")
+            // A script's further lines, under its first.
+            if let newline {
+                let indent = 2 + numberWidth + 2 + nameWidth + 8 + levelWidth + 2 + queueWidth + (states == nil ? 0 : 2 + stateWidth) + 2
+                for line in command[command.index(after: newline)...].split(separator: "\n", omittingEmptySubsequences: false) {
+                    put(String(repeating: " ", count: indent))
+                    put(String(line))
+                    put("\n")
+                }
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

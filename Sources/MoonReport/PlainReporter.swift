@@ -40,7 +40,7 @@ public final class PlainReporter: Reporter {
         case .graphStart(let graph, let nodes, _):
             if loud { line(EventText.header(graph: graph, nodes: nodes.count)) }
         case .start(let node, _, let attempt, let command, _):
-            if verbosity == .verbose { line(EventText.started(node: node, attempt: attempt, command: command)) }
+            if verbosity == .verbose { EventText.started(node: node, attempt: attempt, command: command).forEach { line($0) } }
         case .next(let node, let stream, let text, _):
             guard loud else { return }
             let rendered = EventText.output(node: node, stream: stream, text: text, color: color).rendered(color: color)

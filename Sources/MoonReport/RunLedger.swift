@@ -40,8 +40,13 @@ struct RunLedger {
     /// The instances of one template (a fan-out), counted as they end.
     struct Group {
         var total = 0
+        /// Ran and succeeded.
         var succeeded = 0
+        /// Skipped as up to date (or, with `--resume`, done in the run resumed).
+        var upToDate = 0
+        var restored = 0
         var failed = 0
+        /// Skipped otherwise: a need failed, an `if`, the run stopping.
         var skipped = 0
         var canceled = 0
         /// When its first instance started.
@@ -49,7 +54,9 @@ struct RunLedger {
         /// Whether a node of the plan stands for the template (a `for-each`
         /// over a need's output, expanded during the run) and ends with its own event.
         var hasNode = false
-        var done: Int { succeeded + failed + skipped + canceled }
+        var done: Int { ok + failed + skipped + canceled }
+        /// The instances whose outputs stand: succeeded, up to date or restored.
+        var ok: Int { succeeded + upToDate + restored }
     }
 
     struct End {
@@ -59,7 +66,9 @@ struct RunLedger {
         var criticalPath: [String]
         /// The signal that stopped the run (`SIGINT`), if one did.
         var interrupted: String?
-        /// Of the skipped nodes: those restored from the cache, and their bytes.
+        /// Of the skipped nodes: those up to date (or resumed), those
+        /// restored from the cache, and the bytes restored.
+        var upToDateNodes = 0
         var restoredNodes = 0
         var restoredBytes: Int64 = 0
     }
@@ -80,6 +89,8 @@ struct RunLedger {
     /// Template name -> its instances, for the templates of the plan and those expanded during the run.
     private(set) var groups: [String: Group] = [:]
     private(set) var lastEventTime: Date?
+    /// Nodes skipped as up to date (or resumed), not counting a template of the run's.
+    private(set) var upToDateNodes = 0
     /// Nodes restored from the output cache, and the bytes they restored.
     private(set) var restoredNodes = 0
     private(set) var restoredBytes: Int64 = 0
@@ -134,9 +145,19 @@ struct RunLedger {
             if let restored = event.restored {
                 restoredNodes += 1
                 restoredBytes += restored.bytes
+            } else if (reason == .upToDate || reason == .resumed) && groups[node]?.hasNode != true {
+                upToDateNodes += 1
             }
             forget(node)
-            count(event) { $0.skipped += 1 }
+            count(event) { group in
+                if event.restored != nil || reason == .cacheHit {
+                    group.restored += 1
+                } else if reason == .upToDate || reason == .resumed {
+                    group.upToDate += 1
+                } else {
+                    group.skipped += 1
+                }
+            }
         case .expand(let node, let instances):
             plan += instances
             groups[node, default: Group()].total += instances.count
@@ -144,7 +165,7 @@ struct RunLedger {
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
-                      restoredNodes: restoredNodes, restoredBytes: restoredBytes)
+                      upToDateNodes: upToDateNodes, restoredNodes: restoredNodes, restoredBytes: restoredBytes)
         case .watch:
             // Watch mode's trigger: the rerun's own events follow.
             break
@@ -179,10 +200,11 @@ struct RunLedger {
         if !tails.isEmpty { tails[node] = nil }
     }
 
-    /// The slowest nodes that ran, longest first (ties by name).
+    /// The slowest nodes that ran, longest first (ties by name): not a
+    /// group, nor a template of the run's, whose time is its instances'.
     func slowest(_ n: Int) -> [(node: String, milliseconds: Int)] {
         finished.values.compactMap { f -> (String, Int)? in
-            guard let ms = f.durationMilliseconds else { return nil }
+            guard let ms = f.durationMilliseconds, f.ran else { return nil }
             return (f.node, ms)
         }
         .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }

@@ -42,15 +42,22 @@ enum RunSummary {
         return out
     }
 
-    /// `moon: ok - 7 succeeded in 203ms` / `moon: FAILED - 2 succeeded, 1 failed in 3ms`
+    /// `moon: ok - 7 succeeded in 203ms` / `moon: ok - 32 up to date in 40ms`
+    /// / `moon: ok - 1 succeeded, 30 up to date, 1 restored from the cache (2.0 KB) in 90ms`
+    /// / `moon: FAILED - 2 succeeded, 1 failed, 1 skipped in 3ms`
     /// / `moon: interrupted (SIGINT) - 2 succeeded, 2 canceled in 2.5s`.
+    /// Nodes and instances are counted, not the templates a run expands.
+    /// "N succeeded" (nodes that ran) is left out only when nothing ran
+    /// and something was up to date or restored.
     static func result(_ end: RunLedger.End) -> StyledLine {
-        var parts = ["\(end.counts.succeeded) succeeded"]
+        let notRun = end.upToDateNodes + end.restoredNodes
+        var parts: [String] = []
+        if end.counts.succeeded > 0 || notRun == 0 { parts.append("\(end.counts.succeeded) succeeded") }
+        if end.upToDateNodes > 0 { parts.append("\(end.upToDateNodes) up to date") }
+        if end.restoredNodes > 0 { parts.append("\(end.restoredNodes) restored from the cache (\(ByteText.bytes(end.restoredBytes)))") }
         if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
-        if end.counts.skipped > 0 {
-            let restored = end.restoredNodes > 0 ? " (\(end.restoredNodes) restored from the cache, \(ByteText.bytes(end.restoredBytes)))" : ""
-            parts.append("\(end.counts.skipped) skipped" + restored)
-        }
+        let skipped = max(0, end.counts.skipped - notRun)
+        if skipped > 0 { parts.append("\(skipped) skipped") }
         if end.counts.canceled > 0 { parts.append("\(end.counts.canceled) canceled") }
         var line = StyledLine("moon: ", .dim)
         if end.ok {
@@ -102,9 +109,9 @@ enum RunSummary {
         }
         out.append(head)
         if let command = ledger.commands[node] {
-            for (i, part) in command.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+            for (i, part) in EventText.scriptLines(command).enumerated() {
                 var line = StyledLine(i == 0 ? "  $ " : "    ", .dim)
-                line.append(String(part))
+                line.append(part)
                 out.append(line)
             }
         }

@@ -3,8 +3,9 @@ import MoonEvents
 
 /// The live status at the bottom of the terminal view, as lines that fit
 /// the terminal: `[done/total]`, the elapsed time, and each running node
-/// with its queue and own elapsed time, and the line it is writing when
-/// that has no newline yet (progress dots, a `\r` progress bar); a node that
+/// with its queue and own elapsed time (a fan-out's instances in one row,
+/// `test 9/24  default  1m02s · test_make, test_funcs`), and the line it is
+/// writing when that has no newline yet (progress dots, a `\r` progress bar); a node that
 /// wrote no byte for `stallAfter` is marked stalled. A pure function of the ledger and the
 /// time, so tests render it without a terminal or a clock.
 struct StatusArea {
@@ -14,11 +15,16 @@ struct StatusArea {
     var stallAfterMilliseconds: Int
 
     /// One row of the area: a running node, or the running instances of
-    /// one template (`obj 12/34`, the oldest's time, how many run).
+    /// one template (`obj 12/34`, the time since its first instance
+    /// started, the running ones by a short name).
     struct Row {
         var node: RunLedger.Running
-        /// For a template's row: how many of its instances run now.
-        var instances = 0
+        /// For a template's row: the running instances, oldest first, each
+        /// by `shortName`.
+        var instances: [String] = []
+        /// For a template's row: how many of its instances have ended, of how many.
+        var done = 0
+        var total = 0
     }
 
     /// The running nodes, the oldest first, the instances of a template in one row at its oldest's place.
@@ -31,18 +37,40 @@ struct StatusArea {
                 continue
             }
             if let i = rowOf[template] {
-                rows[i].instances += 1
+                rows[i].instances.append(shortName(node.node, template: template))
                 rows[i].node.lastOutput = max(rows[i].node.lastOutput, node.lastOutput)
                 continue
             }
-            var row = Row(node: node, instances: 1)
+            var row = Row(node: node, instances: [shortName(node.node, template: template)], done: group.done, total: group.total)
             row.node.node = "\(template) \(group.done)/\(group.total)"
+            // The fan-out's time, not its oldest running instance's (which, with many short ones, stays near 0).
+            row.node.started = group.started ?? node.started
             row.node.partial = nil
             row.node.attempt = 1
             rowOf[template] = rows.count
             rows.append(row)
         }
         return rows
+    }
+
+    /// What tells an instance from its siblings in little room: its item's
+    /// file name without the last extension (`tests/test_make.py` →
+    /// `test_make`). An extension starts with a letter, so `3.12` (a matrix
+    /// value, a version) stays whole.
+    static func shortName(_ node: String, template: String) -> String {
+        var item = Substring(node.dropFirst(template.count + 1).dropLast())
+        if let slash = item.lastIndex(of: "/"), item.index(after: slash) < item.endIndex { item = item[item.index(after: slash)...] }
+        if let dot = item.lastIndex(of: "."), dot > item.startIndex {
+            let ext = item[item.index(after: dot)...]
+            if ext.first?.isLetter == true, ext.allSatisfy({ $0.isLetter || $0.isNumber }) { item = item[..<dot] }
+        }
+        return String(item)
+    }
+
+    /// `~12s left`: the fan-out's pace so far, once it has one.
+    static func remaining(_ row: Row, elapsed: Int) -> String? {
+        guard row.done > 0, row.done < row.total, elapsed >= 2_000 else { return nil }
+        return "~" + DurationText.elapsed(elapsed * (row.total - row.done) / row.done) + " left"
     }
 
     /// The full area: a header line, then one line per running node (the
@@ -60,10 +88,12 @@ struct StatusArea {
             var line = StyledLine("  ")
             line.append(pad(StyledLine(node.node).fitted(to: nameWidth).plain, nameWidth), Style.node(node.node))
             line.append("  " + pad(node.queue, queueWidth), .dim)
-            line.append("  " + DurationText.elapsed(ms(now, since: node.started)))
+            let elapsed = ms(now, since: node.started)
+            line.append("  " + DurationText.elapsed(elapsed))
             if node.attempt > 1 { line.append(" (attempt \(node.attempt))", .yellow) }
-            if row.instances > 0 { line.append(" · \(row.instances) running", .dim) }
+            if let left = Self.remaining(row, elapsed: elapsed) { line.append(" · " + left, .dim) }
             if let quiet = stalled(node, now: now) { line.append("  stalled: no output for \(DurationText.elapsed(quiet))", .yellow) }
+            if !row.instances.isEmpty { line.spans += names(row.instances, room: width - 1 - line.columns).spans }
             if let partial = node.partial.map(Self.lastSegment), !partial.isEmpty {
                 line.append("  │ ", Style.node(node.node))
                 line.append(partial)
@@ -74,6 +104,23 @@ struct StatusArea {
             out.append(StyledLine("  … \(running.count - shown) more running", .dim))
         }
         return out.map { $0.fitted(to: width - 1) }
+    }
+
+    /// ` · test_make, test_funcs +3`: as many names as `room` columns
+    /// take, then how many more run.
+    func names(_ names: [String], room: Int) -> StyledLine {
+        var line = StyledLine(" · ", .dim)
+        for (i, name) in names.enumerated() {
+            let part = (i == 0 ? "" : ", ") + name
+            let more = i == names.count - 1 ? "" : " +\(names.count - i - 1)"
+            // Keep room for "+N" rather than cutting a name in half.
+            if line.columns + TextWidth.columns(part) + more.count > room {
+                line.append(i == 0 ? "\(names.count) running" : " +\(names.count - i)", .dim)
+                return line
+            }
+            line.append(part, .dim)
+        }
+        return line
     }
 
     /// One line for a terminal without escape sequences (it is redrawn with

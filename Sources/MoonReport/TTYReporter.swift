@@ -102,7 +102,7 @@ public final class TTYReporter: Reporter {
             if loud { print(EventText.header(graph: graph, nodes: nodes.count)) }
             startTimers()
         case .start(let node, _, let attempt, let command, _):
-            if options.verbosity == .verbose { print(EventText.started(node: node, attempt: attempt, command: command)) }
+            if options.verbosity == .verbose { EventText.started(node: node, attempt: attempt, command: command).forEach { print($0) } }
         case .next(let node, let stream, let text, _):
             guard loud else { return }
             let line = EventText.output(node: node, stream: stream, text: text, width: prefixWidth, color: options.color)

@@ -28,7 +28,7 @@ struct ReportOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
     var quiet = false
 
-    @Flag(name: .shortAndLong, help: "Also show each command as it starts.")
+    @Flag(name: .shortAndLong, help: "Also show each command (every line, its values put in) as it starts.")
     var verbose = false
 
     func validate() throws {

@@ -33,6 +33,12 @@ struct RunCommand: SelectingCommand {
         command line, 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up \
         (SIGHUP), 131 quit (SIGQUIT, Ctrl-\\), 141 stdout closed; the summary then says \
         interrupted, not FAILED. Ctrl-Z stops the nodes with moon; fg resumes them.
+
+        A fan-out's line counts its instances: ✓ test 24/24 2.1s, ✓ test 24/24 up to \
+        date, ✓ test 24/24 (20 up to date, 1 restored) 1.2s, ✗ test 21/24 (1 failed, \
+        2 canceled) 3.4s. The last line counts nodes and instances by how they ended: \
+        moon: ok - 3 succeeded, 29 up to date in 1.2s. -v, -n, the failure summary and \
+        the start event show each command whole, with its known values put in.
         """)
 
     @Argument(help: ArgumentHelp("The graph file, then the nodes to run, each followed by its NAME=VALUE parameters "

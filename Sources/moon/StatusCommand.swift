@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCache
 import MoonGraph
+import MoonReport
 import MoonState
 
 /// `moon status [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...]`: which nodes
@@ -46,12 +47,33 @@ struct StatusCommand: SelectingCommand {
         let forecast = RunForecast(plan: plan, state: state, storeMissing: neverRan)
         let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast,
                                                   cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
-        let width = min(32, plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0)
-        for index in plan.selected.sorted() {
-            let name = graph.nodes[index].name
+        let rows = plan.selected.sorted().map { index -> (name: String, verdict: String) in
             let verdict = forecast.verdicts[index]
-            let text = restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date"
-            Console.line(name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0) + "  " + text)
+            return (graph.nodes[index].name, restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date")
         }
+        for line in Self.layout(rows) { Console.line(line) }
+    }
+
+    /// The widest name a row keeps beside its verdict.
+    static let nameColumnLimit = 60
+
+    /// One line per row, the verdicts in one column: as wide as the longest
+    /// name (in terminal columns), as `moon history --nodes` lays out. A
+    /// name wider than `nameColumnLimit` has a line of its own, its verdict
+    /// under it in the column, so one long name does not push every verdict right.
+    static func layout(_ rows: [(name: String, verdict: String)]) -> [String] {
+        let widths = rows.map { TextWidth.columns($0.name) }
+        let width = widths.filter { $0 <= nameColumnLimit }.max() ?? 0
+        var lines: [String] = []
+        lines.reserveCapacity(rows.count)
+        for (row, columns) in zip(rows, widths) {
+            if columns > width {
+                lines.append(row.name)
+                lines.append(String(repeating: " ", count: width + 2) + row.verdict)
+            } else {
+                lines.append(row.name + String(repeating: " ", count: width - columns + 2) + row.verdict)
+            }
+        }
+        return lines
     }
 }

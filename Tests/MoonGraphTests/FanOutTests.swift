@@ -287,7 +287,7 @@ struct FanOutTests {
         let names = graph.nodes.map(\.name)
         func shown(_ name: String) -> String {
             var preview = CommandPreview(graph: graph)
-            return preview.summary(of: graph.nodes[names.firstIndex(of: name)!])
+            return preview.command(of: graph.nodes[names.firstIndex(of: name)!])
         }
         #expect(shown("n[x'y]") == #"f 'x'\''y' 'x'\''y' "x'y" a 'b c' xa 'b c' ${{ env.HOME }}"#)
         #expect(shown("n[$d]") == #"f '$d' '$d' "\$d" a 'b c' xa 'b c' ${{ env.HOME }}"#)

@@ -33,7 +33,7 @@ import MoonEvents
         var counts = RunCounts()
         counts.skipped = 1
         ledger.apply(RunEvent(time: Self.event.time, kind: .graphComplete(ok: true, durationMilliseconds: 5, counts: counts, criticalPath: [])))
-        #expect(RunSummary.result(ledger.end!).plain == "moon: ok - 0 succeeded, 1 skipped (1 restored from the cache, 2.0 KB) in 5ms")
+        #expect(RunSummary.result(ledger.end!).plain == "moon: ok - 1 restored from the cache (2.0 KB) in 5ms")
     }
 
     @Test func theLiveViewCountsIt() {

@@ -136,6 +136,7 @@ import Testing
               "queue": "net",
               "kind": "shell",
               "command": "curl -o \\"data.json\\" $URL",
+              "preview": "curl -o \\"data.json\\" $URL",
               "shell": "sh",
               "if": "success",
               "continue_on_error": false,
@@ -158,6 +159,7 @@ import Testing
               "queue": "hpc",
               "kind": "exec",
               "command": ["swift", "build", "-c", "release"],
+              "preview": "swift build -c release",
               "if": "success",
               "continue_on_error": false,
               "timeout_ms": null,
@@ -186,6 +188,7 @@ import Testing
               "with": {
                 "duration": "2s"
               },
+              "preview": "uses sleep (duration: 2s)",
               "if": "success",
               "continue_on_error": false,
               "timeout_ms": null,
@@ -207,6 +210,7 @@ import Testing
               "queue": "default",
               "kind": "shell",
               "command": "./package.sh",
+              "preview": "./package.sh",
               "shell": "sh",
               "if": "success",
               "continue_on_error": false,

@@ -16,6 +16,9 @@ public final class CommandLauncher: NodeLauncher {
     private var onSlurm: [Bool]
     /// The instances of dynamic fan-outs, made during the run: plan index `selected.count + i` is `made[i]`.
     private var made: [Node] = []
+    /// Made per start rather than for the whole plan: a run that finds its
+    /// nodes up to date shows no command.
+    private var preview: CommandPreview
 
     /// `plan.selected` decides which graph nodes run; their order matches
     /// `RunPlan(graph:plan:cpus:)`. Commands run on `scheduler`, the
@@ -27,6 +30,7 @@ public final class CommandLauncher: NodeLauncher {
                 environment base: [String: String]? = nil, hopsThreads: Bool = false) {
         self.graph = graph
         selected = plan.selected
+        preview = CommandPreview(graph: graph)
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0) } ?? NodeEnvironment(graph: graph),
             processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(),
@@ -45,7 +49,7 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     public func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
-        let spec = node < selected.count ? graph.nodes[selected[node]] : made[node - selected.count]
+        let spec = self.node(node)
         let command = NodeCommand(node: spec, index: node, context: context)
         // The command's signal holds it weakly: the subscription keeps it.
         let signal = command.signal(NodeCommand.Input(attempt: number, inputs: inputs))
@@ -67,6 +71,14 @@ public final class CommandLauncher: NodeLauncher {
         made.reserveCapacity(made.count + items.count)
         made += graph.instances(ofDynamic: selected[template], items: items)
         onSlurm += repeatElement(onSlurm[template], count: items.count)
+    }
+
+    public func command(node: Int) -> String? {
+        preview.command(of: self.node(node))
+    }
+
+    private func node(_ index: Int) -> Node {
+        index < selected.count ? graph.nodes[selected[index]] : made[index - selected.count]
     }
 
     public func killNow() {

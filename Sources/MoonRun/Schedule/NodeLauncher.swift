@@ -33,9 +33,14 @@ public protocol NodeLauncher: AnyObject {
     /// `first`, `first + 1`, … of the run are instances of the node
     /// `template`, one per item in order. Called before any of them starts.
     func expand(template: Int, items: [String], first: Int)
+
+    /// The node's command as its `start` event shows it (`CommandPreview`),
+    /// made when it starts: nil shows the plan's `RunNode.command`.
+    func command(node: Int) -> String?
 }
 
 extension NodeLauncher {
     public func announcesStart(node: Int) -> Bool { false }
     public func expand(template: Int, items: [String], first: Int) {}
+    public func command(node: Int) -> String? { nil }
 }

@@ -17,7 +17,8 @@ public struct RunNode: Sendable {
     /// Length of the longest path from this node to the end of the graph:
     /// among ready nodes the highest starts first (critical path).
     public var priority: Int
-    /// The command as a user reads it, for `-v` and the summary.
+    /// The command as written, in one line: what `start` shows when the
+    /// launcher makes no preview of it (`NodeLauncher.command(node:)`).
     public var command: String
     /// Whether its attempts read what their needs left (values, outputs,
     /// results): a built-in, or a `${{ … }}` in its command, `dir` or
@@ -31,6 +32,9 @@ public struct RunNode: Sendable {
     /// Set on a `for-each` over a need's output: the node is expanded into
     /// one instance per item when its needs have ended, and ends once they have.
     public var fanOut: FanOut?
+    /// Set once a `fanOut` node has expanded: it stands for its instances,
+    /// which the run's counts count instead of it.
+    public var isExpanded = false
     /// `service: true`: not expected to end (see Runner+Live).
     public var isService = false
 

@@ -62,7 +62,7 @@ extension Runner {
         for node in live.adopted.keys.sorted() {
             let spec = plan.nodes[node]
             var event = RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                                    attempt: max(1, attempt[node]), command: spec.command),
+                                                                    attempt: max(1, attempt[node]), command: command(of: node)),
                                  instance: spec.instance)
             event.carried = true
             emit(event)

@@ -178,6 +178,7 @@ public final class Runner {
     /// Turns an expanded template into a group of its instances.
     func becomeGroup(_ node: Int, of instances: Range<Int>) {
         plan.nodes[node].isGroup = true
+        plan.nodes[node].isExpanded = true
         plan.nodes[node].fanOut = nil
         plan.nodes[node].needs = Array(instances)
         // It ends as its instances did (each ran under the template's own `if`).
@@ -319,8 +320,13 @@ public final class Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: spec.command, jobID: jobID),
+                                                       attempt: attempt[node], command: command(of: node), jobID: jobID),
                       instance: spec.instance))
+    }
+
+    /// What the node's `start` event shows as its command.
+    func command(of node: Int) -> String {
+        launcher.command(node: node) ?? plan.nodes[node].command
     }
 
     private func received(_ output: NodeOutput, from node: Int) {
@@ -415,6 +421,20 @@ public final class Runner {
         }
     }
 
+    /// Whether every need of a group was up to date (or restored, or done in
+    /// the run resumed): the group is then up to date too, so a run where
+    /// nothing ran says so (`ok - 32 up to date`), not `1 succeeded`. (An
+    /// expanded template, counted as its instances, completes as before.)
+    func needsAllUpToDate(_ node: Int) -> Bool {
+        let needs = plan.nodes[node].needs
+        return !plan.nodes[node].isExpanded && !needs.isEmpty && needs.allSatisfy { need in
+            switch state[need] {
+            case .done(.skipped(.upToDate)), .done(.skipped(.cacheHit)), .done(.skipped(.resumed)): return true
+            default: return false
+            }
+        }
+    }
+
     /// A group's needs succeeded: it succeeds at once, taking no time and no job.
     func succeedAtOnce(_ node: Int) {
         let now = scheduler.now
@@ -453,17 +473,19 @@ public final class Runner {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
         }
+        // An expanded template is counted as its instances, not as one more node.
+        let counted = !plan.nodes[node].isExpanded
         switch outcome {
-        case .succeeded: counts.succeeded += 1
-        case .tolerated: counts.failed += 1
+        case .succeeded: if counted { counts.succeeded += 1 }
+        case .tolerated: if counted { counts.failed += 1 }
         case .failed:
-            counts.failed += 1
+            if counted { counts.failed += 1 }
             hardFailures += 1
         case .canceled:
-            counts.canceled += 1
+            if counted { counts.canceled += 1 }
             canceledNodes += 1
         case .skipped(let reason):
-            counts.skipped += 1
+            if counted { counts.skipped += 1 }
             if reason == .canceled { canceledNodes += 1 }
         }
         if outcome == .failed, !options.keepGoing, stopReason == nil {
@@ -521,7 +543,7 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if spec.isGroup { return succeedAtOnce(node) }
+        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : succeedAtOnce(node) }
         if let fanOut = spec.fanOut { return expand(node, fanOut) }
         // A service always starts: up to date or not, nothing else runs it.
         if node < planned, !spec.isService, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
