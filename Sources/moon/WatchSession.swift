@@ -1,4 +1,5 @@
 import Foundation
+import MoonCache
 import MoonCommand
 import MoonEvents
 import MoonGraph
@@ -45,8 +46,12 @@ final class WatchSession {
     private var graphBroken = false
     /// Graph indices of the nodes that succeeded (or stood up to date) when they last ran here.
     private var succeeded = Set<Int>()
-    /// Per node name: the outputs of its last success, which it stands with when it does not run.
-    private var lastOutputs: [String: [KeyValue]] = [:]
+    /// Per node name: the outputs and values it stands with when a rerun does not run it.
+    private let results = WatchResults()
+    /// With `--resume`: the run the first run of the session resumes.
+    private var resume: ResumeRecord?
+    /// A run's cache stores still going after its nodes ended: the next run waits for them.
+    private var storing: OutputCache?
     /// Nodes a superseded run did not finish: they run in the next.
     private var carried = Set<Int>()
     /// Changes that came while a run went on: the next run covers them all.
@@ -81,6 +86,7 @@ final class WatchSession {
         self.plan = plan
         included = file.included
         force = setup.force
+        resume = setup.resume
         inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
         main = try MainLoop()
         let report = setup.report
@@ -150,6 +156,9 @@ final class WatchSession {
         waiting = nil
         if let runner {
             runner.stop(.interrupt(signal: signal))
+        } else if let storing {
+            // What is not stored yet is not; the run's end then ends watch mode.
+            storing.interrupt()
         } else if again {
             ProcessLauncher.shared.killAll()
         } else if !preparing {
@@ -227,7 +236,7 @@ final class WatchSession {
     private func job(_ trigger: Trigger) -> Signal<Never> {
         Signal { [unowned self] observer, lifetime in
             let job = Job(trigger) { observer.sendCompleted() }
-            if runner != nil || preparing {
+            if runner != nil || preparing || storing != nil {
                 waiting = job
                 if case .changes(let changes) = trigger {
                     deferred = deferred.union(changes)
@@ -330,6 +339,11 @@ final class WatchSession {
         let graph = plan.graph
         let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)
         force = false
+        // The output cache, as in a plain run: a rerun restores what an
+        // earlier input left there, and what watch mode runs is stored.
+        let cache = setup.cache.outputCache(for: graph)
+        let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
+        resume = nil
         let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
                                        grace: setup.options.grace)
         var ended = Set<Int>()
@@ -340,13 +354,12 @@ final class WatchSession {
             }
             reporter.report(event)
         }
-        runner.upToDate = WatchChecker(
-            store: StoreChecker(state: state, plan: plan),
-            rerun: plan.selected.map(nodes.contains),
-            previous: plan.selected.map { succeeded.contains($0) ? RestoredResult(outputs: lastOutputs[graph.nodes[$0].name] ?? []) : nil })
+        runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
+                                       names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
+        checker.interruption = interruption
         ContentHash.shouldStop = { interruption.shouldStop }
         runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
@@ -361,7 +374,18 @@ final class WatchSession {
             let live = self.live!
             ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
-            finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
+            let superseded = summary.stopReason == .superseded
+            guard let cache else { return finished(job, ok: summary.ok, superseded: superseded) }
+            // The stores end off the loop, which meanwhile hears a stop signal (and interrupts them).
+            storing = cache
+            let scheduler = main.scheduler
+            Thread.detachNewThread {
+                cache.finish()
+                scheduler.schedule { [unowned self] in
+                    storing = nil
+                    finished(job, ok: summary.ok, superseded: superseded)
+                }
+            }
         }
         self.runner = runner
         runStartedAt = Date()
@@ -371,11 +395,10 @@ final class WatchSession {
     /// What a node's event says of how it ended.
     private func track(_ event: RunEvent, index: Int, ended: inout Set<Int>) {
         switch event.kind {
-        case .complete(let name, _, _, let outputs):
+        case .complete:
             succeeded.insert(index)
-            lastOutputs[name] = outputs
             ended.insert(index)
-        case .skip(_, .upToDate):
+        case .skip(_, .upToDate), .skip(_, .cacheHit), .skip(_, .resumed):
             succeeded.insert(index)
             ended.insert(index)
         case .error(_, _, let error) where error.kind != .canceled:
@@ -411,7 +434,7 @@ final class WatchSession {
             self.plan = plan
             graphBroken = false
             succeeded = []
-            lastOutputs = [:]
+            results.keep { _ in false }
             carried = []
             deferred = FileChanges()
             included = file.included
