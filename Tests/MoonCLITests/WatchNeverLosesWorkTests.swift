@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+/// Watch mode loses nothing a plain run would keep: a need skipped when
+/// watch started (up to date, restored from the cache, resumed) stands with
+/// its recorded outputs in every rerun, so what its dependents see, their
+/// fingerprints and their cache keys are a plain run's.
+@Suite("watch mode never loses work")
+struct WatchNeverLosesWorkTests {
+    typealias Watching = WatchTests.Watching
+
+    /// The lines nodes printed, in order.
+    static func printed(_ watch: Watching) -> [String] {
+        watch.events.filter { $0["event"] as? String == "next" }.compactMap { $0["text"] as? String }
+    }
+
+    static func skipReason(_ events: [[String: Any]], _ node: String) -> String? {
+        events.last { $0["event"] as? String == "skip" && $0["node"] as? String == node }?["reason"] as? String
+    }
+
+    /// The status line of each node, by name.
+    static func status(_ moon: Moon) throws -> [String: String] {
+        let result = try moon.run(["status"])
+        var lines: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let words = line.split(separator: " ", maxSplits: 1)
+            if words.count == 2 { lines[String(words[0])] = words[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return lines
+    }
+
+    /// a → m → b, each reading the output of the one before it.
+    static let chain = """
+        version: 1
+        nodes:
+          a:
+            sources: [a.txt]
+            run: echo "v=$(cat a.txt)" >> "$MOON_OUTPUT"
+          m:
+            needs: a
+            sources: [m.txt]
+            run: |
+              echo "m sees v=${{ needs.a.outputs.v }}"
+              echo "w=${{ needs.a.outputs.v }}$(cat m.txt)" >> "$MOON_OUTPUT"
+          b:
+            needs: m
+            sources: [b.txt]
+            run: echo "b sees w=${{ needs.m.outputs.w }}"
+        """
+
+    static func chainProject() throws -> Moon {
+        let moon = try Moon(graph: chain)
+        try moon.write("a.txt", "1\n")
+        try moon.write("m.txt", "x\n")
+        try moon.write("b.txt", "b\n")
+        return moon
+    }
+
+    @Test("a need up to date when watch started gives its outputs to a rerun of its dependent (python-ci F1)")
+    func upToDateNeedKeepsItsOutputs() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a:
+                sources: [a.txt]
+                run: echo "v=1" >> "$MOON_OUTPUT"
+              b:
+                needs: a
+                sources: [b.txt]
+                run: echo "b sees v=${{ needs.a.outputs.v }}"
+            """)
+        try moon.write("a.txt", "a\n")
+        try moon.write("b.txt", "b\n")
+        #expect(try moon.run(["run"]).status == 0)
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(Self.skipReason(watch.events, "a") == "up-to-date")
+        try moon.write("b.txt", "b2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(Self.printed(watch) == ["b sees v=1"], "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+        // What watch mode recorded is a plain run's: nothing is stale.
+        let status = try Self.status(moon)
+        #expect(status["a"] == "up to date" && status["b"] == "up to date", "\(status)")
+    }
+
+    @Test("two levels: a rerun of the middle node and of the last see the outputs of needs skipped at the start; status after is up to date")
+    func needTwoLevelsUp() throws {
+        let moon = try Self.chainProject()
+        #expect(try moon.run(["run"]).status == 0)
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        try moon.write("b.txt", "b2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        try moon.write("m.txt", "y\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        try moon.write("b.txt", "b3\n")
+        #expect(watch.waitForRuns(4), "\(watch.stderr)")
+        #expect(Self.printed(watch) == ["b sees w=1x", "m sees v=1", "b sees w=1y", "b sees w=1y"], "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+        let status = try Self.status(moon)
+        #expect(["a", "m", "b"].allSatisfy { status[$0] == "up to date" }, "\(status)")
+        // The next plain run has nothing to do.
+        let plain = try moon.run(["run", "--json"])
+        #expect(plain.events("start").isEmpty, "\(plain.stdout)")
+    }
+
+    @Test("a need whose outputs change during the session: later reruns see the new outputs, not those of the start")
+    func outputsChangedDuringTheSession() throws {
+        let moon = try Self.chainProject()
+        #expect(try moon.run(["run"]).status == 0)
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        try moon.write("a.txt", "2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        try moon.write("b.txt", "b2\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(Self.printed(watch) == ["m sees v=2", "b sees w=2x", "b sees w=2x"], "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+        let status = try Self.status(moon)
+        #expect(["a", "m", "b"].allSatisfy { status[$0] == "up to date" }, "\(status)")
+    }
+
+    /// `b` is cached; `a` only gives it an output.
+    static let cached = """
+        version: 1
+        nodes:
+          a:
+            sources: [a.txt]
+            run: echo "v=1" >> "$MOON_OUTPUT"
+          b:
+            needs: a
+            sources: [b.txt]
+            generates: [out.txt]
+            run: cp b.txt out.txt
+        """
+
+    @Test("watch mode restores from the cache and stores in it; its entries are a plain run's (python-ci F1b)")
+    func watchModeCacheEntriesAreAPlainRunsEntries() throws {
+        let moon = try Moon(graph: Self.cached)
+        try moon.write("a.txt", "a\n")
+        try moon.write("b.txt", "A\n")
+        #expect(try moon.run(["run"]).status == 0)
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        try moon.write("b.txt", "B\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.count("complete", node: "b") == 1)
+        // Back to A: the entry the plain run stored.
+        try moon.write("b.txt", "A\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(Self.skipReason(watch.events, "b") == "cache-hit", "\(watch.events.filter { $0["node"] as? String == "b" })")
+        #expect(moon.read("out.txt") == "A\n")
+        #expect(try watch.interrupt().status == 130)
+        let status = try Self.status(moon)
+        #expect(status["a"] == "up to date" && status["b"] == "up to date", "\(status)")
+        // B's entry, stored in watch mode, is hit by a plain run.
+        try moon.write("b.txt", "B\n")
+        let plain = try moon.run(["run", "--json"])
+        #expect(Self.skipReason(plain.events, "b") == "cache-hit", "\(plain.stdout)")
+        #expect(moon.read("out.txt") == "B\n")
+    }
+
+    @Test("a need restored from the cache when watch started gives its outputs to a rerun of its dependent")
+    func restoredNeedKeepsItsOutputs() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a:
+                sources: [a.txt]
+                generates: [a.out]
+                run: cp a.txt a.out && echo "v=$(cat a.txt)" >> "$MOON_OUTPUT"
+              b:
+                needs: a
+                sources: [b.txt]
+                run: echo "b sees v=${{ needs.a.outputs.v }}"
+            """)
+        try moon.write("a.txt", "7\n")
+        try moon.write("b.txt", "b\n")
+        #expect(try moon.run(["run"]).status == 0)
+        // The state is gone (a fresh checkout): `a` comes back from the cache.
+        try FileManager.default.removeItem(atPath: moon.path(".moon"))
+        try FileManager.default.removeItem(atPath: moon.path("a.out"))
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(Self.skipReason(watch.events, "a") == "cache-hit", "\(watch.stdoutLines)")
+        try moon.write("b.txt", "b2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(Self.printed(watch) == ["b sees v=7", "b sees v=7"], "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+        let status = try Self.status(moon)
+        #expect(status["a"] == "up to date" && status["b"] == "up to date", "\(status)")
+    }
+
+    @Test("--resume --watch: a need resumed from the last run gives its outputs to every rerun")
+    func resumedNeedKeepsItsOutputs() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a:
+                run: echo "v=$(cat a.txt)" >> "$MOON_OUTPUT"
+              b:
+                needs: a
+                sources: [b.txt]
+                run: grep -q ok b.txt && echo "b sees v=${{ needs.a.outputs.v }}"
+            """)
+        try moon.write("a.txt", "5\n")
+        try moon.write("b.txt", "bad\n")
+        #expect(try moon.run(["run"]).status == 1)
+        // `a` is not run again: its outputs are the last run's.
+        try moon.write("a.txt", "6\n")
+        let watch = try WatchTests.start(moon, ["--resume"])
+        #expect(watch.waitForRuns(1))
+        #expect(Self.skipReason(watch.events, "a") == "resumed", "\(watch.stdoutLines)")
+        try moon.write("b.txt", "ok\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(Self.printed(watch) == ["b sees v=5"], "\(watch.stderr)")
+        #expect(try watch.interrupt().status == 130)
+    }
+}
+
+extension WatchTests.Watching {
+    /// Its stdout's lines, for a failure's message.
+    var stdoutLines: [String] {
+        ((try? String(contentsOf: running.out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+}
