@@ -6,22 +6,27 @@ import MoonWatch
 /// What watch mode watches for a plan: every selected node's `sources`
 /// (as globs, so files that start to match later count), the files its
 /// last depfile listed, and the graph file with its dotenv files; and,
-/// for a set of changed paths, which nodes they touch.
+/// for a set of changed paths, which nodes they touch. The instances of a
+/// run-time `for-each` count with their own `sources` and `generates` once
+/// a run made them (`learn`): their template's patterns, with `${{ item }}`
+/// unfilled, name no file.
 struct WatchInputs {
     /// The graph file's directory, absolute: relative patterns start here.
     let directory: String
     /// The graph file and its dotenv files, absolute: a change reloads the graph.
     let graphFiles: Set<String>
     /// Per selected node (graph index): its include and exclude globs.
-    private let sources: [(node: Int, include: [Glob], exclude: [Glob])]
+    private var sources: [(node: Int, include: [Glob], exclude: [Glob])]
     /// Per depfile dependency (relative or absolute as recorded): its nodes.
     private let dependencies: [String: [Int]]
-    /// What the selected nodes generate: their writes never trigger a rerun.
-    private let generated: [Glob]
+    /// What the selected nodes and their run-time instances generate: their
+    /// writes are moon's own, and never trigger a rerun.
+    private var generated: [Glob]
     let roots: [WatchRoot]
 
     /// `included`: the graph files the graph file includes; like it, a change reloads the graph.
-    init(plan: Plan, state: IncrementalState?, included: [String] = []) {
+    /// `instances`: per template (graph index) of a run-time fan-out, the instances its last expansion made.
+    init(plan: Plan, state: IncrementalState?, included: [String] = [], instances: [Int: [Node]] = [:]) {
         let graph = plan.graph
         directory = Self.absolute(graph.directory, in: FileManager.default.currentDirectoryPath)
         var graphFiles: Set<String> = [Self.absolute(graph.path, in: FileManager.default.currentDirectoryPath)]
@@ -33,21 +38,39 @@ struct WatchInputs {
         var generated: [Glob] = []
         var bases: [String] = []
         for index in plan.selected {
-            let node = graph.nodes[index]
-            generated += node.generates.map { Glob($0) }
-            guard !node.sources.isEmpty || node.depfile != nil else { continue }
-            let include = node.sources.filter { !$0.hasPrefix("!") }.map { Glob($0) }
-            let exclude = node.sources.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) }
-            sources.append((index, include, exclude))
-            bases += include.map(\.base)
-            for dependency in state?.stored(node.name)?.deps ?? [] {
-                dependencies[dependency, default: []].append(index)
+            for node in graph.nodes[index].fanOut == nil ? [graph.nodes[index]] : instances[index] ?? [] {
+                generated += node.generates.map { Glob($0) }
+                guard !node.sources.isEmpty || node.depfile != nil else { continue }
+                let (include, exclude) = Self.globs(node.sources)
+                sources.append((index, include, exclude))
+                bases += include.map(\.base)
+                for dependency in state?.stored(node.name)?.deps ?? [] {
+                    dependencies[dependency, default: []].append(index)
+                }
             }
         }
         self.sources = sources
         self.dependencies = dependencies
         self.generated = generated
         roots = Self.roots(bases: bases, files: Array(dependencies.keys), graphFiles: graphFiles, directory: directory)
+    }
+
+    /// A run expanded run-time fan-out `template` (graph index) into
+    /// `instances`: what they write is moon's own from now on, and a change
+    /// of their sources reruns the template (which expands again, and runs
+    /// only the instances not up to date). Their sources' directories are
+    /// watched from the end of the run (`init`).
+    mutating func learn(_ instances: [Node], of template: Int) {
+        for node in instances {
+            generated += node.generates.map { Glob($0) }
+            guard !node.sources.isEmpty else { continue }
+            let (include, exclude) = Self.globs(node.sources)
+            sources.append((template, include, exclude))
+        }
+    }
+
+    private static func globs(_ patterns: [String]) -> (include: [Glob], exclude: [Glob]) {
+        (patterns.filter { !$0.hasPrefix("!") }.map { Glob($0) }, patterns.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) })
     }
 
     /// Where a base or file must be watched from: an existing directory
@@ -92,7 +115,7 @@ struct WatchInputs {
                 continue
             }
             let name = relative(path)
-            if generated.contains(where: { Self.glob($0, matches: name) }) { continue }
+            if isGenerated(name) { continue }
             var touched = dependencies[name] ?? dependencies[path] ?? []
             for source in sources
             where source.include.contains(where: { Self.glob($0, matches: name) })
@@ -105,6 +128,13 @@ struct WatchInputs {
             }
         }
         return (reload, nodes, paths.sorted())
+    }
+
+    /// Whether moon's own nodes write `path` (relative or absolute): a
+    /// file their `generates` name, or a directory that holds one (a node
+    /// makes it for its outputs; the files it then writes are seen one by one).
+    private func isGenerated(_ path: String) -> Bool {
+        generated.contains { Self.glob($0, matches: path) || $0.base.hasPrefix(path + "/") }
     }
 
     /// How many files are watched: those the sources match now, the

@@ -80,6 +80,8 @@ final class WatchSession {
     private var runStartedAt: Date?
     /// The graph files the graph file includes, as last loaded.
     private var included: [String]
+    /// Per template (graph index) of a run-time fan-out: the instances its last expansion made.
+    private var instances: [Int: [Node]] = [:]
 
     init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
         self.setup = setup
@@ -352,6 +354,7 @@ final class WatchSession {
             if let name = event.node, let index = graph.index(of: name), nodes.contains(index) {
                 track(event, index: index, ended: &ended)
             }
+            if case .expand(let template, let names) = event.kind { expanded(template, into: names) }
             reporter.report(event)
         }
         runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
@@ -411,10 +414,23 @@ final class WatchSession {
         }
     }
 
+    /// A run-time fan-out made its instances: before any of them runs, what
+    /// they write is known as moon's own, so their writes neither rerun
+    /// anything nor cancel a running consumer.
+    private func expanded(_ template: String, into names: [String]) {
+        guard let index = plan.graph.index(of: template) else { return }
+        // An instance is named TEMPLATE[ITEM] (`Runner.expand`).
+        let items = names.map { String($0.dropFirst(template.count + 1).dropLast()) }
+        let made = plan.graph.instances(ofDynamic: index, items: items)
+        instances[index] = made
+        inputs.learn(made, of: index)
+    }
+
     private func finished(_ job: Job, ok: Bool, superseded: Bool) {
         if stopSignal != nil { return stopLiveAndFinish() }
         // A depfile read in this run names files to watch from now on.
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                                 instances: instances)
         restartWatcher()
         if !superseded { status.lastRun(ok: ok) }
         job.end()
@@ -438,7 +454,9 @@ final class WatchSession {
             carried = []
             deferred = FileChanges()
             included = file.included
-            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+            instances = [:]
+            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                                 instances: instances)
             restartWatcher()
             return true
         } catch {

@@ -217,6 +217,70 @@ struct WatchNeverLosesWorkTests {
         #expect(Self.printed(watch) == ["b sees v=5"], "\(watch.stderr)")
         #expect(try watch.interrupt().status == 130)
     }
+
+    /// A run-time fan-out whose instances write what `report` reads (data-pipeline finding 4).
+    static let dynamic = """
+        version: 1
+        nodes:
+          list:
+            sources: [items.txt]
+            run: echo "list=$(cat items.txt)" >> "$MOON_OUTPUT"
+          agg:
+            needs: [list]
+            for-each: ${{ needs.list.outputs.list }}
+            sources: ["in/${{ item }}.txt"]
+            generates: ["out/${{ item }}.txt"]
+            run: mkdir -p out && cp in/${{ item }}.txt out/${{ item }}.txt
+          report:
+            needs: [agg]
+            sources: ["out/*.txt"]
+            run: sleep 1 && cat out/*.txt
+        """
+
+    static func dynamicProject() throws -> Moon {
+        let moon = try Moon(graph: dynamic)
+        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.write("items.txt", #"["x","y"]"# + "\n")
+        try moon.write("in/x.txt", "x1\n")
+        try moon.write("in/y.txt", "y1\n")
+        return moon
+    }
+
+    /// No node of the watch was cancelled, and no run failed.
+    static func noCancel(_ watch: Watching) -> Bool {
+        !watch.events.contains { $0["event"] as? String == "error" }
+            && !watch.events.contains { $0["event"] as? String == "graph-complete" && $0["ok"] as? Bool == false }
+    }
+
+    @Test("what run-time instances write is moon's own: no rerun, no cancelled consumer; their sources rerun them (data-pipeline 4)")
+    func runTimeInstancesOutputsAreMoonsOwn() throws {
+        let moon = try Self.dynamicProject()
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        // Longer than the debounce and a rerun of `report`, had its writes counted.
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(watch.watchEvents().isEmpty, "\(watch.stdoutLines)")
+        // An instance's own source reruns it, and what needs it, once.
+        try moon.write("in/x.txt", "x2\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(watch.started(inRerun: 1).sorted() == ["agg[x]", "report"], "\(watch.stdoutLines)")
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(watch.watchEvents().count == 1, "\(watch.stdoutLines)")
+        #expect(Self.noCancel(watch), "\(watch.stdoutLines)")
+        #expect(Self.printed(watch).suffix(2) == ["x2", "y1"])
+        // A new item: its instance runs, and its write is moon's own too.
+        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.write("in/z.txt", "z1\n")
+        try moon.write("items.txt", #"["x","y","z"]"# + "\n")
+        #expect(eventually(60) { watch.started(inRerun: 2).contains("report") && watch.count("graph-complete") >= 3 }, "\(watch.stdoutLines)")
+        Thread.sleep(forTimeInterval: 2.5)
+        // (The list is an output of `list`, which every instance's fingerprint holds: all run, as in a plain run.)
+        #expect(Set(watch.started(inRerun: 2)).isSuperset(of: ["agg[z]", "list", "report"]), "\(watch.stdoutLines)")
+        #expect(moon.read("out/z.txt") == "z1\n")
+        #expect(watch.watchEvents().count == 2, "\(watch.stdoutLines)")
+        #expect(Self.noCancel(watch), "\(watch.stdoutLines)")
+        #expect(try watch.interrupt().status == 130)
+    }
 }
 
 extension WatchTests.Watching {
