@@ -22,11 +22,28 @@ struct WatchInputs {
     /// What the selected nodes and their run-time instances generate: their
     /// writes are moon's own, and never trigger a rerun.
     private var generated: [Glob]
+    /// The `for-each` globs of the graph, each with its directory (absolute) and include and exclude globs.
+    private let fanOuts: [(glob: FanOutGlob, directory: String, include: Glob, exclude: [Glob])]
     let roots: [WatchRoot]
+
+    /// What a set of changed paths means.
+    struct Classified {
+        /// A graph file changed: the graph is loaded again.
+        var reload = false
+        /// The nodes (graph indices) whose inputs changed.
+        var nodes = Set<Int>()
+        /// The changed paths that matter, relative to the graph's directory where they are in it.
+        var paths: [String] = []
+        /// A path a `for-each` glob matches changed: its instances may be others now (`fanOutsChanged`).
+        var fanOuts = false
+
+        var matters: Bool { reload || !nodes.isEmpty || fanOuts }
+    }
 
     /// `included`: the graph files the graph file includes; like it, a change reloads the graph.
     /// `instances`: per template (graph index) of a run-time fan-out, the instances its last expansion made.
-    init(plan: Plan, state: IncrementalState?, included: [String] = [], instances: [Int: [Node]] = [:]) {
+    /// `fanOutGlobs`: the `for-each` globs the graph's load expanded (`GraphFile.fanOutGlobs`).
+    init(plan: Plan, state: IncrementalState?, included: [String] = [], instances: [Int: [Node]] = [:], fanOutGlobs: [FanOutGlob] = []) {
         let graph = plan.graph
         directory = Self.absolute(graph.directory, in: FileManager.default.currentDirectoryPath)
         var graphFiles: Set<String> = [Self.absolute(graph.path, in: FileManager.default.currentDirectoryPath)]
@@ -52,6 +69,11 @@ struct WatchInputs {
         self.sources = sources
         self.dependencies = dependencies
         self.generated = generated
+        let cwd = FileManager.default.currentDirectoryPath
+        fanOuts = fanOutGlobs.map { glob in
+            (glob, Self.absolute(glob.directory, in: cwd), Glob(glob.pattern), glob.exclude.map { Glob($0) })
+        }
+        bases += fanOuts.map { Self.absolute($0.include.base, in: $0.directory) }
         roots = Self.roots(bases: bases, files: Array(dependencies.keys), graphFiles: graphFiles, directory: directory)
     }
 
@@ -103,31 +125,47 @@ struct WatchInputs {
     /// What a set of changes means: whether the graph must be reloaded,
     /// which nodes' inputs changed (graph indices), and the changed paths
     /// that matter, relative to the graph's directory where they are in it.
-    func classify(_ changes: FileChanges) -> (reload: Bool, nodes: Set<Int>, paths: [String]) {
-        var reload = false
-        var nodes = Set<Int>()
-        var paths: [String] = []
-        if changes.overflowed { nodes = Set(sources.map(\.node)) }
+    func classify(_ changes: FileChanges) -> Classified {
+        var result = Classified()
+        if changes.overflowed {
+            result.nodes = Set(sources.map(\.node))
+            result.fanOuts = !fanOuts.isEmpty
+        }
         for path in changes.paths {
             if graphFiles.contains(path) {
-                reload = true
-                paths.append(relative(path))
+                result.reload = true
+                result.paths.append(relative(path))
                 continue
             }
             let name = relative(path)
             if isGenerated(name) { continue }
+            let fanOut = fanOuts.contains { fanOut in
+                path.hasPrefix(fanOut.directory + "/") && {
+                    let inside = String(path.dropFirst(fanOut.directory.count + 1))
+                    return Self.glob(fanOut.include, matches: inside) && !fanOut.exclude.contains { Self.glob($0, matches: inside) }
+                }()
+            }
+            if fanOut { result.fanOuts = true }
             var touched = dependencies[name] ?? dependencies[path] ?? []
             for source in sources
             where source.include.contains(where: { Self.glob($0, matches: name) })
                 && !source.exclude.contains(where: { Self.glob($0, matches: name) }) {
                 touched.append(source.node)
             }
-            if !touched.isEmpty {
-                nodes.formUnion(touched)
-                paths.append(name)
+            if !touched.isEmpty || fanOut {
+                result.nodes.formUnion(touched)
+                result.paths.append(name)
             }
         }
-        return (reload, nodes, paths.sorted())
+        result.paths.sort()
+        return result
+    }
+
+    /// Whether a `for-each` glob matches other files than when the graph
+    /// was loaded: then its instances are others, and the graph must be
+    /// loaded again. Globs as the loader does (`GraphFile.files`).
+    func fanOutsChanged() -> Bool {
+        fanOuts.contains { $0.glob.filesNow(GraphFile.files) != $0.glob.files }
     }
 
     /// Whether moon's own nodes write `path` (relative or absolute): a

@@ -82,14 +82,18 @@ final class WatchSession {
     private var included: [String]
     /// Per template (graph index) of a run-time fan-out: the instances its last expansion made.
     private var instances: [Int: [Node]] = [:]
+    /// The `for-each` globs the graph file's last load expanded.
+    private var fanOutGlobs: [FanOutGlob]
 
     init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
         self.setup = setup
         self.plan = plan
         included = file.included
+        fanOutGlobs = file.fanOutGlobs
         force = setup.force
         resume = setup.resume
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                             fanOutGlobs: fanOutGlobs)
         main = try MainLoop()
         let report = setup.report
         let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
@@ -227,8 +231,7 @@ final class WatchSession {
     /// Whether changes touch an input: the rest (what nodes write
     /// elsewhere, their `generates`) must not even delay a trigger.
     private func matters(_ changes: FileChanges) -> Bool {
-        let (reload, nodes, _) = inputs.classify(changes)
-        return reload || !nodes.isEmpty
+        inputs.classify(changes).matters
     }
 
     // MARK: - Runs
@@ -258,9 +261,12 @@ final class WatchSession {
     /// nodes the change affects; the others carry on into the next run.
     private func supersede(for changes: FileChanges) {
         guard let runner else { return }
-        let (reload, touched, _) = inputs.classify(changes)
-        if reload || graphBroken { return runner.stop(.superseded) }
-        let affected = WatchPlan.affected(touched, plan: plan)
+        let classified = inputs.classify(changes)
+        if classified.reload || graphBroken { return runner.stop(.superseded) }
+        // (A `for-each` glob that matches other files: what the new instances
+        // change is known once the graph is planned again, in `launch`;
+        // the running nodes are handed over meanwhile.)
+        let affected = WatchPlan.affected(classified.nodes, plan: plan)
         let graph = plan.graph
         runner.supersede { name in
             guard let index = graph.index(of: name) else { return false }
@@ -275,15 +281,22 @@ final class WatchSession {
         if case .changes(let own) = job.trigger {
             let changes = deferred.union(own)
             deferred = FileChanges()
-            let (reload, touched, paths) = inputs.classify(changes)
-            changed = paths
-            if reload || graphBroken {
-                guard reload, reloadGraph() else { return job.end() }
+            let classified = inputs.classify(changes)
+            changed = classified.paths
+            if classified.reload || graphBroken {
+                guard classified.reload || classified.fanOuts, reloadGraph() != nil else { return job.end() }
                 nodes = Set(plan.selected)
                 affected = Set(plan.graph.nodes.indices)
+            } else if classified.fanOuts, inputs.fanOutsChanged() {
+                // A new, deleted or renamed file of a `for-each` glob: the
+                // graph is planned again, and what it changed runs.
+                let touched = classified.nodes.map { plan.graph.nodes[$0].name }
+                guard let replanned = reloadGraph(keepingResults: true) else { return job.end() }
+                nodes = replanned.union(touched.compactMap(plan.graph.index(of:)))
+                affected = WatchPlan.affected(nodes, plan: plan)
             } else {
-                nodes = touched
-                affected = WatchPlan.affected(touched, plan: plan)
+                nodes = classified.nodes
+                affected = WatchPlan.affected(classified.nodes, plan: plan)
             }
         }
         nodes = WatchPlan.rerun(nodes.union(carried), plan: plan, succeeded: succeeded)
@@ -430,7 +443,7 @@ final class WatchSession {
         if stopSignal != nil { return stopLiveAndFinish() }
         // A depfile read in this run names files to watch from now on.
         inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
-                                 instances: instances)
+                                 instances: instances, fanOutGlobs: fanOutGlobs)
         restartWatcher()
         if !superseded { status.lastRun(ok: ok) }
         job.end()
@@ -440,30 +453,52 @@ final class WatchSession {
         }
     }
 
-    /// Reads the graph file again; on errors prints them and says moon
-    /// waits for the next change.
-    private func reloadGraph() -> Bool {
+    /// Reads the graph file again; on errors prints them, says moon waits
+    /// for the next change and returns nil. Else returns the nodes (graph
+    /// indices) whose definitions may have changed: all of them, or with
+    /// `keepingResults` (the graph file is unchanged, a `for-each` glob's
+    /// files are not), the new nodes and those whose needs changed; the
+    /// others keep how they ended and their results.
+    private func reloadGraph(keepingResults: Bool = false) -> Set<Int>? {
         do {
             let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
             let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, selection: setup.selection,
                                                  requireAll: true, color: setup.diagnosticsColor)
+            let old = self.plan.graph
+            let graph = plan.graph
             self.plan = plan
             graphBroken = false
-            succeeded = []
-            results.keep { _ in false }
-            carried = []
+            var changed = Set(graph.nodes.indices)
+            if keepingResults {
+                // By name: the indices are the new plan's.
+                func names(_ indices: Set<Int>) -> Set<String> { Set(indices.map { old.nodes[$0].name }) }
+                func indices(_ names: Set<String>) -> Set<Int> { Set(names.compactMap(graph.index(of:))) }
+                succeeded = indices(names(succeeded))
+                carried = indices(names(carried))
+                results.keep { graph.index(of: $0) != nil }
+                instances = Dictionary(uniqueKeysWithValues: instances.compactMap { template, made in
+                    graph.index(of: old.nodes[template].name).map { ($0, made) }
+                })
+                let needs = Dictionary(old.nodes.map { ($0.name, $0.needs.map { old.nodes[$0].name }) }, uniquingKeysWith: { first, _ in first })
+                changed = changed.filter { needs[graph.nodes[$0].name] != graph.nodes[$0].needs.map { graph.nodes[$0].name } }
+            } else {
+                succeeded = []
+                results.keep { _ in false }
+                carried = []
+                instances = [:]
+            }
             deferred = FileChanges()
             included = file.included
-            instances = [:]
+            fanOutGlobs = file.fanOutGlobs
             inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
-                                 instances: instances)
+                                 instances: instances, fanOutGlobs: fanOutGlobs)
             restartWatcher()
-            return true
+            return changed
         } catch {
             if let error = error as? CLIError { Console.error(error.message) }
             graphBroken = true
             status.brokenGraph()
-            return false
+            return nil
         }
     }
 

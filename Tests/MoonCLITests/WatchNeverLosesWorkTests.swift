@@ -281,6 +281,137 @@ struct WatchNeverLosesWorkTests {
         #expect(Self.noCancel(watch), "\(watch.stdoutLines)")
         #expect(try watch.interrupt().status == 130)
     }
+
+    /// A `for-each` glob with a node that needs the whole fan-out.
+    static let tests = """
+        version: 1
+        nodes:
+          test:
+            for-each: { glob: "tests/test_*.py", exclude: "tests/test_skip*.py" }
+            sources: ["${{ item }}"]
+            run: echo "TESTING ${{ item }}"
+          report:
+            needs: [test]
+            run: echo "REPORT $(ls tests | wc -l)"
+        """
+
+    static func testsProject(_ graph: String = tests) throws -> Moon {
+        let moon = try Moon(graph: graph)
+        try FileManager.default.createDirectory(atPath: moon.path("tests"), withIntermediateDirectories: true)
+        try moon.write("tests/test_a.py", "a\n")
+        try moon.write("tests/test_c.py", "c\n")
+        return moon
+    }
+
+    /// The nodes started in the run of the `index`th watch event, sorted.
+    static func ran(_ watch: Watching, _ index: Int) -> [String] {
+        watch.started(inRerun: index).sorted()
+    }
+
+    @Test("a for-each glob is expanded again: a new file's instance runs, a deleted or renamed one's never again (python-ci F3)")
+    func forEachGlobReExpanded() throws {
+        let moon = try Self.testsProject()
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(Self.ran(watch, 0) == ["report", "test[tests/test_a.py]", "test[tests/test_c.py]"])
+        // A new file: its instance runs, and what needs the fan-out.
+        try moon.write("tests/test_b.py", "b\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(Self.ran(watch, 1) == ["report", "test[tests/test_b.py]"], "\(watch.stdoutLines)")
+        // A deleted file: its instance is retired; what needs the fan-out runs.
+        #expect(unlink(moon.path("tests/test_c.py")) == 0)
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(Self.ran(watch, 2) == ["report"], "\(watch.stdoutLines)")
+        // A renamed file: the new name's instance runs, the old one's does not.
+        #expect(rename(moon.path("tests/test_a.py"), moon.path("tests/test_d.py")) == 0)
+        #expect(watch.waitForRuns(4), "\(watch.stderr)")
+        #expect(Self.ran(watch, 3) == ["report", "test[tests/test_d.py]"], "\(watch.stdoutLines)")
+        // An edit of a file still there reruns its instance only (and what needs it).
+        try moon.write("tests/test_b.py", "b2\n")
+        #expect(watch.waitForRuns(5), "\(watch.stderr)")
+        #expect(Self.ran(watch, 4) == ["report", "test[tests/test_b.py]"], "\(watch.stdoutLines)")
+        // A file the glob excludes changes nothing.
+        try moon.write("tests/test_skip_me.py", "s\n")
+        Thread.sleep(forTimeInterval: 2)
+        #expect(watch.watchEvents().count == 4, "\(watch.stdoutLines)")
+        let result = try watch.interrupt()
+        #expect(result.status == 130)
+        let started = result.events("start").compactMap { $0["node"] as? String }
+        #expect(started.filter { $0 == "test[tests/test_c.py]" }.count == 1)
+        #expect(started.filter { $0 == "test[tests/test_a.py]" }.count == 1)
+        // After watch mode a plain run agrees: nothing to do but what has no sources.
+        let plain = try moon.run(["run", "--json"])
+        #expect(plain.events("start").compactMap { $0["node"] as? String } == ["report"], "\(plain.stdout)")
+    }
+
+    @Test("a new file of a for-each glob during a run: the instance running carries on, the new one runs")
+    func newFileDuringARun() throws {
+        let moon = try Self.testsProject("""
+            version: 1
+            nodes:
+              test:
+                for-each: { glob: "tests/test_*.py" }
+                sources: ["${{ item }}"]
+                run: |
+                  if [ ${{ item }} = tests/test_c.py ]; then touch started; while [ ! -e go ]; do sleep 0.05; done; fi
+                  echo "TESTING ${{ item }}"
+            """)
+        let watch = try WatchTests.start(moon)
+        #expect(eventually(60) { moon.read("started") != nil })
+        try moon.write("tests/test_b.py", "b\n")
+        // The new file is seen while test_c runs; test_c is handed over, not cancelled.
+        #expect(eventually(60) { watch.count("graph-complete") >= 1 }, "\(watch.stdoutLines)")
+        try moon.write("go", "")
+        #expect(eventually(60) { watch.count("complete", node: "test[tests/test_c.py]") == 1 && watch.count("complete", node: "test[tests/test_b.py]") == 1 },
+                "\(watch.stdoutLines)")
+        #expect(!watch.events.contains { $0["event"] as? String == "error" }, "\(watch.stdoutLines)")
+        #expect(watch.count("start", node: "test[tests/test_c.py]") == 2)  // its start, and its `carried` start
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("a file created in, or deleted from, a node's sources glob reruns it")
+    func sourcesGlobSeesNewAndDeletedFiles() throws {
+        let moon = try Self.testsProject("""
+            version: 1
+            nodes:
+              lint:
+                sources: ["tests/*.py"]
+                run: echo "LINT $(ls tests | wc -l)"
+            """)
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        try moon.write("tests/new.py", "n\n")
+        #expect(watch.waitForRuns(2), "\(watch.stderr)")
+        #expect(unlink(moon.path("tests/test_a.py")) == 0)
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(Self.printed(watch).map { $0.replacingOccurrences(of: " ", with: "") } == ["LINT2", "LINT3", "LINT2"], "\(watch.stdoutLines)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
+    @Test("an edit of a node that ended, while a node it does not affect runs: the run hands it over and ends, the next adopts it")
+    func editWhileAnUnaffectedNodeRuns() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              slow:
+                sources: [s.txt]
+                run: touch started; while [ ! -e go ]; do sleep 0.05; done; echo SLOW
+              quick:
+                sources: [q.txt]
+                run: cat q.txt
+            """)
+        try moon.write("s.txt", "s\n")
+        try moon.write("q.txt", "q1\n")
+        let watch = try WatchTests.start(moon)
+        #expect(eventually(60) { moon.read("started") != nil && watch.count("complete", node: "quick") == 1 })
+        try moon.write("q.txt", "q2\n")
+        #expect(eventually(60) { watch.count("complete", node: "quick") == 2 }, "\(watch.stdoutLines)")
+        try moon.write("go", "")
+        #expect(watch.waitForRuns(2), "\(watch.stdoutLines)")
+        #expect(Self.printed(watch) == ["q1", "q2", "SLOW"], "\(watch.stdoutLines)")
+        #expect(watch.count("error") == 0)
+        #expect(try watch.interrupt().status == 130)
+    }
 }
 
 extension WatchTests.Watching {
