@@ -15,15 +15,15 @@ struct WatchInputs {
     let directory: String
     /// The graph file and its dotenv files, absolute: a change reloads the graph.
     let graphFiles: Set<String>
-    /// Per selected node (graph index): its include and exclude globs.
-    private var sources: [(node: Int, include: [Glob], exclude: [Glob])]
+    /// The selected nodes' `sources` globs, each standing for its node (graph index).
+    private var sources = WatchGlobs()
     /// Per depfile dependency (relative or absolute as recorded): its nodes.
     private let dependencies: [String: [Int]]
     /// What the selected nodes and their run-time instances generate: their
     /// writes are moon's own, and never trigger a rerun.
-    private var generated: [Glob]
-    /// The `for-each` globs of the graph, each with its directory (absolute) and include and exclude globs.
-    private let fanOuts: [(glob: FanOutGlob, directory: String, include: Glob, exclude: [Glob])]
+    private var generated = WatchGlobs()
+    /// The `for-each` globs of the graph, each with its directory (absolute), include and exclude globs and files.
+    private let fanOuts: [(glob: FanOutGlob, directory: String, include: Glob, exclude: [Glob], files: Set<String>)]
     let roots: [WatchRoot]
 
     /// What a set of changed paths means.
@@ -34,7 +34,8 @@ struct WatchInputs {
         var nodes = Set<Int>()
         /// The changed paths that matter, relative to the graph's directory where they are in it.
         var paths: [String] = []
-        /// A path a `for-each` glob matches changed: its instances may be others now (`fanOutsChanged`).
+        /// A file a `for-each` glob matches appeared or went away: its
+        /// instances may be others now (`fanOutsChanged` has the last word).
         var fanOuts = false
 
         var matters: Bool { reload || !nodes.isEmpty || fanOuts }
@@ -50,28 +51,20 @@ struct WatchInputs {
         for dotenv in graph.dotenv { graphFiles.insert(Self.absolute(dotenv.path, in: directory)) }
         for path in included { graphFiles.insert(Self.absolute(path, in: FileManager.default.currentDirectoryPath)) }
         self.graphFiles = graphFiles
-        var sources: [(Int, [Glob], [Glob])] = []
         var dependencies: [String: [Int]] = [:]
-        var generated: [Glob] = []
         var bases: [String] = []
         for index in plan.selected {
             for node in graph.nodes[index].fanOut == nil ? [graph.nodes[index]] : instances[index] ?? [] {
-                generated += node.generates.map { Glob($0) }
-                guard !node.sources.isEmpty || node.depfile != nil else { continue }
-                let (include, exclude) = Self.globs(node.sources)
-                sources.append((index, include, exclude))
-                bases += include.map(\.base)
+                bases += Self.add(node, as: index, sources: &sources, generated: &generated)
                 for dependency in state?.stored(node.name)?.deps ?? [] {
                     dependencies[dependency, default: []].append(index)
                 }
             }
         }
-        self.sources = sources
         self.dependencies = dependencies
-        self.generated = generated
         let cwd = FileManager.default.currentDirectoryPath
         fanOuts = fanOutGlobs.map { glob in
-            (glob, Self.absolute(glob.directory, in: cwd), Glob(glob.pattern), glob.exclude.map { Glob($0) })
+            (glob, Self.absolute(glob.directory, in: cwd), Glob(glob.pattern), glob.exclude.map { Glob($0) }, Set(glob.files))
         }
         bases += fanOuts.map { Self.absolute($0.include.base, in: $0.directory) }
         roots = Self.roots(bases: bases, files: Array(dependencies.keys), graphFiles: graphFiles, directory: directory)
@@ -83,16 +76,17 @@ struct WatchInputs {
     /// only the instances not up to date). Their sources' directories are
     /// watched from the end of the run (`init`).
     mutating func learn(_ instances: [Node], of template: Int) {
-        for node in instances {
-            generated += node.generates.map { Glob($0) }
-            guard !node.sources.isEmpty else { continue }
-            let (include, exclude) = Self.globs(node.sources)
-            sources.append((template, include, exclude))
-        }
+        for node in instances { _ = Self.add(node, as: template, sources: &sources, generated: &generated) }
     }
 
-    private static func globs(_ patterns: [String]) -> (include: [Glob], exclude: [Glob]) {
-        (patterns.filter { !$0.hasPrefix("!") }.map { Glob($0) }, patterns.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) })
+    /// Adds `node`'s sources (standing for graph node `index`) and
+    /// generates; returns the bases of its sources, to watch.
+    private static func add(_ node: Node, as index: Int, sources: inout WatchGlobs, generated: inout WatchGlobs) -> [String] {
+        for pattern in node.generates { generated.add(Glob(pattern), exclude: [], node: index) }
+        let include = node.sources.filter { !$0.hasPrefix("!") }.map { Glob($0) }
+        let exclude = node.sources.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) }
+        for glob in include { sources.add(glob, exclude: exclude, node: index) }
+        return include.map(\.base)
     }
 
     /// Where a base or file must be watched from: an existing directory
@@ -128,7 +122,7 @@ struct WatchInputs {
     func classify(_ changes: FileChanges) -> Classified {
         var result = Classified()
         if changes.overflowed {
-            result.nodes = Set(sources.map(\.node))
+            result.nodes = sources.nodes.union(dependencies.values.joined())
             result.fanOuts = !fanOuts.isEmpty
         }
         for path in changes.paths {
@@ -139,19 +133,16 @@ struct WatchInputs {
             }
             let name = relative(path)
             if isGenerated(name) { continue }
+            // (An edit of a file the glob listed changes no instance; its own sources say what reruns.)
             let fanOut = fanOuts.contains { fanOut in
-                path.hasPrefix(fanOut.directory + "/") && {
-                    let inside = String(path.dropFirst(fanOut.directory.count + 1))
-                    return Self.glob(fanOut.include, matches: inside) && !fanOut.exclude.contains { Self.glob($0, matches: inside) }
-                }()
+                guard path.hasPrefix(fanOut.directory + "/") else { return false }
+                let inside = String(path.dropFirst(fanOut.directory.count + 1))
+                guard Self.glob(fanOut.include, matches: inside), !fanOut.exclude.contains(where: { Self.glob($0, matches: inside) })
+                else { return false }
+                return fanOut.files.contains(inside) != Self.isFile(path)
             }
             if fanOut { result.fanOuts = true }
-            var touched = dependencies[name] ?? dependencies[path] ?? []
-            for source in sources
-            where source.include.contains(where: { Self.glob($0, matches: name) })
-                && !source.exclude.contains(where: { Self.glob($0, matches: name) }) {
-                touched.append(source.node)
-            }
+            let touched = (dependencies[name] ?? dependencies[path] ?? []) + sources.nodes(matching: name)
             if !touched.isEmpty || fanOut {
                 result.nodes.formUnion(touched)
                 result.paths.append(name)
@@ -172,14 +163,14 @@ struct WatchInputs {
     /// file their `generates` name, or a directory that holds one (a node
     /// makes it for its outputs; the files it then writes are seen one by one).
     private func isGenerated(_ path: String) -> Bool {
-        generated.contains { Self.glob($0, matches: path) || $0.base.hasPrefix(path + "/") }
+        generated.covers(path)
     }
 
     /// How many files are watched: those the sources match now, the
     /// depfiles' and the graph's own.
     func fileCount() -> Int {
         let scanner = SourceScanner(root: directory)
-        var files = Set(scanner.files(matching: sources.flatMap { $0.include.map(\.pattern) }).map(\.path))
+        var files = Set(scanner.files(matching: sources.patternsWritten).map(\.path))
         files.formUnion(dependencies.keys)
         return files.count + graphFiles.count
     }
@@ -201,6 +192,11 @@ struct WatchInputs {
         if path == glob.base { return true }
         guard path.hasPrefix(glob.base + "/") else { return false }
         return glob.isLiteral || glob.matches(relativePath: String(path.dropFirst(glob.base.count + 1)))
+    }
+
+    private static func isFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 
     static func absolute(_ path: String, in directory: String) -> String {
