@@ -39,12 +39,16 @@ struct WatchGlobs {
         return found
     }
 
-    /// Whether a glob matches `path`, or `path` is a directory above a glob's files.
-    func covers(_ path: String) -> Bool {
-        if parents.contains(path) { return true }
+    /// Whether a glob matches `path`.
+    func matches(_ path: String) -> Bool {
         var any = false
         visit(path) { _ in any = true; return true }
         return any
+    }
+
+    /// Whether `path` is a directory above a glob's files.
+    func isParent(_ path: String) -> Bool {
+        parents.contains(path)
     }
 
     /// Calls `body` with each node whose glob matches `path` until it returns true.

@@ -82,7 +82,8 @@ struct WatchInputs {
     /// Adds `node`'s sources (standing for graph node `index`) and
     /// generates; returns the bases of its sources, to watch.
     private static func add(_ node: Node, as index: Int, sources: inout WatchGlobs, generated: inout WatchGlobs) -> [String] {
-        for pattern in node.generates { generated.add(Glob(pattern), exclude: [], node: index) }
+        // (A depfile is the node's own output too.)
+        for pattern in node.generates + (node.depfile.map { [$0] } ?? []) { generated.add(Glob(pattern), exclude: [], node: index) }
         let include = node.sources.filter { !$0.hasPrefix("!") }.map { Glob($0) }
         let exclude = node.sources.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) }
         for glob in include { sources.add(glob, exclude: exclude, node: index) }
@@ -160,10 +161,15 @@ struct WatchInputs {
     }
 
     /// Whether moon's own nodes write `path` (relative or absolute): a
-    /// file their `generates` name, or a directory that holds one (a node
-    /// makes it for its outputs; the files it then writes are seen one by one).
+    /// file their `generates` name, or a directory that holds one and
+    /// exists (a node made it for its outputs; the files it then writes are
+    /// seen one by one). A directory that went away counts as a change: its
+    /// files are not reported one by one.
     private func isGenerated(_ path: String) -> Bool {
-        generated.covers(path)
+        if generated.matches(path) { return true }
+        guard generated.isParent(path) else { return false }
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: Self.absolute(path, in: directory), isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     /// How many files are watched: those the sources match now, the
