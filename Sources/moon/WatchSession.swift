@@ -52,6 +52,13 @@ final class WatchSession {
     private var resume: ResumeRecord?
     /// A run's cache stores still going after its nodes ended: the next run waits for them.
     private var storing: OutputCache?
+    /// The output cache, kept from run to run until a run is stopped (a
+    /// stop cancels it for good): its warnings are said once, and a remote
+    /// cache that failed is not asked again. Nil before the first run and
+    /// after a stop or a reload.
+    private var cache: OutputCache?
+    /// `--no-cache`, or a cache directory moon must not use (said once).
+    private var cacheOff = false
     /// Nodes a superseded run did not finish: they run in the next.
     private var carried = Set<Int>()
     /// Changes that came while a run went on: the next run covers them all.
@@ -356,7 +363,11 @@ final class WatchSession {
         force = false
         // The output cache, as in a plain run: a rerun restores what an
         // earlier input left there, and what watch mode runs is stored.
-        let cache = setup.cache.outputCache(for: graph)
+        if cache == nil, !cacheOff {
+            cache = setup.cache.outputCache(for: graph)
+            cacheOff = cache == nil
+        }
+        let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
         let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
@@ -391,6 +402,7 @@ final class WatchSession {
             ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
             let superseded = summary.stopReason == .superseded
+            if summary.stopReason != nil { self.cache = nil }
             guard let cache else { return finished(job, ok: summary.ok, superseded: superseded) }
             // The stores end off the loop, which meanwhile hears a stop signal (and interrupts them).
             storing = cache
@@ -486,6 +498,9 @@ final class WatchSession {
                 results.keep { _ in false }
                 carried = []
                 instances = [:]
+                // The file may name another cache.
+                cache = nil
+                cacheOff = false
             }
             deferred = FileChanges()
             included = file.included
