@@ -291,7 +291,9 @@ final class WatchSession {
             let classified = inputs.classify(changes)
             changed = classified.paths
             if classified.reload || graphBroken {
-                guard classified.reload || classified.fanOuts, reloadGraph() != nil else { return job.end() }
+                // (A broken graph with `for-each` globs may be mended by their files: one that matches nothing is an error.)
+                let retry = classified.reload || (!fanOutGlobs.isEmpty && classified.matters)
+                guard retry, reloadGraph() != nil else { return job.end() }
                 nodes = Set(plan.selected)
                 affected = Set(plan.graph.nodes.indices)
             } else if classified.fanOuts, inputs.fanOutsChanged() {

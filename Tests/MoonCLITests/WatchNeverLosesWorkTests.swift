@@ -344,6 +344,19 @@ struct WatchNeverLosesWorkTests {
         #expect(plain.events("start").compactMap { $0["node"] as? String } == ["report"], "\(plain.stdout)")
     }
 
+    @Test("a for-each glob that comes to match nothing is the load's error; a file created again mends it")
+    func forEachGlobEmptiedAndRefilled() throws {
+        let moon = try Self.testsProject()
+        let watch = try WatchTests.start(moon)
+        #expect(watch.waitForRuns(1))
+        #expect(unlink(moon.path("tests/test_a.py")) == 0)
+        #expect(unlink(moon.path("tests/test_c.py")) == 0)
+        #expect(eventually(60) { watch.stderr.contains("matches no file") }, "\(watch.stderr)")
+        try moon.write("tests/test_e.py", "e\n")
+        #expect(eventually(60) { watch.count("complete", node: "test[tests/test_e.py]") == 1 }, "\(watch.stderr) \(watch.stdoutLines)")
+        #expect(try watch.interrupt().status == 130)
+    }
+
     @Test("a new file of a for-each glob during a run: the instance running carries on, the new one runs")
     func newFileDuringARun() throws {
         let moon = try Self.testsProject("""
