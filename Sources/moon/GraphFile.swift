@@ -13,11 +13,14 @@ struct GraphFile {
     let graph: Graph
     /// The paths of the graph files `includes:` read, for watch mode.
     var included: [String] = []
+    /// The `for-each` globs the load expanded, for watch mode.
+    var fanOutGlobs: [FanOutGlob] = []
 
     /// A file read and checked, its diagnostics not printed yet.
     struct Parsed {
         let source: SourceFile
         let result: GraphLoadResult
+        var fanOutGlobs: [FanOutGlob] = []
     }
 
     /// Loads `path`; prints warnings; throws `ExitCode.invalidInput` after
@@ -29,7 +32,7 @@ struct GraphFile {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
             throw ExitCode.invalidInput
         }
-        return GraphFile(source: parsed.source, graph: graph, included: parsed.result.included.map(\.path))
+        return GraphFile(source: parsed.source, graph: graph, included: parsed.result.included.map(\.path), fanOutGlobs: parsed.fanOutGlobs)
     }
 
     /// Reads and checks `path`, printing nothing. A file that cannot be
@@ -39,10 +42,11 @@ struct GraphFile {
         // A graph moon found by searching reads only includes and dotenv files that pass the same rule as itself.
         let discovered = GraphFileLocator.wasDiscovered(path)
         var result: GraphLoadResult
+        let globs = FanOutGlobLog()
         do {
             let root = try YAMLLoader.load(source)
             result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source,
-                                        files: discovered ? discoveredFiles : files)
+                                        files: globs.recording(discovered ? discoveredFiles : files))
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
@@ -51,7 +55,7 @@ struct GraphFile {
             result.diagnostics += graph.loadDotenv(reading: discovered ? readDiscoveredDotenv : readDotenv)
             result.graph = graph
         }
-        return Parsed(source: source, result: result)
+        return Parsed(source: source, result: result, fanOutGlobs: globs.recorded)
     }
 
     /// What the loader reads besides the file: included graph files (by

@@ -150,7 +150,8 @@ struct RunCommand: SelectingCommand {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, selection: selection,
                                    overrides: try vars.values(), options: try options(), report: report,
                                    watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                   force: force, diagnosticsColor: diagnosticsColor, store: store)
+                                   force: force, diagnosticsColor: diagnosticsColor, store: store,
+                                   cache: cache, resume: resume ? lastRun(of: plan.graph) : nil)
             throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())
         }
         let session = RunSession(plan: plan, options: try options(), report: report,

@@ -3,7 +3,7 @@ import MoonGraph
 
 /// `moon run --watch` and its options.
 struct WatchOptions: ParsableArguments {
-    @Flag(help: "After the run, watch the selected nodes' inputs (sources, depfile files, the graph file, dotenv files) and run again what a change touches, until Ctrl-C. A running node whose inputs change restarts; other running nodes and services carry on.")
+    @Flag(help: "After the run, watch the selected nodes' inputs (sources, depfile files, for-each globs, the graph file, dotenv files) and run again what a change touches, as a plain run would (up-to-date needs keep their outputs; the cache restores and stores), until Ctrl-C. A running node whose inputs change restarts; other running nodes and services carry on.")
     var watch = false
 
     @Option(name: .customLong("watch-debounce"),

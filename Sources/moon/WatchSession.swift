@@ -1,4 +1,5 @@
 import Foundation
+import MoonCache
 import MoonCommand
 import MoonEvents
 import MoonGraph
@@ -45,8 +46,19 @@ final class WatchSession {
     private var graphBroken = false
     /// Graph indices of the nodes that succeeded (or stood up to date) when they last ran here.
     private var succeeded = Set<Int>()
-    /// Per node name: the outputs of its last success, which it stands with when it does not run.
-    private var lastOutputs: [String: [KeyValue]] = [:]
+    /// Per node name: the outputs and values it stands with when a rerun does not run it.
+    private let results = WatchResults()
+    /// With `--resume`: the run the first run of the session resumes.
+    private var resume: ResumeRecord?
+    /// A run's cache stores still going after its nodes ended: the next run waits for them.
+    private var storing: OutputCache?
+    /// The output cache, kept from run to run until a run is stopped (a
+    /// stop cancels it for good): its warnings are said once, and a remote
+    /// cache that failed is not asked again. Nil before the first run and
+    /// after a stop or a reload.
+    private var cache: OutputCache?
+    /// `--no-cache`, or a cache directory moon must not use (said once).
+    private var cacheOff = false
     /// Nodes a superseded run did not finish: they run in the next.
     private var carried = Set<Int>()
     /// Changes that came while a run went on: the next run covers them all.
@@ -75,13 +87,20 @@ final class WatchSession {
     private var runStartedAt: Date?
     /// The graph files the graph file includes, as last loaded.
     private var included: [String]
+    /// Per template (graph index) of a run-time fan-out: the instances its last expansion made.
+    private var instances: [Int: [Node]] = [:]
+    /// The `for-each` globs the graph file's last load expanded.
+    private var fanOutGlobs: [FanOutGlob]
 
     init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
         self.setup = setup
         self.plan = plan
         included = file.included
+        fanOutGlobs = file.fanOutGlobs
         force = setup.force
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+        resume = setup.resume
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                             fanOutGlobs: fanOutGlobs)
         main = try MainLoop()
         let report = setup.report
         let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
@@ -150,6 +169,9 @@ final class WatchSession {
         waiting = nil
         if let runner {
             runner.stop(.interrupt(signal: signal))
+        } else if let storing {
+            // What is not stored yet is not; the run's end then ends watch mode.
+            storing.interrupt()
         } else if again {
             ProcessLauncher.shared.killAll()
         } else if !preparing {
@@ -216,8 +238,7 @@ final class WatchSession {
     /// Whether changes touch an input: the rest (what nodes write
     /// elsewhere, their `generates`) must not even delay a trigger.
     private func matters(_ changes: FileChanges) -> Bool {
-        let (reload, nodes, _) = inputs.classify(changes)
-        return reload || !nodes.isEmpty
+        inputs.classify(changes).matters
     }
 
     // MARK: - Runs
@@ -227,7 +248,7 @@ final class WatchSession {
     private func job(_ trigger: Trigger) -> Signal<Never> {
         Signal { [unowned self] observer, lifetime in
             let job = Job(trigger) { observer.sendCompleted() }
-            if runner != nil || preparing {
+            if runner != nil || preparing || storing != nil {
                 waiting = job
                 if case .changes(let changes) = trigger {
                     deferred = deferred.union(changes)
@@ -247,9 +268,12 @@ final class WatchSession {
     /// nodes the change affects; the others carry on into the next run.
     private func supersede(for changes: FileChanges) {
         guard let runner else { return }
-        let (reload, touched, _) = inputs.classify(changes)
-        if reload || graphBroken { return runner.stop(.superseded) }
-        let affected = WatchPlan.affected(touched, plan: plan)
+        let classified = inputs.classify(changes)
+        if classified.reload || graphBroken { return runner.stop(.superseded) }
+        // (A `for-each` glob that matches other files: what the new instances
+        // change is known once the graph is planned again, in `launch`;
+        // the running nodes are handed over meanwhile.)
+        let affected = WatchPlan.affected(classified.nodes, plan: plan)
         let graph = plan.graph
         runner.supersede { name in
             guard let index = graph.index(of: name) else { return false }
@@ -264,15 +288,24 @@ final class WatchSession {
         if case .changes(let own) = job.trigger {
             let changes = deferred.union(own)
             deferred = FileChanges()
-            let (reload, touched, paths) = inputs.classify(changes)
-            changed = paths
-            if reload || graphBroken {
-                guard reload, reloadGraph() else { return job.end() }
+            let classified = inputs.classify(changes)
+            changed = classified.paths
+            if classified.reload || graphBroken {
+                // (A broken graph with `for-each` globs may be mended by their files: one that matches nothing is an error.)
+                let retry = classified.reload || (!fanOutGlobs.isEmpty && classified.matters)
+                guard retry, reloadGraph() != nil else { return job.end() }
                 nodes = Set(plan.selected)
                 affected = Set(plan.graph.nodes.indices)
+            } else if classified.fanOuts, inputs.fanOutsChanged() {
+                // A new, deleted or renamed file of a `for-each` glob: the
+                // graph is planned again, and what it changed runs.
+                let touched = classified.nodes.map { plan.graph.nodes[$0].name }
+                guard let replanned = reloadGraph(keepingResults: true) else { return job.end() }
+                nodes = replanned.union(touched.compactMap(plan.graph.index(of:)))
+                affected = WatchPlan.affected(nodes, plan: plan)
             } else {
-                nodes = touched
-                affected = WatchPlan.affected(touched, plan: plan)
+                nodes = classified.nodes
+                affected = WatchPlan.affected(classified.nodes, plan: plan)
             }
         }
         nodes = WatchPlan.rerun(nodes.union(carried), plan: plan, succeeded: succeeded)
@@ -330,6 +363,15 @@ final class WatchSession {
         let graph = plan.graph
         let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)
         force = false
+        // The output cache, as in a plain run: a rerun restores what an
+        // earlier input left there, and what watch mode runs is stored.
+        if cache == nil, !cacheOff {
+            cache = setup.cache.outputCache(for: graph)
+            cacheOff = cache == nil
+        }
+        let cache = self.cache
+        let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
+        resume = nil
         let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
                                        grace: setup.options.grace)
         var ended = Set<Int>()
@@ -338,15 +380,15 @@ final class WatchSession {
             if let name = event.node, let index = graph.index(of: name), nodes.contains(index) {
                 track(event, index: index, ended: &ended)
             }
+            if case .expand(let template, let names) = event.kind { expanded(template, into: names) }
             reporter.report(event)
         }
-        runner.upToDate = WatchChecker(
-            store: StoreChecker(state: state, plan: plan),
-            rerun: plan.selected.map(nodes.contains),
-            previous: plan.selected.map { succeeded.contains($0) ? RestoredResult(outputs: lastOutputs[graph.nodes[$0].name] ?? []) : nil })
+        runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
+                                       names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
+        checker.interruption = interruption
         ContentHash.shouldStop = { interruption.shouldStop }
         runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
@@ -361,7 +403,19 @@ final class WatchSession {
             let live = self.live!
             ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
-            finished(job, ok: summary.ok, superseded: summary.stopReason == .superseded)
+            let superseded = summary.stopReason == .superseded
+            if summary.stopReason != nil { self.cache = nil }
+            guard let cache else { return finished(job, ok: summary.ok, superseded: superseded) }
+            // The stores end off the loop, which meanwhile hears a stop signal (and interrupts them).
+            storing = cache
+            let scheduler = main.scheduler
+            Thread.detachNewThread {
+                cache.finish()
+                scheduler.schedule { [unowned self] in
+                    storing = nil
+                    finished(job, ok: summary.ok, superseded: superseded)
+                }
+            }
         }
         self.runner = runner
         runStartedAt = Date()
@@ -371,11 +425,10 @@ final class WatchSession {
     /// What a node's event says of how it ended.
     private func track(_ event: RunEvent, index: Int, ended: inout Set<Int>) {
         switch event.kind {
-        case .complete(let name, _, _, let outputs):
+        case .complete:
             succeeded.insert(index)
-            lastOutputs[name] = outputs
             ended.insert(index)
-        case .skip(_, .upToDate):
+        case .skip(_, .upToDate), .skip(_, .cacheHit), .skip(_, .resumed):
             succeeded.insert(index)
             ended.insert(index)
         case .error(_, _, let error) where error.kind != .canceled:
@@ -388,10 +441,23 @@ final class WatchSession {
         }
     }
 
+    /// A run-time fan-out made its instances: before any of them runs, what
+    /// they write is known as moon's own, so their writes neither rerun
+    /// anything nor cancel a running consumer.
+    private func expanded(_ template: String, into names: [String]) {
+        guard let index = plan.graph.index(of: template) else { return }
+        // An instance is named TEMPLATE[ITEM] (`Runner.expand`).
+        let items = names.map { String($0.dropFirst(template.count + 1).dropLast()) }
+        let made = plan.graph.instances(ofDynamic: index, items: items)
+        instances[index] = made
+        inputs.learn(made, of: index)
+    }
+
     private func finished(_ job: Job, ok: Bool, superseded: Bool) {
         if stopSignal != nil { return stopLiveAndFinish() }
         // A depfile read in this run names files to watch from now on.
-        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+        inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                                 instances: instances, fanOutGlobs: fanOutGlobs)
         restartWatcher()
         if !superseded { status.lastRun(ok: ok) }
         job.end()
@@ -401,28 +467,55 @@ final class WatchSession {
         }
     }
 
-    /// Reads the graph file again; on errors prints them and says moon
-    /// waits for the next change.
-    private func reloadGraph() -> Bool {
+    /// Reads the graph file again; on errors prints them, says moon waits
+    /// for the next change and returns nil. Else returns the nodes (graph
+    /// indices) whose definitions may have changed: all of them, or with
+    /// `keepingResults` (the graph file is unchanged, a `for-each` glob's
+    /// files are not), the new nodes and those whose needs changed; the
+    /// others keep how they ended and their results.
+    private func reloadGraph(keepingResults: Bool = false) -> Set<Int>? {
         do {
             let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
             let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, selection: setup.selection,
                                                  requireAll: true, color: setup.diagnosticsColor)
+            let old = self.plan.graph
+            let graph = plan.graph
             self.plan = plan
             graphBroken = false
-            succeeded = []
-            lastOutputs = [:]
-            carried = []
+            var changed = Set(graph.nodes.indices)
+            if keepingResults {
+                // By name: the indices are the new plan's.
+                func names(_ indices: Set<Int>) -> Set<String> { Set(indices.map { old.nodes[$0].name }) }
+                func indices(_ names: Set<String>) -> Set<Int> { Set(names.compactMap(graph.index(of:))) }
+                succeeded = indices(names(succeeded))
+                carried = indices(names(carried))
+                results.keep { graph.index(of: $0) != nil }
+                instances = Dictionary(uniqueKeysWithValues: instances.compactMap { template, made in
+                    graph.index(of: old.nodes[template].name).map { ($0, made) }
+                })
+                let needs = Dictionary(old.nodes.map { ($0.name, $0.needs.map { old.nodes[$0].name }) }, uniquingKeysWith: { first, _ in first })
+                changed = changed.filter { needs[graph.nodes[$0].name] != graph.nodes[$0].needs.map { graph.nodes[$0].name } }
+            } else {
+                succeeded = []
+                results.keep { _ in false }
+                carried = []
+                instances = [:]
+                // The file may name another cache.
+                cache = nil
+                cacheOff = false
+            }
             deferred = FileChanges()
             included = file.included
-            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included)
+            fanOutGlobs = file.fanOutGlobs
+            inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
+                                 instances: instances, fanOutGlobs: fanOutGlobs)
             restartWatcher()
-            return true
+            return changed
         } catch {
             if let error = error as? CLIError { Console.error(error.message) }
             graphBroken = true
             status.brokenGraph()
-            return false
+            return nil
         }
     }
 

@@ -17,4 +17,8 @@ struct WatchSetup {
     var force: Bool
     var diagnosticsColor: Bool
     var store: StateStore?
+    /// Where each run's output cache is (`--no-cache`: none).
+    var cache: CacheOptions
+    /// With `--resume`: the run the first run resumes.
+    var resume: ResumeRecord?
 }

@@ -83,4 +83,16 @@ import Testing
         #expect(events.contains { $0.node == "after" && $0.name == "complete" })
         #expect(summary?.ok == true)
     }
+
+    @Test("superseded with every running node handed over (none cancelled), the run ends at once")
+    func supersededKeepingAllEnds() {
+        let h = RunHarness(nodes: [node("done"), node("steady")],
+                           scripts: ["done": .init(duration: 1), "steady": .init(duration: 10)])
+        h.runner.keepsServices = true
+        h.runner.start()
+        h.scheduler.advance(by: .seconds(2))
+        h.runner.supersede { _ in true }
+        #expect(h.summary?.stopReason == .superseded)
+        #expect(h.runnerEvents().last?.running == ["steady"])
+    }
 }

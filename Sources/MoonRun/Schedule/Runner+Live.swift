@@ -79,6 +79,8 @@ extension Runner {
         stop(.superseded)
         // Their dependents were waiting on them: this run ends them as cancelled.
         for node in waitedOn { releaseDependents(of: node) }
+        // With every running node handed over, no node's end is left to end the run.
+        finishIfDone()
     }
 
     /// A service's attempt started: its dependents may start, and it no longer takes a job.

@@ -1,0 +1,39 @@
+import Foundation
+import MoonCommand
+import MoonGraph
+
+/// A `for-each: {glob}` as the loader expanded it: where, with which
+/// pattern (its vars filled in) and excludes, and the files it matched.
+/// Watch mode watches its directory and, when a file that matches is
+/// created, deleted or renamed, globs again: other files mean other
+/// instances, and the graph is planned again (`WatchSession`).
+struct FanOutGlob: Equatable, Sendable {
+    /// As the loader gave it: the graph (or included) file's directory.
+    var directory: String
+    var pattern: String
+    var exclude: [String]
+    var files: [String]
+
+    /// What `access` lists for it now.
+    func filesNow(_ access: GraphFileAccess) -> [String] {
+        access.glob(directory, pattern, exclude).files
+    }
+}
+
+/// Records the fan-out globs a load of a graph file makes, through the
+/// file access the loader is given.
+final class FanOutGlobLog: @unchecked Sendable {
+    private let lock = Lock()
+    private var globs: [FanOutGlob] = []
+
+    var recorded: [FanOutGlob] { lock.withLock { globs } }
+
+    /// `access`, its globs recorded here.
+    func recording(_ access: GraphFileAccess) -> GraphFileAccess {
+        GraphFileAccess(read: access.read, glob: { [self] directory, pattern, exclude in
+            let matches = access.glob(directory, pattern, exclude)
+            lock.withLock { globs.append(FanOutGlob(directory: directory, pattern: pattern, exclude: exclude, files: matches.files)) }
+            return matches
+        })
+    }
+}
