@@ -19,6 +19,8 @@ public struct DeclaredOutputs: Sendable {
     let patterns: [String]
     private let includes: [Glob]
     private let excludes: [Glob]
+    /// `paths` as patterns: each means its whole tree.
+    private let roots: [Glob]
 
     public init(generates: [String], extra: [String] = []) {
         var paths: [String] = [], outside: [String] = [], patterns: [String] = []
@@ -36,6 +38,7 @@ public struct DeclaredOutputs: Sendable {
         self.paths = paths
         self.outside = outside
         self.patterns = patterns
+        roots = paths.map { Glob($0) }
         includes = patterns.filter { !$0.hasPrefix("!") }.map { Glob($0) }
         excludes = patterns.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) }
     }
@@ -53,7 +56,8 @@ public struct DeclaredOutputs: Sendable {
         for root in entry.roots where !paths.contains(root) && !matches(root) {
             return "it writes '\(root)', which the node's generates do not name"
         }
-        for file in entry.files where !paths.contains(where: { CacheEntry.isWithin(file.path, $0) }) {
+        // Below a plain path, by the rule sources follow: never into a tool's `.git`, `.moon`, ….
+        for file in entry.files where !roots.contains(where: { SourceScanner.glob($0, matches: file.path) }) {
             guard file.kind != .directory, matches(file.path) else {
                 return "it writes '\(file.path)', which the node's generates do not name"
             }
