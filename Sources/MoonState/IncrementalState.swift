@@ -17,6 +17,9 @@ public final class IncrementalState: @unchecked Sendable {
     let scanner: SourceScanner
     /// Which vars each node reads: its fingerprint holds only those.
     let varReads: VarReads
+    /// `varReads` per template (its instances share run, env, with and
+    /// dir), so a fan-out parses its script once. Used with the lock held.
+    var varsRead: [String: [String]] = [:]
     let lock = Lock()
     private var cache: StatCache?
     /// Per graph node: whether its state is worth keeping — it has

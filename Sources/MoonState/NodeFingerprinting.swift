@@ -130,7 +130,9 @@ extension IncrementalState {
             }
         }
         let vars = node.vars ?? graph.vars
-        let read = varReads.names(readBy: node)
+        let template = node.instance?.template ?? node.name
+        let read = varsRead[template] ?? varReads.names(readBy: node)
+        varsRead[template] = read
         environment.add("vars read")
         environment.add(read.count)
         for name in read {
