@@ -72,6 +72,32 @@ import Testing
         #expect(moon.read("data/.cov/part") == "one\n" && moon.read("data/.result") == "one\n")
     }
 
+    /// A directory is stored without its `.git` (a tool's, not the
+    /// node's output), and a restore keeps the one that is there: a
+    /// `site/.git` worktree for publishing survives a restore of `site`.
+    @Test func aRestoreKeepsTheToolDirectoriesItDoesNotCarry() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              site:
+                sources: [in.txt]
+                generates: [site]
+                run: mkdir -p site && cp in.txt site/index.html
+            """)
+        _ = try shell("mkdir -p site/.git && echo ref > site/.git/HEAD", in: moon)
+        try moon.write("in.txt", "one\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("in.txt", "two\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("in.txt", "one\n")
+        let back = try moon.run(["run"])
+        #expect(back.stdout.contains("restored from the cache"), "\(back.stdout)")
+        #expect(moon.read("site/index.html") == "one\n")
+        #expect(moon.read("site/.git/HEAD") == "ref\n", "the restore removed site/.git")
+        let entries = try shell("cat .cache/v1/ac/*", in: moon)
+        #expect(!entries.stdout.contains(".git"), "an entry carries site/.git")
+    }
+
     /// `sources: [.]` (or `**`) takes the whole project but no tool's
     /// directory: `.git` and moon's own `.moon`, which every run writes,
     /// never make the node stale; a hidden file of the project does.
