@@ -50,10 +50,12 @@ public struct DeclaredOutputs: Sendable {
     /// link a wildcard matches), or lacks a plain path or anything for a
     /// wildcard pattern (then the restored node would still miss an output).
     public func refusal(of entry: CacheEntry) -> String? {
+        if let inconsistency = Self.inconsistency(of: entry) { return inconsistency }
         for root in entry.roots where !paths.contains(root) && !matches(root) {
             return "it writes '\(root)', which the node's generates do not name"
         }
-        for file in entry.files where !paths.contains(where: { CacheEntry.isWithin(file.path, $0) }) {
+        // Below a plain path, by the rule sources follow: never into a tool's `.git`, `.moon`, ….
+        for file in entry.files where !paths.contains(where: { Self.isTaken(file.path, below: $0) }) {
             guard file.kind != .directory, matches(file.path) else {
                 return "it writes '\(file.path)', which the node's generates do not name"
             }
@@ -84,6 +86,33 @@ public struct DeclaredOutputs: Sendable {
             missing.append("'\(pattern)'" + (dangling ? " (a link to a missing file)" : ""))
         }
         return missing
+    }
+
+    /// Whether `path` is `root` or below it with no tool's name between
+    /// (`Glob.isToolName`: `.git`, `.moon`, …), as a directory is taken by
+    /// the rule sources follow.
+    static func isTaken(_ path: String, below root: String) -> Bool {
+        guard CacheEntry.isWithin(path, root) else { return false }
+        return !path.utf8.dropFirst(root.utf8.count).split(separator: UInt8(ascii: "/")).contains { name in
+            Array(name).withUnsafeBufferPointer { Glob.isToolName($0) }
+        }
+    }
+
+    /// Why an entry's paths do not make one tree: a path below one the
+    /// entry writes as a file or a link (nil: they do).
+    static func inconsistency(of entry: CacheEntry) -> String? {
+        var kinds: [String: CacheEntry.File.Kind] = [:]
+        for file in entry.files { kinds[file.path] = file.kind }
+        for file in entry.files {
+            var parent = Substring(file.path)
+            while let slash = parent.lastIndex(of: "/") {
+                parent = parent[..<slash]
+                if let kind = kinds[String(parent)], kind != .directory {
+                    return "it writes '\(file.path)' below '\(parent)', which it writes as a \(kind == .symlink ? "link" : "file")"
+                }
+            }
+        }
+        return nil
     }
 
     /// A pattern without wildcards, escapes or negation names one path.

@@ -5,7 +5,7 @@ import MoonSystem
 
 /// Gathers what a node produced into a cache entry: its declared outputs'
 /// plain paths (each a file, a link, or a directory taken whole: files,
-/// subdirectories, links, modes) and each file a wildcard pattern matches,
+/// subdirectories, links, modes, but no tool's directory such as `.git`) and each file a wildcard pattern matches,
 /// each one root. The files' bytes go into the cache's blobs as they are read.
 struct OutputCollector {
     let root: String
@@ -59,7 +59,10 @@ struct OutputCollector {
             files.append(.init(path: path, kind: .symlink, target: target))
         case S_IFDIR:
             files.append(.init(path: path, kind: .directory, mode: mode))
-            for name in try Self.names(in: full, path) { _ = try add(path + "/" + name, into: &files, placed: &placed) }
+            // A directory is taken by the rule sources follow (`Glob`): all of it but a tool's `.git`, `.moon`, ….
+            for name in try Self.names(in: full, path) where !Glob.isToolName(name) {
+                _ = try add(path + "/" + name, into: &files, placed: &placed)
+            }
         case S_IFREG:
             guard Int64(info.st_size) <= maxFileSize else { throw CacheError.tooLarge(path, Int64(info.st_size)) }
             let (hash, size, new) = try cache.storeBlob(copying: full, shouldStop: shouldStop)

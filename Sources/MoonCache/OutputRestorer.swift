@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MoonState
 
 /// Writes a cache entry's outputs back, never half: every root is first
 /// built beside its place (`.moon-restore-…` in the same directory, from
@@ -154,7 +155,25 @@ struct OutputRestorer {
             Self.remove(item.temp, in: item.parent)
             throw CacheError.io("cannot replace \(item.display)", code)
         }
-        if let aside { Self.remove(aside, in: item.parent) }
+        if let aside {
+            Self.keepToolDirectories(from: aside, into: item.name, in: item.parent)
+            Self.remove(aside, in: item.parent)
+        }
+    }
+
+    /// A directory is stored without a tool's `.git`, `.moon`, … (the rule
+    /// sources follow), so the ones the old directory held at its top stay
+    /// (a `site/.git` worktree for publishing): moved into the restored one.
+    private static func keepToolDirectories(from old: String, into new: String, in parent: Int32) {
+        let from = openat(parent, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard from >= 0 else { return }
+        defer { close(from) }
+        let names = CacheUsage.names(in: from).filter { Glob.isToolName($0) && !$0.hasPrefix(".moon-") }
+        guard !names.isEmpty else { return }
+        let to = openat(parent, new, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard to >= 0 else { return }
+        defer { close(to) }
+        for name in names { _ = renameat(from, name, to, name) }
     }
 
     /// Whether a link at `link` to `target` leads inside the graph file's

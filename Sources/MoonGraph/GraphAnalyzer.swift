@@ -68,6 +68,7 @@ struct GraphAnalyzer {
             for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
         }
         let made = instantiate(templates, layout: layout, vars: vars)
+        diagnostics += OutputCollisions.check(made: made, templates: templates, instances: layout.instances, references: declaration.references, included: nodes)
         if nodes.isEmpty { nodes = made } else { nodes += made }
         findCycles(nodes)
         let defaultTargets = defaults(declaration.defaultTargets, layout: layout)

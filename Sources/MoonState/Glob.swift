@@ -1,11 +1,23 @@
 /// A `sources:`/`generates:` pattern, relative to the graph file's directory
 /// (or absolute). Segments are separated by `/`; in a segment `*` matches any
-/// run of characters, `?` one, `[abc]`/`[a-z]`/`[!a]` a class, `\x` the
+/// run of characters, `?` one, `[abc]`/`[a-z]`/`[!a]` a class, `\\x` the
 /// character x; a segment `**` matches any number of directories, none
-/// included. As in a shell, a wildcard does not match a leading `.`
-/// (hidden files, `.git`, `.moon`) unless the pattern's segment starts with
-/// one. A pattern that names a directory means every file below it. A
-/// segment whose wildcards are all escaped names one file, as a plain path does.
+/// included. A segment whose wildcards are all escaped names one file, as a
+/// plain path does.
+///
+/// The one rule for what a pattern means, which sources, generates, the
+/// cache, watch mode and the forecast all follow (`means`, and the source
+/// scanner's walk):
+/// - As in a shell, a wildcard does not match a leading `.` unless the
+///   pattern's segment starts with one (`*` skips `.env`, `.*` takes it).
+/// - A pattern that matches a directory means every file below it, hidden
+///   ones included: `data`, `data/` and `data/**` (whose `**` matches no
+///   directory) all take `data/.result`; `out/*` takes `out/sub/.x`.
+/// - Except what belongs to tools rather than to the project
+///   (`isToolName`): `.git`, `.hg`, `.svn`, `.bzr`, `.jj`, moon's
+///   own `.moon` and its temporary `.moon-…` files. No wildcard and no
+///   directory taken whole reaches them; only a pattern that spells the
+///   name does (`.git/HEAD`). So `sources: [.]` is up to date after a run.
 ///
 /// Matching works on the bytes of names, and the states of a walk are a bit
 /// set, so following 20,000 files allocates nothing per name.
@@ -130,6 +142,8 @@ public struct Glob: Sendable, Hashable {
     public func advance(_ states: States, name: UnsafeBufferPointer<UInt8>) -> States {
         var next: UInt64 = 0
         let hidden = name.first == UInt8(ascii: ".")
+        // Only a literal segment reaches a tool's directory.
+        let tool = hidden && Glob.isToolName(name)
         var bits = states.bits
         while bits != 0 {
             let s = bits.trailingZeroBitCount
@@ -138,6 +152,8 @@ public struct Glob: Sendable, Hashable {
             switch segments[s] {
             case .globstar:
                 if !hidden { next |= 1 << UInt64(s) }
+            case .wildcard where tool:
+                continue
             case .literal(let literal):
                 if literal.count == name.count, literal.withUnsafeBufferPointer({ $0.elementsEqual(name) }) {
                     next |= 1 << UInt64(s + 1)
@@ -159,16 +175,62 @@ public struct Glob: Sendable, Hashable {
         return States(bits: bits)
     }
 
-    /// Whether `path` (relative to `base`, `/`-separated) matches.
-    public func matches(relativePath path: String) -> Bool {
-        var states = start
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            var bytes = Array(part.utf8)
-            states = bytes.withUnsafeMutableBufferPointer { advance(states, name: UnsafeBufferPointer($0)) }
-            if states.isEmpty { return false }
-        }
-        return isMatch(states)
+    /// Whether the pattern means the file at `path` (relative to `base`,
+    /// `/`-separated; "" is the base itself): the pattern matches it, or a
+    /// directory above it (the base included) with no tool's directory
+    /// between them. See the rule above.
+    public func means(relativePath path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { means(relativeBytes: $0) }
     }
+
+    /// `means(relativePath:)` for a path given as bytes (a name that is not
+    /// UTF-8 too); walks the bytes in place, without allocating.
+    func means(relativeBytes path: UnsafeBufferPointer<UInt8>) -> Bool {
+        var states = start
+        var below = isMatch(states)
+        var i = 0
+        while i < path.count {
+            var end = i
+            while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
+            if end > i {
+                let name = UnsafeBufferPointer(rebasing: path[i..<end])
+                if below {
+                    if Glob.isToolName(name) { return false }
+                } else {
+                    states = advance(states, name: name)
+                    if states.isEmpty { return false }
+                    below = isMatch(states)
+                }
+            }
+            i = end + 1
+        }
+        return below
+    }
+
+    /// Whether the pattern itself names a directory's whole tree when its
+    /// base is one: a plain path, or a base followed by `**` alone.
+    public var takesBaseWhole: Bool { isMatch(start) }
+
+    /// The names that belong to tools, not to the project: version control's
+    /// directories, moon's state directory and its temporary files beside
+    /// outputs (`.moon-restore-…`). Neither a wildcard nor a directory taken
+    /// whole reaches them; a pattern that spells the name does.
+    public static let toolNames: [String] = [".git", ".hg", ".svn", ".bzr", ".jj", ".moon"]
+
+    public static func isToolName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count >= 3, name[0] == UInt8(ascii: ".") else { return false }
+        for tool in toolNameBytes where tool.count == name.count && tool.elementsEqual(name) { return true }
+        // moon's temporary files and directories (`.moon-restore-…`).
+        return name.count > 6 && name.starts(with: ".moon-".utf8)
+    }
+
+    public static func isToolName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { isToolName($0) }
+    }
+
+    private static let toolNameBytes: [[UInt8]] = toolNames.map { Array($0.utf8) }
 
     /// fnmatch-like matching of one segment: `*`, `?`, `[...]`, `\x`.
     static func match(_ p: UnsafeBufferPointer<UInt8>, _ s: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -15,6 +15,11 @@ public final class IncrementalState: @unchecked Sendable {
     public let graphKey: String
     private var store: StateStore?
     let scanner: SourceScanner
+    /// Which vars each node reads: its fingerprint holds only those.
+    let varReads: VarReads
+    /// `varReads` per template (its instances share run, env, with and
+    /// dir), so a fan-out parses its script once. Used with the lock held.
+    var varsRead: [String: [String]] = [:]
     let lock = Lock()
     private var cache: StatCache?
     /// Per graph node: whether its state is worth keeping — it has
@@ -50,6 +55,7 @@ public final class IncrementalState: @unchecked Sendable {
         self.onWarning = onWarning
         self.graphKey = StateStore.graphKey(forGraphAt: graph.path)
         self.scanner = SourceScanner(root: graph.directory)
+        self.varReads = VarReads(graph: graph)
         var tracked = graph.nodes.map { !$0.sources.isEmpty }
         for node in graph.nodes where !node.sources.isEmpty {
             for need in node.needs { tracked[need] = true }

@@ -116,16 +116,32 @@ extension IncrementalState {
         }
     }
 
-    /// The node's dotenv, `env` and `vars` values.
+    /// The node's dotenv and `env` values, and the values of the vars it
+    /// reads (`VarReads`): a var it never reads is not part of it, so a
+    /// `--set` of that var neither reruns it nor misses its cache entry.
     private func environmentDigest(_ node: Node) -> ContentHash {
         var environment = DigestBuilder("environment")
-        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node)), ("vars", node.vars ?? graph.vars)] {
+        for (label, variables) in [("dotenv", graph.dotenvValues), ("env", graph.environment(for: node))] {
             environment.add(label)
             environment.add(variables.count)
             for entry in variables {
                 environment.add(entry.name)
                 environment.add(entry.value)
             }
+        }
+        let vars = node.vars ?? graph.vars
+        let template = node.instance?.template ?? node.name
+        let read = varsRead[template] ?? varReads.names(readBy: node)
+        varsRead[template] = read
+        environment.add("vars read")
+        environment.add(read.count)
+        for name in read {
+            environment.add(name)
+            // (A var the node reads but nothing declares fails the check at load.)
+            environment.add(vars[name] ?? "")
+            let items = vars.items(name)
+            environment.add(items.map { $0.count + 1 } ?? 0)
+            for item in items ?? [] { environment.add(item) }
         }
         // `cache: key:` (a compiler version…): only when set, so that
         // graphs without it keep their fingerprints.
@@ -178,7 +194,7 @@ extension IncrementalState {
             for pattern in patterns { sources.add(pattern) }
         }
         guard !node.sources.isEmpty else { return Sources(digest: sources.finish(), manifest: Manifest(entries: []), complete: true) }
-        let scan = scanner.scan(matching: node.sources)
+        let scan = scanner.scan(matching: node.sources, leavingOut: node.generates)
         let files = scan.files
         manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
         sources.add(files.count)

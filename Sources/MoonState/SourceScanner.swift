@@ -37,7 +37,12 @@ public struct SourceScanner: Sendable {
     /// `files(matching:)`, and the matches it cannot name: a file whose path
     /// is not UTF-8 has no String that opens it (see `FileName`), so the
     /// caller must refuse it, never skip it.
-    public func scan(matching patterns: [String]) -> SourceScan {
+    ///
+    /// `leavingOut`: a node's own `generates`. What they mean is not its
+    /// source (a run would change its own inputs, and it would never be up
+    /// to date), unless a `sources` pattern spells that very file (a node
+    /// that rewrites a file in place).
+    public func scan(matching patterns: [String], leavingOut generates: [String] = []) -> SourceScan {
         var includes: [Glob] = []
         var excludes: [Glob] = []
         for pattern in patterns {
@@ -49,6 +54,11 @@ public struct SourceScanner: Sendable {
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
             unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
+        }
+        if !generates.isEmpty, !result.isEmpty {
+            let written = DeclaredPaths(generates)
+            let named = Set(includes.lazy.filter(\.isLiteral).map(\.base))
+            result.removeAll { file in written.contains(file.path) && !named.contains(file.path) }
         }
         if includes.count > 1 {
             var seen = Set<String>()
@@ -71,12 +81,17 @@ public struct SourceScanner: Sendable {
         return !found.isEmpty || !unnamable.isEmpty
     }
 
+    /// Whether `glob` means the file at `path` (relative to the graph's
+    /// directory, or absolute), by the rule `Glob` states: the one question
+    /// the cache, watch mode and the forecast ask of a path, so they agree
+    /// with this scanner's walk.
     public static func glob(_ glob: Glob, matches path: String) -> Bool {
-        if glob.base.isEmpty { return glob.matches(relativePath: path) }
-        if path == glob.base { return glob.isLiteral }
-        guard path.hasPrefix(glob.base + "/") else { return false }
-        if glob.isLiteral { return true }
-        return glob.matches(relativePath: String(path.dropFirst(glob.base.count + 1)))
+        if glob.base.isEmpty { return !path.hasPrefix("/") && glob.means(relativePath: path) }
+        if path == glob.base { return glob.means(relativePath: "") }
+        let prefix = glob.base.hasSuffix("/") ? glob.base : glob.base + "/"
+        guard path.hasPrefix(prefix) else { return false }
+        var rest = path.dropFirst(prefix.count)
+        return rest.withUTF8 { glob.means(relativeBytes: $0) }
     }
 
     /// `glob(_:matches:)` for a path that is not UTF-8.
@@ -86,16 +101,15 @@ public struct SourceScanner: Sendable {
             let base = Array(glob.base.utf8)
             guard rest.starts(with: base) else { return false }
             rest = rest.dropFirst(base.count)
-            if rest.isEmpty { return glob.isLiteral }
-            guard rest.first == UInt8(ascii: "/") else { return false }
-            if glob.isLiteral { return true }
+            if rest.isEmpty { return glob.takesBaseWhole }
+            if base.last != UInt8(ascii: "/") {
+                guard rest.first == UInt8(ascii: "/") else { return false }
+                rest = rest.dropFirst()
+            }
+        } else if path.first == UInt8(ascii: "/") {
+            return false
         }
-        var states = glob.start
-        for part in rest.split(separator: UInt8(ascii: "/")) {
-            states = Array(part).withUnsafeBufferPointer { glob.advance(states, name: $0) }
-            if states.isEmpty { return false }
-        }
-        return glob.isMatch(states)
+        return Array(rest).withUnsafeBufferPointer { glob.means(relativeBytes: $0) }
     }
 
     public func fullPath(_ path: String) -> String {
@@ -115,12 +129,13 @@ public struct SourceScanner: Sendable {
         let fd = open(basePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         let prefix = glob.base.isEmpty ? "" : (glob.base == "/" ? "/" : glob.base + "/")
-        walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.isLiteral,
+        walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.takesBaseWhole,
              into: &result, unnamable: &unnamable)
     }
 
-    /// Reads the directory `fd` (and closes it). `everything`: a pattern named
-    /// this directory, so every file below it that is not hidden matches.
+    /// Reads the directory `fd` (and closes it). `everything`: the pattern
+    /// matched this directory, so every file below it matches, hidden ones
+    /// included, except below a tool's name (`Glob.isToolName`).
     /// `unnamedPrefix`: the directory's path when it is not UTF-8; then
     /// what matches below it goes to `unnamable`.
     private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
@@ -137,7 +152,7 @@ public struct SourceScanner: Sendable {
             let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool)? in
                 if name.first == UInt8(ascii: ".") {
                     if name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return nil }
-                    if everything { return nil }
+                    if everything, Glob.isToolName(name) { return nil }
                 }
                 let next = everything ? states : glob.advance(states, name: name)
                 if !everything && next.isEmpty { return nil }
@@ -189,6 +204,22 @@ public struct SourceScanner: Sendable {
                 continue
             }
         }
+    }
+}
+
+/// The files a list of patterns means (`!` patterns remove), by the rule
+/// `Glob` states, for asking about one path at a time.
+public struct DeclaredPaths: Sendable {
+    private let includes: [Glob]
+    private let excludes: [Glob]
+
+    public init(_ patterns: [String]) {
+        includes = patterns.filter { !$0.hasPrefix("!") }.map { Glob($0) }
+        excludes = patterns.filter { $0.hasPrefix("!") }.map { Glob(String($0.dropFirst())) }
+    }
+
+    public func contains(_ path: String) -> Bool {
+        includes.contains { SourceScanner.glob($0, matches: path) } && !excludes.contains { SourceScanner.glob($0, matches: path) }
     }
 }
 

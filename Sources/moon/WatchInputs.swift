@@ -192,12 +192,11 @@ struct WatchInputs {
     }
 
     /// Whether `glob` matches `path` (relative to the graph's directory,
-    /// or absolute), as the source scanner decides.
+    /// or absolute), as the source scanner decides (`SourceScanner.glob`,
+    /// the one rule); a change of a pattern's base directory itself counts too.
     static func glob(_ glob: Glob, matches path: String) -> Bool {
-        if glob.base.isEmpty { return !path.hasPrefix("/") && glob.matches(relativePath: path) }
-        if path == glob.base { return true }
-        guard path.hasPrefix(glob.base + "/") else { return false }
-        return glob.isLiteral || glob.matches(relativePath: String(path.dropFirst(glob.base.count + 1)))
+        if !glob.base.isEmpty, path == glob.base { return true }
+        return SourceScanner.glob(glob, matches: path)
     }
 
     private static func isFile(_ path: String) -> Bool {

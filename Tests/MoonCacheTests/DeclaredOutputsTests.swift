@@ -45,9 +45,19 @@ import Testing
             let entry = Self.entry([("out/a.o", .file), (path, kind)])
             #expect(outputs.refusal(of: entry) != nil, "\(path)")
         }
-        // A file below a matched name is no match.
-        let below = Self.entry([("out/a.o", .file), ("out/x.o/inner", .file)], roots: ["out/a.o", "out/x.o"])
-        #expect(outputs.refusal(of: below) != nil)
+        // A directory the wildcard matches means the files below it (the one
+        // pattern rule, as sources read it), but never a tool's `.git`.
+        let below = Self.entry([("out/a.o", .file), ("out/x.o/inner", .file), ("out/x.o/.hidden", .file)], roots: ["out/a.o", "out/x.o"])
+        #expect(outputs.refusal(of: below) == nil)
+        let git = Self.entry([("out/a.o", .file), ("out/x.o/.git/config", .file)], roots: ["out/a.o", "out/x.o"])
+        #expect(outputs.refusal(of: git)?.contains("'out/x.o/.git/config'") == true)
+        // A directory taken whole never carries a tool's directory.
+        let dist = DeclaredOutputs(generates: ["dist"])
+        #expect(dist.refusal(of: Self.entry([("dist", .directory), ("dist/.cov", .file)], roots: ["dist"])) == nil)
+        #expect(dist.refusal(of: Self.entry([("dist", .directory), ("dist/.git/hooks/pre-commit", .file)], roots: ["dist"]))?.contains("'dist/.git/hooks/pre-commit'") == true)
+        // A path below one the entry writes as a file is no tree.
+        let belowFile = Self.entry([("out/a.o", .file), ("out/a.o/inner", .file)], roots: ["out/a.o"])
+        #expect(outputs.refusal(of: belowFile)?.contains("'out/a.o/inner' below 'out/a.o'") == true)
     }
 
     @Test func anEntryMissingADeclaredOutputIsRefused() {

@@ -37,6 +37,40 @@ import Testing
         #expect(matches(".github/**/*.yml", ".github/workflows/ci.yml"))
     }
 
+    /// The one rule (docs/incremental.md, "Patterns"): a pattern that
+    /// matches a directory means every file below it, hidden ones included,
+    /// but no tool's directory; `dir`, `dir/`, `./dir` and `dir/**` agree.
+    @Test func aDirectoryMeansEveryFileBelowItButNoToolsDirectory() {
+        for pattern in ["data", "data/", "./data", "data/**", "data/./"] {
+            #expect(matches(pattern, "data/a"), "\(pattern)")
+            #expect(matches(pattern, "data/.result"), "\(pattern)")
+            #expect(matches(pattern, "data/.cov/.coverage.1"), "\(pattern)")
+            #expect(matches(pattern, "data/sub/.x"), "\(pattern)")
+            #expect(!matches(pattern, "data/.git/HEAD"), "\(pattern)")
+            #expect(!matches(pattern, "data/sub/.moon/state.db"), "\(pattern)")
+            #expect(!matches(pattern, "data/.moon-restore-1-2/a"), "\(pattern)")
+            #expect(!matches(pattern, "database"), "\(pattern)")
+        }
+        // A wildcard skips a leading `.`; a directory it matches is taken whole.
+        #expect(!matches("data/*", "data/.top"))
+        #expect(matches("data/*", "data/sub/.inner"))
+        #expect(!matches("data/*", "data/.git/x"))
+        // The whole project: not `.git`, `.hg`, `.svn`, `.bzr`, `.jj`, `.moon`.
+        for pattern in [".", "**", "./"] {
+            #expect(matches(pattern, ".env"), "\(pattern)")
+            for tool in [".git", ".hg", ".svn", ".bzr", ".jj", ".moon"] {
+                #expect(!matches(pattern, tool + "/x"), "\(pattern) \(tool)")
+            }
+        }
+        // Spelled out, a tool's directory is reached; by a wildcard, never.
+        #expect(matches(".git/HEAD", ".git/HEAD"))
+        #expect(matches(".git", ".git/refs/heads/main"))
+        #expect(!matches(".*", ".git"))
+        #expect(!matches(".*/HEAD", ".git/HEAD"))
+        #expect(!matches("**/HEAD", "a/.git/HEAD"))
+        #expect(matches("*/.git/HEAD", "a/.git/HEAD"))
+    }
+
     @Test func aLiteralPatternHasNoWildcards() {
         let glob = Glob("./src//main.c")
         #expect(glob.isLiteral)
@@ -88,7 +122,8 @@ import Testing
         #expect(scanner.files(matching: ["src/**/*.swift"]).map(\.path) == ["src/a.swift", "src/b.swift", "src/sub/c.swift"])
         // Pattern by pattern, without duplicates.
         #expect(scanner.files(matching: ["src/*.swift", "src/a.swift", "README.md"]).map(\.path) == ["src/a.swift", "src/b.swift", "README.md"])
-        #expect(scanner.files(matching: ["src", "!src/sub/**"]).map(\.path) == ["src/a.swift", "src/b.swift"])
+        // A directory named means every file below it, hidden ones too.
+        #expect(scanner.files(matching: ["src", "!src/sub/**"]).map(\.path) == ["src/.hidden/e.swift", "src/a.swift", "src/b.swift"])
         #expect(scanner.files(matching: ["missing/**", "nothing.txt"]).isEmpty)
         #expect(scanner.exists("src/sub"))
         #expect(scanner.exists("src/**/*.txt"))
@@ -100,5 +135,24 @@ import Testing
         try tree.write("d/a.txt", "a")
         try FileManager.default.createSymbolicLink(atPath: tree.path("d/loop"), withDestinationPath: tree.root + "/d")
         #expect(SourceScanner(root: tree.root).files(matching: ["**/*.txt"]).map(\.path) == ["d/a.txt"])
+    }
+
+    /// The walk agrees with `SourceScanner.glob` path by path, for every
+    /// shape of pattern: what a scan lists is what matching says.
+    @Test func theWalkAndMatchingAgree() throws {
+        let tree = try TempTree()
+        let names = ["data/a", "data/.result", "data/.cov/part", "data/sub/.x", "data/sub/y", "data/.git/HEAD",
+                     "data/.moon/state.db", ".env", ".git/config", "top.txt", "src/.hidden/e.c", "src/a.c"]
+        for name in names { try tree.write(name, name) }
+        let scanner = SourceScanner(root: tree.root)
+        for pattern in ["data", "data/**", "data/*", ".", "**", "**/*", "*", "src/**/*.c", ".*", "data/.*", "**/.x"] {
+            let listed = Set(scanner.files(matching: [pattern]).map(\.path))
+            let matched = Set(names.filter { SourceScanner.glob(Glob(pattern), matches: $0) })
+            #expect(listed == matched, "\(pattern)")
+        }
+        // A node's own generates are left out of its sources, unless spelled out.
+        #expect(scanner.scan(matching: ["data"], leavingOut: ["data/sub"]).files.map(\.path) == ["data/.cov/part", "data/.result", "data/a"])
+        #expect(scanner.scan(matching: ["top.txt"], leavingOut: ["top.txt"]).files.map(\.path) == ["top.txt"])
+        #expect(scanner.scan(matching: ["*.txt"], leavingOut: ["top.txt"]).files.isEmpty)
     }
 }
