@@ -88,6 +88,8 @@ struct NodeReferences {
     }
 
     var needs: [Need] = []
+    /// Needs written `:NAME`: nodes of the root graph (`RootNeeds`).
+    var rootNeeds: [Need] = []
     /// `run:` as written; a shell-form script is checked with its shell's quoting.
     var run: YAMLNode?
     var env: YAMLNode?

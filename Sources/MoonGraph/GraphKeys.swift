@@ -38,6 +38,7 @@ enum GraphKeys {
         Key("retry", "Extra attempts: a number, or {times, delay, backoff, max-delay}."),
         Key("if", "When to run: success (every need succeeded), failure (one failed) or always."),
         Key("continue-on-error", "When true, the node's failure does not fail the run."),
+        Key("success-codes", "The exit codes that count as success, e.g. [0, 5] for pytest's 'no tests collected' (default [0]); integers 0–255."),
         Key("shell", "The shell for a string `run`: sh or bash."),
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
@@ -110,5 +111,6 @@ enum GraphKeys {
         Key("dir", "The working directory of nodes that do not set one."),
         Key("continue-on-error", "The continue-on-error of nodes that do not set it."),
         Key("if", "The condition of nodes that do not set one."),
+        Key("success-codes", "The success-codes of nodes that do not set them."),
     ]
 }

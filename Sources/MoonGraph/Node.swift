@@ -93,6 +93,12 @@ public struct Node: Sendable {
         get { rare.fields.namespace }
         set { update { $0.namespace = newValue } }
     }
+    /// `success-codes:`: the exit codes that count as success (pytest's 5,
+    /// "no tests collected"); `[0]` unless set.
+    public var successCodes: [Int32] {
+        get { rare.fields.successCodes }
+        set { update { $0.successCodes = newValue } }
+    }
     /// For a node of an included file: that file's vars, which its
     /// `${{ vars.NAME }}` read; nil for the graph file's own nodes (`Graph.vars`).
     public var vars: Variables? {
@@ -119,6 +125,7 @@ public struct Node: Sendable {
         var restartsOnChange = true
         var namespace = ""
         var vars: Variables?
+        var successCodes: [Int32] = [0]
     }
 
     private final class Rare: Sendable {

@@ -13,6 +13,7 @@ struct NodeDecoder {
                         queue: defaults.queue, timeout: defaults.timeout, retry: defaults.retry,
                         condition: defaults.condition, continueOnError: defaults.continueOnError,
                         shell: defaults.shell, span: pair.value.span)
+        if defaults.successCodes != [0] { node.successCodes = defaults.successCodes }
         var references = NodeReferences()
         if pair.value.isNull {
             values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
@@ -25,8 +26,13 @@ struct NodeDecoder {
         if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
             references.needs = self.needs(needs.value, &values)
+            // `:NAME` waits for the root graph (`RootNeeds`); the analyzer resolves the others here.
+            if references.needs.contains(where: { $0.name.hasPrefix(":") }) {
+                references.rootNeeds = references.needs.filter { $0.name.hasPrefix(":") }
+                references.needs.removeAll { $0.name.hasPrefix(":") }
+            }
         }
-        action(of: &node, keys: keys, nameSpan: pair.key.span, hasNeeds: !references.needs.isEmpty, &values)
+        action(of: &node, keys: keys, nameSpan: pair.key.span, hasNeeds: !references.needs.isEmpty || !references.rootNeeds.isEmpty, &values)
         settings(of: &node, keys: keys, &values)
         references.fanOut = fanOut(of: name, keys: keys, &values)
         if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
@@ -54,6 +60,14 @@ struct NodeDecoder {
         var needs: [NodeReferences.Need] = []
         func add(_ item: YAMLNode) {
             guard let name = values.string(item, expecting: "a node name") else { return }
+            if name.hasPrefix(":") || name.hasPrefix("..") {
+                let rest = name.drop { $0 == ":" || $0 == "." || $0 == "/" }
+                guard name.hasPrefix(":"), !name.hasPrefix("::"), Node.isValidReference(String(rest)) else {
+                    values.error("invalid need '\(name)'; write ':NAME' for a node of the root graph, or NAME for one of this file", at: item.span,
+                                 notes: rest.isEmpty ? [] : ["help: did you mean ':\(rest)'?"])
+                    return
+                }
+            }
             needs.append(NodeReferences.Need(name: name, node: item))
         }
         if let items = value.items {
@@ -103,6 +117,12 @@ struct NodeDecoder {
         if let r = keys["retry"], let policy = values.retry(r.value) { node.retry = policy }
         if let i = keys["if"], let condition = values.condition(i.value) { node.condition = condition }
         if let c = keys["continue-on-error"], let b = values.bool(c.value, key: "continue-on-error") { node.continueOnError = b }
+        if let c = keys["success-codes"], let codes = values.successCodes(c.value) {
+            node.successCodes = codes
+            if keys["run"] == nil {
+                values.warning("'success-codes' only applies to a command ('run'); node '\(name)' runs none", at: c.key.span)
+            }
+        }
         if let s = keys["shell"], let shell = values.shell(s.value) {
             node.shell = shell
             if case .shell = node.action {} else if keys["run"] != nil || keys["uses"] != nil {

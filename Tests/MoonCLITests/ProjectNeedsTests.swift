@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+
+/// What real projects needed of the graph (a Python CI and a data
+/// pipeline): needs on the root graph from an included file (`:NAME`),
+/// `success-codes`, remembered checks, cheap checks first, forcing one node,
+/// and messages for what users of other tools write.
+@Suite struct ProjectNeedsTests {
+    // MARK: - :NAME, a node of the root graph
+
+    /// The order nodes started in, from `--json` events.
+    private func starts(_ result: Moon.Result) -> [String] {
+        result.events("start").compactMap { $0["node"] as? String }
+    }
+
+    @Test func anIncludedFileNeedsARootNodeAsColonName() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              docs: docs/moon.yaml
+            nodes:
+              venv:
+                run: echo venv > venv.txt
+              all:
+                needs: [docs:html]
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.write("docs/moon.yaml", """
+            version: 1
+            nodes:
+              html:
+                needs: [":venv"]
+                run: cat ../venv.txt
+            """)
+        // Naming only the included node brings the root node it needs.
+        let result = try moon.run(["run", "--json", "docs:html"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(starts(result) == ["venv", "docs:html"])
+        #expect(result.events("next", node: "docs:html").first?["text"] as? String == "venv")
+        let check = try moon.run(["check"])
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+
+    @Test func colonNameMeansTheRootFromNestedIncludesAndFanOuts() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              a: a/moon.yaml
+            nodes:
+              venv:
+                run: echo venv
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("a/b"), withIntermediateDirectories: true)
+        try moon.write("a/moon.yaml", """
+            version: 1
+            includes:
+              b: b/moon.yaml
+            nodes:
+              venv:
+                run: echo a-venv
+              lint:
+                needs: [":venv"]
+                run: echo lint
+            """)
+        // Two levels down, ':venv' is still the root's, not a's; and a
+        // fan-out's instances each wait for it.
+        try moon.write("a/b/moon.yaml", """
+            version: 1
+            nodes:
+              test:
+                for-each: [x, y]
+                needs: [":venv", ":a:lint"]
+                run: echo test ${{ item }}
+            """)
+        let result = try moon.run(["run", "--json", "-j1", "a:b:test"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let started = starts(result)
+        #expect(started.first == "venv")
+        #expect(!started.contains("a:venv"), "':venv' names the root's venv, not the includer's")
+        #expect(started.firstIndex(of: "a:lint")! < started.firstIndex(of: "a:b:test[x]")!)
+        #expect(Set(started) == ["venv", "a:lint", "a:b:test[x]", "a:b:test[y]"])
+        // A dependency cycle through ':NAME' is found at load.
+        try moon.write("moon.yaml", """
+            version: 1
+            includes:
+              a: a/moon.yaml
+            nodes:
+              venv:
+                needs: [a:b:test]
+                run: echo venv
+            """)
+        let cycle = try moon.run(["check"])
+        #expect(cycle.status == 2)
+        #expect(cycle.stderr.contains("dependency cycle"))
+    }
+
+    @Test func anUnknownRootNodeIsAnErrorWhereItIsWritten() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            includes:
+              docs: docs/moon.yaml
+            nodes:
+              venv:
+                run: echo venv
+            """)
+        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.write("docs/moon.yaml", """
+            version: 1
+            nodes:
+              html:
+                needs: [":vnev"]
+                run: echo html
+              self:
+                needs: [":docs:self"]
+                run: echo self
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("docs/moon.yaml:4:13: error: node 'docs:html' needs unknown root node ':vnev' (did you mean ':venv'?)"),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("docs/moon.yaml:7:13: error: node 'docs:self' needs itself"))
+        // What go-task users try first: a relative path to the includer.
+        try moon.write("docs/moon.yaml", """
+            version: 1
+            nodes:
+              pdf:
+                needs: ["..:venv"]
+                run: echo pdf
+            """)
+        let relative = try moon.run(["check"])
+        #expect(relative.stderr.contains("docs/moon.yaml:4:13: error: invalid need '..:venv'; write ':NAME' for a node of the root graph"))
+        #expect(relative.stderr.contains("did you mean ':venv'?"))
+        // In the root file itself, ':NAME' is its own node.
+        let root = try Moon(graph: """
+            version: 1
+            nodes:
+              a:
+                run: echo a
+              b:
+                needs: [":a"]
+                run: echo b
+            """)
+        let ran = try root.run(["run", "--json", "b"])
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(starts(ran) == ["a", "b"])
+    }
+
+    // MARK: - success-codes
+
+    @Test func successCodesCountAsSuccessAndOthersStillFail() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              none-collected:
+                success-codes: [0, 5]
+                run: exit 5
+              next:
+                needs: [none-collected]
+                run: echo next
+              broken:
+                needs: [next]
+                success-codes: [0, 5]
+                run: exit 6
+            """)
+        let result = try moon.run(["run", "--json", "-j1"])
+        #expect(result.status == 1)
+        let complete = result.events("complete", node: "none-collected").first
+        #expect(complete?["exit_code"] as? Int == 5, "the event stream says which code it exited with")
+        #expect(result.events("complete", node: "next").count == 1, "a success code does not stop fail-fast's dependents")
+        let error = result.events("error", node: "broken").first?["error"] as? [String: Any]
+        #expect(error?["exit_code"] as? Int == 6)
+        #expect(error?["message"] as? String == "exited with code 6")
+    }
+
+    @Test func successCodesUnderDefaultsAndTheirErrors() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults:
+              success-codes: [0, 5]
+            nodes:
+              a:
+                run: exit 5
+              b:
+                success-codes: 3
+                run: exit 3
+              c:
+                success-codes: [3]
+                run: exit 0
+            """)
+        let result = try moon.run(["run", "--json", "-k", "a", "b", "c"])
+        #expect(result.status == 1)
+        #expect(result.events("complete", node: "a").count == 1)
+        #expect(result.events("complete", node: "b").count == 1)
+        let error = result.events("error", node: "c").first?["error"] as? [String: Any]
+        #expect(error?["message"] as? String == "exited with code 0, which its success-codes leave out")
+        #expect(result.stderr.contains("'success-codes' leaves out 0"))
+
+        let bad = try Moon(graph: """
+            version: 1
+            defaults:
+              success-codes: {a: 1}
+            nodes:
+              a:
+                success-codes: [0, 256]
+                run: exit 5
+              b:
+                success-codes: [0, "five"]
+                run: exit 5
+              c:
+                success-codes: []
+                run: exit 5
+            """)
+        let check = try bad.run(["check"])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("moon.yaml:3:18: error: expected a list of exit codes for 'success-codes', such as [0, 5], found a mapping"),
+                "\(check.stderr)")
+        #expect(check.stderr.contains("moon.yaml:6:24: error: invalid exit code '256' in 'success-codes'; write an integer from 0 to 255"))
+        #expect(check.stderr.contains("moon.yaml:9:24: error: invalid exit code the string \"five\" in 'success-codes'"))
+        #expect(check.stderr.contains("moon.yaml:12:20: error: 'success-codes' is empty"))
+    }
+}
