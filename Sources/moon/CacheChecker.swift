@@ -9,8 +9,9 @@ import MoonState
 /// The up-to-date check with the output cache and `--resume` behind it. A
 /// node that is not up to date but whose cache key has an entry is restored
 /// (skipped with reason `cache-hit`) instead of run, and a node that
-/// succeeded has its outputs stored; only nodes with `sources` and
-/// `generates` (and not `cache: false`) are cached. With `--resume`, a node
+/// succeeded has its outputs stored; only nodes with `sources` (and not
+/// `cache: false`) are cached, a node without `generates` as a remembered
+/// success. With `--resume`, a node
 /// without sources that succeeded in the last run, none of whose needs ran
 /// in this one, is skipped (reason `resumed`) with that run's outputs and
 /// values. Every node's outputs and values are kept for the next resume.
@@ -151,9 +152,12 @@ final class CacheChecker: UpToDateChecking {
         return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
     }
 
-    /// Whether a node's outputs go through the cache at all.
+    /// Whether a node's outputs go through the cache at all. A check-only
+    /// node (sources, no generates: a lint, a type check) has an entry of
+    /// no files: its success is remembered per fingerprint, so an A → B → A
+    /// switch does not run it again. A service is never skipped this way.
     static func isCached(_ node: Node) -> Bool {
-        node.cached && !node.sources.isEmpty && !node.generates.isEmpty
+        node.cached && !node.sources.isEmpty && !node.isService
     }
 
     /// What graph node `index` may write, and so what its entries may hold.

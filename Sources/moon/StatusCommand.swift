@@ -16,7 +16,8 @@ struct StatusCommand: SelectingCommand {
         and the outputs of its needs are those of its last successful run, and every \
         'generates' pattern matches a file. Nodes without 'sources' always run. \
         A node that would run but whose outputs the local output cache holds is \
-        'restored from the cache instead'. \
+        'restored from the cache instead'; a node with sources and no 'generates' \
+        (a lint) that passed before with the same inputs is skipped the same way. \
         A node whose need runs (or may run) 'may run': the need can rewrite its \
         sources or change the outputs it reads. \
         Reads .moon/state.db beside the graph file; changes nothing.
@@ -50,7 +51,7 @@ struct StatusCommand: SelectingCommand {
         for index in plan.selected.sorted() {
             let name = graph.nodes[index].name
             let verdict = forecast.verdicts[index]
-            let text = restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date"
+            let text = restorable.contains(index) ? CacheForecast.text(verdict, node: graph.nodes[index]) : verdict?.text ?? "up to date"
             Console.line(name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0) + "  " + text)
         }
     }

@@ -219,3 +219,77 @@ import Testing
         #expect(check.stderr.contains("moon.yaml:12:20: error: 'success-codes' is empty"))
     }
 }
+
+/// A check-only node (sources, no generates) is remembered per fingerprint.
+@Suite struct RememberedCheckTests {
+    private func graph(cache: String = "") -> String {
+        """
+        version: 1
+        cache:
+          dir: .cache
+        nodes:
+          lint:
+            sources: [src.py]
+            run: echo linting; cat src.py >> lint.log\(cache)
+          build:
+            sources: [src.py]
+            generates: [out.txt]
+            run: cp src.py out.txt
+        """
+    }
+
+    private func runs(_ moon: Moon) -> Int {
+        (moon.read("lint.log") ?? "").split(separator: "\n").count
+    }
+
+    @Test func aCheckThatPassedForTheseInputsIsNotRunAgainAfterASwitch() throws {
+        let moon = try Moon(graph: graph())
+        try moon.write("src.py", "A\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("src.py", "B\n")
+        #expect(try moon.run(["run"]).status == 0)
+        #expect(runs(moon) == 2)
+        try moon.write("src.py", "A\n")
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("passed before with these inputs"), "\(status.stdout)")
+        let back = try moon.run(["run", "--json"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(runs(moon) == 2, "A passed before: lint is not run again")
+        let skip = back.events("skip", node: "lint").first
+        #expect(skip?["reason"] as? String == "cache-hit")
+        // The human line says why it did not run.
+        try moon.write("src.py", "B\n")
+        let text = try moon.run(["run", "-v"])
+        #expect(text.stdout.contains("lint skipped (passed before with these inputs)"), "\(text.stdout)")
+        #expect(runs(moon) == 2)
+    }
+
+    @Test func noCacheAndCacheFalseForgetIt() throws {
+        let moon = try Moon(graph: graph(cache: "\n    cache: false"))
+        try moon.write("src.py", "A\n")
+        _ = try moon.run(["run"])
+        try moon.write("src.py", "B\n")
+        _ = try moon.run(["run"])
+        try moon.write("src.py", "A\n")
+        _ = try moon.run(["run"])
+        #expect(runs(moon) == 3, "cache: false: the node runs again")
+
+        let other = try Moon(graph: graph())
+        try other.write("src.py", "A\n")
+        _ = try other.run(["run", "--no-cache"])
+        try other.write("src.py", "B\n")
+        _ = try other.run(["run", "--no-cache"])
+        try other.write("src.py", "A\n")
+        _ = try other.run(["run", "--no-cache"])
+        #expect(runs(other) == 3, "--no-cache neither stores nor finds it")
+        // A failed check is not remembered: it runs again.
+        try other.write("src.py", "FAIL\n")
+        try other.write("moon.yaml", graph().replacingOccurrences(of: "cat src.py >> lint.log", with: "cat src.py >> lint.log; ! grep -q FAIL src.py"))
+        #expect(try other.run(["run"]).status == 1)
+        try other.write("src.py", "A\n")
+        _ = try other.run(["run"])
+        try other.write("src.py", "FAIL\n")
+        #expect(try other.run(["run"]).status == 1)
+        #expect(runs(other) == 6)
+    }
+}
