@@ -38,6 +38,7 @@ enum GraphKeys {
         Key("retry", "Extra attempts: a number, or {times, delay, backoff, max-delay}."),
         Key("if", "When to run: success (every need succeeded), failure (one failed) or always."),
         Key("continue-on-error", "When true, the node's failure does not fail the run."),
+        Key("priority", "An integer from -10 to 10 (default 0): among nodes ready to start, a higher one starts first, and so do the nodes it needs; among equals, the longest remaining path (recorded durations) first."),
         Key("success-codes", "The exit codes that count as success, e.g. [0, 5] for pytest's 'no tests collected' (default [0]); integers 0–255."),
         Key("shell", "The shell for a string `run`: sh or bash."),
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),

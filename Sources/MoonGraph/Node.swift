@@ -93,6 +93,12 @@ public struct Node: Sendable {
         get { rare.fields.namespace }
         set { update { $0.namespace = newValue } }
     }
+    /// `priority:`: among ready nodes, a higher one starts first, before the
+    /// critical path decides (see `Plan.schedulingPriority`); 0 unless set.
+    public var priority: Int {
+        get { rare.fields.priority }
+        set { update { $0.priority = newValue } }
+    }
     /// `success-codes:`: the exit codes that count as success (pytest's 5,
     /// "no tests collected"); `[0]` unless set.
     public var successCodes: [Int32] {
@@ -126,6 +132,7 @@ public struct Node: Sendable {
         var namespace = ""
         var vars: Variables?
         var successCodes: [Int32] = [0]
+        var priority = 0
     }
 
     private final class Rare: Sendable {

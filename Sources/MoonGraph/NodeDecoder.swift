@@ -117,6 +117,14 @@ struct NodeDecoder {
         if let r = keys["retry"], let policy = values.retry(r.value) { node.retry = policy }
         if let i = keys["if"], let condition = values.condition(i.value) { node.condition = condition }
         if let c = keys["continue-on-error"], let b = values.bool(c.value, key: "continue-on-error") { node.continueOnError = b }
+        if let p = keys["priority"], !p.value.isNull {
+            if let n = values.integer(p.value), Plan.priorities.contains(n) {
+                node.priority = n
+            } else {
+                values.error("invalid priority \(values.describe(p.value)); write an integer from \(Plan.priorities.lowerBound) to \(Plan.priorities.upperBound) (default 0; higher starts first)",
+                             at: p.value.span)
+            }
+        }
         if let c = keys["success-codes"], let codes = values.successCodes(c.value) {
             node.successCodes = codes
             if keys["run"] == nil {

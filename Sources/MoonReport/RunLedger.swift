@@ -59,6 +59,8 @@ struct RunLedger {
         var criticalPath: [String]
         /// The signal that stopped the run (`SIGINT`), if one did.
         var interrupted: String?
+        /// The run's `--timeout` (`4s`), when it ended the run.
+        var timedOut: String?
         /// Of the skipped nodes: those restored from the cache, and their bytes.
         var restoredNodes = 0
         var restoredBytes: Int64 = 0
@@ -144,7 +146,7 @@ struct RunLedger {
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
-                      restoredNodes: restoredNodes, restoredBytes: restoredBytes)
+                      timedOut: event.timedOut, restoredNodes: restoredNodes, restoredBytes: restoredBytes)
         case .watch:
             // Watch mode's trigger: the rerun's own events follow.
             break

@@ -293,3 +293,82 @@ import Testing
         #expect(runs(other) == 6)
     }
 }
+
+/// `priority:` starts cheap checks first, before the critical path decides.
+@Suite struct PriorityTests {
+    private func graph(lint: String) -> String {
+        """
+        version: 1
+        nodes:
+          venv:
+            run: echo venv
+          tool:
+            run: echo tool
+          lint:
+            needs: [venv, tool]
+            run: \(lint)
+        \(lint.contains("priority") ? "" : "    priority: 1")
+          typecheck:
+            needs: [venv]
+            run: echo typecheck
+          test:
+            for-each: [a, b, c, d]
+            needs: [venv]
+            run: echo test ${{ item }}
+          coverage:
+            needs: [test]
+            run: echo coverage
+          ci:
+            needs: [lint, typecheck, coverage]
+        """
+    }
+
+    @Test func aCheapCheckWithPriorityStartsBeforeTheLongerChainsAndFailsFastFirst() throws {
+        let moon = try Moon(graph: graph(lint: "echo lint"))
+        let result = try moon.run(["run", "--json", "-j1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let started = result.events("start").compactMap { $0["node"] as? String }
+        // lint's need 'tool' is raised with it, ahead of the test chain.
+        #expect(Array(started.prefix(3)) == ["venv", "tool", "lint"], "\(started)")
+        // A failing lint stops the run before any test has started.
+        try moon.write("moon.yaml", graph(lint: "exit 1"))
+        let failed = try moon.run(["run", "--json", "-j1"])
+        #expect(failed.status == 1)
+        #expect(failed.events("start").compactMap { $0["node"] as? String } == ["venv", "tool", "lint"])
+        // The dry run lists the same order.
+        let plan = try moon.run(["run", "-n"])
+        let lines = plan.stdout.split(separator: "\n").map(String.init)
+        let lint = lines.firstIndex { $0.contains("lint") }, test = lines.firstIndex { $0.contains("test[a]") }
+        #expect(lint != nil && test != nil && lint! < test!, "\(plan.stdout)")
+    }
+
+    @Test func aLowPriorityWaitsAndAnInvalidOneIsAnError() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              slow-docs:
+                priority: -1
+                run: echo docs
+              a:
+                run: echo a
+              b:
+                run: echo b
+            """)
+        let result = try moon.run(["run", "--json", "-j1"])
+        #expect(result.events("start").compactMap { $0["node"] as? String } == ["a", "b", "slow-docs"])
+        try moon.write("moon.yaml", """
+            version: 1
+            nodes:
+              a:
+                priority: 11
+                run: echo a
+              b:
+                priority: high
+                run: echo b
+            """)
+        let check = try moon.run(["check"])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("moon.yaml:4:15: error: invalid priority '11'; write an integer from -10 to 10"), "\(check.stderr)")
+        #expect(check.stderr.contains("moon.yaml:7:15: error: invalid priority 'high'"))
+    }
+}
