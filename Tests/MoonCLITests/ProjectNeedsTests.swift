@@ -372,3 +372,34 @@ import Testing
         #expect(check.stderr.contains("moon.yaml:7:15: error: invalid priority 'high'"))
     }
 }
+
+/// The run's `--timeout` is named in the human summary, not only in `--json`.
+@Suite struct RunTimeoutSummaryTests {
+    @Test func theSummarySaysTheRunsTimeoutExpired() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              quick:
+                run: echo quick
+              slow:
+                for-each: [a, b]
+                run: sleep 30
+              after:
+                needs: [slow]
+                run: echo after
+            """)
+        let result = try moon.run(["run", "--timeout", "500ms", "--grace", "1s"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("moon: FAILED: the run's --timeout of 500ms expired - "), "\(result.stdout)")
+        let json = try moon.run(["run", "--json", "--timeout", "500ms", "--grace", "1s"])
+        let complete = json.events("graph-complete").first
+        #expect(complete?["timed_out"] as? String == "500ms")
+        // A replay of the stream says it as the run did.
+        try moon.write("run.jsonl", json.stdout)
+        let replay = try moon.run(["replay", "run.jsonl"])
+        #expect(replay.stdout.contains("FAILED: the run's --timeout of 500ms expired"), "\(replay.stdout)")
+        // A run that ends in time says nothing of it.
+        let quick = try moon.run(["run", "--timeout", "30s", "quick"])
+        #expect(quick.status == 0 && !quick.stdout.contains("--timeout"))
+    }
+}
