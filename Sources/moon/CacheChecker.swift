@@ -94,7 +94,7 @@ final class CacheChecker: UpToDateChecking {
         lock.lock()
         keys[node] = key
         lock.unlock()
-        guard restores, cache.mayHave(key) else { return nil }
+        guard restores, !state.forced.contains(index), cache.mayHave(key) else { return nil }
         if interruption?.moveOffLoop() == true {
             lock.lock()
             deferred[node] = key
@@ -169,7 +169,7 @@ final class CacheChecker: UpToDateChecking {
     /// node `index` when it succeeded there, has no sources (those are
     /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume, restores, resume.shared == sharedDefinition else { return nil }
+        guard let resume, restores, !state.forced.contains(index), resume.shared == sharedDefinition else { return nil }
         let node = state.node(at: index)
         guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
               last.definition == state.definitionStamp(node: index) else { return nil }

@@ -14,7 +14,7 @@ enum CacheForecast {
         guard let cache, !state.force else { return [] }
         var found = Set<Int>()
         for index in plan.selected {
-            guard case .runs? = forecast.verdicts[index], CacheChecker.isCached(state.graph.nodes[index]),
+            guard case .runs? = forecast.verdicts[index], !state.forced.contains(index), CacheChecker.isCached(state.graph.nodes[index]),
                   let fingerprint = state.cacheFingerprint(node: index),
                   let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false),
                   CacheChecker.declaredOutputs(state, index).refusal(of: entry) == nil else { continue }

@@ -403,3 +403,42 @@ import Testing
         #expect(quick.status == 0 && !quick.stdout.contains("--timeout"))
     }
 }
+
+/// `--force-only`: the named nodes run even when up to date; their needs do not.
+@Suite struct ForceOnlyTests {
+    @Test func forceOnlyRunsTheNamedNodesButNotTheirNeeds() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              venv:
+                sources: [req.txt]
+                generates: [venv.txt]
+                run: cp req.txt venv.txt; echo venv >> log
+              test:
+                for-each: [a, b]
+                needs: [venv]
+                sources: [venv.txt]
+                run: echo test ${{ item }} >> log
+            """)
+        try moon.write("req.txt", "1\n")
+        #expect(try moon.run(["run"]).status == 0)
+        let forced = try moon.run(["run", "--json", "--force-only", "test[a]"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.events("start").compactMap { $0["node"] as? String } == ["test[a]"])
+        #expect(forced.events("skip", node: "venv").first?["reason"] as? String == "up-to-date")
+        // A fan-out's name forces all its instances; the dry run agrees.
+        let plan = try moon.run(["run", "-n", "--force-only", "test"])
+        #expect(plan.stdout.contains("test[b]"))
+        let all = try moon.run(["run", "--json", "--force-only", "test"])
+        #expect(Set(all.events("start").compactMap { $0["node"] as? String }) == ["test[a]", "test[b]"])
+        // A need that is not up to date still runs; -B forces everything.
+        try moon.write("req.txt", "2\n")
+        let stale = try moon.run(["run", "--json", "--force-only", "test[b]"])
+        #expect(stale.events("start").compactMap { $0["node"] as? String } == ["venv", "test[b]"])
+        let everything = try moon.run(["run", "--json", "-B", "test[b]"])
+        #expect(everything.events("start").compactMap { $0["node"] as? String } == ["venv", "test[b]"])
+        let help = try moon.run(["run", "--help"])
+        #expect(help.stdout.contains("--force-only"))
+        #expect(try moon.run(["run", "--force-only", "--watch"]).status == 2)
+    }
+}
