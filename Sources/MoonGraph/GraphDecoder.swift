@@ -83,8 +83,17 @@ struct GraphDecoder {
         var accepted: [(name: String, pair: YAMLNode.Pair)] = []
         accepted.reserveCapacity(pairs.count)
         graph.nodeIndex.reserveCapacity(pairs.count)
+        var dedented = Set<String>()
+        var owner: String?
         for pair in pairs {
             guard let name = values.keyName(pair.key) else { continue }
+            if let owner, NodeDecoder.isDedentedKey(name, value: pair.value) {
+                values.error("'\(name)' looks like a key of node '\(owner)' indented at the node-name level; indent it under '\(owner)'",
+                             at: pair.key.span, notes: ["help: a node's keys (run, needs, sources, …) are indented further than its name"])
+                dedented.insert(owner)
+                continue
+            }
+            owner = name
             guard Node.isValidName(name) else {
                 values.error("invalid node name '\(name)'; \(Node.nameRule)", at: pair.key.span)
                 continue
@@ -97,11 +106,13 @@ struct GraphDecoder {
             accepted.append((name, pair))
         }
 
-        let decoder = NodeDecoder(queues: graph.queues, defaults: graph.defaults)
+        var decoder = NodeDecoder(queues: graph.queues, defaults: graph.defaults)
         graph.nodes.reserveCapacity(accepted.count)
         graph.references.reserveCapacity(accepted.count)
         for entry in accepted {
             let found = values.diagnostics.count
+            // Its dedented key said what is wrong; "nothing to do" would only repeat it.
+            decoder.keyDedented = dedented.contains(entry.name)
             let (node, references) = decoder.decode(entry.name, pair: entry.pair, &values)
             graph.nodes.append(node)
             graph.references.append(references)

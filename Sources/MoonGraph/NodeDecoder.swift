@@ -7,6 +7,15 @@ import MoonDocument
 struct NodeDecoder {
     let queues: [QueueSpec]
     let defaults: NodeDefaults
+    /// The key after this node is one of its own keys written at the
+    /// node-name level (`GraphDecoder`), so a missing `run` is already told.
+    var keyDedented = false
+
+    /// Whether a node named `name` with this value is a node key indented
+    /// as a node name: a key of `GraphKeys.node` whose value is no mapping.
+    static func isDedentedKey(_ name: String, value: YAMLNode) -> Bool {
+        value.pairs == nil && !value.isNull && GraphKeys.node.contains { $0.name == name }
+    }
 
     func decode(_ name: String, pair: YAMLNode.Pair, _ values: inout ValueDecoding) -> (Node, NodeReferences) {
         var node = Node(name: name, nameSpan: pair.key.span, action: .shell(""), dir: defaults.dir,
@@ -16,7 +25,9 @@ struct NodeDecoder {
         if defaults.successCodes != [0] { node.successCodes = defaults.successCodes }
         var references = NodeReferences()
         if pair.value.isNull {
-            values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
+            if !keyDedented {
+                values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
+            }
             return (node, references)
         }
         guard let body = values.mapping(pair.value, expecting: "a mapping for node '\(name)' (with 'run' or 'uses')") else {
@@ -97,7 +108,7 @@ struct NodeDecoder {
             if let action = self.uses(uses, with: with, &values) { node.action = action }
         } else if hasNeeds {
             node.action = .group
-        } else {
+        } else if !keyDedented {
             values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: nameSpan,
                          notes: ["help: a node with only 'needs' is a group of them"])
         }
