@@ -50,8 +50,8 @@ enum SyntaxHint {
     /// of place (a `description:` indented too far), so both are named.
     static func misindented(column: Int, mapping: (line: Int, column: Int), above: (line: Int, column: Int)) -> String? {
         guard above.column > column, column > mapping.column else { return nil }
-        return "help: this key is at column \(column), line \(above.line) above it at column \(above.column), and the mapping "
-            + "at line \(mapping.line) has its keys at column \(mapping.column); the keys of one mapping start in the same "
-            + "column: move line \(above.line) to column \(column), or this line to column \(above.column)"
+        return "help: the keys of one mapping start in the same column: this key is at column \(column), line \(above.line) "
+            + "above it at column \(above.column), and the mapping at line \(mapping.line) has its keys at column \(mapping.column); "
+            + "move line \(above.line) to column \(column), or this line to column \(above.column)"
     }
 }

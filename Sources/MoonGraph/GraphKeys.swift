@@ -54,6 +54,30 @@ enum GraphKeys {
         Key("restart", "Watch mode: on-change (default) restarts the node when its inputs change while it runs; never leaves a service running (one that reloads by itself)."),
     ]
 
+    /// A word another tool (Snakemake, make, go-task, GitHub Actions) uses
+    /// for a key: what moon calls it, and how to write it.
+    struct Synonym: Sendable {
+        var suggestion: String?
+        var help: String
+    }
+
+    /// Node keys of other tools: an unknown key found here gets this hint
+    /// rather than a spelling suggestion ('resources' is not 'sources').
+    static let nodeSynonyms: [String: Synonym] = {
+        let sources = Synonym(suggestion: "sources", help: "help: 'sources' are the files a node reads (Snakemake's input); its globs decide whether it is up to date")
+        let generates = Synonym(suggestion: "generates", help: "help: 'generates' are the files a node writes (Snakemake's output)")
+        let needs = Synonym(suggestion: "needs", help: "help: 'needs' names the nodes that must finish first")
+        let run = Synonym(suggestion: "run", help: "help: 'run' holds the command: a string runs in the shell ('shell' names which: sh or bash)")
+        let dir = Synonym(suggestion: "dir", help: "help: 'dir' is the working directory, relative to the graph file")
+        let resources = Synonym(suggestion: nil, help: "help: moon has no resources key yet; to bound how many such nodes run at once, "
+            + "give them a queue (queues: {heavy: {concurrency: 2}}, then queue: heavy on each)")
+        return ["input": sources, "inputs": sources, "output": generates, "outputs": generates,
+                "deps": needs, "depends": needs, "depends_on": needs, "depends-on": needs, "dependencies": needs, "requires": needs,
+                "cmd": run, "cmds": run, "command": run, "commands": run, "script": run,
+                "cwd": dir, "workdir": dir, "working_dir": dir, "working-directory": dir,
+                "resources": resources, "threads": resources, "cpus": resources, "mem": resources, "mem_mb": resources]
+    }()
+
     static let forEach: [Key] = [
         Key("glob", "Files matching this glob, relative to the graph file, one instance each (sorted)."),
         Key("exclude", "Globs of files to leave out."),

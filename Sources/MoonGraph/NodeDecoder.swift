@@ -33,7 +33,7 @@ struct NodeDecoder {
         guard let body = values.mapping(pair.value, expecting: "a mapping for node '\(name)' (with 'run' or 'uses')") else {
             return (node, references)
         }
-        let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'")
+        let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'", synonyms: GraphKeys.nodeSynonyms)
         if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
             references.needs = self.needs(needs.value, &values)
@@ -43,7 +43,13 @@ struct NodeDecoder {
                 references.needs.removeAll { $0.name.hasPrefix(":") }
             }
         }
-        action(of: &node, keys: keys, nameSpan: pair.key.span, hasNeeds: !references.needs.isEmpty || !references.rootNeeds.isEmpty, &values)
+        // `shell: "zcat … | groff"` (Snakemake) or `cmd:` (go-task): the command
+        // is under the wrong key, which has its error; it is not missing.
+        let commandMisplaced = keys["run"] == nil && keys["uses"] == nil
+            && (keys["shell"].map { Self.holdsCommand($0.value) } == true
+                || body.contains { $0.key.scalar.flatMap { GraphKeys.nodeSynonyms[$0]?.suggestion } == "run" })
+        action(of: &node, keys: keys, nameSpan: pair.key.span,
+               hasNeeds: !references.needs.isEmpty || !references.rootNeeds.isEmpty || commandMisplaced, &values)
         settings(of: &node, keys: keys, &values)
         references.fanOut = fanOut(of: name, keys: keys, &values)
         if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
@@ -66,6 +72,12 @@ struct NodeDecoder {
         return (node, references)
     }
 
+    /// Whether a `shell:` value is a command rather than a shell's name.
+    static func holdsCommand(_ value: YAMLNode) -> Bool {
+        guard let text = value.scalar, !value.isNull else { return false }
+        return Shell(rawValue: text) == nil && text.contains(where: { $0 == " " || $0 == "|" || $0 == ">" || $0 == "{" })
+    }
+
     /// The names under `needs:`: one name, or a list of them.
     private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeReferences.Need] {
         var needs: [NodeReferences.Need] = []
@@ -78,6 +90,12 @@ struct NodeDecoder {
                                  notes: rest.isEmpty ? [] : ["help: did you mean ':\(rest)'?"])
                     return
                 }
+            }
+            // `needs: [out/counts]`: a file where a node belongs.
+            if name.contains("/"), !name.contains("["), !name.contains("${{") {
+                values.error("needs names nodes, not files: '\(name)' is a path", at: item.span,
+                             notes: ["help: a file a node reads goes in its 'sources'; to wait for the node that writes it, need that node by name"])
+                return
             }
             needs.append(NodeReferences.Need(name: name, node: item))
         }
@@ -142,7 +160,10 @@ struct NodeDecoder {
                 values.warning("'success-codes' only applies to a command ('run'); node '\(name)' runs none", at: c.key.span)
             }
         }
-        if let s = keys["shell"], let shell = values.shell(s.value) {
+        if let s = keys["shell"], Self.holdsCommand(s.value) {
+            values.error("'shell' names the shell (sh or bash); the command goes in 'run'", at: s.key.span,
+                         notes: ["help: write run: \(s.value.scalar ?? "") (and shell: bash only for bash's features)"])
+        } else if let s = keys["shell"], let shell = values.shell(s.value) {
             node.shell = shell
             if case .shell = node.action {} else if keys["run"] != nil || keys["uses"] != nil {
                 values.warning("'shell' only applies to a string 'run'; node '\(name)' does not use a shell", at: s.key.span)
@@ -295,6 +316,12 @@ struct NodeDecoder {
         }
         var result: [String] = []
         for item in items {
+            if item.items != nil {
+                // `sources: [*code, README.md]`: YAML puts the alias's list inside this one.
+                values.error("expected a glob (a path relative to the graph file), found a list", at: item.span,
+                             notes: ["help: a list written inside '\(key)' (often an alias of a list) is not spliced into it; write its globs in this list"])
+                continue
+            }
             guard let text = values.string(item, expecting: "a glob (a path relative to the graph file)", allowNull: false) else { continue }
             if text.isEmpty {
                 values.error("an empty glob in '\(key)'; write a path such as src/**/*.swift", at: item.span)

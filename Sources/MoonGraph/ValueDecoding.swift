@@ -246,7 +246,8 @@ struct ValueDecoding {
     /// and the list of valid ones) and duplicates. Null values are kept: each
     /// key decides whether null means "not set".
     mutating func checkKeys(_ pairs: YAMLNode.Pairs, allowed: [GraphKeys.Key], context: @autoclosure () -> String,
-                                    ignoringPrefix: String? = nil, noun: String = "key") -> CheckedKeys {
+                                    ignoringPrefix: String? = nil, noun: String = "key",
+                                    synonyms: [String: GraphKeys.Synonym] = [:]) -> CheckedKeys {
         var result = CheckedKeys()
         result.pairs.reserveCapacity(pairs.count)
         for pair in pairs {
@@ -254,6 +255,12 @@ struct ValueDecoding {
             if let ignoringPrefix, key.hasPrefix(ignoringPrefix) { continue }
             guard allowed.contains(where: { $0.name == key }) else {
                 let names = allowed.map(\.name)
+                if let synonym = synonyms[key] {
+                    let clause = synonym.suggestion.map { " (did you mean '\($0)'?)" } ?? ""
+                    error("unknown \(noun) '\(key)' \(context())\(clause)", at: pair.key.span,
+                          notes: [synonym.help, "valid \(noun)s: " + names.joined(separator: ", ")])
+                    continue
+                }
                 error("unknown \(noun) '\(key)' \(context())\(suggestion(for: key, in: names))", at: pair.key.span,
                       notes: ["valid \(noun)s: " + names.joined(separator: ", ")])
                 continue

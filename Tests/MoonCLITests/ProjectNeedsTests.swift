@@ -442,3 +442,101 @@ import Testing
         #expect(try moon.run(["run", "--force-only", "--watch"]).status == 2)
     }
 }
+
+/// Messages for what users of other tools write, and for indentation slips.
+@Suite struct OtherToolsMessagesTests {
+    private func check(_ graph: String) throws -> String {
+        let moon = try Moon(graph: graph)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        return result.stderr
+    }
+
+    @Test func snakemakeRuleKeysGetMoonsWords() throws {
+        let stderr = try check("""
+            version: 1
+            nodes:
+              text:
+                input: "man/{sec}/{page}.gz"
+                output: "out/{sec}/{page}.txt"
+                shell: "zcat {input} | groff -man > {output}"
+              count:
+                depends_on: [text]
+                resources: {mem_mb: 100}
+                cmd: wc -w
+            """)
+        #expect(stderr.contains("moon.yaml:4:5: error: unknown key 'input' in node 'text' (did you mean 'sources'?)"), "\(stderr)")
+        #expect(stderr.contains("moon.yaml:5:5: error: unknown key 'output' in node 'text' (did you mean 'generates'?)"))
+        #expect(stderr.contains("moon.yaml:6:5: error: 'shell' names the shell (sh or bash); the command goes in 'run'"))
+        #expect(!stderr.contains("has nothing to do"), "the command is misplaced, not missing")
+        #expect(stderr.contains("unknown key 'depends_on' in node 'count' (did you mean 'needs'?)"))
+        #expect(stderr.contains("unknown key 'cmd' in node 'count' (did you mean 'run'?)"))
+        #expect(stderr.contains("moon.yaml:9:5: error: unknown key 'resources' in node 'count'\n"), "no 'sources' suggestion for resources")
+        #expect(stderr.contains("moon has no resources key yet"))
+    }
+
+    @Test func aGlobStringForEachAndAPathNeedSayWhatToWrite() throws {
+        let stderr = try check("""
+            version: 1
+            nodes:
+              count:
+                for-each: "man/*/*.gz"
+                run: wc -w ${{ item }}
+              sections:
+                needs: [out/counts]
+                run: ls
+              lint:
+                for-each: "a.py"
+                run: ruff ${{ item }}
+            """)
+        #expect(stderr.contains("help: for one instance per file the glob matches, write for-each: {glob: \"man/*/*.gz\"}"), "\(stderr)")
+        #expect(stderr.contains("help: write the items as a YAML list, [a, b], even for one item"))
+        #expect(!stderr.contains("'item' is only available"), "no cascade from the for-each error")
+        #expect(stderr.contains("moon.yaml:7:13: error: needs names nodes, not files: 'out/counts' is a path"))
+        #expect(stderr.contains("a file a node reads goes in its 'sources'"))
+        #expect(stderr.contains("3 errors in moon.yaml"))
+    }
+
+    @Test func aDedentedNodeKeyAndAnAliasedListPointWhereTheSlipIs() throws {
+        let dedented = try check("""
+            version: 1
+            nodes:
+              venv:
+                run: echo venv
+              lint:
+                needs: [venv]
+              run: ruff check
+              sources: [src]
+            """)
+        #expect(dedented.contains("moon.yaml:7:3: error: 'run' looks like a key of node 'lint' indented at the node-name level; indent it under 'lint'"),
+                "\(dedented)")
+        #expect(dedented.contains("moon.yaml:8:3: error: 'sources' looks like a key of node 'lint'"))
+        #expect(!dedented.contains("expected a mapping for node 'run'"))
+        #expect(dedented.contains("2 errors in moon.yaml"))
+
+        let overindented = try check("""
+            version: 1
+            nodes:
+              lint:
+                  description: ruff
+                run: ruff check
+            """)
+        #expect(overindented.contains("moon.yaml:5:5: error: did not find expected key"), "\(overindented)")
+        #expect(overindented.contains("this key is at column 5, line 4 above it at column 7"))
+
+        let aliased = try check("""
+            version: 1
+            x-code: &code ["src/**/*.py", "tests/**/*.py"]
+            nodes:
+              lint:
+                sources: [*code, README.md]
+                run: ruff check
+              types:
+                sources: [README.md, *code]
+                run: mypy
+            """)
+        #expect(aliased.contains("moon.yaml:5:15: error: expected a glob (a path relative to the graph file), found a list"), "\(aliased)")
+        #expect(aliased.contains("moon.yaml:8:26: error: expected a glob"))
+        #expect(aliased.contains("often an alias of a list"))
+    }
+}
