@@ -27,7 +27,7 @@ enum GraphKeys {
 
     static let node: [Key] = [
         Key("description", "What the node does."),
-        Key("needs", "The nodes that must finish first: a name or a list of names (a for-each or matrix name means every instance, NAME[LABEL] one)."),
+        Key("needs", "The nodes that must finish first: a name or a list of names (a for-each or matrix name means every instance, NAME[LABEL] one; :NAME a node of the root graph, from an included file)."),
         Key("run", "A command: a string runs in the shell, a list of strings runs a program directly. A node with neither run nor uses is a group of its needs."),
         Key("uses", "A built-in command."),
         Key("with", "The built-in's parameters."),
@@ -45,7 +45,7 @@ enum GraphKeys {
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth): when they, the command, its env and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file): the node is not up to date while one is missing."),
         Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
-        Key("cache", "false: never restore this node's outputs from the cache nor store them (default true for nodes with sources and generates)."),
+        Key("cache", "false: never restore this node's outputs from the cache nor store them (default true for nodes with sources; one without generates is remembered as passed for its inputs)."),
         Key("for-each", "Run one instance per item, named NODE[ITEM]: a list, {glob, exclude, allow-empty} (files relative to the graph file), or ${{ needs.X.outputs.KEY }} (a JSON list, expanded at run time); read as ${{ item }}, item.name, item.stem, item.ext, item.dir."),
         Key("matrix", "Run one instance per combination, named NODE[V1,V2]: {KEY: [VALUE, …], include: [{…}], exclude: [{…}]} as in GitHub Actions; read as ${{ matrix.KEY }}."),
         Key("params", "Named parameters, set on the command line as NAME=VALUE after the node: {NAME: {default: VALUE}} or {NAME: {required: true, description: TEXT}}; read as ${{ params.NAME }}."),
