@@ -118,6 +118,22 @@ struct GraphDecoder {
             graph.references.append(references)
             values.tag(from: found, node: entry.name)
         }
+        for (t, references) in graph.references.enumerated() {
+            for need in references.pathNeeds { pathNeed(need, of: graph.nodes[t].name, nodes: graph.nodes) }
+        }
+    }
+
+    /// `needs: [out/counts]`: needs name nodes; the node whose `generates`
+    /// write that path (or below it) is the one to need.
+    private mutating func pathNeed(_ need: NodeReferences.Need, of name: String, nodes: [Node]) {
+        let path = need.name.hasSuffix("/") ? String(need.name.dropLast()) : need.name
+        let writer = nodes.first { node in
+            node.generates.contains { $0 == path || $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/") }
+        }
+        let help = writer.map { "help: node '\($0.name)' generates it: write needs: [\($0.name)], and '\(need.name)' in the sources of '\(name)' if it reads it" }
+            ?? "help: a file a node reads goes in its 'sources'; to wait for the node that writes it, need that node by name"
+        values.error("needs names nodes, not files: '\(need.name)' is a path", at: need.span, notes: [help])
+        values.tag(from: values.diagnostics.count - 1, node: name)
     }
 
     /// One name, or a list of names, where each is written.

@@ -36,7 +36,7 @@ struct NodeDecoder {
         let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'", synonyms: GraphKeys.nodeSynonyms)
         if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
-            references.needs = self.needs(needs.value, &values)
+            references.needs = self.needs(needs.value, paths: &references.pathNeeds, &values)
             // `:NAME` waits for the root graph (`RootNeeds`); the analyzer resolves the others here.
             if references.needs.contains(where: { $0.name.hasPrefix(":") }) {
                 references.rootNeeds = references.needs.filter { $0.name.hasPrefix(":") }
@@ -79,7 +79,7 @@ struct NodeDecoder {
     }
 
     /// The names under `needs:`: one name, or a list of them.
-    private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeReferences.Need] {
+    private func needs(_ value: YAMLNode, paths: inout [NodeReferences.Need], _ values: inout ValueDecoding) -> [NodeReferences.Need] {
         var needs: [NodeReferences.Need] = []
         func add(_ item: YAMLNode) {
             guard let name = values.string(item, expecting: "a node name") else { return }
@@ -91,10 +91,9 @@ struct NodeDecoder {
                     return
                 }
             }
-            // `needs: [out/counts]`: a file where a node belongs.
+            // `needs: [out/counts]`: a file where a node belongs (`GraphDecoder` says which node writes it).
             if name.contains("/"), !name.contains("["), !name.contains("${{") {
-                values.error("needs names nodes, not files: '\(name)' is a path", at: item.span,
-                             notes: ["help: a file a node reads goes in its 'sources'; to wait for the node that writes it, need that node by name"])
+                paths.append(NodeReferences.Need(name: name, node: item))
                 return
             }
             needs.append(NodeReferences.Need(name: name, node: item))

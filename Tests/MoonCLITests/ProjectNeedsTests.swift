@@ -495,6 +495,20 @@ import Testing
         #expect(stderr.contains("moon.yaml:7:13: error: needs names nodes, not files: 'out/counts' is a path"))
         #expect(stderr.contains("a file a node reads goes in its 'sources'"))
         #expect(stderr.contains("3 errors in moon.yaml"))
+        // When a node generates the path, the help names it.
+        let named = try check("""
+            version: 1
+            nodes:
+              count:
+                for-each: [a, b]
+                generates: ["out/counts/${{ item }}.tsv"]
+                run: touch out/counts/${{ item }}.tsv
+              sections:
+                needs: [out/counts/]
+                run: ls out/counts
+            """)
+        #expect(named.contains("moon.yaml:8:13: error: needs names nodes, not files: 'out/counts/' is a path"), "\(named)")
+        #expect(named.contains("help: node 'count' generates it: write needs: [count]"))
     }
 
     @Test func aDedentedNodeKeyAndAnAliasedListPointWhereTheSlipIs() throws {
