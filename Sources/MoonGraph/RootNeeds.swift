@@ -56,9 +56,13 @@ struct RootNeeds {
                 targets = target..<target + 1
             } else {
                 let hint = Suggestion.closest(to: need.name, in: ranges.keys.sorted() + names).map { " (did you mean ':\($0)'?)" } ?? ""
-                diagnostics.append(Diagnostic(.error, "node '\(nodes[need.nodes.lowerBound].name)' needs unknown root node ':\(need.name)'\(hint)",
-                                              at: need.span,
-                                              notes: ["help: ':NAME' names a node of the root graph file (the one moon reads first), from any included file"]))
+                let owner = nodes[need.nodes.lowerBound]
+                // Read as the root itself (moon run in the included file's directory), its ':NAME' finds nothing.
+                let help = owner.namespace.isEmpty
+                    ? "help: this file is the root graph of this run, so ':\(need.name)' names one of its own nodes; to run it as an include, give moon the file that includes it (moon run ../moon.yaml …)"
+                    : "help: ':NAME' names a node of the root graph file (the one moon reads first), from any included file"
+                diagnostics.append(Diagnostic(.error, "node '\(owner.name)' needs unknown root node ':\(need.name)'\(hint)",
+                                              at: need.span, notes: [help]))
                 continue
             }
             if targets.overlaps(need.nodes) {

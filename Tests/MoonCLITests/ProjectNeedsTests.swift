@@ -119,6 +119,9 @@ import Testing
         #expect(result.stderr.contains("docs/moon.yaml:4:13: error: node 'docs:html' needs unknown root node ':vnev' (did you mean ':venv'?)"),
                 "\(result.stderr)")
         #expect(result.stderr.contains("docs/moon.yaml:7:13: error: node 'docs:self' needs itself"))
+        // moon run in docs/ reads docs/moon.yaml as the root: the help says so.
+        let inside = try moon.run(["check"], in: "docs")
+        #expect(inside.stderr.contains("this file is the root graph of this run"), "\(inside.stderr)")
         // What go-task users try first: a relative path to the includer.
         try moon.write("docs/moon.yaml", """
             version: 1
