@@ -173,6 +173,20 @@ import Testing
         let error = result.events("error", node: "broken").first?["error"] as? [String: Any]
         #expect(error?["exit_code"] as? Int == 6)
         #expect(error?["message"] as? String == "exited with code 6")
+        // A success by a code the node no longer accepts does not stand.
+        let tracked = try Moon(graph: """
+            version: 1
+            nodes:
+              t:
+                sources: [in.txt]
+                success-codes: [0, 5]
+                run: exit 5
+            """)
+        try tracked.write("in.txt", "x")
+        #expect(try tracked.run(["run"]).status == 0)
+        #expect(try tracked.run(["run", "--json"]).events("skip", node: "t").first?["reason"] as? String == "up-to-date")
+        try tracked.write("moon.yaml", "version: 1\nnodes:\n  t:\n    sources: [in.txt]\n    run: exit 5\n")
+        #expect(try tracked.run(["run"]).status == 1)
     }
 
     @Test func successCodesUnderDefaultsAndTheirErrors() throws {
