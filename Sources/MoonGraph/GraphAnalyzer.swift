@@ -53,7 +53,7 @@ struct GraphAnalyzer {
         layOut(templates, declaration.references, expander: &expander, into: &layout)
         diagnostics += expander.diagnostics
         var rootNeeds = RootNeeds(included: included)
-        rootNeeds.add(templates.map(\.name), declaration.references, index: layout.index, ranges: layout.ranges)
+        rootNeeds.add(templates, declaration.references, index: layout.index, ranges: layout.ranges)
         for (t, references) in declaration.references.enumerated() {
             let found = diagnostics.count
             let name = templates[t].name

@@ -100,7 +100,8 @@ public struct Node: Sendable {
         set { update { $0.priority = newValue } }
     }
     /// `success-codes:`: the exit codes that count as success (pytest's 5,
-    /// "no tests collected"); `[0]` unless set.
+    /// "no tests collected"); `defaultSuccessCodes` unless set.
+    public static let defaultSuccessCodes: [Int32] = [0]
     public var successCodes: [Int32] {
         get { rare.fields.successCodes }
         set { update { $0.successCodes = newValue } }
@@ -131,7 +132,7 @@ public struct Node: Sendable {
         var restartsOnChange = true
         var namespace = ""
         var vars: Variables?
-        var successCodes: [Int32] = [0]
+        var successCodes = Node.defaultSuccessCodes
         var priority = 0
     }
 

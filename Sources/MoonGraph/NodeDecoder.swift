@@ -22,7 +22,7 @@ struct NodeDecoder {
                         queue: defaults.queue, timeout: defaults.timeout, retry: defaults.retry,
                         condition: defaults.condition, continueOnError: defaults.continueOnError,
                         shell: defaults.shell, span: pair.value.span)
-        if defaults.successCodes != [0] { node.successCodes = defaults.successCodes }
+        if defaults.successCodes != Node.defaultSuccessCodes { node.successCodes = defaults.successCodes }
         var references = NodeReferences()
         if pair.value.isNull {
             if !keyDedented {

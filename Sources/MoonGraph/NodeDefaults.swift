@@ -12,7 +12,7 @@ public struct NodeDefaults: Sendable, Hashable {
     public var continueOnError: Bool = false
     public var condition: RunCondition = .success
     /// `success-codes:`: the exit codes that count as success.
-    public var successCodes: [Int32] = [0]
+    public var successCodes = Node.defaultSuccessCodes
 
     public init() {}
 }

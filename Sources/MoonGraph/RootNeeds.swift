@@ -34,11 +34,12 @@ struct RootNeeds {
 
     /// This file's own `:NAME` needs, at the positions `index` and `ranges`
     /// give its nodes (a template: all its instances).
-    mutating func add(_ names: [String], _ references: [NodeReferences], index: [String: Int], ranges: [String: Range<Int>]) {
-        for (t, refs) in references.enumerated() where !refs.rootNeeds.isEmpty {
-            let name = names[t]
+    mutating func add(_ templates: [Node], _ references: [NodeReferences], index: [String: Int], ranges: [String: Range<Int>]) {
+        // By position: most nodes have none, and a copy of each reference would cost on large graphs.
+        for t in references.indices where !references[t].rootNeeds.isEmpty {
+            let name = templates[t].name
             guard let nodes = ranges[name] ?? index[name].map({ $0..<$0 + 1 }) else { continue }
-            for need in refs.rootNeeds { pending.append(RootNeed(nodes: nodes, name: String(need.name.dropFirst()), span: need.span)) }
+            for need in references[t].rootNeeds { pending.append(RootNeed(nodes: nodes, name: String(need.name.dropFirst()), span: need.span)) }
         }
     }
 

@@ -92,10 +92,11 @@ extension IncrementalState {
         command.add(fingerprintedDirectory(node.dir))
         // Which exit codes succeed decides whether a recorded success stands
         // (the default adds nothing, so other fingerprints stay as they were).
-        if node.successCodes != [0] {
+        let codes = node.successCodes
+        if codes != Node.defaultSuccessCodes {
             command.add("success-codes")
-            command.add(node.successCodes.count)
-            for code in node.successCodes { command.add(Int(code)) }
+            command.add(codes.count)
+            for code in codes { command.add(Int(code)) }
         }
         // An instance's item or matrix values: its script reads them at run
         // time, and its text does not show them.
