@@ -17,7 +17,7 @@ struct OutputCollector {
     var shouldStop: () -> Bool = { false }
 
     /// The roots and files of `outputs`, relative to `root`; nil when nothing
-    /// is there. `placed` gets each blob this store put in the cache (not
+    /// is there (but empty when nothing is declared). `placed` gets each blob this store put in the cache (not
     /// one that was there already): a store that fails later, say on a full
     /// disk, removes them rather than leave blobs no entry names.
     func collect(_ outputs: DeclaredOutputs, placed: inout [String]) throws -> (roots: [String], files: [CacheEntry.File])? {
@@ -36,7 +36,10 @@ struct OutputCollector {
         for path in Self.outermost(roots) where try add(path, into: &files, placed: &placed) {
             kept.append(path)
         }
-        return kept.isEmpty ? nil : (kept, files)
+        // A node that declares nothing (a check: sources, no generates) is
+        // stored as an entry of no files: that it passed.
+        let declaresNothing = outputs.paths.isEmpty && outputs.patterns.isEmpty
+        return kept.isEmpty && !declaresNothing ? nil : (kept, files)
     }
 
     /// Adds `path` (and below it, for a directory); false when it does not exist.

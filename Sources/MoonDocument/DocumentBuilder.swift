@@ -100,7 +100,7 @@ struct DocumentBuilder {
         // An alias shares the anchored node; its size counts, which is what
         // stops an alias bomb before anything is copied or walked.
         guard countAlias(tree.entry(node).nodeCount, at: span(start, end)) else { return false }
-        attach(node)
+        attach(tree.alias(of: node, start: start, end: end))
         return true
     }
 
@@ -345,7 +345,7 @@ enum KeyIdentity: Hashable {
             KeyIdentity.canonical(node, in: tree, into: &out)
             self = .structure(out)
         } else {
-            self = .node(node)
+            self = .node(tree.origin(node))
         }
     }
 

@@ -43,4 +43,15 @@ enum SyntaxHint {
         }
         return nil
     }
+
+    /// A key at the start of a line that lines up with no mapping: it sits
+    /// between the keys of the line above (deeper) and those of the
+    /// mapping libyaml was reading. The line above is as likely the one out
+    /// of place (a `description:` indented too far), so both are named.
+    static func misindented(column: Int, mapping: (line: Int, column: Int), above: (line: Int, column: Int)) -> String? {
+        guard above.column > column, column > mapping.column else { return nil }
+        return "help: the keys of one mapping start in the same column: this key is at column \(column), line \(above.line) "
+            + "above it at column \(above.column), and the mapping at line \(mapping.line) has its keys at column \(mapping.column); "
+            + "move line \(above.line) to column \(column), or this line to column \(above.column)"
+    }
 }

@@ -181,10 +181,36 @@ public enum YAMLLoader {
             var lineStart = min(location.offset, source.bytes.count)
             while lineStart > 0, source.bytes[lineStart - 1] == UInt8(ascii: " ") { lineStart -= 1 }
             let atLineStart = lineStart == 0 || source.bytes[lineStart - 1] == UInt8(ascii: "\n") || source.bytes[lineStart - 1] == UInt8(ascii: "\r")
-            let notes = SyntaxHint.help(problem: problem, context: cString(parser.context), byte: byte, atLineStart: atLineStart)
+            var notes = SyntaxHint.help(problem: problem, context: cString(parser.context), byte: byte, atLineStart: atLineStart)
                 .map { [$0] } ?? []
+            if problem.hasPrefix("did not find expected key"), atLineStart, parser.context != nil,
+               let above = indentationAbove(lineStart, source.bytes) {
+                let context = source.index.location(ofCharacter: Int(truncatingIfNeeded: parser.context_mark.index))
+                if let hint = SyntaxHint.misindented(column: location.column, mapping: (context.line, context.column), above: above) {
+                    notes = [hint]
+                }
+            }
             return .error(message, at: SourceSpan(file: source.path, start: location, end: location), notes: notes)
         }
+    }
+
+    /// The line and column (1-based) of the first character of the nearest
+    /// line above `lineStart` that holds more than spaces or a comment.
+    private static func indentationAbove(_ lineStart: Int, _ bytes: [UInt8]) -> (line: Int, column: Int)? {
+        let newline = UInt8(ascii: "\n")
+        var end = lineStart - 1    // the newline ending the line above
+        while end > 0 {
+            var start = end
+            while start > 0, bytes[start - 1] != newline { start -= 1 }
+            var first = start
+            while first < end, bytes[first] == UInt8(ascii: " ") { first += 1 }
+            if first < end, bytes[first] != UInt8(ascii: "#"), bytes[first] != UInt8(ascii: "\r") {
+                let line = 1 + bytes[..<start].lazy.filter { $0 == newline }.count
+                return (line, first - start + 1)
+            }
+            end = start - 1
+        }
+        return nil
     }
 
     /// Diagnostics without a position first, then by line and column; stable otherwise.

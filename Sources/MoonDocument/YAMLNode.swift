@@ -1,6 +1,6 @@
 /// A node of a loaded YAML document: a position in its `YAMLTree`. Aliases
-/// are already expanded (an alias is the anchored node, with the anchor's
-/// span) and merge keys (`<<`) already applied, so later stages see plain trees.
+/// are already expanded (an alias is the anchored node, with the alias's
+/// own span, so that errors about it point where it is used) and merge keys (`<<`) already applied, so later stages see plain trees.
 public struct YAMLNode: Sendable {
     /// How a scalar was written. Only plain scalars are resolved to
     /// null/bool/int/float by later stages; quoted and block scalars are strings.
@@ -123,7 +123,7 @@ public struct YAMLNode: Sendable {
     /// Whether `a` and `b` are the same node of the same document (an alias
     /// and its anchor are).
     public static func === (a: YAMLNode, b: YAMLNode) -> Bool {
-        a.tree === b.tree && a.index == b.index
+        a.tree === b.tree && a.tree.origin(a.index) == b.tree.origin(b.index)
     }
 
     // MARK: Building documents in code

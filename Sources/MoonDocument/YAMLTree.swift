@@ -33,6 +33,9 @@ public final class YAMLTree: Sendable {
     /// Explicit tags by entry index: few documents have any.
     let tags: [UInt32: String]
     let children: [UInt32]
+    /// The entries an alias made (`Writer.alias`), each with the node it
+    /// repeats: few documents have any.
+    let origins: [UInt32: UInt32]
 
     fileprivate init(_ writer: Writer) {
         file = writer.file
@@ -40,7 +43,12 @@ public final class YAMLTree: Sendable {
         texts = writer.texts
         tags = writer.tags
         children = writer.children
+        origins = writer.origins
     }
+
+    /// The node `index` repeats when an alias made it, else `index`: an
+    /// alias is the same node as its anchor.
+    func origin(_ index: UInt32) -> UInt32 { origins[index] ?? index }
 
     /// Appends entries to a tree under construction. Indices handed out stay
     /// valid: entries are only ever appended.
@@ -50,6 +58,7 @@ public final class YAMLTree: Sendable {
         private(set) var texts: [String] = []
         private(set) var tags: [UInt32: String] = [:]
         private(set) var children: [UInt32] = []
+        private(set) var origins: [UInt32: UInt32] = [:]
 
         init(file: String) {
             self.file = file
@@ -79,6 +88,22 @@ public final class YAMLTree: Sendable {
                                  isNull: false))
             return index
         }
+
+        /// An alias of `node`: the same node (its text, or its children,
+        /// shared, not copied) at the alias's own place in the file, so
+        /// that an error about the value points where the alias is used.
+        mutating func alias(of node: UInt32, start: SourceLocation, end: SourceLocation) -> UInt32 {
+            let index = UInt32(truncatingIfNeeded: entries.count)
+            var entry = entries[Int(node)]
+            entry.start = start
+            entry.end = end
+            if entry.tagged, let tag = tags[node] { tags[index] = tag }
+            entries.append(entry)
+            origins[index] = origin(node)
+            return index
+        }
+
+        func origin(_ index: UInt32) -> UInt32 { origins[index] ?? index }
 
         mutating func reserve(nodes: Int) {
             entries.reserveCapacity(nodes)
@@ -122,6 +147,7 @@ public final class YAMLTree: Sendable {
             }
             texts.append(contentsOf: tree.texts)
             children.append(contentsOf: tree.children.lazy.map { $0 + offset })
+            for (alias, node) in tree.origins { origins[alias + offset] = node + offset }
             return offset
         }
 

@@ -12,6 +12,9 @@ public struct RunEvent: Sendable {
     /// SIGHUP, a closed stdout): the signal's name (`SIGINT`), so that
     /// reporters say "interrupted", not "FAILED".
     public var interrupted: String?
+    /// On `graph-complete` of a run its `--timeout` ended: that limit (`4s`),
+    /// so that the human summary names it, not only the nodes it canceled.
+    public var timedOut: String?
     /// On a `next`: the end of a line still being written (no newline yet:
     /// progress dots, a `\r` progress bar), for the live view. The line
     /// comes again whole as a usual `next`; the event stream and the plain

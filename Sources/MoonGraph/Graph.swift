@@ -30,6 +30,9 @@ public struct Graph: Sendable {
     /// `default:`: the names `moon run` (and plain `moon`) run when none is
     /// given; empty when the file has none. Each is a node, a template or a group.
     public var defaultTargets: [String] = []
+    /// For an included file: its `:NAME` needs, which only the root graph
+    /// resolves (`RootNeeds`); empty for the graph `moon` reads.
+    public var rootNeeds: [RootNeed] = []
     private var positions: [String: Int]
     /// Template name -> the indices of its instances, in order.
     private var templates: [String: [Int]]

@@ -27,7 +27,7 @@ struct GraphAnalyzer {
     mutating func analyze(_ declaration: consuming GraphDeclaration, overrides: [String: String],
                           listOverrides: [String: [String]] = [:], decodingFailed: Bool,
                           files: GraphFileAccess = .none, included: [IncludedGraph] = [],
-                          budget: ExpansionBudget = ExpansionBudget()) -> Graph? {
+                          budget: ExpansionBudget = ExpansionBudget(), root: Bool = true) -> Graph? {
         var vars = declaration.vars
         for name in overrides.keys.sorted() { vars[name] = overrides[name] }
         for name in listOverrides.keys.sorted() { vars.setList(name, listOverrides[name]!) }
@@ -52,6 +52,8 @@ struct GraphAnalyzer {
         var expander = FanOutExpander(vars: vars, files: files, directory: Graph.directory(of: declaration.path))
         layOut(templates, declaration.references, expander: &expander, into: &layout)
         diagnostics += expander.diagnostics
+        var rootNeeds = RootNeeds(included: included)
+        rootNeeds.add(templates, declaration.references, index: layout.index, ranges: layout.ranges)
         for (t, references) in declaration.references.enumerated() {
             let found = diagnostics.count
             let name = templates[t].name
@@ -70,6 +72,10 @@ struct GraphAnalyzer {
         let made = instantiate(templates, layout: layout, vars: vars)
         diagnostics += OutputCollisions.check(made: made, templates: templates, instances: layout.instances, references: declaration.references, included: nodes)
         if nodes.isEmpty { nodes = made } else { nodes += made }
+        if root {
+            rootNeeds.resolve(into: &nodes, names: layout.names, index: layout.index, ranges: layout.ranges,
+                              failedIncludes: layout.failedIncludes, diagnostics: &diagnostics)
+        }
         findCycles(nodes)
         let defaultTargets = defaults(declaration.defaultTargets, layout: layout)
 
@@ -84,6 +90,7 @@ struct GraphAnalyzer {
         graph.dotenv = declaration.dotenv
         graph.cache = declaration.cache
         graph.defaultTargets = defaultTargets
+        if !root { graph.rootNeeds = rootNeeds.pending }
         return graph
     }
 

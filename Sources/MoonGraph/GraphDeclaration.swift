@@ -88,6 +88,11 @@ struct NodeReferences {
     }
 
     var needs: [Need] = []
+    /// Needs written `:NAME`: nodes of the root graph (`RootNeeds`).
+    var rootNeeds: [Need] = []
+    /// Needs written as paths (`out/counts`): each an error, which names
+    /// the node that generates the path when one does.
+    var pathNeeds: [Need] = []
     /// `run:` as written; a shell-form script is checked with its shell's quoting.
     var run: YAMLNode?
     var env: YAMLNode?

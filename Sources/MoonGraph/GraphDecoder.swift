@@ -83,8 +83,17 @@ struct GraphDecoder {
         var accepted: [(name: String, pair: YAMLNode.Pair)] = []
         accepted.reserveCapacity(pairs.count)
         graph.nodeIndex.reserveCapacity(pairs.count)
+        var dedented = Set<String>()
+        var owner: String?
         for pair in pairs {
             guard let name = values.keyName(pair.key) else { continue }
+            if let owner, NodeDecoder.isDedentedKey(name, value: pair.value) {
+                values.error("'\(name)' looks like a key of node '\(owner)' indented at the node-name level; indent it under '\(owner)'",
+                             at: pair.key.span, notes: ["help: a node's keys (run, needs, sources, …) are indented further than its name"])
+                dedented.insert(owner)
+                continue
+            }
+            owner = name
             guard Node.isValidName(name) else {
                 values.error("invalid node name '\(name)'; \(Node.nameRule)", at: pair.key.span)
                 continue
@@ -97,16 +106,34 @@ struct GraphDecoder {
             accepted.append((name, pair))
         }
 
-        let decoder = NodeDecoder(queues: graph.queues, defaults: graph.defaults)
+        var decoder = NodeDecoder(queues: graph.queues, defaults: graph.defaults)
         graph.nodes.reserveCapacity(accepted.count)
         graph.references.reserveCapacity(accepted.count)
         for entry in accepted {
             let found = values.diagnostics.count
+            // Its dedented key said what is wrong; "nothing to do" would only repeat it.
+            decoder.keyDedented = dedented.contains(entry.name)
             let (node, references) = decoder.decode(entry.name, pair: entry.pair, &values)
             graph.nodes.append(node)
             graph.references.append(references)
             values.tag(from: found, node: entry.name)
         }
+        for (t, references) in graph.references.enumerated() {
+            for need in references.pathNeeds { pathNeed(need, of: graph.nodes[t].name, nodes: graph.nodes) }
+        }
+    }
+
+    /// `needs: [out/counts]`: needs name nodes; the node whose `generates`
+    /// write that path (or below it) is the one to need.
+    private mutating func pathNeed(_ need: NodeReferences.Need, of name: String, nodes: [Node]) {
+        let path = need.name.hasSuffix("/") ? String(need.name.dropLast()) : need.name
+        let writer = nodes.first { node in
+            node.generates.contains { $0 == path || $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/") }
+        }
+        let help = writer.map { "help: node '\($0.name)' generates it: write needs: [\($0.name)], and '\(need.name)' in the sources of '\(name)' if it reads it" }
+            ?? "help: a file a node reads goes in its 'sources'; to wait for the node that writes it, need that node by name"
+        values.error("needs names nodes, not files: '\(need.name)' is a path", at: need.span, notes: [help])
+        values.tag(from: values.diagnostics.count - 1, node: name)
     }
 
     /// One name, or a list of names, where each is written.

@@ -27,7 +27,7 @@ enum GraphKeys {
 
     static let node: [Key] = [
         Key("description", "What the node does."),
-        Key("needs", "The nodes that must finish first: a name or a list of names (a for-each or matrix name means every instance, NAME[LABEL] one)."),
+        Key("needs", "The nodes that must finish first: a name or a list of names (a for-each or matrix name means every instance, NAME[LABEL] one; :NAME a node of the root graph, from an included file)."),
         Key("run", "A command: a string runs in the shell, a list of strings runs a program directly. A node with neither run nor uses is a group of its needs."),
         Key("uses", "A built-in command."),
         Key("with", "The built-in's parameters."),
@@ -38,12 +38,14 @@ enum GraphKeys {
         Key("retry", "Extra attempts: a number, or {times, delay, backoff, max-delay}."),
         Key("if", "When to run: success (every need succeeded), failure (one failed) or always."),
         Key("continue-on-error", "When true, the node's failure does not fail the run."),
+        Key("priority", "An integer from -10 to 10 (default 0): among nodes ready to start, a higher one starts first, and so do the nodes it needs; among equals, the longest remaining path (recorded durations) first."),
+        Key("success-codes", "The exit codes that count as success, e.g. [0, 5] for pytest's 'no tests collected' (default [0]); integers 0–255."),
         Key("shell", "The shell for a string `run`: sh or bash."),
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth; a directory means every file below it, hidden ones included, not .git or .moon; the node's own generates are left out): when they, the command, its env, the vars it reads and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file; a directory is taken whole, as sources read it): the node is not up to date while one is missing. Two nodes may not generate one path."),
         Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
-        Key("cache", "false: never restore this node's outputs from the cache nor store them (default true for nodes with sources and generates)."),
+        Key("cache", "false: never restore this node's outputs from the cache nor store them (default true for nodes with sources; one without generates is remembered as passed for its inputs)."),
         Key("for-each", "Run one instance per item, named NODE[ITEM]: a list, {glob, exclude, allow-empty} (files relative to the graph file), or ${{ needs.X.outputs.KEY }} (a JSON list, expanded at run time); read as ${{ item }}, item.name, item.stem, item.ext, item.dir."),
         Key("matrix", "Run one instance per combination, named NODE[V1,V2]: {KEY: [VALUE, …], include: [{…}], exclude: [{…}]} as in GitHub Actions; read as ${{ matrix.KEY }}."),
         Key("params", "Named parameters, set on the command line as NAME=VALUE after the node: {NAME: {default: VALUE}} or {NAME: {required: true, description: TEXT}}; read as ${{ params.NAME }}."),
@@ -51,6 +53,30 @@ enum GraphKeys {
         Key("service", "When true, the node is not expected to end (a dev server): its dependents start once it has started (a wait-for need says when it is ready), and moon stops it (SIGTERM, grace) when nothing else is left, which is not a failure."),
         Key("restart", "Watch mode: on-change (default) restarts the node when its inputs change while it runs; never leaves a service running (one that reloads by itself)."),
     ]
+
+    /// A word another tool (Snakemake, make, go-task, GitHub Actions) uses
+    /// for a key: what moon calls it, and how to write it.
+    struct Synonym: Sendable {
+        var suggestion: String?
+        var help: String
+    }
+
+    /// Node keys of other tools: an unknown key found here gets this hint
+    /// rather than a spelling suggestion ('resources' is not 'sources').
+    static let nodeSynonyms: [String: Synonym] = {
+        let sources = Synonym(suggestion: "sources", help: "help: 'sources' are the files a node reads (Snakemake's input); its globs decide whether it is up to date")
+        let generates = Synonym(suggestion: "generates", help: "help: 'generates' are the files a node writes (Snakemake's output)")
+        let needs = Synonym(suggestion: "needs", help: "help: 'needs' names the nodes that must finish first")
+        let run = Synonym(suggestion: "run", help: "help: 'run' holds the command: a string runs in the shell ('shell' names which: sh or bash)")
+        let dir = Synonym(suggestion: "dir", help: "help: 'dir' is the working directory, relative to the graph file")
+        let resources = Synonym(suggestion: nil, help: "help: moon has no resources key yet; to bound how many such nodes run at once, "
+            + "give them a queue (queues: {heavy: {concurrency: 2}}, then queue: heavy on each)")
+        return ["input": sources, "inputs": sources, "output": generates, "outputs": generates,
+                "deps": needs, "depends": needs, "depends_on": needs, "depends-on": needs, "dependencies": needs, "requires": needs,
+                "cmd": run, "cmds": run, "command": run, "commands": run, "script": run,
+                "cwd": dir, "workdir": dir, "working_dir": dir, "working-directory": dir,
+                "resources": resources, "threads": resources, "cpus": resources, "mem": resources, "mem_mb": resources]
+    }()
 
     static let forEach: [Key] = [
         Key("glob", "Files matching this glob, relative to the graph file, one instance each (sorted)."),
@@ -110,5 +136,6 @@ enum GraphKeys {
         Key("dir", "The working directory of nodes that do not set one."),
         Key("continue-on-error", "The continue-on-error of nodes that do not set it."),
         Key("if", "The condition of nodes that do not set one."),
+        Key("success-codes", "The success-codes of nodes that do not set them."),
     ]
 }

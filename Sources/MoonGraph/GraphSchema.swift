@@ -78,6 +78,9 @@ public enum GraphSchema {
             "retry": ref("retry"),
             "if": ref("condition"),
             "continue-on-error": .object([("type", .string("boolean"))]),
+            "success-codes": ref("successCodes"),
+            "priority": .object([("type", .string("integer")), ("minimum", .int(Plan.priorities.lowerBound)),
+                                 ("maximum", .int(Plan.priorities.upperBound))]),
             "shell": ref("shell"),
             "slurm": ref("slurm"),
             "sources": globList,
@@ -204,6 +207,7 @@ public enum GraphSchema {
             "dir": .object([("type", .string("string"))]),
             "continue-on-error": .object([("type", .string("boolean"))]),
             "if": ref("condition"),
+            "success-codes": ref("successCodes"),
         ]
     }
 
@@ -213,10 +217,15 @@ public enum GraphSchema {
         var defs: [(String, JSONValue)] = [
             ("nodeName", .object([("type", .string("string")), ("pattern", .string(nodeNamePattern))])),
             ("target", .object([
-                ("description", .string("A node (lib:NODE for an included one), a for-each or matrix node (all its instances), or one instance NODE[LABEL].")),
+                ("description", .string("A node (lib:NODE for an included one, :NODE for one of the root graph from an included file), a for-each or matrix node (all its instances), or one instance NODE[LABEL].")),
                 ("type", .string("string")), ("minLength", .int(1)),
             ])),
             ("scalar", .object([("type", .strings(["string", "number", "boolean"]))])),
+            ("successCodes", .object([("anyOf", .array([
+                .object([("type", .string("integer")), ("minimum", .int(0)), ("maximum", .int(255))]),
+                .object([("type", .string("array")), ("minItems", .int(1)),
+                         ("items", .object([("type", .string("integer")), ("minimum", .int(0)), ("maximum", .int(255))]))]),
+            ]))])),
             ("vars", map(keyPattern: varNamePattern, value: .object([("anyOf", .array([
                 ref("scalar"),
                 .object([("type", .string("array")), ("items", ref("scalar"))]),

@@ -123,7 +123,7 @@ struct IncludeLoader {
         let nested = load(declaration.includes, from: path, stack: stack + [path])
         var analyzer = GraphAnalyzer(source: source)
         let graph = analyzer.analyze(declaration, overrides: overrides, listOverrides: lists, decodingFailed: decoder.values.hasErrors,
-                                     files: files, included: nested, budget: budget)
+                                     files: files, included: nested, budget: budget, root: false)
         diagnostics += analyzer.diagnostics
         return graph
     }

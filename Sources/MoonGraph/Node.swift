@@ -93,6 +93,19 @@ public struct Node: Sendable {
         get { rare.fields.namespace }
         set { update { $0.namespace = newValue } }
     }
+    /// `priority:`: among ready nodes, a higher one starts first, before the
+    /// critical path decides (see `Plan.schedulingPriority`); 0 unless set.
+    public var priority: Int {
+        get { rare.fields.priority }
+        set { update { $0.priority = newValue } }
+    }
+    /// `success-codes:`: the exit codes that count as success (pytest's 5,
+    /// "no tests collected"); `defaultSuccessCodes` unless set.
+    public static let defaultSuccessCodes: [Int32] = [0]
+    public var successCodes: [Int32] {
+        get { rare.fields.successCodes }
+        set { update { $0.successCodes = newValue } }
+    }
     /// For a node of an included file: that file's vars, which its
     /// `${{ vars.NAME }}` read; nil for the graph file's own nodes (`Graph.vars`).
     public var vars: Variables? {
@@ -119,6 +132,8 @@ public struct Node: Sendable {
         var restartsOnChange = true
         var namespace = ""
         var vars: Variables?
+        var successCodes = Node.defaultSuccessCodes
+        var priority = 0
     }
 
     private final class Rare: Sendable {

@@ -7,26 +7,49 @@ import MoonDocument
 struct NodeDecoder {
     let queues: [QueueSpec]
     let defaults: NodeDefaults
+    /// The key after this node is one of its own keys written at the
+    /// node-name level (`GraphDecoder`), so a missing `run` is already told.
+    var keyDedented = false
+
+    /// Whether a node named `name` with this value is a node key indented
+    /// as a node name: a key of `GraphKeys.node` whose value is no mapping.
+    static func isDedentedKey(_ name: String, value: YAMLNode) -> Bool {
+        value.pairs == nil && !value.isNull && GraphKeys.node.contains { $0.name == name }
+    }
 
     func decode(_ name: String, pair: YAMLNode.Pair, _ values: inout ValueDecoding) -> (Node, NodeReferences) {
         var node = Node(name: name, nameSpan: pair.key.span, action: .shell(""), dir: defaults.dir,
                         queue: defaults.queue, timeout: defaults.timeout, retry: defaults.retry,
                         condition: defaults.condition, continueOnError: defaults.continueOnError,
                         shell: defaults.shell, span: pair.value.span)
+        if defaults.successCodes != Node.defaultSuccessCodes { node.successCodes = defaults.successCodes }
         var references = NodeReferences()
         if pair.value.isNull {
-            values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
+            if !keyDedented {
+                values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: pair.key.span)
+            }
             return (node, references)
         }
         guard let body = values.mapping(pair.value, expecting: "a mapping for node '\(name)' (with 'run' or 'uses')") else {
             return (node, references)
         }
-        let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'")
+        let keys = values.checkKeys(body, allowed: GraphKeys.node, context: "in node '\(name)'", synonyms: GraphKeys.nodeSynonyms)
         if let d = keys["description"], let text = values.string(d.value, expecting: "a description") { node.description = text }
         if let needs = keys["needs"], !needs.value.isNull {
-            references.needs = self.needs(needs.value, &values)
+            references.needs = self.needs(needs.value, paths: &references.pathNeeds, &values)
+            // `:NAME` waits for the root graph (`RootNeeds`); the analyzer resolves the others here.
+            if references.needs.contains(where: { $0.name.hasPrefix(":") }) {
+                references.rootNeeds = references.needs.filter { $0.name.hasPrefix(":") }
+                references.needs.removeAll { $0.name.hasPrefix(":") }
+            }
         }
-        action(of: &node, keys: keys, nameSpan: pair.key.span, hasNeeds: !references.needs.isEmpty, &values)
+        // `shell: "zcat … | groff"` (Snakemake) or `cmd:` (go-task): the command
+        // is under the wrong key, which has its error; it is not missing.
+        let commandMisplaced = keys["run"] == nil && keys["uses"] == nil
+            && (keys["shell"].map { Self.holdsCommand($0.value) } == true
+                || body.contains { $0.key.scalar.flatMap { GraphKeys.nodeSynonyms[$0]?.suggestion } == "run" })
+        action(of: &node, keys: keys, nameSpan: pair.key.span,
+               hasNeeds: !references.needs.isEmpty || !references.rootNeeds.isEmpty || commandMisplaced, &values)
         settings(of: &node, keys: keys, &values)
         references.fanOut = fanOut(of: name, keys: keys, &values)
         if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
@@ -49,11 +72,30 @@ struct NodeDecoder {
         return (node, references)
     }
 
+    /// Whether a `shell:` value is a command rather than a shell's name.
+    static func holdsCommand(_ value: YAMLNode) -> Bool {
+        guard let text = value.scalar, !value.isNull else { return false }
+        return Shell(rawValue: text) == nil && text.contains(where: { $0 == " " || $0 == "|" || $0 == ">" || $0 == "{" })
+    }
+
     /// The names under `needs:`: one name, or a list of them.
-    private func needs(_ value: YAMLNode, _ values: inout ValueDecoding) -> [NodeReferences.Need] {
+    private func needs(_ value: YAMLNode, paths: inout [NodeReferences.Need], _ values: inout ValueDecoding) -> [NodeReferences.Need] {
         var needs: [NodeReferences.Need] = []
         func add(_ item: YAMLNode) {
             guard let name = values.string(item, expecting: "a node name") else { return }
+            if name.hasPrefix(":") || name.hasPrefix("..") {
+                let rest = name.drop { $0 == ":" || $0 == "." || $0 == "/" }
+                guard name.hasPrefix(":"), !name.hasPrefix("::"), Node.isValidReference(String(rest)) else {
+                    values.error("invalid need '\(name)'; write ':NAME' for a node of the root graph, or NAME for one of this file", at: item.span,
+                                 notes: rest.isEmpty ? [] : ["help: did you mean ':\(rest)'?"])
+                    return
+                }
+            }
+            // `needs: [out/counts]`: a file where a node belongs (`GraphDecoder` says which node writes it).
+            if name.contains("/"), !name.contains("["), !name.contains("${{") {
+                paths.append(NodeReferences.Need(name: name, node: item))
+                return
+            }
             needs.append(NodeReferences.Need(name: name, node: item))
         }
         if let items = value.items {
@@ -83,7 +125,7 @@ struct NodeDecoder {
             if let action = self.uses(uses, with: with, &values) { node.action = action }
         } else if hasNeeds {
             node.action = .group
-        } else {
+        } else if !keyDedented {
             values.error("node '\(name)' has nothing to do; add 'run' (a command) or 'uses' (a built-in)", at: nameSpan,
                          notes: ["help: a node with only 'needs' is a group of them"])
         }
@@ -103,7 +145,24 @@ struct NodeDecoder {
         if let r = keys["retry"], let policy = values.retry(r.value) { node.retry = policy }
         if let i = keys["if"], let condition = values.condition(i.value) { node.condition = condition }
         if let c = keys["continue-on-error"], let b = values.bool(c.value, key: "continue-on-error") { node.continueOnError = b }
-        if let s = keys["shell"], let shell = values.shell(s.value) {
+        if let p = keys["priority"], !p.value.isNull {
+            if let n = values.integer(p.value), Plan.priorities.contains(n) {
+                node.priority = n
+            } else {
+                values.error("invalid priority \(values.describe(p.value)); write an integer from \(Plan.priorities.lowerBound) to \(Plan.priorities.upperBound) (default 0; higher starts first)",
+                             at: p.value.span)
+            }
+        }
+        if let c = keys["success-codes"], let codes = values.successCodes(c.value) {
+            node.successCodes = codes
+            if keys["run"] == nil {
+                values.warning("'success-codes' only applies to a command ('run'); node '\(name)' runs none", at: c.key.span)
+            }
+        }
+        if let s = keys["shell"], Self.holdsCommand(s.value) {
+            values.error("'shell' names the shell (sh or bash); the command goes in 'run'", at: s.key.span,
+                         notes: ["help: write run: \(s.value.scalar ?? "") (and shell: bash only for bash's features)"])
+        } else if let s = keys["shell"], let shell = values.shell(s.value) {
             node.shell = shell
             if case .shell = node.action {} else if keys["run"] != nil || keys["uses"] != nil {
                 values.warning("'shell' only applies to a string 'run'; node '\(name)' does not use a shell", at: s.key.span)
@@ -256,6 +315,12 @@ struct NodeDecoder {
         }
         var result: [String] = []
         for item in items {
+            if item.items != nil {
+                // `sources: [*code, README.md]`: YAML puts the alias's list inside this one.
+                values.error("expected a glob (a path relative to the graph file), found a list", at: item.span,
+                             notes: ["help: a list written inside '\(key)' (often an alias of a list) is not spliced into it; write its globs in this list"])
+                continue
+            }
             guard let text = values.string(item, expecting: "a glob (a path relative to the graph file)", allowNull: false) else { continue }
             if text.isEmpty {
                 values.error("an empty glob in '\(key)'; write a path such as src/**/*.swift", at: item.span)

@@ -11,6 +11,8 @@ public struct NodeDefaults: Sendable, Hashable {
     public var dir: String?
     public var continueOnError: Bool = false
     public var condition: RunCondition = .success
+    /// `success-codes:`: the exit codes that count as success.
+    public var successCodes = Node.defaultSuccessCodes
 
     public init() {}
 }

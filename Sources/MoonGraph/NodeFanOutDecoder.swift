@@ -43,9 +43,12 @@ extension NodeDecoder {
                case .output(let node, let key) = expression.reference {
                 return .dynamic(node: node, key: key, span: value.span)
             }
+            let glob = text.contains(where: { "*?[".contains($0) })
             values.error("expected a list, {glob, exclude, allow-empty} or ${{ needs.NODE.outputs.KEY }} for 'for-each', found \(values.describe(value))",
-                         at: value.span, notes: ["help: write the items as a YAML list, [a, b], even for one item"])
-            return nil
+                         at: value.span, notes: [glob ? "help: for one instance per file the glob matches, write for-each: {glob: \"\(text)\"}"
+                                                      : "help: write the items as a YAML list, [a, b], even for one item"])
+            // Still a fan-out, so that its ${{ item }} is not a second error.
+            return .list([], span: value.span)
         }
     }
 

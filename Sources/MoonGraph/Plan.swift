@@ -18,8 +18,26 @@ public struct Plan: Sendable {
     /// 0 when not selected. Among ready nodes, the highest starts first.
     public let priority: [Int]
     /// The order a run with unlimited jobs starts the nodes: level by level,
-    /// higher priority first, ties in file order.
-    public let startOrder: [Int]
+    /// higher `schedulingPriority` first, ties in file order.
+    public private(set) var startOrder: [Int]
+    /// Per node index: its `priority:` rank, raised to the highest positive
+    /// rank of its selected dependents (a node that must start early starts
+    /// its needs early too); nil when no selected node sets `priority:`.
+    public let rank: [Int]?
+
+    /// What `priority:` may be: a few ranks above and below the default 0.
+    public static let priorities = -10...10
+
+    /// What the runner orders ready nodes by: the `priority:` rank first,
+    /// then `priority` (the critical path). Without ranks it is `priority`
+    /// itself; with them, the path is kept to 26 bits (18 hours of
+    /// recorded milliseconds; longer paths tie) so that both fit the 31
+    /// bits the ready queue orders by.
+    public func schedulingPriority(_ node: Int) -> Int {
+        guard let rank else { return priority[node] }
+        let offset = rank[node] - Self.priorities.lowerBound + 1
+        return offset << 26 | min(max(priority[node], 0), (1 << 26) - 1)
+    }
 
     /// Plans `targets` (all nodes when empty). `weights`, indexed like
     /// `graph.nodes`, replace the default weight of 1 (e.g. recorded durations
@@ -50,12 +68,35 @@ public struct Plan: Sendable {
         }
         var levels = [[Int]](repeating: [], count: levelCount)
         for v in selected { levels[level[v]].append(v) }
+        let rank = ranks(of: graph, order: order, dependents: dependents)
+        var plan = Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: [], rank: rank)
         var startOrder: [Int] = []
         startOrder.reserveCapacity(selected.count)
         for nodes in levels {
-            startOrder += nodes.sorted { priority[$0] != priority[$1] ? priority[$0] > priority[$1] : $0 < $1 }
+            if rank == nil {
+                startOrder += nodes.sorted { priority[$0] != priority[$1] ? priority[$0] > priority[$1] : $0 < $1 }
+            } else {
+                let key = nodes.map(plan.schedulingPriority)
+                startOrder += nodes.indices.sorted { key[$0] != key[$1] ? key[$0] > key[$1] : nodes[$0] < nodes[$1] }.map { nodes[$0] }
+            }
         }
-        return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
+        plan.startOrder = startOrder
+        return plan
+    }
+
+    /// Each selected node's rank: its own `priority:`, raised to the highest
+    /// positive rank of its dependents; nil when every selected node has priority 0 (the
+    /// usual case, which then costs one scan).
+    private static func ranks(of graph: Graph, order: [Int], dependents: [[Int]]) -> [Int]? {
+        guard order.contains(where: { graph.nodes[$0].priority != 0 }) else { return nil }
+        var rank = [Int](repeating: 0, count: graph.nodes.count)
+        for v in order.reversed() {
+            // Only a raised rank reaches the needs: a low one must not hold back what others wait for.
+            var r = graph.nodes[v].priority
+            for d in dependents[v] where rank[d] > 0 { r = max(r, rank[d]) }
+            rank[v] = r
+        }
+        return rank
     }
 
     /// The targets and everything they need, transitively (every node when
@@ -138,6 +179,6 @@ public struct Plan: Sendable {
     /// A plan that selects nothing (only for graphs that could not be planned).
     public static func empty(_ graph: Graph) -> Plan {
         Plan(graph: graph, selected: [], levels: [], level: [Int](repeating: -1, count: graph.nodes.count),
-             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [])
+             priority: [Int](repeating: 0, count: graph.nodes.count), startOrder: [], rank: nil)
     }
 }

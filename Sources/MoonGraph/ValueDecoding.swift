@@ -80,6 +80,36 @@ struct ValueDecoding {
         }
     }
 
+    /// `success-codes`: a list of exit codes (0–255), or one; an error otherwise.
+    mutating func successCodes(_ node: YAMLNode) -> [Int32]? {
+        if node.isNull { return nil }
+        let items: [YAMLNode]
+        switch node.kind {
+        case .scalar: items = [node]
+        case .sequence(let list): items = Array(list)
+        case .mapping:
+            error("expected a list of exit codes for 'success-codes', such as [0, 5], found a mapping", at: node.span)
+            return nil
+        }
+        var codes: [Int32] = []
+        for item in items {
+            guard let code = integer(item), (0...255).contains(code) else {
+                error("invalid exit code \(describe(item)) in 'success-codes'; write an integer from 0 to 255", at: item.span,
+                      notes: ["help: a process exits with 0 to 255; a signal (a crash, a kill) is never a success"])
+                return nil
+            }
+            if !codes.contains(Int32(code)) { codes.append(Int32(code)) }
+        }
+        if codes.isEmpty {
+            error("'success-codes' is empty; list the exit codes that count as success, such as [0, 5]", at: node.span)
+            return nil
+        }
+        if !codes.contains(0) {
+            warning("'success-codes' leaves out 0, so a command that exits 0 fails; add 0 unless that is meant", at: node.span)
+        }
+        return codes
+    }
+
     mutating func condition(_ node: YAMLNode) -> RunCondition? {
         if node.isNull { return nil }
         return word(node, choices: RunCondition.allCases.map(\.rawValue), what: "condition").flatMap(RunCondition.init(rawValue:))
@@ -216,7 +246,8 @@ struct ValueDecoding {
     /// and the list of valid ones) and duplicates. Null values are kept: each
     /// key decides whether null means "not set".
     mutating func checkKeys(_ pairs: YAMLNode.Pairs, allowed: [GraphKeys.Key], context: @autoclosure () -> String,
-                                    ignoringPrefix: String? = nil, noun: String = "key") -> CheckedKeys {
+                                    ignoringPrefix: String? = nil, noun: String = "key",
+                                    synonyms: [String: GraphKeys.Synonym] = [:]) -> CheckedKeys {
         var result = CheckedKeys()
         result.pairs.reserveCapacity(pairs.count)
         for pair in pairs {
@@ -224,6 +255,12 @@ struct ValueDecoding {
             if let ignoringPrefix, key.hasPrefix(ignoringPrefix) { continue }
             guard allowed.contains(where: { $0.name == key }) else {
                 let names = allowed.map(\.name)
+                if let synonym = synonyms[key] {
+                    let clause = synonym.suggestion.map { " (did you mean '\($0)'?)" } ?? ""
+                    error("unknown \(noun) '\(key)' \(context())\(clause)", at: pair.key.span,
+                          notes: [synonym.help, "valid \(noun)s: " + names.joined(separator: ", ")])
+                    continue
+                }
                 error("unknown \(noun) '\(key)' \(context())\(suggestion(for: key, in: names))", at: pair.key.span,
                       notes: ["valid \(noun)s: " + names.joined(separator: ", ")])
                 continue

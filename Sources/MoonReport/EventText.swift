@@ -164,7 +164,10 @@ enum EventText {
     static func skipped(node: String, reason: SkipReason, restored: CacheRestore? = nil) -> StyledLine {
         var line = StyledLine("- ", .dim)
         line.append(node, .bold)
-        if let restored {
+        if let restored, restored.files == 0 {
+            // A check-only node's cache entry holds no files: only that it passed.
+            line.append(" skipped (passed before with these inputs)", .dim)
+        } else if let restored {
             let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
             line.append(" restored from the cache (\(files), \(ByteText.bytes(restored.bytes)))", .dim)
         } else {

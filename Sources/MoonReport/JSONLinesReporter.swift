@@ -105,6 +105,7 @@ public final class JSONLinesReporter: Reporter {
             o.rawField("counts", c.text)
             o.rawField("critical_path", JSONObjectWriter.array(path.map(JSONObjectWriter.quote)))
             if let signal = event.interrupted { o.field("interrupted", signal) }
+            if let limit = event.timedOut { o.field("timed_out", limit) }
             if !event.running.isEmpty { o.rawField("running", JSONObjectWriter.array(event.running.map(JSONObjectWriter.quote))) }
         case .watch(let changed, let nodes):
             o.rawField("changed", JSONObjectWriter.array(changed.map(JSONObjectWriter.quote)))

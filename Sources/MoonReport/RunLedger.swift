@@ -66,6 +66,8 @@ struct RunLedger {
         var criticalPath: [String]
         /// The signal that stopped the run (`SIGINT`), if one did.
         var interrupted: String?
+        /// The run's `--timeout` (`4s`), when it ended the run.
+        var timedOut: String?
         /// Of the skipped nodes: those up to date (or resumed), those
         /// restored from the cache, and the bytes restored.
         var upToDateNodes = 0
@@ -165,7 +167,7 @@ struct RunLedger {
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
-                      upToDateNodes: upToDateNodes, restoredNodes: restoredNodes, restoredBytes: restoredBytes)
+                      timedOut: event.timedOut, upToDateNodes: upToDateNodes, restoredNodes: restoredNodes, restoredBytes: restoredBytes)
         case .watch:
             // Watch mode's trigger: the rerun's own events follow.
             break

@@ -67,6 +67,7 @@ enum RunSummary {
             line.append(" (\(signal))")
         } else {
             line.append("FAILED", .boldRed)
+            if let limit = end.timedOut { line.append(": the run's --timeout of \(limit) expired") }
         }
         line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.milliseconds(end.durationMilliseconds))")
         return line

@@ -11,6 +11,9 @@ import MoonGraph
 public final class IncrementalState: @unchecked Sendable {
     public let graph: Graph
     public let force: Bool
+    /// `--force-only`: graph nodes run even when up to date (the nodes
+    /// named on the command line), while their needs are checked as usual.
+    public let forced: Set<Int>
     /// The graph file's name: one store serves every graph of a directory.
     public let graphKey: String
     private var store: StateStore?
@@ -48,10 +51,12 @@ public final class IncrementalState: @unchecked Sendable {
     var succeeded: [Int: StoredNode] = [:]
     let onWarning: (String) -> Void
 
-    public init(graph: Graph, store: StateStore?, force: Bool = false, onWarning: @escaping (String) -> Void = { _ in }) {
+    public init(graph: Graph, store: StateStore?, force: Bool = false, forcing forced: Set<Int> = [],
+                onWarning: @escaping (String) -> Void = { _ in }) {
         self.graph = graph
         self.store = store
         self.force = force
+        self.forced = forced
         self.onWarning = onWarning
         self.graphKey = StateStore.graphKey(forGraphAt: graph.path)
         self.scanner = SourceScanner(root: graph.directory)
@@ -137,7 +142,7 @@ public final class IncrementalState: @unchecked Sendable {
             }
             return .stale([.unnamableSources(taken.unnamable)])
         }
-        if force { return .stale([.forced]) }
+        if force || forced.contains(index) { return .stale([.forced]) }
         guard store != nil else { return .stale([.noStore]) }
         guard let stored else { return .stale([.neverRun]) }
         if stored.unfinished { return .stale([.unfinished]) }

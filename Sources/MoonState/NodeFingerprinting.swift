@@ -90,6 +90,14 @@ extension IncrementalState {
         // file's spelling (`./moon.yaml`, `../moon.yaml`, an absolute or
         // symlinked path) and moon's own working directory do not matter.
         command.add(fingerprintedDirectory(node.dir))
+        // Which exit codes succeed decides whether a recorded success stands
+        // (the default adds nothing, so other fingerprints stay as they were).
+        let codes = node.successCodes
+        if codes != Node.defaultSuccessCodes {
+            command.add("success-codes")
+            command.add(codes.count)
+            for code in codes { command.add(Int(code)) }
+        }
         // An instance's item or matrix values: its script reads them at run
         // time, and its text does not show them.
         if let instance = node.instance {

@@ -3,6 +3,9 @@ import MoonGraph
 /// Critical-path weights from history, as ninja uses its log: each node
 /// weighs its latest successful duration in milliseconds (at least 1), so the
 /// runner starts the longest remaining chain of *time* first, not of nodes.
+/// A node's `priority:` ranks above this order (`Plan.schedulingPriority`):
+/// with no history every node weighs 1, and a cheap leaf such as a lint
+/// would start after every longer chain unless its `priority:` says so.
 public enum PriorityWeights {
     /// Weights indexed like `graph.nodes`, for `Plan.make(weights:)`; nil when
     /// no node has a recorded duration (then every node weighs 1). A node

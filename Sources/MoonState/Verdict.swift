@@ -43,7 +43,7 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .forced: return "forced (--force)"
+        case .forced: return "forced (--force or --force-only)"
         case .noStore: return "no state store"
         case .neverRun: return "never run successfully"
         case .unfinished: return "its last run did not succeed"

@@ -9,8 +9,9 @@ import MoonState
 /// The up-to-date check with the output cache and `--resume` behind it. A
 /// node that is not up to date but whose cache key has an entry is restored
 /// (skipped with reason `cache-hit`) instead of run, and a node that
-/// succeeded has its outputs stored; only nodes with `sources` and
-/// `generates` (and not `cache: false`) are cached. With `--resume`, a node
+/// succeeded has its outputs stored; only nodes with `sources` (and not
+/// `cache: false`) are cached, a node without `generates` as a remembered
+/// success. With `--resume`, a node
 /// without sources that succeeded in the last run, none of whose needs ran
 /// in this one, is skipped (reason `resumed`) with that run's outputs and
 /// values. Every node's outputs and values are kept for the next resume.
@@ -93,7 +94,7 @@ final class CacheChecker: UpToDateChecking {
         lock.lock()
         keys[node] = key
         lock.unlock()
-        guard restores, cache.mayHave(key) else { return nil }
+        guard restores, !state.forced.contains(index), cache.mayHave(key) else { return nil }
         if interruption?.moveOffLoop() == true {
             lock.lock()
             deferred[node] = key
@@ -151,9 +152,12 @@ final class CacheChecker: UpToDateChecking {
         return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
     }
 
-    /// Whether a node's outputs go through the cache at all.
+    /// Whether a node's outputs go through the cache at all. A check-only
+    /// node (sources, no generates: a lint, a type check) has an entry of
+    /// no files: its success is remembered per fingerprint, so an A → B → A
+    /// switch does not run it again. A service is never skipped this way.
     static func isCached(_ node: Node) -> Bool {
-        node.cached && !node.sources.isEmpty && !node.generates.isEmpty
+        node.cached && !node.sources.isEmpty && !node.isService
     }
 
     /// What graph node `index` may write, and so what its entries may hold.
@@ -165,7 +169,7 @@ final class CacheChecker: UpToDateChecking {
     /// node `index` when it succeeded there, has no sources (those are
     /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
-        guard let resume, restores, resume.shared == sharedDefinition else { return nil }
+        guard let resume, restores, !state.forced.contains(index), resume.shared == sharedDefinition else { return nil }
         let node = state.node(at: index)
         guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
               last.definition == state.definitionStamp(node: index) else { return nil }

@@ -14,7 +14,7 @@ enum CacheForecast {
         guard let cache, !state.force else { return [] }
         var found = Set<Int>()
         for index in plan.selected {
-            guard case .runs? = forecast.verdicts[index], CacheChecker.isCached(state.graph.nodes[index]),
+            guard case .runs? = forecast.verdicts[index], !state.forced.contains(index), CacheChecker.isCached(state.graph.nodes[index]),
                   let fingerprint = state.cacheFingerprint(node: index),
                   let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false),
                   CacheChecker.declaredOutputs(state, index).refusal(of: entry) == nil else { continue }
@@ -26,8 +26,9 @@ enum CacheForecast {
 
     static let label = "from cache"
 
-    /// `moon status`'s line: why the node is not up to date, then that the cache restores it.
-    static func text(_ verdict: RunForecast.Verdict?) -> String {
-        (verdict.map { $0.text + "; " } ?? "") + "restored from the cache instead"
+    /// `moon status`'s line: why the node is not up to date, then that the
+    /// cache restores it (a check-only node: that it passed before).
+    static func text(_ verdict: RunForecast.Verdict?, node: Node) -> String {
+        (verdict.map { $0.text + "; " } ?? "") + (node.generates.isEmpty ? "passed before with these inputs, so skipped" : "restored from the cache instead")
     }
 }

@@ -78,6 +78,10 @@ struct RunCommand: SelectingCommand {
     @Flag(name: [.customShort("B"), .long], help: "Run every node, also those whose sources are up to date.")
     var force = false
 
+    @Flag(name: .customLong("force-only"),
+          help: "Run the nodes named on the command line even when up to date, as -B does, but not their needs: those run only when not up to date.")
+    var forceOnly = false
+
     @Option(name: .customLong("stall-after"),
             help: ArgumentHelp("On a terminal, mark a running node as stalled after this long without output (0: never).",
                                valueName: "duration"))
@@ -95,6 +99,9 @@ struct RunCommand: SelectingCommand {
                 + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
         }
         if dryRun && watch.watch { throw ValidationError("--dry-run starts nothing, so it has nothing to --watch") }
+        if forceOnly && watch.watch {
+            throw ValidationError("--force-only forces one run's named nodes; in watch mode, use -B to force the first run, or leave it out")
+        }
     }
 
     /// How the run behaves as a whole: `-j`, `-k`, `--grace`, `--timeout`.
@@ -142,8 +149,9 @@ struct RunCommand: SelectingCommand {
         let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
         let plan = try GraphFileLocator.plan(for: file, words: words, passthrough: passthrough, selection: selection,
                                              requireAll: true, weights: weights, color: diagnosticsColor)
+        let forced = forceOnly ? try namedNodes(words, passthrough: passthrough, plan: plan) : []
         if dryRun {
-            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil)
+            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil, forced: forced)
             return
         }
         if watch.watch {
@@ -156,11 +164,21 @@ struct RunCommand: SelectingCommand {
         }
         let session = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                 state: IncrementalState(graph: plan.graph, store: store, force: force, onWarning: warn), store: store,
+                                 state: IncrementalState(graph: plan.graph, store: store, force: force, forcing: forced, onWarning: warn),
+                                 store: store,
                                  cache: cache.outputCache(for: plan.graph),
                                  resume: resume ? lastRun(of: plan.graph) : nil)
         let code = try session.run()
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// `--force-only`: the graph nodes the command line names (a fan-out:
+    /// all its instances); without names, every node the run selects.
+    private func namedNodes(_ words: [String], passthrough: [String], plan: Plan) throws -> Set<Int> {
+        let graph = plan.graph
+        let named = try NodeSelection.make(names: words, passthrough: passthrough, exclude: selection.exclude, graph: graph)
+        guard named.named else { return Set(plan.selected) }
+        return Set(named.targets.compactMap(graph.index(of:)))
     }
 
     /// The record `--resume` resumes from; nil, and a warning, when there is none to be had.
@@ -179,7 +197,7 @@ struct RunCommand: SelectingCommand {
     /// The plan, and for a graph with `sources` what a run would do to each
     /// node (the forecast `moon status` prints); only "nothing to do" when
     /// every node is up to date, as `ninja -n` and `make -n` say.
-    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool) {
+    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool, forced: Set<Int>) {
         let graph = plan.graph
         guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
             Console.write(GraphRenderer.dryRun(plan))
@@ -194,7 +212,7 @@ struct RunCommand: SelectingCommand {
             Console.write(GraphRenderer.dryRun(plan, states: Dictionary(uniqueKeysWithValues: plan.startOrder.map { ($0, runs) })))
             return
         }
-        let state = IncrementalState(graph: graph, store: store, force: force, onWarning: warn)
+        let state = IncrementalState(graph: graph, store: store, force: force, forcing: forced, onWarning: warn)
         let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
         let counts = forecast.counts
         if counts.runs == 0 && counts.mayRun == 0 {

@@ -17,7 +17,8 @@ struct StatusCommand: SelectingCommand {
         and the outputs of its needs are those of its last successful run, and every \
         'generates' pattern matches a file. Nodes without 'sources' always run. \
         A node that would run but whose outputs the local output cache holds is \
-        'restored from the cache instead'. \
+        'restored from the cache instead'; a node with sources and no 'generates' \
+        (a lint) that passed before with the same inputs is skipped the same way. \
         A node whose need runs (or may run) 'may run': the need can rewrite its \
         sources or change the outputs it reads. \
         Reads .moon/state.db beside the graph file; changes nothing.
@@ -49,7 +50,7 @@ struct StatusCommand: SelectingCommand {
                                                   cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
         let rows = plan.selected.sorted().map { index -> (name: String, verdict: String) in
             let verdict = forecast.verdicts[index]
-            return (graph.nodes[index].name, restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date")
+            return (graph.nodes[index].name, restorable.contains(index) ? CacheForecast.text(verdict, node: graph.nodes[index]) : verdict?.text ?? "up to date")
         }
         for line in Self.layout(rows) { Console.line(line) }
     }

@@ -173,6 +173,7 @@ struct WatchNeverLosesWorkTests {
               b:
                 needs: a
                 sources: [b.txt]
+                cache: false  # (else its success is remembered and the first run skips it)
                 run: echo "b sees v=${{ needs.a.outputs.v }}"
             """)
         try moon.write("a.txt", "7\n")

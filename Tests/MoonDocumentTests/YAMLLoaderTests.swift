@@ -82,7 +82,9 @@ import Testing
         let base = try #require(root["base"])
         let copy = try #require(root["copy"])
         #expect(copy === base)
-        #expect(lc(copy.span.start) == "1:7")
+        // Where the alias is written, so that an error about it points there.
+        #expect(lc(copy.span.start) == "2:7")
+        #expect(lc(base.span.start) == "1:7")
         #expect(root["list"]?.items?.map { $0.scalar } == ["str", "str"])
     }
 
@@ -175,6 +177,7 @@ import Testing
         ("a: @x\n", "help: '@' cannot start a plain value"),
         ("a: \"open\n", "help: a quoted value is not closed"),
         ("a:\n  b: 1\n c: 2\n", "help: the keys of one mapping start in the same column"),
+        ("n:\n  a:\n      d: x\n    r: y\n", "help: the keys of one mapping start in the same column: this key is at column 5, line 3 above it at column 7, and the mapping at line 2 has its keys at column 3; move line 3 to column 5, or this line to column 7"),
         ("a: [b, c]]\n", "help: unexpected text after a value on this line: an extra ']'"),
         ("a: \"x\" y\n", "help: unexpected text after a value on this line"),
         ("a: 'it's'\n", "help: unexpected text after a value on this line"),

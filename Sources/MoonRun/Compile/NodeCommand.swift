@@ -147,7 +147,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
         // A Slurm job may write its file from another host, which an inotify
         // watch does not hear of: look its file up.
         let report = Self.exitReport(outputFile: outputFile, watch: slurm == nil ? context.outputs?.watch : nil,
-                                     fileName: "\(node.name).\(attempt)", result: result)
+                                     fileName: "\(node.name).\(attempt)", successCodes: node.successCodes, result: result)
         return {
             groups.launching(index)
             do {
@@ -199,21 +199,25 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
 
     /// How the process ended, as the attempt's last events: `exited` and
     /// its outputs, then `complete`; or an error.
-    private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String,
+    /// `successCodes`: the node's `success-codes` (an exit code among them
+    /// succeeds, and is reported on `complete`).
+    private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String, successCodes: [Int32],
                                    result: CommandResult<NodeOutput>) -> @Sendable (Termination) -> Void {
         return { termination in
+            var exited: Int32?
+            if case .exited(let code) = termination { exited = code }
             // Outputs count only from a process that succeeded.
-            let succeeded = termination == .exited(0)
+            let succeeded = exited.map(successCodes.contains) ?? false
             let outputs = outputFile.flatMap { path -> Result<[KeyValue], OutputFile.Problem>? in
                 if let watch, !watch.mayExist(fileName) { return succeeded ? .success([]) : nil }
                 return OutputFile.consume(path, parse: succeeded)
             }
             switch termination {
-            case .exited(0):
-                result.next(.exited(code: 0))
+            case .exited(let code) where succeeded:
+                result.next(.exited(code: code))
                 switch outputs {
                 case .failure(let problem)?:
-                    result.error(NodeError(.exit, "exited with code 0, but its $MOON_OUTPUT is malformed: \(problem)", exitCode: 0))
+                    result.error(NodeError(.exit, "exited with code \(code), but its $MOON_OUTPUT is malformed: \(problem)", exitCode: code))
                     return
                 case .success(let values)?:
                     if !values.isEmpty { result.next(.outputs(values)) }
@@ -221,6 +225,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
                     break
                 }
                 result.complete()
+            case .exited(0):
+                result.error(NodeError(.exit, "exited with code 0, which its success-codes leave out", exitCode: 0))
             case .exited(let code):
                 result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
             case .signaled(let signal):

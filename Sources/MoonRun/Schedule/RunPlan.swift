@@ -91,7 +91,7 @@ extension RunPlan {
             let node = graph.nodes[index]
             var run = RunNode(name: node.name, queue: node.queue, needs: node.needs.map { position[$0] }.filter { $0 >= 0 },
                               condition: node.condition, continueOnError: node.continueOnError, retry: node.retry,
-                              timeout: node.timeout, priority: plan.priority[index], command: node.action.summary,
+                              timeout: node.timeout, priority: plan.schedulingPriority(index), command: node.action.summary,
                               readsInputs: Self.readsInputs(node))
             run.instance = node.instance.map(RunEvent.Instance.init)
             if case .group = node.action { run.isGroup = true }

@@ -596,6 +596,7 @@ public final class Runner {
         var complete = RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
                                                                 counts: counts, criticalPath: path), interrupted: interrupted)
         complete.running = handedOver.map(\.name)
+        if stopReason == .timeout { complete.timedOut = options.timeout?.shortDescription ?? "?" }
         emit(complete)
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
