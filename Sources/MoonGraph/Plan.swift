@@ -34,7 +34,8 @@ public struct Plan: Sendable {
         var levelCount = 0
         for v in order {
             var l = 0
-            for need in graph.nodes[v].needs { l = max(l, level[need] + 1) }
+            // A barrier stands at the level of its dependents: it adds no step.
+            for need in graph.nodes[v].needs { l = max(l, level[need] + (graph.nodes[need].isBarrier ? 0 : 1)) }
             level[v] = l
             levelCount = max(levelCount, l + 1)
         }
@@ -44,6 +45,7 @@ public struct Plan: Sendable {
             for d in dependents[v] { rest = max(rest, priority[d]) }
             var weight = 1
             if let weights, v < weights.count, weights[v] >= 0 { weight = weights[v] }
+            if graph.nodes[v].isBarrier { weight = 0 }
             // Saturating, so absurd weights cannot trap.
             let (sum, overflow) = weight.addingReportingOverflow(rest)
             priority[v] = overflow ? Int.max : sum

@@ -46,8 +46,10 @@ struct StatusCommand: SelectingCommand {
         let forecast = RunForecast(plan: plan, state: state, storeMissing: neverRan)
         let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast,
                                                   cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
-        let width = min(32, plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0)
-        for index in plan.selected.sorted() {
+        // (A barrier is not a node of the file: its dependents' lines say what it waits for.)
+        let shown = plan.selected.filter { !graph.nodes[$0].isBarrier }
+        let width = min(32, shown.map { graph.nodes[$0].name.count }.max() ?? 0)
+        for index in shown {
             let name = graph.nodes[index].name
             let verdict = forecast.verdicts[index]
             let text = restorable.contains(index) ? CacheForecast.text(verdict) : verdict?.text ?? "up to date"

@@ -189,7 +189,8 @@ public final class Runner {
     /// Announces the plan and starts every node without needs.
     public func start() {
         runStart = scheduler.now
-        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.map(\.name), queues: plan.queues)))
+        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.filter { !$0.isBarrier }.map(\.name),
+                                                                 queues: plan.queues)))
         announceAdopted()
         if let timeout = options.timeout {
             runTimer = scheduler.schedule(after: timeout) { [weak self] in
@@ -422,8 +423,10 @@ public final class Runner {
         if firstStart[node] == nil { firstStart[node] = now }
         let duration = milliseconds(from: firstStart[node] ?? now, to: now)
         durations[node] = duration
-        emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
-                      instance: plan.nodes[node].instance))
+        if !plan.nodes[node].isBarrier {
+            emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
+                          instance: plan.nodes[node].instance))
+        }
         nodeDone(node, .succeeded)
     }
 
@@ -453,6 +456,7 @@ public final class Runner {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
         }
+        if plan.nodes[node].isBarrier { return barrierDone(node) }
         switch outcome {
         case .succeeded: counts.succeeded += 1
         case .tolerated: counts.failed += 1
@@ -530,6 +534,7 @@ public final class Runner {
     }
 
     func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
+        if plan.nodes[node].isBarrier { return nodeDone(node, .skipped(reason)) }
         emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance,
                       restored: restored))
         nodeDone(node, .skipped(reason))
