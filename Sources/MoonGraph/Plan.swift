@@ -54,8 +54,15 @@ public struct Plan: Sendable {
         for v in selected { levels[level[v]].append(v) }
         var startOrder: [Int] = []
         startOrder.reserveCapacity(selected.count)
+        // A barrier shares its dependents' level and the highest priority
+        // among them: on a tie it goes first, so the order stays topological.
+        let isBarrier = { (v: Int) in graph.nodes[v].isBarrier }
         for nodes in levels {
-            startOrder += nodes.sorted { priority[$0] != priority[$1] ? priority[$0] > priority[$1] : $0 < $1 }
+            startOrder += nodes.sorted {
+                if priority[$0] != priority[$1] { return priority[$0] > priority[$1] }
+                if isBarrier($0) != isBarrier($1) { return isBarrier($0) }
+                return $0 < $1
+            }
         }
         return Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: startOrder)
     }
