@@ -250,6 +250,49 @@ import Testing
         #expect(status.stdout.split(separator: "\n").count == 2000)
     }
 
+    /// `--resume` takes a node without sources from the last run only when
+    /// no need ran since: through a barrier, when no instance of it did.
+    @Test func resumeRerunsADependentWhenAnInstanceBehindItsBarrierRan() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { for-each: [x, y], sources: ["in-${{ item }}"], run: "cat in-${{ item }}" }
+              b: { for-each: [x, y], needs: [a], run: "test ! -e fail-${{ item }}" }
+            """)
+        for item in ["x", "y"] { try moon.write("in-\(item)", "\(item)\n") }
+        try moon.write("fail-y", "")
+        #expect(try moon.run(["run", "-k"]).status == 1)
+        try FileManager.default.removeItem(atPath: moon.path("fail-y"))
+        try moon.write("in-x", "changed\n")
+        let resumed = try moon.run(["run", "--resume", "--json"])
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(resumed.events("start", node: "a[x]").count == 1, "\(Self.order(resumed))")
+        #expect(resumed.events("start", node: "b[x]").count == 1, "\(Self.order(resumed))")
+    }
+
+    @Test func graphByTemplateDrawsOneNodePerFanOut() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              text: { for-each: [a, b, c], run: "true" }
+              count: { for-each: [a, b, c], needs: ["text[${{ item }}]"], run: "true" }
+              sum: { needs: [count], run: "true" }
+              all: { needs: [sum, text], run: "true" }
+            """)
+        let text = try moon.run(["graph", "--templates"])
+        #expect(text.stdout == """
+            graph moon by template: 2 fan-outs, 2 other nodes
+              text   3 instances
+              count  3 instances  needs: text
+              sum    needs: count
+              all    needs: sum, text
+
+            """, "\(text.stdout)\(text.stderr)")
+        let dot = try moon.run(["graph", "--templates", "--format", "dot"])
+        #expect(dot.stdout.components(separatedBy: " -> ").count - 1 == 4, "\(dot.stdout)")
+        #expect(dot.stdout.contains(#""count" [label="count ×3", peripheries=2];"#), "\(dot.stdout)")
+    }
+
     // MARK: - Forecast of groups and fan-ins
 
     /// A group (only needs) is as up to date as its needs: on a built tree
