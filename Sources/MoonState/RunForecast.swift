@@ -205,11 +205,12 @@ public struct RunForecast: Sendable {
             paths.append(path)
             if paths.count > 3 { break }
         }
-        var text = describe(writer ?? first, graph: graph)
+        let (described, many) = describe(writer ?? first, graph: graph)
+        var text = described
         if !paths.isEmpty {
             text += " and writes its sources (\(paths.prefix(3).joined(separator: ", "))\(paths.count > 3 ? " and more" : ""))"
         } else {
-            text += " (\(running.count == 1 ? "its" : "their") outputs are inputs of this node)"
+            text += " (\(running.count == 1 && !many ? "its" : "their") outputs are inputs of this node)"
         }
         if running.count > 1 {
             text = "\(running.count) of its \(graph.nodes[index].needs.count) needs run or may run, e.g. " + text
@@ -217,14 +218,16 @@ public struct RunForecast: Sendable {
         return .mayRun(reason: text)
     }
 
-    /// "'text[a]' runs"; for a barrier, its first instance that runs or may run and how many do.
-    private func describe(_ need: Int, graph: Graph) -> String {
+    /// "'text[a]' runs"; for a barrier, how many of its instances run or
+    /// may run and the first of them.
+    private func describe(_ need: Int, graph: Graph) -> (text: String, many: Bool) {
         let node = graph.nodes[need]
         let verb = verdict(of: need, graph: graph).map { if case .runs = $0 { return "runs" } else { return "may run" } } ?? "may run"
         guard node.isBarrier, let writes = written[need], let first = writes.nodes.first else {
-            return "'\(node.name)' \(verb)"
+            return ("'\(node.name)' \(verb)", false)
         }
-        let of = writes.nodes.count == 1 ? "" : " (\(writes.nodes.count) of its \(node.needs.count) instances run or may run)"
-        return describe(first, graph: graph) + of
+        let text = describe(first, graph: graph).text
+        guard writes.nodes.count > 1 else { return (text, false) }
+        return ("\(writes.nodes.count) of the \(node.needs.count) instances of '\(node.name)' run or may run, e.g. \(text)", true)
     }
 }

@@ -228,6 +228,24 @@ import Testing
         #expect(dry.stdout.contains("nothing to do: all 6 nodes are up to date"), "\(dry.stdout)")
     }
 
+    /// Instances without sources behind a barrier: their outputs are
+    /// remembered for the forecast, which says the dependents may run
+    /// (not that their needs' outputs changed).
+    @Test func instancesWithoutSourcesBehindABarrierMakeTheDependentsMayRun() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a: { for-each: [x, y], run: "echo v=${{ item }} >> $MOON_OUTPUT" }
+              b: { for-each: [x, y], needs: [a], sources: [moon.yaml], run: "true" }
+            """)
+        #expect(try moon.run(["run"]).status == 0)
+        let again = try moon.run(["run", "--json"])
+        #expect(again.events("skip", node: "b[x]").first?["reason"] as? String == "up-to-date", "\(Self.order(again))")
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("b[x]  may run: 2 of the 2 instances of 'a' run or may run, e.g. 'a[x]' runs (their outputs are inputs of this node)"),
+                "\(status.stdout)")
+    }
+
     /// 1,000 × 1,000 instances: the need is one barrier (2,000 edges in
     /// `moon graph`, not a million), and on a built tree the dry run says
     /// "nothing to do", at no more than a few times the no-op's cost.
