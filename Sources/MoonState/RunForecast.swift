@@ -1,3 +1,4 @@
+import Foundation
 import MoonGraph
 
 /// What a run of a plan would do to each of its nodes, from the store,
@@ -124,7 +125,8 @@ public struct RunForecast: Sendable {
             // A for-each over a need's output: its instances are made, and
             // each is checked, once the need has completed.
             if let fanOut = node.fanOut, !node.sources.isEmpty {
-                set(index, .mayRun(reason: "expands when '\(graph.nodes[fanOut.need].name)' completes; each instance is checked then"),
+                let verdict = expansion(index, fanOut, graph: graph, state: state, needs: node.needs.map(needState))
+                set(index, verdict ?? .mayRun(reason: "expands when '\(graph.nodes[fanOut.need].name)' completes; each instance is checked then"),
                     graph: graph)
                 continue
             }
@@ -149,6 +151,26 @@ public struct RunForecast: Sendable {
                 set(index, mayRun(index, graph: graph, sources: state.checkedSources(node: index)) ?? .upToDate, graph: graph)
             }
         }
+    }
+
+    /// A `for-each` over the output of a need that is up to date: its items
+    /// are those the store holds of the need, so its instances are made and
+    /// checked as the run would (nil when the need may change them, or the
+    /// stored value is not a list of strings).
+    private func expansion(_ index: Int, _ fanOut: DynamicFanOut, graph: Graph, state: IncrementalState,
+                           needs: [NeedState]) -> Verdict? {
+        guard verdicts[fanOut.need] == .upToDate, mayRun(index, graph: graph, sources: []) == nil,
+              let text = state.stored(graph.nodes[fanOut.need].name)?.outputs.first(where: { $0.0 == fanOut.key })?.1,
+              let items = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return nil }
+        let instances = graph.instances(ofDynamic: index, items: items)
+        let first = state.add(instances: instances)
+        var stale: [(name: String, reasons: [Staleness])] = []
+        for i in instances.indices {
+            if case .stale(let reasons) = state.check(node: first + i, needs: needs) { stale.append((instances[i].name, reasons)) }
+        }
+        guard let shown = stale.first else { return .upToDate }
+        let of = stale.count == 1 ? "" : " (\(stale.count) of its \(instances.count) instances)"
+        return .runs(reason: "'\(shown.name)' runs: " + shown.reasons.map(\.description).joined(separator: "; ") + of)
     }
 
     /// Records the verdict; for a node that runs or may run, what it writes.

@@ -336,6 +336,35 @@ import Testing
         #expect(changed.stdout.contains("use      may run: 'gen' runs and writes its sources (out.txt)"), "\(changed.stdout)")
     }
 
+    /// A `for-each` over the output of a need that is up to date is
+    /// forecast from the items the store holds: on a built tree the dry run
+    /// says "nothing to do"; a changed instance makes the template run.
+    @Test func aRunTimeFanOutIsForecastFromItsUpToDateNeedsItems() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              sections: { sources: [list.txt], run: echo "list=$(cat list.txt)" >> "$MOON_OUTPUT" }
+              agg:
+                needs: [sections]
+                for-each: ${{ needs.sections.outputs.list }}
+                sources: ["in/${{ item }}"]
+                generates: ["out/${{ item }}"]
+                run: mkdir -p out && cp in/${{ item }} out/${{ item }}
+              report: { needs: [agg], sources: ["out/*"], generates: [report.txt], run: cat out/* > report.txt }
+            """)
+        try moon.write("list.txt", #"["a","b"]"#)
+        try Self.twoStages(0, moon)
+        try moon.write("in/a", "a\n")
+        try moon.write("in/b", "b\n")
+        #expect(try moon.run(["run"]).status == 0)
+        let dry = try moon.run(["run", "-n"])
+        #expect(dry.stdout.contains("nothing to do: all 3 nodes are up to date"), "\(dry.stdout)")
+        try moon.write("in/b", "b, changed\n")
+        let status = try moon.run(["status"])
+        #expect(status.stdout.contains("agg       runs: 'agg[b]' runs: in/b changed"), "\(status.stdout)")
+        #expect(status.stdout.contains("report    may run: 'agg' runs"), "\(status.stdout)")
+    }
+
     /// A fan-in node's line gives one reason and a count, whatever the
     /// number of its needs that run.
     @Test func aFanInsStatusLineIsOneReasonAndACount() throws {
