@@ -330,7 +330,8 @@ struct GraphAnalyzer {
             }
             perInstance.append(needs)
         }
-        if instances == nil { result.needs = perInstance[0] } else { result.perInstance = perInstance }
+        // One node's made needs are its needs, which its expressions may read.
+        if instances == nil { result.needs = perInstance[0]; result.readable = perInstance[0] } else { result.perInstance = perInstance }
     }
 
     /// A need made from an instance's values names no node: say which, and what the template has.

@@ -44,16 +44,19 @@ struct FanOutNeedsTests {
     @Test func perItemNeedsPairEachInstanceWithItsOwn() throws {
         let g = try graph("""
             version: 1
-            vars: { STAGE: text }
+            vars: { STAGE: text, SETUP: setup }
             nodes:
               text: { for-each: [a, b], run: "true" }
               count: { for-each: [a, b], needs: ["${{ vars.STAGE }}[${{ item }}]"], run: "true" }
               both: { needs: ["${{ vars.STAGE }}"], run: "true" }
+              setup: { run: "true" }
+              use: { needs: ["${{ vars.SETUP }}"], run: "echo ${{ needs.setup.result }}" }
             """)
         #expect(names(g, g["count[a]"]!.needs) == ["text[a]"])
         #expect(names(g, g["count[b]"]!.needs) == ["text[b]"])
         #expect(names(g, g["both"]!.needs) == ["text[a]", "text[b]"])
         #expect(!g.nodes.contains(where: { $0.isBarrier }))
+        #expect(names(g, g["use"]!.needs) == ["setup"])
     }
 
     @Test func aMadeNeedOnItselfIsAnError() throws {
