@@ -125,7 +125,7 @@ struct ExpressionChecker {
             case .variable, .item, .matrix: break
             default:
                 return ("'\(key)' is read before the node runs, so it can only use vars, item and matrix",
-                        ["help: write the path, or build it from ${{ vars.NAME }}, ${{ item }} or ${{ matrix.KEY }}"])
+                        ["help: write the \(key == "needs" ? "node's name" : "path"), or build it from ${{ vars.NAME }}, ${{ item }} or ${{ matrix.KEY }}"])
             }
         }
         switch reference {

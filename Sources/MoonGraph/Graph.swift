@@ -53,6 +53,8 @@ public struct Graph: Sendable {
         positions.reserveCapacity(nodes.count)
         var templates: [String: [Int]] = [:]
         for i in nodes.indices {
+            // A barrier is named as its template, which names the instances.
+            if nodes[i].isBarrier { continue }
             if positions[nodes[i].name] == nil { positions[nodes[i].name] = i }
             if let template = nodes[i].instance?.template { templates[template, default: []].append(i) }
         }

@@ -54,11 +54,16 @@ struct GraphAnalyzer {
         diagnostics += expander.diagnostics
         var rootNeeds = RootNeeds(included: included)
         rootNeeds.add(templates, declaration.references, index: layout.index, ranges: layout.ranges)
+        var barriers = Barriers(first: layout.names.count)
+        var instanceNeeds: [[[Int]]?] = Array(repeating: nil, count: templates.count)
         for (t, references) in declaration.references.enumerated() {
             let found = diagnostics.count
             let name = templates[t].name
-            templates[t].needs = needs(of: references, owner: name, layout: layout)
-            checkExpressions(of: references, node: templates[t], names: layout.names)
+            let resolved = needs(of: references, owner: name, instances: layout.instances[t], layout: layout, vars: vars,
+                                 barriers: &barriers)
+            templates[t].needs = resolved.needs
+            instanceNeeds[t] = resolved.perInstance
+            checkExpressions(of: references, node: templates[t], needs: resolved.readable, names: layout.names)
             if case .dynamic(let need, let key, let span) = references.fanOut {
                 if let index = layout.index[need], templates[t].needs.contains(index) {
                     templates[t].fanOut = DynamicFanOut(need: index, key: key)
@@ -69,9 +74,10 @@ struct GraphAnalyzer {
             }
             for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
         }
-        let made = instantiate(templates, layout: layout, vars: vars)
+        let made = instantiate(templates, layout: layout, vars: vars, instanceNeeds: instanceNeeds)
         diagnostics += OutputCollisions.check(made: made, templates: templates, instances: layout.instances, references: declaration.references, included: nodes)
         if nodes.isEmpty { nodes = made } else { nodes += made }
+        nodes += barriers.nodes
         if root {
             rootNeeds.resolve(into: &nodes, names: layout.names, index: layout.index, ranges: layout.ranges,
                               failedIncludes: layout.failedIncludes, diagnostics: &diagnostics)
@@ -137,7 +143,7 @@ struct GraphAnalyzer {
     /// array as it is, without copying a node.
     /// A path longer than `ExpansionLimit.varBytes` once filled in is an
     /// error at its node, found before the path is made.
-    private mutating func instantiate(_ templates: [Node], layout: Layout, vars: Variables) -> [Node] {
+    private mutating func instantiate(_ templates: [Node], layout: Layout, vars: Variables, instanceNeeds: [[[Int]]?]) -> [Node] {
         guard layout.instances.contains(where: { $0 != nil }) || templates.contains(where: \.hasPathExpressions) else { return templates }
         var nodes: [Node] = []
         nodes.reserveCapacity(layout.names.count)
@@ -145,13 +151,15 @@ struct GraphAnalyzer {
             if layout.instances[t] != nil || template.hasPathExpressions {
                 let parsed = NodeTemplate(template)
                 let instances: [NodeInstance?] = layout.instances[t]?.map { $0 } ?? [nil]
-                for instance in instances {
+                for (i, instance) in instances.enumerated() {
                     guard parsed.longestPath(instance, vars: vars) <= ExpansionLimit.varBytes else {
                         error("a path of node '\(instance?.name ?? template.name)' (sources, generates or depfile) is longer than \(ExpansionLimit.varBytes >> 20) MiB once vars, item and matrix are put in",
                               at: template.nameSpan, notes: ["help: a path repeats each value it reads; read a long var in run or with instead"])
                         return nodes
                     }
-                    nodes.append(parsed.instantiated(instance, vars: vars))
+                    var node = parsed.instantiated(instance, vars: vars)
+                    if let needs = instanceNeeds[t] { node.needs = needs[i] }
+                    nodes.append(node)
                 }
             } else {
                 nodes.append(template)
@@ -177,20 +185,64 @@ struct GraphAnalyzer {
 
     // MARK: - Needs
 
+    /// A node's resolved needs.
+    struct ResolvedNeeds {
+        /// The needs every instance shares (all of a node's, without fan-out).
+        var needs: [Int] = []
+        /// Per instance, when its needs differ (`text[${{ item }}]`): the
+        /// shared needs, then its own.
+        var perInstance: [[Int]]?
+        /// What its expressions may read (`needs.NODE…`): each node named,
+        /// a template's instances, not the barrier standing for them.
+        var readable: [Int] = []
+    }
+
+    /// The barriers of a graph, one per template a fan-out needs whole,
+    /// placed after every node of the file.
+    struct Barriers {
+        let first: Int
+        var index: [String: Int] = [:]
+        var nodes: [Node] = []
+
+        init(first: Int) { self.first = first }
+
+        mutating func barrier(for template: String, instances: Range<Int>, span: SourceSpan) -> Int {
+            if let index = index[template] { return index }
+            var node = Node(name: template, nameSpan: span, needs: Array(instances), action: .group)
+            node.isInternal = true
+            node.isBarrier = true
+            let position = first + nodes.count
+            nodes.append(node)
+            index[template] = position
+            return position
+        }
+    }
+
     /// The indices of the nodes `owner` needs, in the order written (a
-    /// template's name stands for all its instances), without unknown
-    /// names, itself or duplicates (each one a diagnostic).
-    private mutating func needs(of references: NodeReferences, owner name: String, layout: Layout) -> [Int] {
+    /// template's name stands for all its instances, through one barrier
+    /// when `owner` is itself a fan-out), without unknown names, itself or
+    /// duplicates (each one a diagnostic). A need with `${{ … }}` is made
+    /// per instance from its item, matrix values and vars.
+    private mutating func needs(of references: NodeReferences, owner name: String, instances: [NodeInstance]?, layout: Layout,
+                                vars: Variables, barriers: inout Barriers) -> ResolvedNeeds {
         // Duplicates found by a scan of what is kept while the list is
         // short (most are), a set beyond that.
         var seen: Set<Int> = []
-        var needs: [Int] = []
-        needs.reserveCapacity(references.needs.count)
+        var result = ResolvedNeeds()
+        result.readable.reserveCapacity(references.needs.count)
         // (Most graphs have no fan-out: no template names to look up then.)
         let own = layout.ranges.isEmpty ? nil : layout.ranges[name]
+        // A fan-out needing a whole template would give each of its N
+        // instances the template's M instances: one barrier between them instead.
+        let isFanOut = (instances?.count ?? 0) > 1
+        var made: [Int] = []
         // By position: a `Need` is copied only for a message.
         for n in references.needs.indices {
             let needName = references.needs[n].name
+            if Template.containsExpression(needName) {
+                made.append(n)
+                continue
+            }
             // A template's instances are consecutive, so every need is a range of nodes.
             let targets: Range<Int>
             if !layout.ranges.isEmpty, let range = layout.ranges[needName] {
@@ -205,18 +257,104 @@ struct GraphAnalyzer {
                 error("node '\(name)' needs itself; remove '\(needName)' from its needs", at: references.needs[n].span)
                 continue
             }
+            var duplicate = false
             for target in targets {
-                let duplicate = needs.count <= 32 ? needs.contains(target) : !seen.insert(target).inserted
+                duplicate = result.readable.count <= 32 ? result.readable.contains(target) : !seen.insert(target).inserted
                 guard !duplicate else {
                     diagnostics.append(Diagnostic(.warning, "node '\(name)' needs '\(needName)' more than once; remove the duplicate",
                                                   at: references.needs[n].span))
                     break
                 }
-                if needs.count == 32 { seen = Set(needs) }
-                needs.append(target)
+                if result.readable.count == 32 { seen = Set(result.readable) }
+                result.readable.append(target)
+            }
+            if duplicate { continue }
+            if isFanOut && targets.count > 1 && layout.ranges[needName] != nil {
+                result.needs.append(barriers.barrier(for: needName, instances: targets, span: references.needs[n].span))
+            } else {
+                result.needs += targets
             }
         }
-        return needs
+        if !made.isEmpty {
+            madeNeeds(made.map { references.needs[$0] }, references: references, owner: name, instances: instances,
+                      layout: layout, vars: vars, barriers: &barriers, into: &result)
+        }
+        return result
+    }
+
+    /// The needs written with `${{ … }}` (`text[${{ item }}]`), made for
+    /// each instance of `owner` (or once, for a node without fan-out) from
+    /// its item, matrix values and vars; each must name a node or a template.
+    private mutating func madeNeeds(_ written: [NodeReferences.Need], references: NodeReferences, owner name: String,
+                                    instances: [NodeInstance]?, layout: Layout, vars: Variables,
+                                    barriers: inout Barriers, into result: inout ResolvedNeeds) {
+        var scope = ExpressionChecker.Scope(needs: [], names: layout.names, node: name)
+        scope.staticKey = "needs"
+        switch references.fanOut {
+        case .list, .glob: scope.forEach = true
+        case .matrix(let matrix): scope.matrixKeys = matrix.allKeys
+        case .dynamic(_, _, let span):
+            error("node '\(name)' makes needs from its item, but its items are known only at run time", at: span,
+                  notes: ["help: a need from ${{ item }} is for a for-each over a list or a glob, or a matrix: name the need in full"])
+            return
+        case nil: break
+        }
+        var templates: [Template] = []
+        for need in written {
+            let found = diagnostics.count
+            diagnostics += expressions.check(need.node, scope: scope)
+            guard diagnostics.count == found else { return }
+            templates.append(Template.parse(need.name).template)
+        }
+        let isFanOut = (instances?.count ?? 0) > 1
+        let all: [NodeInstance?] = instances.map { $0.map { $0 } } ?? [nil]
+        var perInstance: [[Int]] = []
+        perInstance.reserveCapacity(all.count)
+        for instance in all {
+            var needs = result.needs
+            for (w, template) in templates.enumerated() {
+                let needName = NodeTemplate.render(template, instance: instance, vars: vars, pattern: false)
+                let owner = instance?.name ?? name
+                let targets: Range<Int>
+                if !layout.ranges.isEmpty, let range = layout.ranges[needName] {
+                    targets = range
+                } else if let target = layout.index[needName] {
+                    targets = target..<target + 1
+                } else {
+                    missingNeed(written[w], made: needName, owner: owner, layout: layout)
+                    return
+                }
+                if needName == name || layout.index[owner].map(targets.contains) == true {
+                    error("node '\(owner)' needs itself ('\(written[w].name)' is '\(needName)')", at: written[w].span,
+                          notes: ["help: a made need names another node, such as the instance of another template for the same item"])
+                    return
+                }
+                if isFanOut && targets.count > 1 {
+                    let barrier = barriers.barrier(for: needName, instances: targets, span: written[w].span)
+                    if !needs.contains(barrier) { needs.append(barrier) }
+                } else {
+                    for target in targets where !needs.contains(target) { needs.append(target) }
+                }
+            }
+            perInstance.append(needs)
+        }
+        // One node's made needs are its needs, which its expressions may read.
+        if instances == nil { result.needs = perInstance[0]; result.readable = perInstance[0] } else { result.perInstance = perInstance }
+    }
+
+    /// A need made from an instance's values names no node: say which, and what the template has.
+    private mutating func missingNeed(_ need: NodeReferences.Need, made: String, owner: String, layout: Layout) {
+        var notes: [String] = []
+        if let bracket = made.firstIndex(of: "["), made.hasSuffix("]"), let range = layout.ranges[String(made[..<bracket])] {
+            let template = String(made[..<bracket])
+            let shown = range.prefix(5).map { layout.names[$0] }.joined(separator: ", ")
+            let more = range.count > 5 ? ", … (\(range.count) in all)" : ""
+            notes.append("help: '\(template)' has the instances \(range.isEmpty ? "(none)" : shown + more); "
+                         + "each instance of '\(owner.split(separator: "[").first ?? "")' must find its own")
+        } else {
+            notes.append("help: '\(need.name)' must name a node, or an instance of a for-each or matrix node, for every instance")
+        }
+        error("node '\(owner)' needs unknown node '\(made)' (made from '\(need.name)')", at: need.span, notes: notes)
     }
 
     /// Whether a need names its own node (or, for a template, one of its instances).
@@ -266,8 +404,8 @@ struct GraphAnalyzer {
 
     /// The node's `${{ … }}`, which may read its direct needs; a shell-form
     /// `run` is checked with its shell's quoting.
-    private mutating func checkExpressions(of references: NodeReferences, node: Node, names: [String]) {
-        var scope = ExpressionChecker.Scope(needs: node.needs, names: names, node: node.name)
+    private mutating func checkExpressions(of references: NodeReferences, node: Node, needs: [Int], names: [String]) {
+        var scope = ExpressionChecker.Scope(needs: needs, names: names, node: node.name)
         switch references.fanOut {
         case .list, .glob, .dynamic: scope.forEach = true
         case .matrix(let matrix): scope.matrixKeys = matrix.allKeys

@@ -217,7 +217,7 @@ public enum GraphSchema {
         var defs: [(String, JSONValue)] = [
             ("nodeName", .object([("type", .string("string")), ("pattern", .string(nodeNamePattern))])),
             ("target", .object([
-                ("description", .string("A node (lib:NODE for an included one, :NODE for one of the root graph from an included file), a for-each or matrix node (all its instances), or one instance NODE[LABEL].")),
+                ("description", .string("A node (lib:NODE for an included one, :NODE for one of the root graph from an included file), a for-each or matrix node (all its instances), or one instance NODE[LABEL]; in needs, a name may be made from ${{ item }}, ${{ matrix.KEY }} and ${{ vars.NAME }} (text[${{ item }}]: each instance's own).")),
                 ("type", .string("string")), ("minLength", .int(1)),
             ])),
             ("scalar", .object([("type", .strings(["string", "number", "boolean"]))])),

@@ -30,7 +30,8 @@ enum IncludeMerger {
                 node.sources = node.sources.map { path($0, under: directory) }
                 node.generates = node.generates.map { path($0, under: directory) }
             }
-            index[node.name] = nodes.count
+            // A barrier is named as its template, which names the instances.
+            if !node.isBarrier { index[node.name] = nodes.count }
             names.append(node.name)
             nodes.append(node)
         }

@@ -74,6 +74,15 @@ public struct Node: Sendable {
         get { rare.fields.isInternal }
         set { update { $0.isInternal = newValue } }
     }
+    /// An internal node the loader adds where a fan-out needs a whole
+    /// static fan-out (`needs: [text]`): it needs every instance of the
+    /// template and each instance of the needer needs it alone, so the edges
+    /// are N + M, not N × M. Named as the template; it runs nothing, and a
+    /// run emits no event for it.
+    public var isBarrier: Bool {
+        get { rare.fields.isBarrier }
+        set { update { $0.isBarrier = newValue } }
+    }
     /// `service: true`: a node not expected to end (a dev server); its
     /// dependents start once it has started, and moon stops it at the end.
     public var isService: Bool {
@@ -128,6 +137,7 @@ public struct Node: Sendable {
         var params: [NodeParameter] = []
         var arguments = NodeArguments()
         var isInternal = false
+        var isBarrier = false
         var isService = false
         var restartsOnChange = true
         var namespace = ""

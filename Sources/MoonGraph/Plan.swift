@@ -52,7 +52,8 @@ public struct Plan: Sendable {
         var levelCount = 0
         for v in order {
             var l = 0
-            for need in graph.nodes[v].needs { l = max(l, level[need] + 1) }
+            // A barrier stands at the level of its dependents: it adds no step.
+            for need in graph.nodes[v].needs { l = max(l, level[need] + (graph.nodes[need].isBarrier ? 0 : 1)) }
             level[v] = l
             levelCount = max(levelCount, l + 1)
         }
@@ -62,6 +63,7 @@ public struct Plan: Sendable {
             for d in dependents[v] { rest = max(rest, priority[d]) }
             var weight = 1
             if let weights, v < weights.count, weights[v] >= 0 { weight = weights[v] }
+            if graph.nodes[v].isBarrier { weight = 0 }
             // Saturating, so absurd weights cannot trap.
             let (sum, overflow) = weight.addingReportingOverflow(rest)
             priority[v] = overflow ? Int.max : sum
@@ -72,12 +74,23 @@ public struct Plan: Sendable {
         var plan = Plan(graph: graph, selected: selected, levels: levels, level: level, priority: priority, startOrder: [], rank: rank)
         var startOrder: [Int] = []
         startOrder.reserveCapacity(selected.count)
+        // A barrier shares its dependents' level and the highest priority
+        // among them: on a tie it goes first, so the order stays topological.
+        let isBarrier = { (v: Int) in graph.nodes[v].isBarrier }
         for nodes in levels {
             if rank == nil {
-                startOrder += nodes.sorted { priority[$0] != priority[$1] ? priority[$0] > priority[$1] : $0 < $1 }
+                startOrder += nodes.sorted {
+                    if priority[$0] != priority[$1] { return priority[$0] > priority[$1] }
+                    if isBarrier($0) != isBarrier($1) { return isBarrier($0) }
+                    return $0 < $1
+                }
             } else {
                 let key = nodes.map(plan.schedulingPriority)
-                startOrder += nodes.indices.sorted { key[$0] != key[$1] ? key[$0] > key[$1] : nodes[$0] < nodes[$1] }.map { nodes[$0] }
+                startOrder += nodes.indices.sorted {
+                    if key[$0] != key[$1] { return key[$0] > key[$1] }
+                    if isBarrier(nodes[$0]) != isBarrier(nodes[$1]) { return isBarrier(nodes[$0]) }
+                    return nodes[$0] < nodes[$1]
+                }.map { nodes[$0] }
             }
         }
         plan.startOrder = startOrder

@@ -35,14 +35,14 @@ public enum GraphRenderer {
     /// ```
     public static func text(_ plan: Plan) -> String {
         let graph = plan.graph
-        var out = "graph \(graph.name): \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))\n"
+        var out = "graph \(graph.name): \(count(shown(plan), "node")) in \(count(plan.levels.count, "level"))\n"
         if let description = graph.description { out += "  \(oneLine(description))\n" }
         let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
         let queueWidth = plan.selected.map { graph.queue(of: graph.nodes[$0]).name.count + 2 }.max() ?? 0
         var preview = CommandPreview(graph: graph)
         for (l, level) in plan.levels.enumerated() {
             out += "level \(l)\n"
-            for v in level {
+            for v in level where !graph.nodes[v].isBarrier {
                 let node = graph.nodes[v]
                 out += "  " + pad(node.name, nameWidth) + "  " + pad("[\(graph.queue(of: node).name)]", queueWidth)
                 let lines = summary(of: v, in: graph, preview: &preview).split(separator: "\n", omittingEmptySubsequences: false)
@@ -76,6 +76,11 @@ public enum GraphRenderer {
         var preview = CommandPreview(graph: graph)
         for v in plan.selected {
             let node = graph.nodes[v]
+            // A barrier: one point every instance of its template leads to (N + M edges, not N × M).
+            if node.isBarrier {
+                out += "  \(dotQuote(node.name)) [shape=circle, label=\(dotQuote("all of " + node.name))];\n"
+                continue
+            }
             out += "  \(dotQuote(node.name)) [tooltip=\(dotQuote(summary(of: v, in: graph, preview: &preview)))];\n"
         }
         for (from, to) in edges(plan) {
@@ -118,7 +123,8 @@ public enum GraphRenderer {
         }
         var out = "flowchart TD\n"
         for v in plan.selected {
-            out += "  \(ids[v])[\"\(mermaidLabel(graph.nodes[v].name))\"]\n"
+            let node = graph.nodes[v]
+            out += node.isBarrier ? "  \(ids[v])((\"all of \(mermaidLabel(node.name))\"))\n" : "  \(ids[v])[\"\(mermaidLabel(node.name))\"]\n"
         }
         for (from, to) in edges(plan) {
             out += "  \(ids[from]) --> \(ids[to])\n"
@@ -178,6 +184,8 @@ public enum GraphRenderer {
             ("queue", .string(graph.queue(of: node).name)),
             ("kind", .string(node.action.kind)),
         ]
+        // The point a fan-out's need on a whole fan-out goes through (named as the template).
+        if node.isBarrier { members.append(("barrier", .bool(true))) }
         switch node.action {
         case .shell(let script): members.append(("command", .string(script)))
         case .exec(let argv): members.append(("command", .strings(argv)))
@@ -258,11 +266,13 @@ public enum GraphRenderer {
     /// heading; nil leaves them out.
     public static func dryRun(_ plan: Plan, states: [Int: String]? = nil) -> String {
         let graph = plan.graph
-        var out = "dry run: graph \(graph.name), \(count(plan.selected.count, "node")) in \(count(plan.levels.count, "level"))"
-        if plan.selected.count != graph.nodes.count { out += " (of \(graph.nodes.count))" }
+        let total = graph.nodes.count(where: { !$0.isBarrier })
+        var out = "dry run: graph \(graph.name), \(count(shown(plan), "node")) in \(count(plan.levels.count, "level"))"
+        if shown(plan) != total { out += " (of \(total))" }
+        let listed = plan.startOrder.filter { !graph.nodes[$0].isBarrier }
         if let states {
             var counts: [(String, Int)] = []
-            for v in plan.startOrder {
+            for v in listed {
                 let state = states[v] ?? ""
                 if let i = counts.firstIndex(where: { $0.0 == state }) { counts[i].1 += 1 } else { counts.append((state, 1)) }
             }
@@ -271,8 +281,8 @@ public enum GraphRenderer {
             out += ": " + counts.sorted { rank($0.0) < rank($1.0) }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
         }
         out += "\n"
-        let stateWidth = states.map { s in plan.startOrder.map { s[$0]?.count ?? 0 }.max() ?? 0 } ?? 0
-        let numberWidth = String(plan.startOrder.count).count
+        let stateWidth = states.map { s in listed.map { s[$0]?.count ?? 0 }.max() ?? 0 } ?? 0
+        let numberWidth = String(listed.count).count
         let nameWidth = plan.selected.map { graph.nodes[$0].name.count }.max() ?? 0
         let levelWidth = String(max(0, plan.levels.count - 1)).count
         let queueWidth = plan.selected.map { graph.queues[graph.nodes[$0].queue].name.count }.max() ?? 0
@@ -287,7 +297,7 @@ public enum GraphRenderer {
             bytes.append(contentsOf: text.utf8)
             if !right { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: fill)) }
         }
-        for (i, v) in plan.startOrder.enumerated() {
+        for (i, v) in listed.enumerated() {
             put("  ")
             put(String(i + 1), width: numberWidth, right: true)
             put(". ")
@@ -324,6 +334,11 @@ public enum GraphRenderer {
     }
 
     // MARK: - Helpers
+
+    /// How many nodes a listing shows: the selected ones but barriers.
+    static func shown(_ plan: Plan) -> Int {
+        plan.selected.count(where: { !plan.graph.nodes[$0].isBarrier })
+    }
 
     static func plan(_ graph: Graph) -> Plan {
         // A validated graph is acyclic, so planning all of it cannot fail.

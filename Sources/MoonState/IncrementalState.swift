@@ -63,7 +63,11 @@ public final class IncrementalState: @unchecked Sendable {
         self.varReads = VarReads(graph: graph)
         var tracked = graph.nodes.map { !$0.sources.isEmpty }
         for node in graph.nodes where !node.sources.isEmpty {
-            for need in node.needs { tracked[need] = true }
+            for need in node.needs {
+                // A barrier stands for its instances, whose outputs the node reads (once per barrier).
+                if !tracked[need], graph.nodes[need].isBarrier { for instance in graph.nodes[need].needs { tracked[instance] = true } }
+                tracked[need] = true
+            }
         }
         self.tracked = tracked
     }

@@ -176,13 +176,23 @@ final class CacheChecker: UpToDateChecking {
         return last
     }
 
-    /// Whether a need of graph node `index` started in this run (then its outputs may differ).
+    /// Whether a need of graph node `index` started in this run (then its
+    /// outputs may differ); a barrier's, when one of its instances did
+    /// (asked once per barrier: its instances have all ended by then).
     private func needRan(_ index: Int) -> Bool {
         let needs = state.node(at: index).needs
         lock.lock()
         defer { lock.unlock() }
-        return needs.contains { started.contains($0) }
+        return needs.contains { need in
+            if started.contains(need) { return true }
+            guard state.node(at: need).isBarrier else { return false }
+            if let ran = barrierRan[need] { return ran }
+            let ran = state.node(at: need).needs.contains { started.contains($0) }
+            barrierRan[need] = ran
+            return ran
+        }
     }
+    private var barrierRan: [Int: Bool] = [:]
 
     /// The files an entry's depfile listed, when each still has its hash.
     private func currentEntries(_ dependencies: [CacheEntry.Dependency]) -> [Manifest.Entry]? {

@@ -9,7 +9,8 @@ struct GraphCommand: SelectingCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph",
         abstract: "Print the graph: as text, Graphviz dot, Mermaid or JSON.",
-        discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg")
+        discussion: "moon graph moon.yaml --format dot | dot -Tsvg > graph.svg. A for-each or matrix node that needs a whole one "
+            + "goes through one point, 'all of NAME'.")
 
     @Argument(help: ArgumentHelp("The graph file, then nodes to show with their needs (default: all), each followed by its "
                                  + "NAME=VALUE parameters. After --, words for the last node's ${{ args }}.", valueName: "file-or-node"),
@@ -18,6 +19,9 @@ struct GraphCommand: SelectingCommand {
 
     @Option(name: .shortAndLong, help: "text, dot, mermaid or json.")
     var format: GraphRenderer.Format = .text
+
+    @Flag(name: .long, help: "One node per for-each or matrix node, with its number of instances (as snakemake --rulegraph).")
+    var templates = false
 
     @OptionGroup var vars: VarOverrides
 
@@ -28,7 +32,7 @@ struct GraphCommand: SelectingCommand {
     func run(passthrough: [String]) throws {
         let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
                                                   selection: selection, requireAll: false)
-        let text = GraphRenderer.render(plan, format: format)
+        let text = templates ? GraphRenderer.templates(plan, format: format) : GraphRenderer.render(plan, format: format)
         Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }
 }

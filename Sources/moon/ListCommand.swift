@@ -54,7 +54,7 @@ struct ListCommand: ParsableCommand {
             }
             // A need that is an instance shows as its fan-out, once.
             var needs: [String] = []
-            for need in row.node.needs where !graph.nodes[need].isInternal {
+            for need in row.node.needs where !graph.nodes[need].isInternal || graph.nodes[need].isBarrier {
                 let shown = graph.nodes[need].instance?.template ?? graph.nodes[need].name
                 if !needs.contains(shown) { needs.append(shown) }
             }

@@ -48,7 +48,8 @@ struct StatusCommand: SelectingCommand {
         let forecast = RunForecast(plan: plan, state: state, storeMissing: neverRan)
         let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast,
                                                   cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
-        let rows = plan.selected.sorted().map { index -> (name: String, verdict: String) in
+        // (A barrier is not a node of the file: its dependents' lines say what it waits for.)
+        let rows = plan.selected.sorted().filter { !graph.nodes[$0].isBarrier }.map { index -> (name: String, verdict: String) in
             let verdict = forecast.verdicts[index]
             return (graph.nodes[index].name, restorable.contains(index) ? CacheForecast.text(verdict, node: graph.nodes[index]) : verdict?.text ?? "up to date")
         }

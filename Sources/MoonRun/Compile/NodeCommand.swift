@@ -87,7 +87,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
     private func runProcess(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
         // The file is not created: a node that writes outputs creates it
         // (`>>` does), and a missing file means no outputs.
-        let outputFile = context.outputs?.path.map { "\($0)/\(node.name).\(input.attempt)" }
+        // Named by the node's index: an instance's name may hold a `/` (`text[man/a.gz]`).
+        let outputFile = context.outputs?.path.map { "\($0)/\(Self.outputFileName(index, input.attempt))" }
         // A node on a Slurm queue runs its process as an srun job step.
         let graph = context.environment.graph
         let slurm = graph.slurmOptions(for: node).map {
@@ -147,7 +148,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
         // A Slurm job may write its file from another host, which an inotify
         // watch does not hear of: look its file up.
         let report = Self.exitReport(outputFile: outputFile, watch: slurm == nil ? context.outputs?.watch : nil,
-                                     fileName: "\(node.name).\(attempt)", successCodes: node.successCodes, result: result)
+                                     fileName: Self.outputFileName(index, attempt), successCodes: node.successCodes, result: result)
         return {
             groups.launching(index)
             do {
@@ -199,6 +200,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
 
     /// How the process ended, as the attempt's last events: `exited` and
     /// its outputs, then `complete`; or an error.
+    /// The `$MOON_OUTPUT` file of an attempt, in the run's output directory.
+    static func outputFileName(_ index: Int, _ attempt: Int) -> String { "node-\(index).\(attempt)" }
+
     /// `successCodes`: the node's `success-codes` (an exit code among them
     /// succeeds, and is reported on `complete`).
     private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String, successCodes: [Int32],

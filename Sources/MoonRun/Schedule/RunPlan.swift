@@ -37,6 +37,11 @@ public struct RunNode: Sendable {
     public var isExpanded = false
     /// `service: true`: not expected to end (see Runner+Live).
     public var isService = false
+    /// The barrier the loader puts where a fan-out needs a whole fan-out
+    /// (`Node.isBarrier`): a group the run emits no event for and does not count.
+    public var isBarrier = false
+    /// `uses:`: it reads the values of each of its needs, a barrier's instances included.
+    public var isBuiltin = false
 
     /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
     /// a JSON list of strings.
@@ -95,6 +100,8 @@ extension RunPlan {
                               readsInputs: Self.readsInputs(node))
             run.instance = node.instance.map(RunEvent.Instance.init)
             if case .group = node.action { run.isGroup = true }
+            run.isBarrier = node.isBarrier
+            if case .builtin = node.action { run.isBuiltin = true }
             run.isService = node.isService
             // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
             run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }

@@ -9,8 +9,15 @@ import MoonEvents
 extension Runner {
     /// What the needs of `spec` left it: values, outputs and results by need name.
     func inputs(of spec: RunNode) -> NodeInputs {
-        var inputs = NodeInputs(values: spec.needs.map { values[$0] }, needs: spec.needs.map { plan.nodes[$0].name })
-        for need in spec.needs {
+        // A built-in reads the values of each need: a barrier's instances,
+        // not the barrier. Other nodes read a barrier as one need whose
+        // value is the digest of what its instances left (`BarrierDigest`).
+        var needs = spec.needs
+        if spec.isBuiltin, needs.contains(where: { plan.nodes[$0].isBarrier }) {
+            needs = needs.flatMap { plan.nodes[$0].isBarrier ? plan.nodes[$0].needs : [$0] }
+        }
+        var inputs = NodeInputs(values: needs.map { values[$0] }, needs: needs.map { plan.nodes[$0].name })
+        for need in needs {
             let name = plan.nodes[need].name
             inputs.outputs[name] = outputs[need]
             guard case .done(let outcome) = state[need] else { continue }

@@ -1,4 +1,5 @@
 import MoonEvents
+import MoonGraph
 
 /// Dynamic fan-out: a node with `for-each: ${{ needs.NEED.outputs.KEY }}`
 /// is expanded when its needs have ended and its `if` lets it run. Each
@@ -43,5 +44,21 @@ extension Runner {
         emit(RunEvent(time: scheduler.now, kind: .expand(node: template.name, instances: instances.map(\.name))))
         guard !instances.isEmpty else { return succeedAtOnce(node) }
         for index in made { decide(index) }
+    }
+}
+
+/// Barriers (`RunNode.isBarrier`): the one need that stands for a whole
+/// fan-out between two fan-outs. It ends as a group does, without an
+/// event or a count, and leaves its dependents the digest of what its
+/// instances left, so their fingerprints change when any instance's do.
+extension Runner {
+    func barrierDone(_ node: Int) {
+        let needs = plan.nodes[node].needs.map { need in
+            (name: plan.nodes[need].name, outputs: outputs[need].map { ($0.key, $0.value) }, values: values[need])
+        }
+        values[node] = [BarrierDigest.of(needs)]
+        releaseDependents(of: node)
+        pump()
+        finishIfDone()
     }
 }

@@ -33,7 +33,7 @@ extension Runner {
     }
 
     func nodeSummaries() -> [NodeSummary] {
-        plan.nodes.indices.map { node in
+        plan.nodes.indices.filter { !plan.nodes[$0].isBarrier }.map { node in
             let result: NodeSummary.Result
             switch state[node] {
             case .done(.succeeded): result = .succeeded

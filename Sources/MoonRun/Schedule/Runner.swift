@@ -190,7 +190,8 @@ public final class Runner {
     /// Announces the plan and starts every node without needs.
     public func start() {
         runStart = scheduler.now
-        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.map(\.name), queues: plan.queues)))
+        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.filter { !$0.isBarrier }.map(\.name),
+                                                                 queues: plan.queues)))
         announceAdopted()
         if let timeout = options.timeout {
             runTimer = scheduler.schedule(after: timeout) { [weak self] in
@@ -442,8 +443,10 @@ public final class Runner {
         if firstStart[node] == nil { firstStart[node] = now }
         let duration = milliseconds(from: firstStart[node] ?? now, to: now)
         durations[node] = duration
-        emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
-                      instance: plan.nodes[node].instance))
+        if !plan.nodes[node].isBarrier {
+            emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
+                          instance: plan.nodes[node].instance))
+        }
         nodeDone(node, .succeeded)
     }
 
@@ -473,6 +476,7 @@ public final class Runner {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
         }
+        if plan.nodes[node].isBarrier { return barrierDone(node) }
         // An expanded template is counted as its instances, not as one more node.
         let counted = !plan.nodes[node].isExpanded
         switch outcome {
@@ -552,6 +556,7 @@ public final class Runner {
     }
 
     func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
+        if plan.nodes[node].isBarrier { return nodeDone(node, .skipped(reason)) }
         emit(RunEvent(time: scheduler.now, kind: .skip(node: plan.nodes[node].name, reason: reason), instance: plan.nodes[node].instance,
                       restored: restored))
         nodeDone(node, .skipped(reason))
