@@ -165,7 +165,7 @@ import Testing
         #expect(result.stderr.contains("moon.yaml:12:19: error: 'item' is only available in a node with 'for-each'"), "\(result.stderr)")
         #expect(result.stderr.contains("error: node 'dyn2' makes needs from its item, but its items are known only at run time"),
                 "\(result.stderr)")
-        #expect(!result.stderr.contains("'dyn'"), "\(result.stderr)")
+        #expect(!result.stderr.contains("error: node 'dyn'"), "\(result.stderr)")
     }
 
     // MARK: - One barrier per need on a whole fan-out
@@ -258,7 +258,7 @@ import Testing
         var clock = ContinuousClock.now
         let noOp = try moon.run(["run"])
         let noOpTime = ContinuousClock.now - clock
-        #expect((noOp.stdout + noOp.stderr).contains("0 succeeded, 2000 skipped"), "\(noOp.stdout)\(noOp.stderr)")
+        #expect((noOp.stdout + noOp.stderr).contains("ok - 2000 up to date"), "\(noOp.stdout)\(noOp.stderr)")
         clock = ContinuousClock.now
         let dry = try moon.run(["run", "-n"])
         let dryTime = ContinuousClock.now - clock
