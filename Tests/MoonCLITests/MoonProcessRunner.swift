@@ -182,10 +182,12 @@ func eventually(_ limit: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
 /// processes. Pids are reused (pid_max is 32768 here, and the suite starts
 /// thousands of processes a second), so a pid read from a file may name
 /// another process seconds later. A node, and whatever it starts, carries
-/// `MOON_GRAPH_DIR`, which names the test's own directory.
+/// `MOON_GRAPH_DIR`, which names the test's own directory. A process in
+/// the middle of `exec` shows an empty environment for a moment: that is
+/// no proof it is another process.
 func isAlive(_ pid: Int32, of moon: Moon) -> Bool {
     guard isAlive(pid) else { return false }
-    guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return true }
+    guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"), !environment.isEmpty else { return true }
     return String(decoding: environment, as: UTF8.self).contains(moon.directory.lastPathComponent)
 }
 
