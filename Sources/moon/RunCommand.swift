@@ -162,13 +162,13 @@ struct RunCommand: SelectingCommand {
                                    cache: cache, resume: resume ? lastRun(of: plan.graph) : nil)
             throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())
         }
-        let session = RunSession(plan: plan, options: try options(), report: report,
+        let execution = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
                                  state: IncrementalState(graph: plan.graph, store: store, force: force, forcing: forced, onWarning: warn),
                                  store: store,
                                  cache: cache.outputCache(for: plan.graph),
                                  resume: resume ? lastRun(of: plan.graph) : nil)
-        let code = try session.run()
+        let code = try execution.run()
         if code != 0 { throw ExitCode(code) }
     }
 

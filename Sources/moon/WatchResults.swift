@@ -1,7 +1,7 @@
 import MoonCommand
 import MoonRun
 
-/// What each node of a watch session stands with when a rerun does not run
+/// What each node stands with in watch mode when a rerun does not run
 /// it: the outputs and values the runner last held for it, that is the
 /// verdict of its up-to-date check (up to date, restored from the cache or
 /// resumed) or its last success. `WatchChecker` records them, since it is
