@@ -9,7 +9,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps test-slurm fuzz build release run test test-unit test-e2e tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm fuzz build build-tests release run test test-unit test-e2e tsan install man completions bench clean schema
 
 all: build
 
@@ -97,8 +97,22 @@ define swift_test
 	fi
 endef
 
-test: deps test-deps
-	$(SWIFT) build
+# Builds moon and its tests, and fails when the compiler warned about
+# moon's own code (Sources/, Tests/, and what their macros expand to; a
+# dependency's warnings do not count).
+# It reads what this build compiled: every file on a clean build, as CI's.
+build-tests: deps
+	@mkdir -p .build; { $(SWIFT) build --build-tests 2>&1; echo $$? > .build/build.status; } | tee .build/build.log; \
+	status=$$(cat .build/build.status); [ "$$status" = 0 ] || exit $$status; \
+	{ grep -E '^$(CURDIR)/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning: ' .build/build.log; \
+	  awk '/^macro expansion [^:]+:[0-9]+:[0-9]+: warning: /{ w = $$0; getline origin; print origin " " w }' .build/build.log \
+	    | grep -E '$(CURDIR)/(Sources|Tests)/'; } | sort -u > .build/warnings.txt; \
+	if [ -s .build/warnings.txt ]; then \
+	  echo "=== the compiler warned $$(wc -l < .build/warnings.txt) times about moon's own code (.build/warnings.txt) ==="; \
+	  cat .build/warnings.txt; exit 1; \
+	fi
+
+test: deps test-deps build-tests
 	$(call swift_test)
 
 test-unit: deps

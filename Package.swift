@@ -11,7 +11,10 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonEvents", "MoonRun", "MoonReport"]),
+        // Every library the CLI is made of, for a program that reads, runs,
+        // reports, remembers, caches and watches graphs itself.
+        .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonEvents", "MoonRun", "MoonReport",
+                                            "MoonState", "MoonCache", "MoonWatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,15 +36,13 @@ let package = Package(
         .target(name: "MoonSystem", dependencies: ["CMoonSystem"]),
         // moon's event loop: poll, posted work, timers, forwarded signals.
         .target(name: "MoonEventLoop", dependencies: [
-            "MoonSystem", "CMoonSystem", "MoonCommand",
+            "MoonSystem", "CMoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
         // The spawner (posix_spawn + pidfd_open), in C.
         .target(name: "CMoonSpawn"),
-        // The same contract with clone3, used on x86_64 (moon_clone_spawn.c says why).
-        .target(name: "CMoonClone", dependencies: ["CMoonSpawn"]),
         // Starting, watching and reaping child processes.
-        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "CMoonClone", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
+        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "MoonEventLoop", "MoonSystem"]),
         // What a run reports (RunEvent and its parts): reporters depend on
         // this, not on the runner, its processes or Slurm.
         .target(name: "MoonEvents", dependencies: ["MoonSystem"]),
@@ -54,8 +55,6 @@ let package = Package(
         // SQLite store in `.moon/` beside the graph file.
         .target(name: "MoonState", dependencies: [
             "MoonGraph", "MoonJSON", "MoonSystem",
-            // Lock.
-            "MoonCommand",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
@@ -64,24 +63,27 @@ let package = Package(
         // The output cache: entries and content-addressed blobs on disk
         // (and over HTTP), restored instead of running a node.
         .target(name: "MoonCache", dependencies: [
-            "MoonState", "MoonGraph", "MoonCommand", "MoonSystem",
+            "MoonState", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "moon", dependencies: [
             "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonCommand",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
-        .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
-        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonClone"]),
-        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
+        .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph", "MoonDocument", "MoonCommand"]),
+        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "CMoonSpawn"]),
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents", "MoonGraph", "MoonDocument", "MoonProcess", "MoonCommand"]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
         .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),
-        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache"]),
+        .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache", "MoonSystem",
+                                                      .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
-        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
+        // The end-to-end tests run the built binary; GRDB's SQLite for a damaged store.
+        .testTarget(name: "MoonCLITests", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import MoonCommand
+import Synchronization
 
 /// The local cache on disk: entries under `ac/<key>` (JSON, `CacheEntry`)
 /// and content-addressed blobs under `cas/<2 hex>/<hash>`, as a Bazel HTTP
@@ -311,7 +311,7 @@ public struct CacheDirectory: Sendable {
     final class Handles: @unchecked Sendable {
         let path: String
         let root: String
-        private let lock = Lock()
+        private let lock = Mutex(())
         private var open: [String: Int32] = [:]
         private var retired: [Int32] = []
 
@@ -326,31 +326,31 @@ public struct CacheDirectory: Sendable {
         }
 
         func area(_ name: String, create: Bool) throws -> Int32? {
-            lock.lock()
-            defer { lock.unlock() }
-            if let fd = open[name] {
-                var info = stat()
-                if fstat(fd, &info) == 0 && info.st_nlink > 0 { return fd }
-                open[name] = nil
-                retired.append(fd)
+            return try lock.withLock { _ in
+                if let fd = open[name] {
+                    var info = stat()
+                    if fstat(fd, &info) == 0 && info.st_nlink > 0 { return fd }
+                    open[name] = nil
+                    retired.append(fd)
+                }
+                // The directory as given is the user's word (it may be a link, say ~/.cache to another disk).
+                var top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if top < 0 && errno == ENOENT && create {
+                    try CacheDirectory.makeDirectories(path)
+                    top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                }
+                guard top >= 0 else {
+                    let code = errno
+                    if code == ENOENT { return nil }
+                    throw CacheError.io(code == ENOTDIR ? path : "cannot open \(path)", code)
+                }
+                defer { close(top) }
+                guard let v1 = try CacheDirectory.openDirectory("v1", in: top, display: root, create: create) else { return nil }
+                defer { close(v1) }
+                guard let fd = try CacheDirectory.openDirectory(name, in: v1, display: root + "/" + name, create: create) else { return nil }
+                open[name] = fd
+                return fd
             }
-            // The directory as given is the user's word (it may be a link, say ~/.cache to another disk).
-            var top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if top < 0 && errno == ENOENT && create {
-                try CacheDirectory.makeDirectories(path)
-                top = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            }
-            guard top >= 0 else {
-                let code = errno
-                if code == ENOENT { return nil }
-                throw CacheError.io(code == ENOTDIR ? path : "cannot open \(path)", code)
-            }
-            defer { close(top) }
-            guard let v1 = try CacheDirectory.openDirectory("v1", in: top, display: root, create: create) else { return nil }
-            defer { close(v1) }
-            guard let fd = try CacheDirectory.openDirectory(name, in: v1, display: root + "/" + name, create: create) else { return nil }
-            open[name] = fd
-            return fd
         }
     }
 }

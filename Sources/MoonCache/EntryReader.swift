@@ -1,6 +1,6 @@
-/// Reads the JSON that `CacheEntry.encoded` writes, many times faster than
-/// `JSONDecoder` (an entry is read at every restore, and a depfile node's
-/// lists every header with its hash): one pass straight into the entry's
+/// Reads the JSON that `CacheEntry.encoded` writes without `JSONDecoder`'s
+/// cost (an entry is read at every restore, and a depfile node's lists
+/// every header with its hash): one pass straight into the entry's
 /// fields, no tree of values and no dictionaries. It accepts a plain subset
 /// of JSON: the entry's own keys (each once), no fractions or exponents,
 /// ASCII strings; for anything else it says nil and the caller decodes with

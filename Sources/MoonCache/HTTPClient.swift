@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import MoonCommand
+import Synchronization
 
 /// A minimal HTTP/1.1 client over TCP sockets: persistent connections kept
 /// between requests (one per thread sending at once), bodies of any size
@@ -46,7 +46,7 @@ final class HTTPClient: @unchecked Sendable {
     /// The `Authorization` header's value (`Bearer` and the token, or the
     /// URL's `Basic` user and password); never printed.
     private let authorization: String?
-    private let lock = Lock()
+    private let lock = Mutex(())
     /// Connections between requests, the last returned on top.
     private var idle: [HTTPConnection] = []
     /// More than the threads that send at once: the rest are closed.
@@ -107,17 +107,13 @@ final class HTTPClient: @unchecked Sendable {
 
     /// Closes the idle connections (the remote is no longer used).
     func closeIdle() {
-        lock.lock()
-        idle.removeAll()
-        lock.unlock()
+        lock.withLock { _ in idle.removeAll() }
     }
 
     /// An idle connection the server has not closed, if any.
     private func take() -> HTTPConnection? {
         while true {
-            lock.lock()
-            let connection = idle.popLast()
-            lock.unlock()
+            let connection = lock.withLock { _ in idle.popLast() }
             guard let connection else { return nil }
             if !connection.isStale { return connection }
         }
@@ -125,9 +121,7 @@ final class HTTPClient: @unchecked Sendable {
 
     private func giveBack(_ connection: HTTPConnection) {
         guard connection.reusable else { return }
-        lock.lock()
-        if idle.count < Self.maxIdle { idle.append(connection) }
-        lock.unlock()
+        lock.withLock { _ in if idle.count < Self.maxIdle { idle.append(connection) } }
     }
 
     private func connect(_ wait: Waiter) throws -> Int32 {

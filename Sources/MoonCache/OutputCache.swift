@@ -1,6 +1,6 @@
 import Foundation
-import MoonCommand
 import MoonSystem
+import Synchronization
 
 /// The output cache as one run uses it: restores a node's entry when its
 /// key has one (called from several threads at once), and stores what a
@@ -19,7 +19,7 @@ public final class OutputCache: @unchecked Sendable {
     private let storing = DispatchQueue(label: "moon.cache.store")
     /// Uploads wait on their own threads: a slow server never holds up storing locally.
     private let uploading = WorkerPool(name: "moon.upload", width: 4)
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var stored = 0
     /// Set by `cancel`: restores in progress end, later ones do not start.
     private var stopped = false
@@ -54,32 +54,24 @@ public final class OutputCache: @unchecked Sendable {
     /// The run stops: restores, stores and remote requests in flight end,
     /// and no more are made.
     public func cancel() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
+        lock.withLock { _ in stopped = true }
         remote?.cancel()
     }
 
     /// The user stops the run (Ctrl-C, a signal): stores end as well, their
     /// partial blobs removed and nothing stored.
     public func interrupt() {
-        lock.lock()
-        interrupted = true
-        lock.unlock()
+        lock.withLock { _ in interrupted = true }
         cancel()
     }
 
     /// Whether `cancel` was called (polled between blocks of a file).
     var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
+        return lock.withLock { _ in stopped }
     }
 
     var isInterrupted: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return interrupted
+        return lock.withLock { _ in interrupted }
     }
 
     /// Restores the entry under `key`, when there is one, it writes only
@@ -167,9 +159,7 @@ public final class OutputCache: @unchecked Sendable {
                                        dependencies: dependencies)
                 try directory.store(entry, as: key)
                 placed = []
-                lock.lock()
-                stored += 1
-                lock.unlock()
+                lock.withLock { _ in stored += 1 }
                 upload(entry, as: key)
             } catch CacheError.stopped {
                 return
@@ -189,9 +179,7 @@ public final class OutputCache: @unchecked Sendable {
     public func finish() {
         storing.sync {}
         uploading.wait()
-        lock.lock()
-        let anything = stored > 0
-        lock.unlock()
+        let anything = lock.withLock { _ in stored > 0 }
         guard anything else { return }
         _ = CacheUsage.prune(directory, maxBytes: limit)
     }
@@ -241,9 +229,7 @@ public final class OutputCache: @unchecked Sendable {
     /// Says `message` once per run for each `topic`: a corrupt blob per
     /// blob, a refused entry or a missing output per node, other failures once.
     private func warn(_ topic: String, _ message: String) {
-        lock.lock()
-        let first = warned.insert(topic).inserted
-        lock.unlock()
+        let first = lock.withLock { _ in warned.insert(topic).inserted }
         if first { onWarning(message) }
     }
 }

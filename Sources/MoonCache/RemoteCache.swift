@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Glibc
-import MoonCommand
+import Synchronization
 
 /// A Bazel HTTP remote cache: `GET`/`PUT` of `URL/ac/<key>` (an entry) and
 /// `URL/cas/<sha256>` (a blob), as bazel-remote or an nginx with WebDAV
@@ -20,7 +20,7 @@ public final class RemoteCache: @unchecked Sendable {
     public let url: String
     public let readOnly: Bool
     let timeoutNanoseconds: UInt64
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var off = false
     /// The run stopped: requests end without a warning.
     private var canceled = false
@@ -75,16 +75,12 @@ public final class RemoteCache: @unchecked Sendable {
     public static let maxTimeoutSeconds = 3600.0
 
     var isOff: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return off || canceled
+        return lock.withLock { _ in off || canceled }
     }
 
     /// The run stops: requests in flight end soon, and no more are sent.
     public func cancel() {
-        lock.lock()
-        canceled = true
-        lock.unlock()
+        lock.withLock { _ in canceled = true }
         client.closeIdle()
     }
 
@@ -201,10 +197,11 @@ public final class RemoteCache: @unchecked Sendable {
     }
 
     private func turnOff(_ why: String) {
-        lock.lock()
-        let first = !off && !canceled
-        off = true
-        lock.unlock()
+        let first = lock.withLock { _ in
+            let first = !off && !canceled
+            off = true
+            return first
+        }
         client.closeIdle()
         if first { onWarning("remote cache \(url): \(why); not using it for the rest of this run") }
     }

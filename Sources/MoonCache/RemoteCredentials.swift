@@ -1,5 +1,5 @@
 import Glibc
-import MoonCommand
+import Synchronization
 
 /// The remote cache's secrets from moon's environment: the bearer token
 /// (`MOON_REMOTE_CACHE_TOKEN`) and a URL with a password
@@ -13,7 +13,7 @@ public enum RemoteCredentials {
     public static let tokenVariable = "MOON_REMOTE_CACHE_TOKEN"
     public static let urlVariable = "MOON_REMOTE_CACHE"
 
-    private static let taken = Locked<[String: String]?>(nil)
+    private static let taken = Mutex<[String: String]?>(nil)
 
     /// Reads and wipes the variables; call first thing in `main`, before
     /// any thread starts or anything reads the environment.

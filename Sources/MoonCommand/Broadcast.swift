@@ -1,3 +1,4 @@
+import Synchronization
 /// A hot stream: every event sent goes to the subscribers present at that
 /// moment, each through its own ``SerialSink``. It backs a property's
 /// changes and a command's shared streams (`values`, `errors`...).
@@ -13,7 +14,7 @@ final class Broadcast<Value: Sendable>: Sendable {
         var finished = false
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     init() {}
 

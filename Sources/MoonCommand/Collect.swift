@@ -1,10 +1,11 @@
+import Synchronization
 extension Signal {
     /// Sends all values as one array when this signal completes (an empty
     /// array if there were none).
     public func collect() -> Signal<[Value]> {
         let upstream = startHandler
         return Signal<[Value]>(unchecked: { observer, lifetime in
-            let values = Locked<[Value]>([]) // per subscription
+            let values = Mutex<[Value]>([]) // per subscription
             upstream(Observer { event in
                 switch event {
                 case let .next(value): values.withLock { $0.append(value) }

@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Combines the latest value of every signal into an array, in the
     /// order of `signals`.
@@ -18,7 +19,7 @@ extension Signal {
                 sink.send(.completed)
                 return
             }
-            let state = Locked(CombineState<Value>(count: signals.count))
+            let state = Mutex(CombineState<Value>(count: signals.count))
             for (index, signal) in signals.enumerated() {
                 if lifetime.isDisposed { return }
                 signal.start(Observer { event in

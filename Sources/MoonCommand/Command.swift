@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A unit of work with a result stream: RACCommand and ReactiveSwift's
 /// `Action`, for moon.
@@ -294,7 +295,7 @@ extension Command where Input == Void {
 /// already sent, and that terminal event disposes the execution. It is
 /// disposed once the execution has ended, however it ended.
 private final class ExecutionHandle<Output: Sendable>: Cancelable {
-    private let parts = Locked<(gate: Observer<Output>, execution: Disposable)?>(nil)
+    private let parts = Mutex<(gate: Observer<Output>, execution: Disposable)?>(nil)
 
     func attach(gate: Observer<Output>, execution: Disposable) {
         parts.withLock { $0 = (gate, execution) }

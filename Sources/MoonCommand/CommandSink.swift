@@ -1,3 +1,4 @@
+import Synchronization
 /// What a command's `run` sends its results to: the sink of one execution.
 ///
 /// Thread-safe; callable from any thread, any number of times. Only the
@@ -19,7 +20,7 @@ public final class CommandSink<Output: Sendable, Failure: Error>: Disposable {
         var endActions: [@Sendable () -> Void] = []
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
     private let registry: ExecutionRegistry<Output, Failure>
     /// The execution's number in the registry.
     let id: Int
@@ -27,7 +28,7 @@ public final class CommandSink<Output: Sendable, Failure: Error>: Disposable {
     init(id: Int, registry: ExecutionRegistry<Output, Failure>, observer: Observer<Output>) {
         self.id = id
         self.registry = registry
-        state = Locked(State(observer: observer))
+        state = Mutex(State(observer: observer))
     }
 
     /// Sends a value.

@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Runs `signals` one after another: the next starts when the previous
     /// completes. Fails on the first error; the remaining signals never
@@ -8,7 +9,7 @@ extension Signal {
     /// stack.
     public static func concat(_ signals: [Signal<Value>]) -> Signal<Value> {
         Signal(serialized: { sink, lifetime in
-            let state = Locked(Trampoline())
+            let state = Mutex(Trampoline())
             @Sendable func startNext() {
                 // Whoever is inside the loop starts the next one.
                 guard state.withLock({ $0.enter() }) else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Signal {
     /// Sends a value once the upstream has been quiet for `interval`: every
@@ -15,7 +16,7 @@ extension Signal {
         return Signal(serialized: { sink, lifetime in
             // `generation` tells a timer that fires late (its value was
             // replaced meanwhile) that it has nothing to send.
-            let state = Locked((waiting: Value?.none, generation: 0))
+            let state = Mutex((waiting: Value?.none, generation: 0))
             let timer = SerialDisposable()
             lifetime.add(timer)
 

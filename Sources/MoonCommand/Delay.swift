@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Delays values and completion by `interval` on `scheduler`. An error
     /// is forwarded at once (on the scheduler), dropping values still
@@ -8,7 +9,7 @@ extension Signal {
     public func delay(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            let waiting = Locked(FIFO<Event<Value>>())
+            let waiting = Mutex(FIFO<Event<Value>>())
             upstream.start(Observer { event in
                 if case .error = event {
                     scheduler.schedule {

@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Delivers events on `scheduler`, in order, one at a time, whatever
     /// the scheduler (a serial queue, a concurrent queue, virtual time).
@@ -8,7 +9,7 @@ extension Signal {
     public func deliverOn(_ scheduler: Scheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            let state = Locked((waiting: FIFO<Event<Value>>(), scheduled: false))
+            let state = Mutex((waiting: FIFO<Event<Value>>(), scheduled: false))
 
             @Sendable func drain() {
                 for _ in 0..<256 {

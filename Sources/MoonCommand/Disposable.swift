@@ -1,3 +1,4 @@
+import Synchronization
 /// Something that can be torn down: a subscription, a scheduled action,
 /// the work of a command.
 ///
@@ -28,11 +29,11 @@ extension Disposable {
 /// a pending action).
 public final class ActionDisposable: Disposable {
     /// The action while not yet disposed; nil inside once disposed.
-    private let state: Locked<(@Sendable () -> Void)??>
+    private let state: Mutex<(@Sendable () -> Void)??>
 
     /// A disposable that runs `action` when disposed.
     public init(_ action: (@Sendable () -> Void)? = nil) {
-        state = Locked(.some(action))
+        state = Mutex(.some(action))
     }
 
     public var isDisposed: Bool {
@@ -72,17 +73,17 @@ public final class CompositeDisposable: Disposable {
         case disposed
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// An empty composite.
     public init() {
-        state = Locked(.active(next: 0, children: []))
+        state = Mutex(.active(next: 0, children: []))
     }
 
     /// A composite holding `disposables`.
     public init(_ disposables: [Disposable]) {
         let children = disposables.enumerated().map { (id: $0.offset, disposable: $0.element) }
-        state = Locked(.active(next: disposables.count, children: children))
+        state = Mutex(.active(next: disposables.count, children: children))
     }
 
     public var isDisposed: Bool {
@@ -145,11 +146,11 @@ public final class SerialDisposable: Disposable {
         case disposed
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// A serial disposable holding `inner`.
     public init(_ inner: Disposable? = nil) {
-        state = Locked(.active(inner))
+        state = Mutex(.active(inner))
     }
 
     public var isDisposed: Bool {

@@ -1,3 +1,4 @@
+import Synchronization
 /// What a command shares with its executions: which are in flight, whether
 /// the command is enabled, and the shared stream of their events.
 ///
@@ -20,7 +21,7 @@ final class ExecutionRegistry<Output: Sendable, Failure: Error>: Sendable {
     let events = Broadcast<ExecutionEvent<Output, Failure>>()
     /// In order of their ids, which only grow: an execution is appended,
     /// and found again by binary search (no hashing per execution).
-    private let inFlight = Locked((next: 0, executions: [CommandSink<Output, Failure>]()))
+    private let inFlight = Mutex((next: 0, executions: [CommandSink<Output, Failure>]()))
 
     init(allowsConcurrentExecution: Bool, userEnabled: Bool) {
         self.allowsConcurrentExecution = allowsConcurrentExecution

@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Maps each value to a signal and forwards the values of those inner
     /// signals, running at most `maxConcurrent` of them at once; the others
@@ -11,7 +12,7 @@ extension Signal {
         precondition(maxConcurrent > 0, "flatMap needs a width of at least 1")
         let upstream = self
         return Signal<U>(serialized: { sink, lifetime in
-            let state = Locked(FlatMapState<U>())
+            let state = Mutex(FlatMapState<U>())
 
             @Sendable func finishIfDone() {
                 if state.withLock({ $0.outerCompleted && $0.active == 0 && $0.pending.isEmpty }) {

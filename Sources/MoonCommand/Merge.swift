@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Forwards the values of all `signals` as they arrive.
     ///
@@ -6,7 +7,7 @@ extension Signal {
     public static func merge(_ signals: [Signal<Value>]) -> Signal<Value> {
         Signal(serialized: { sink, lifetime in
             if signals.isEmpty { sink.send(.completed); return }
-            let remaining = Locked(signals.count)
+            let remaining = Mutex(signals.count)
             for signal in signals {
                 if lifetime.isDisposed { return }
                 signal.start(Observer { event in

@@ -1,3 +1,4 @@
+import Synchronization
 /// A read-only value that changes over time: its current value plus a
 /// signal of it.
 ///
@@ -43,12 +44,18 @@ public final class Property<Value: Sendable>: Sendable {
 /// threads write at once (changes are enqueued under the property's lock
 /// and delivered after it is released).
 public final class MutableProperty<Value: Sendable>: Sendable {
-    private let current: Locked<Value>
+    /// The value under its lock, in a box of its own: `signal`'s
+    /// subscriptions share it without keeping the property alive.
+    private final class Current: Sendable {
+        let mutex: Mutex<Value>
+        init(_ value: Value) { mutex = Mutex(value) }
+    }
+    private let current: Current
     private let changes = Broadcast<Value>()
 
     /// A property holding `initial`.
     public init(_ initial: Value) {
-        current = Locked(initial)
+        current = Current(initial)
     }
 
     deinit {
@@ -57,7 +64,7 @@ public final class MutableProperty<Value: Sendable>: Sendable {
 
     /// The current value. Setting it notifies observers.
     public var value: Value {
-        get { current.withLock { $0 } }
+        get { current.mutex.withLock { $0 } }
         set { modify { $0 = newValue } }
     }
 
@@ -65,7 +72,7 @@ public final class MutableProperty<Value: Sendable>: Sendable {
     /// `body` runs under the property's lock: it must not call out.
     @discardableResult
     public func modify<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        let (result, sinks) = try current.withLock { value in
+        let (result, sinks) = try current.mutex.withLock { value in
             let result = try body(&value)
             return (result, changes.enqueue(.next(value)))
         }
@@ -79,7 +86,7 @@ public final class MutableProperty<Value: Sendable>: Sendable {
         let current = self.current, changes = self.changes
         return Signal(unchecked: { observer, lifetime in
             let sink = SerialSink(observer, lifetime: lifetime)
-            let id = current.withLock { changes.add(sink, first: $0) }
+            let id = current.mutex.withLock { changes.add(sink, first: $0) }
             changes.attach(sink, to: lifetime, id: id)
         })
     }

@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// A shared signal: the upstream starts at most once, on the first
     /// subscription, and every subscriber (early or late) receives the
@@ -46,7 +47,7 @@ final class ReplayCore<Value: Sendable>: Sendable {
 
     private let upstream: Signal<Value>
     private let capacity: Int
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     init(upstream: Signal<Value>, capacity: Int) {
         self.upstream = upstream

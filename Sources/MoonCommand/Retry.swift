@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Restarts this (cold) signal after an error, up to `policy.times`
     /// more times, waiting as the policy says on `scheduler` (at once
@@ -21,7 +22,7 @@ extension Signal {
             let timer = SerialDisposable()
             lifetime.add(attemptLifetime)
             lifetime.add(timer)
-            let failures = Locked(0)
+            let failures = Mutex(0)
 
             @Sendable func startAttempt() {
                 if lifetime.isDisposed { return }

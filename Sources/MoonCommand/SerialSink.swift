@@ -1,3 +1,4 @@
+import Synchronization
 /// The gate where events enter a signal chain: it enforces the event
 /// grammar and serial delivery without ever calling the observer while a
 /// lock is held.
@@ -40,14 +41,14 @@ final class SerialSink<Value: Sendable>: Disposable {
         }
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - observer: the downstream observer.
     ///   - lifetime: disposed after the terminal event has been delivered,
     ///     so upstream resources are released when the signal ends.
     init(_ observer: Observer<Value>, lifetime: Disposable?) {
-        state = Locked(State(observer: observer, lifetime: lifetime))
+        state = Mutex(State(observer: observer, lifetime: lifetime))
     }
 
     /// The observer senders use.

@@ -1,9 +1,10 @@
+import Synchronization
 extension Signal where Value: Equatable {
     /// Drops values equal to the one before.
     public func skipRepeats() -> Signal<Value> {
         let upstream = startHandler
         return Signal(unchecked: { observer, lifetime in
-            let last = Locked<Value?>(nil) // per subscription
+            let last = Mutex<Value?>(nil) // per subscription
             upstream(Observer { event in
                 if case let .next(value) = event {
                     let repeated = last.withLock { last -> Bool in

@@ -1,3 +1,4 @@
+import Synchronization
 /// How `flatMap(_:_:)` combines the inner signals.
 public enum FlattenStrategy: Sendable, Equatable {
     /// Every inner signal runs to its end, all at once.
@@ -31,7 +32,7 @@ extension Signal {
         return Signal<U>(serialized: { sink, lifetime in
             // `generation` names the current inner signal: events of one it
             // replaced are dropped even if they were already on their way.
-            let state = Locked((generation: 0, innerActive: false, outerCompleted: false))
+            let state = Mutex((generation: 0, innerActive: false, outerCompleted: false))
             let current = SerialDisposable()
             lifetime.add(current)
 

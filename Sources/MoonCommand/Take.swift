@@ -1,3 +1,4 @@
+import Synchronization
 extension Signal {
     /// Forwards the first `count` values, then completes and disposes the
     /// upstream.
@@ -5,7 +6,7 @@ extension Signal {
         if count <= 0 { return .empty }
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            let taken = Locked(0)
+            let taken = Mutex(0)
             upstream.start(Observer { event in
                 sink.modify { enqueue in
                     enqueue(event)

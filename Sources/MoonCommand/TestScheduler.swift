@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A scheduler with virtual time, for deterministic tests of time-based
 /// behaviour: nothing runs until the test calls ``advance()``,
@@ -20,11 +21,11 @@ public final class TestScheduler: DateScheduler {
         var scheduled: [Scheduled] = []
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// A test scheduler whose clock starts at `startDate`.
     public init(startDate: Date = Date(timeIntervalSinceReferenceDate: 0)) {
-        state = Locked(State(now: startDate))
+        state = Mutex(State(now: startDate))
     }
 
     /// The virtual time.

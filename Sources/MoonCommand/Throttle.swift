@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Signal {
     /// Sends at most one value per `interval`: a value arriving when the
@@ -12,7 +13,7 @@ extension Signal {
     public func throttle(_ interval: Duration, on scheduler: DateScheduler) -> Signal<Value> {
         let upstream = self
         return Signal(serialized: { sink, lifetime in
-            let state = Locked((lastSent: Date?.none, waiting: Value?.none, timerScheduled: false))
+            let state = Mutex((lastSent: Date?.none, waiting: Value?.none, timerScheduled: false))
             // At most one timer waits at a time; holding it in a serial
             // disposable keeps a long stream from piling up tokens.
             let timer = SerialDisposable()

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import MoonCommand
 import MoonSystem
+import Synchronization
 
 /// moon's event loop: one thread (its own, or one that adopted the loop:
 /// `moon run`'s main thread) running a `poll(2)` loop over watched
@@ -41,7 +41,7 @@ public final class EventLoop: @unchecked Sendable {
         return key
     }()
 
-    private let lock = Lock()
+    private let lock = Mutex(())
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -101,7 +101,7 @@ public final class EventLoop: @unchecked Sendable {
             dirty = true
             return
         }
-        let mustWake: Bool = lock.withLock {
+        let mustWake: Bool = lock.withLock { _ in
             incoming += newWatches
             return scheduleWake()
         }
@@ -122,7 +122,7 @@ public final class EventLoop: @unchecked Sendable {
             work.append(action)
             return
         }
-        let mustWake: Bool = lock.withLock {
+        let mustWake: Bool = lock.withLock { _ in
             incomingWork.append(action)
             return scheduleWake()
         }
@@ -222,7 +222,7 @@ public final class EventLoop: @unchecked Sendable {
     private func takeIncoming() {
         var sink = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &sink, sink.count) > 0 {}
-        let (newWatches, newWork): ([Watch], [() -> Void]) = lock.withLock {
+        let (newWatches, newWork): ([Watch], [() -> Void]) = lock.withLock { _ in
             wakeScheduled = false
             defer {
                 incoming.removeAll()

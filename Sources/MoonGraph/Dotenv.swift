@@ -42,6 +42,8 @@ public enum Dotenv {
         bytes.withUnsafeBufferPointer { parse($0) }
     }
 
+    // One function over 60 lines: a byte loop whose cases share the line,
+    // key and quote state, as Depfile.parse's do.
     private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> (values: Variables, problems: [Problem]) {
         var values = Variables()
         var problems: [Problem] = []

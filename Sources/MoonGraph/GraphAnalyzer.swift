@@ -6,7 +6,8 @@ import MoonDocument
 /// checks every `${{ … }}` against the vars and needs it may read, and
 /// warns about a `--set` of a var nothing declares or reads. The result is
 /// the `Graph`, or nil when the file has errors; every problem is in
-/// `diagnostics` either way.
+/// `diagnostics` either way. One file over 400 lines: its passes share the
+/// diagnostics, the layout of the nodes and the suggestion budget.
 struct GraphAnalyzer {
     private(set) var diagnostics: [Diagnostic] = []
     private let source: SourceFile?
@@ -55,25 +56,7 @@ struct GraphAnalyzer {
         var rootNeeds = RootNeeds(included: included)
         rootNeeds.add(templates, declaration.references, index: layout.index, ranges: layout.ranges)
         var barriers = Barriers(first: layout.names.count)
-        var instanceNeeds: [[[Int]]?] = Array(repeating: nil, count: templates.count)
-        for (t, references) in declaration.references.enumerated() {
-            let found = diagnostics.count
-            let name = templates[t].name
-            let resolved = needs(of: references, owner: name, instances: layout.instances[t], layout: layout, vars: vars,
-                                 barriers: &barriers)
-            templates[t].needs = resolved.needs
-            instanceNeeds[t] = resolved.perInstance
-            checkExpressions(of: references, node: templates[t], needs: resolved.readable, names: layout.names)
-            if case .dynamic(let need, let key, let span) = references.fanOut {
-                if let index = layout.index[need], templates[t].needs.contains(index) {
-                    templates[t].fanOut = DynamicFanOut(need: index, key: key)
-                } else {
-                    error("node '\(name)' fans out over '\(need)', which is not one of its needs", at: span,
-                          notes: ["help: add '\(need)' to its 'needs'"])
-                }
-            }
-            for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
-        }
+        let instanceNeeds = resolveNeeds(of: &templates, declaration.references, layout: layout, vars: vars, barriers: &barriers)
         let made = instantiate(templates, layout: layout, vars: vars, instanceNeeds: instanceNeeds)
         diagnostics += OutputCollisions.check(made: made, templates: templates, instances: layout.instances, references: declaration.references, included: nodes)
         if nodes.isEmpty { nodes = made } else { nodes += made }
@@ -98,6 +81,33 @@ struct GraphAnalyzer {
         graph.defaultTargets = defaultTargets
         if !root { graph.rootNeeds = rootNeeds.pending }
         return graph
+    }
+
+    /// Resolves each template's needs (the per-instance ones are returned),
+    /// checks its expressions against them and its dynamic fan-out; each
+    /// diagnostic without a node names the template's.
+    private mutating func resolveNeeds(of templates: inout [Node], _ references: [NodeReferences], layout: Layout,
+                                       vars: Variables, barriers: inout Barriers) -> [[[Int]]?] {
+        var instanceNeeds: [[[Int]]?] = Array(repeating: nil, count: templates.count)
+        for (t, references) in references.enumerated() {
+            let found = diagnostics.count
+            let name = templates[t].name
+            let resolved = needs(of: references, owner: name, instances: layout.instances[t], layout: layout, vars: vars,
+                                 barriers: &barriers)
+            templates[t].needs = resolved.needs
+            instanceNeeds[t] = resolved.perInstance
+            checkExpressions(of: references, node: templates[t], needs: resolved.readable, names: layout.names)
+            if case .dynamic(let need, let key, let span) = references.fanOut {
+                if let index = layout.index[need], templates[t].needs.contains(index) {
+                    templates[t].fanOut = DynamicFanOut(need: index, key: key)
+                } else {
+                    error("node '\(name)' fans out over '\(need)', which is not one of its needs", at: span,
+                          notes: ["help: add '\(need)' to its 'needs'"])
+                }
+            }
+            for i in found..<diagnostics.count where diagnostics[i].node == nil { diagnostics[i].node = name }
+        }
+        return instanceNeeds
     }
 
     // MARK: - Instances

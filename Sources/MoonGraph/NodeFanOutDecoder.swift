@@ -6,7 +6,7 @@ import MoonDocument
 extension NodeDecoder {
     func fanOut(of name: String, keys: ValueDecoding.CheckedKeys, _ values: inout ValueDecoding) -> FanOutDeclaration? {
         let forEach = keys["for-each"], matrix = keys["matrix"]
-        if let forEach, let matrix {
+        if forEach != nil, let matrix {
             values.error("node '\(name)' has both 'for-each' and 'matrix'; keep one (a matrix of one key is a for-each over its values)",
                          at: matrix.key.span)
             return nil

@@ -303,6 +303,8 @@ struct ShellLexer {
 
     static let operators: Set<Unicode.Scalar> = [";", "&", "|", "(", ")", "<", ">"]
 
+    /// One character in the innermost frame. Over 60 lines: one case per
+    /// frame kind, the state machine's table in one place.
     mutating func step(_ c: Unicode.Scalar) {
         switch kind {
         case .comment:
@@ -453,7 +455,9 @@ struct ShellLexer {
         atWordStart = false
     }
 
-    /// Unquoted shell code (the script, or the inside of `$(…)`).
+    /// Unquoted shell code (the script, or the inside of `$(…)`). Over 60
+    /// lines: what one character of code ends (a word, a command) and what
+    /// it opens (quotes, a frame) are decided together.
     mutating func code(_ c: Unicode.Scalar) {
         if c == "\\", char(i + 1) == "\n" {
             i += 2  // a line continuation: nothing at all

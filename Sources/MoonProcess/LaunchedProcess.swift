@@ -52,7 +52,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     /// The SIGKILL after `grace` is a timer of the event loop, the clock
     /// of every other deadline in moon.
     func terminate(grace: Duration) {
-        let pending: Bool = launcher.lock.withLock {
+        let pending: Bool = launcher.lock.withLock { _ in
             if isReaped || killSent { return false }
             if !termSent {
                 termSent = true
@@ -74,7 +74,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     }
 
     func kill() {
-        launcher.lock.withLock {
+        launcher.lock.withLock { _ in
             guard !isReaped && !killSent else { return }
             killSent = true
             _ = Glibc.kill(-pid, SIGKILL)

@@ -64,7 +64,7 @@ public struct ProcessLaunchError: Error, Sendable, Hashable, CustomStringConvert
         String(cString: strerror(code))
     }
 
-    /// Classifies an errno from `pipe2`, the spawn (`clone`, the child's setup, `execve`)…
+    /// Classifies an errno from `pipe2`, the spawn (`posix_spawn`: the child's setup, `execve`)…
     static func from(errno code: Int32, program: String, doing what: String) -> ProcessLaunchError {
         let kind: Kind
         switch code {

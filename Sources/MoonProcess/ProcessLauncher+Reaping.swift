@@ -7,7 +7,7 @@ extension ProcessLauncher {
     /// what is left of its group (the leader is a zombie, so the pgid is
     /// still its own), then reaps the leader.
     func reap(_ process: LaunchedProcess) -> Termination {
-        lock.withLock {
+        lock.withLock { _ in
             let pid = process.pid
             _ = Glibc.kill(-pid, SIGKILL)
             var status: Int32 = 0
@@ -46,7 +46,7 @@ extension ProcessLauncher {
     /// that does not die within `orphanKillLimit` (stuck in the kernel) is
     /// left to the periodic sweep.
     public func killAll() {
-        let subreaper: Bool = lock.withLock {
+        let subreaper: Bool = lock.withLock { _ in
             for (pid, process) in live where !process.isReaped {
                 process.killSent = true
                 _ = Glibc.kill(-pid, SIGKILL)
@@ -57,7 +57,7 @@ extension ProcessLauncher {
         let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
         while LinuxCalls.monotonicNanoseconds() < deadline {
             // A child being spawned is not registered yet: it is no orphan.
-            let killed: Bool = lock.withLock {
+            let killed: Bool = lock.withLock { _ in
                 guard spawnsInFlight == 0 else { return false }
                 killOrphanGenerationsLocked(until: deadline)
                 return true
@@ -77,7 +77,7 @@ extension ProcessLauncher {
     public func killOrphans(ofNodes ended: (String) -> Bool) {
         let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
         while LinuxCalls.monotonicNanoseconds() < deadline {
-            let done: Bool = lock.withLock {
+            let done: Bool = lock.withLock { _ in
                 guard isSubreaper else { return true }
                 // A child being spawned is not registered yet, and carries its node's name.
                 guard spawnsInFlight == 0 else { return false }
@@ -162,7 +162,7 @@ extension ProcessLauncher {
     }
 
     private func signalEverything(_ signal: Int32) {
-        lock.withLock {
+        lock.withLock { _ in
             for (pid, process) in live where !process.isReaped {
                 _ = Glibc.kill(-pid, signal)
             }

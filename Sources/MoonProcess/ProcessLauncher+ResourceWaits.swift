@@ -14,7 +14,7 @@ extension ProcessLauncher {
     /// one that reaps.)
     func waitForReap(after generation: UInt64, lastProgress: inout UInt64) -> Bool {
         while true {
-            let (reaped, hopeless): (Bool, Bool) = lock.withLock {
+            let (reaped, hopeless): (Bool, Bool) = lock.withLock { _ in
                 if reapGeneration != generation { return (true, false) }
                 let deadline = lastProgress &+ patienceNanoseconds
                 return (false, live.isEmpty || patienceNanoseconds == 0 || LinuxCalls.monotonicNanoseconds() >= deadline)
@@ -34,14 +34,14 @@ extension ProcessLauncher {
     /// (Not behind a busy program's retries: those wait for that program
     /// only.)
     var mustQueueBehindWaiters: Bool {
-        guard let loop = lock.withLock({ monitor?.loop }), loop.isCurrent else { return false }
+        guard let loop = lock.withLock({ _ in monitor?.loop }), loop.isCurrent else { return false }
         return !resourceWaiters.isEmpty && !retryingWaiters && !busyRetryPosted && canWaitForResources
     }
 
     /// Whether a launch on the loop that ran out of resources may wait: a
     /// child is running (its end gives resources back) and patience allows.
     var canWaitForResources: Bool {
-        lock.withLock { !live.isEmpty && patienceNanoseconds > 0 }
+        lock.withLock { _ in !live.isEmpty && patienceNanoseconds > 0 }
     }
 
     /// After `launch` threw `.outOfResources` on moon's event loop: queues
@@ -55,10 +55,10 @@ extension ProcessLauncher {
     /// true. Retries run in the order of the calls, so the nodes start in
     /// the order the runner chose.
     public func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool {
-        guard let loop = lock.withLock({ monitor?.loop }), loop.isCurrent,
+        guard let loop = lock.withLock({ _ in monitor?.loop }), loop.isCurrent,
               lastLaunchWasBusy || canWaitForResources else { return false }
         if resourceWaiters.isEmpty {
-            lock.withLock { waitingSince = LinuxCalls.monotonicNanoseconds() }
+            lock.withLock { _ in waitingSince = LinuxCalls.monotonicNanoseconds() }
             checkPatience(on: loop)
             busyRetries = 0
         }
@@ -70,7 +70,7 @@ extension ProcessLauncher {
     /// When waiting has lasted `outOfResourcesPatience` since the later of
     /// its start and the last child's end.
     private var waitDeadline: UInt64 {
-        lock.withLock { max(waitingSince, lastCompletion) &+ patienceNanoseconds }
+        lock.withLock { _ in max(waitingSince, lastCompletion) &+ patienceNanoseconds }
     }
 
     private func checkPatience(on loop: EventLoop) {
@@ -93,7 +93,7 @@ extension ProcessLauncher {
     /// A child has completed (reaped, its pipes closed): on the loop, after
     /// what the loop is doing now, the waiting launches try again.
     func childCompleted(on loop: EventLoop) {
-        lock.withLock { lastCompletion = LinuxCalls.monotonicNanoseconds() }
+        lock.withLock { _ in lastCompletion = LinuxCalls.monotonicNanoseconds() }
         guard !resourceWaiters.isEmpty, !waitersRetryPosted else { return }
         waitersRetryPosted = true
         loop.post { [self] in
@@ -136,6 +136,6 @@ extension ProcessLauncher {
             _ = first(true)
         }
         // Still short and no child left whose end could help.
-        if !resourceWaiters.isEmpty && lock.withLock({ live.isEmpty }) { giveUpWaiters() }
+        if !resourceWaiters.isEmpty && lock.withLock({ _ in live.isEmpty }) { giveUpWaiters() }
     }
 }

@@ -1,4 +1,3 @@
-import CMoonClone
 import CMoonSpawn
 import Glibc
 import MoonSystem
@@ -44,7 +43,7 @@ extension ProcessLauncher {
             throw error
         }
 
-        lock.withLock { spawnsInFlight += 1 }
+        lock.withLock { _ in spawnsInFlight += 1 }
         let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, deathPipe: deathPipe, retryBusy: !monitor.loop.isCurrent)
         pipes.closeWriteEnds()
         let pid: pid_t
@@ -53,7 +52,7 @@ extension ProcessLauncher {
         case .success(let child):
             (pid, pidfd) = child
         case .failure(let error):
-            lock.withLock { spawnsInFlight -= 1 }
+            lock.withLock { _ in spawnsInFlight -= 1 }
             close(pipes.stdout.read)
             close(pipes.stderr.read)
             deathPipe.close()
@@ -65,7 +64,7 @@ extension ProcessLauncher {
         let process = LaunchedProcess(pid: pid, program: program, launcher: self, loop: monitor.loop,
                                       onOutput: onOutput, onExit: onExit)
         process.deathPipe = deathPipe
-        lock.withLock {
+        lock.withLock { _ in
             live[pid] = process
             spawnsInFlight -= 1
         }
@@ -111,7 +110,7 @@ extension ProcessLauncher {
                         death_fds: (deathPipe.readEnd, deathPipe.writeEnd))
                     var status: Int32 = 0
                     for attempt in 0..<(retryBusy ? Self.busyRetryLimit : 1) {
-                        status = Self.spawner(&request, &pid, &pidfd)
+                        status = moon_spawn(&request, &pid, &pidfd)
                         guard status == ETXTBSY, retryBusy else { break }
                         usleep(useconds_t(Self.busyRetryDelay(attempt) / 1000))
                     }
@@ -122,31 +121,10 @@ extension ProcessLauncher {
         return status == 0 ? .success((pid, pidfd)) : .failure(ProcessLaunchErrno(code: status))
     }
 
-    /// The spawner: clone3 on x86_64, where it is measurably cheaper
-    /// (CMoonClone), glibc's posix_spawn elsewhere (CMoonSpawn).
-    private static func spawner(_ request: UnsafePointer<moon_spawn_request>, _ pid: UnsafeMutablePointer<pid_t>,
-                                _ pidfd: UnsafeMutablePointer<Int32>) -> Int32 {
-        #if arch(x86_64)
-        if !usesPosixSpawn { return moon_clone_spawn(request, pid, pidfd) }
-        #endif
-        return moon_spawn(request, pid, pidfd)
-    }
-
-    /// Makes every later spawn use posix_spawn, as on other architectures:
-    /// for the tests of that path.
-    static func usePosixSpawn() {
-        usesPosixSpawn = true
-    }
-
-    nonisolated(unsafe) private static var usesPosixSpawn = false
-
-    /// `signal(number, SIG_IGN)`, and the clone3 spawner told so: it notes
-    /// which signals moon ignores at its first spawn and resets only those
-    /// in each child. Use this, not `signal`, to ignore a signal once
-    /// children may have been spawned.
+    /// `signal(number, SIG_IGN)` in moon; the spawner still starts every
+    /// child with each signal at its default.
     public static func ignoreSignal(_ number: Int32) {
         signal(number, SIG_IGN)
-        moon_clone_spawn_forget_signals()
     }
 
     /// How often a busy program is tried, and how long to wait before the
@@ -158,7 +136,7 @@ extension ProcessLauncher {
 
     /// A spare death pipe of a reaped child, or a new one.
     private func takeDeathPipe(program: String) throws -> DeathPipe {
-        if let spare = lock.withLock({ spareDeathPipes.popLast() }) { return spare }
+        if let spare = lock.withLock({ _ in spareDeathPipes.popLast() }) { return spare }
         switch DeathPipe.make() {
         case .success(let pair): return pair
         case .failure(let failure):
@@ -168,7 +146,7 @@ extension ProcessLauncher {
 
     /// Closes the spare death pipes; false when there were none.
     func releaseSpareDeathPipes() -> Bool {
-        let spares: [DeathPipe] = lock.withLock {
+        let spares: [DeathPipe] = lock.withLock { _ in
             defer { spareDeathPipes = [] }
             return spareDeathPipes
         }
@@ -215,18 +193,18 @@ extension ProcessLauncher {
     /// raised).
     private func hasReserve(after highest: Int32) -> Bool {
         func fits(_ limit: Int32) -> Bool { highest &+ 1 &+ Self.descriptorReserve < limit }
-        if fits(lock.withLock({ descriptorLimit })) { return true }
+        if fits(lock.withLock({ _ in descriptorLimit })) { return true }
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return true }
         let current = Int32(clamping: limit.rlim_cur)
-        lock.withLock { descriptorLimit = current }
+        lock.withLock { _ in descriptorLimit = current }
         return fits(current)
     }
 
     /// `/dev/null`, opened once (`O_CLOEXEC`) and kept: every child gets it
     /// as stdin.
     private func devNullDescriptor(program: String) throws -> Int32 {
-        try lock.withLock {
+        try lock.withLock { _ in
             if devNull >= 0 { return devNull }
             var fd: Int32
             repeat {

@@ -16,14 +16,14 @@ extension ProcessLauncher {
     }
 
     private func startSubreaping() throws {
-        let alreadyOn: Bool = lock.withLock {
+        let alreadyOn: Bool = lock.withLock { _ in
             defer { isSubreaper = true }
             return isSubreaper
         }
         if alreadyOn { return }
         guard LinuxCalls.becomeSubreaper() == 0 else {
             let code = errno
-            lock.withLock { isSubreaper = false }
+            lock.withLock { _ in isSubreaper = false }
             throw ProcessLaunchError(kind: .systemError, program: "moon", errno: code,
                                      message: "cannot become a child subreaper: \(ProcessLaunchError.errorText(code))")
         }
@@ -41,7 +41,7 @@ extension ProcessLauncher {
 
     private func sweepOrphansPeriodically(on loop: EventLoop) {
         loop.post(afterNanoseconds: Self.orphanSweepInterval) { [self] in
-            lock.withLock { reapOrphansLocked() }
+            lock.withLock { _ in reapOrphansLocked() }
             sweepOrphansPeriodically(on: loop)
         }
     }

@@ -1,11 +1,11 @@
 import Foundation
 import Glibc
-import MoonCommand
 import MoonEventLoop
 import MoonSystem
+import Synchronization
 
-/// The real `ProcessLaunching`: children started with `clone3` on x86_64
-/// (CMoonClone) or `posix_spawn` (CMoonSpawn) and watched through pidfds, one
+/// The real `ProcessLaunching`: children started with `posix_spawn` and
+/// `pidfd_open` (CMoonSpawn) and watched through pidfds, one
 /// thread for all of them (the `EventLoop`, which moon's runner shares),
 /// and process groups that are killed whole.
 ///
@@ -35,7 +35,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// The launcher of this process.
     public static let shared = ProcessLauncher()
 
-    let lock = Lock()
+    let lock = Mutex(())
 
     // Guarded by `lock`.
     var live: [pid_t: LaunchedProcess] = [:]
@@ -83,10 +83,10 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         onExit: @escaping @Sendable (Termination) -> Void
     ) throws -> any ProcessHandle {
         var lastProgress = LinuxCalls.monotonicNanoseconds()
-        let onLoop = lock.withLock { monitor?.loop.isCurrent ?? false }
+        let onLoop = lock.withLock { _ in monitor?.loop.isCurrent ?? false }
         if onLoop { lastLaunchWasBusy = false }
         while true {
-            let generation = lock.withLock { reapGeneration }
+            let generation = lock.withLock { _ in reapGeneration }
             do {
                 if mustQueueBehindWaiters {
                     throw ProcessLaunchError.from(errno: EMFILE, program: spec.executable, doing: "creating a pipe")
@@ -112,12 +112,12 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// How long `launch` keeps waiting for a child to exit when resources
     /// are exhausted (default 10 s; zero fails at once).
     public var outOfResourcesPatience: Duration {
-        get { lock.withLock { .nanoseconds(Int64(clamping: patienceNanoseconds)) } }
+        get { lock.withLock { _ in .nanoseconds(Int64(clamping: patienceNanoseconds)) } }
         set {
             let (seconds, attoseconds) = newValue.components
             let total = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
             let nanoseconds = total.overflow ? UInt64.max : UInt64(total.partialValue) &+ UInt64(max(0, attoseconds / 1_000_000_000))
-            lock.withLock { patienceNanoseconds = nanoseconds }
+            lock.withLock { _ in patienceNanoseconds = nanoseconds }
         }
     }
 
@@ -147,7 +147,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     /// Starts the loop if need be: on a thread of its own, or, the first
     /// time, as `start` decides (`adoptEventLoop`).
     func startedMonitor(program: String, start: ((EventLoop) -> Void)? = nil) throws -> ChildMonitor {
-        try lock.withLock {
+        try lock.withLock { _ in
             if let monitor { return monitor }
             let loop: EventLoop
             do {

@@ -1,5 +1,4 @@
 import Foundation
-import MoonGraph
 import MoonEvents
 import MoonJSON
 

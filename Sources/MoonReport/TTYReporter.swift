@@ -225,7 +225,7 @@ public final class TTYReporter: Reporter {
         // signal arrives on a Dispatch queue and hops to the scheduler.
         let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global(qos: .userInitiated))
         resize.setEventHandler { [weak self] in
-            scheduler.schedule { self?.redraw() }
+            scheduler.schedule { [weak self] in self?.redraw() }
         }
         resize.resume()
         self.resize = resize

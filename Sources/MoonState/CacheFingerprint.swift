@@ -10,15 +10,15 @@ extension IncrementalState {
     /// patterns match could not be read: a key that does not cover a
     /// source's content could restore outputs made from other content.
     public func cacheFingerprint(node index: Int) -> ContentHash? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let taken = pending[index] else { return nil }
-        guard let depfile = taken.depfile else { return taken.complete ? taken.fingerprint.combined : nil }
-        guard depfile.patternsComplete else { return nil }
-        var all = DigestBuilder("moon-cache-depfile-1")
-        let fingerprint = taken.fingerprint
-        for part in [fingerprint.command, fingerprint.environment, fingerprint.needs, depfile.digest.finish()] { all.add(part) }
-        return all.finish()
+        return lock.withLock { _ in
+            guard let taken = pending[index] else { return nil }
+            guard let depfile = taken.depfile else { return taken.complete ? taken.fingerprint.combined : nil }
+            guard depfile.patternsComplete else { return nil }
+            var all = DigestBuilder("moon-cache-depfile-1")
+            let fingerprint = taken.fingerprint
+            for part in [fingerprint.command, fingerprint.environment, fingerprint.needs, depfile.digest.finish()] { all.add(part) }
+            return all.finish()
+        }
     }
 
     /// After graph node `index` succeeded (`recordSuccess`) and before the
@@ -26,18 +26,18 @@ extension IncrementalState {
     /// hashes; empty for a node without a depfile, nil when one of them is
     /// unknown (written while the command ran) or the depfile was unreadable.
     public func dependencies(node index: Int) -> [(path: String, hash: ContentHash)]? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard nodeLocked(index).depfile != nil else { return [] }
-        guard let stored = succeeded[index], let deps = stored.deps else { return nil }
-        var hashes: [String: ContentHash] = [:]
-        for entry in stored.fingerprint.manifest.entries { hashes[entry.path] = entry.hash }
-        var result: [(path: String, hash: ContentHash)] = []
-        for dep in deps {
-            guard let hash = hashes[dep], hash != .zero else { return nil }
-            result.append((dep, hash))
+        return lock.withLock { _ in
+            guard nodeLocked(index).depfile != nil else { return [] }
+            guard let stored = succeeded[index], let deps = stored.deps else { return nil }
+            var hashes: [String: ContentHash] = [:]
+            for entry in stored.fingerprint.manifest.entries { hashes[entry.path] = entry.hash }
+            var result: [(path: String, hash: ContentHash)] = []
+            for dep in deps {
+                guard let hash = hashes[dep], hash != .zero else { return nil }
+                result.append((dep, hash))
+            }
+            return result
         }
-        return result
     }
 
     /// The files a cache entry's depfile listed, when each has the entry's
@@ -49,23 +49,19 @@ extension IncrementalState {
     public func currentEntries(of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
         var entries: [Manifest.Entry?] = []
         var unknown: [(index: Int, file: ScannedFile)] = []
-        lock.lock()
-        let cache = loadedCache()
-        for dependency in dependencies {
-            guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else {
-                lock.unlock()
-                return nil
+        let cache: StatCache? = lock.withLock { _ in
+            let loaded = loadedCache()
+            for dependency in dependencies {
+                guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else { return nil }
+                let file = ScannedFile(path: dependency.path, stat: found.0)
+                let known = loaded.known(file)
+                if let known, known.hash != dependency.hash { return nil }
+                if known == nil { unknown.append((entries.count, file)) }
+                entries.append(known.map { Manifest.Entry(path: file.path, stat: $0.stat, racy: $0.racy, hash: $0.hash) })
             }
-            let file = ScannedFile(path: dependency.path, stat: found.0)
-            let known = cache.known(file)
-            if let known, known.hash != dependency.hash {
-                lock.unlock()
-                return nil
-            }
-            if known == nil { unknown.append((entries.count, file)) }
-            entries.append(known.map { Manifest.Entry(path: file.path, stat: $0.stat, racy: $0.racy, hash: $0.hash) })
+            return loaded
         }
-        lock.unlock()
+        guard let cache else { return nil }
         for (index, file) in unknown {
             let hashedAt = FileStat.nowNanoseconds()
             guard let hash = ContentHash.ofFile(scanner.fullPath(file.path)) else { return nil }
@@ -73,9 +69,7 @@ extension IncrementalState {
             entries[index] = Manifest.Entry(path: file.path, stat: file.stat, racy: racy, hash: hash)
         }
         if !unknown.isEmpty {
-            lock.lock()
-            for (index, file) in unknown { cache.add(file, entries[index]!.hash, racy: entries[index]!.racy) }
-            lock.unlock()
+            lock.withLock { _ in for (index, file) in unknown { cache.add(file, entries[index]!.hash, racy: entries[index]!.racy) } }
         }
         var result: [Manifest.Entry] = []
         result.reserveCapacity(entries.count)

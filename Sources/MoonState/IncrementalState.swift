@@ -1,6 +1,6 @@
 import Foundation
-import MoonCommand
 import MoonGraph
+import Synchronization
 
 /// The up-to-date check of one run: fingerprints nodes just before they
 /// would start, compares them with the store's last successful ones, and
@@ -23,7 +23,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// `varReads` per template (its instances share run, env, with and
     /// dir), so a fan-out parses its script once. Used with the lock held.
     var varsRead: [String: [String]] = [:]
-    let lock = Lock()
+    let lock = Mutex(())
     private var cache: StatCache?
     /// Per graph node: whether its state is worth keeping — it has
     /// `sources`, or a node that needs it has (`moon status` of that one
@@ -74,16 +74,12 @@ public final class IncrementalState: @unchecked Sendable {
 
     /// Files read and hashed, and files whose hash came from the stat cache, so far.
     public var statistics: (hashed: Int, reused: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (cache?.hashed ?? 0, cache?.reused ?? 0)
+        return lock.withLock { _ in (cache?.hashed ?? 0, cache?.reused ?? 0) }
     }
 
     /// Time spent in `check` so far (walking, stat-ing, hashing, reading the store), in seconds.
     public var checkSeconds: Double {
-        lock.lock()
-        defer { lock.unlock() }
-        return Double(checkNanoseconds) / 1e9
+        return lock.withLock { _ in Double(checkNanoseconds) / 1e9 }
     }
     private var checkNanoseconds: Int64 = 0
 
@@ -91,21 +87,19 @@ public final class IncrementalState: @unchecked Sendable {
     /// Whether `index` is fingerprinted (it has `sources`, or a node with
     /// sources needs it); `check` says `.untracked` for the others.
     public func isTracked(_ index: Int) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return tracked[index]
+        return lock.withLock { _ in tracked[index] }
     }
 
     /// Adds the instances of a dynamic fan-out, made during the run, as
     /// nodes after the graph's (tracked, as their template is); returns the
     /// index of the first. They are then checked and remembered as any node.
     public func add(instances: [Node]) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        let first = tracked.count
-        made += instances
-        tracked += repeatElement(true, count: instances.count)
-        return first
+        return lock.withLock { _ in
+            let first = tracked.count
+            made += instances
+            tracked += repeatElement(true, count: instances.count)
+            return first
+        }
     }
 
     /// Graph node `index`, or an instance `add` made. Called with the lock held.
@@ -115,81 +109,75 @@ public final class IncrementalState: @unchecked Sendable {
 
     /// Graph node `index`, or an instance `add` made.
     public func node(at index: Int) -> Node {
-        lock.lock()
-        defer { lock.unlock() }
-        return nodeLocked(index)
+        return lock.withLock { _ in nodeLocked(index) }
     }
 
     public func check(node index: Int, needs: [NeedState]) -> Verdict {
-        lock.lock()
-        defer { lock.unlock() }
-        guard tracked[index] else { return .untracked }
-        let started = FileStat.monotonicNanoseconds()
-        defer { checkNanoseconds += FileStat.monotonicNanoseconds() - started }
-        let node = nodeLocked(index)
-        // The last success first: its manifest spares re-reading unchanged files.
-        let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
-        if stored != nil { remembered.insert(index) }
-        // Kept for `moon status` of its dependents too (hence `tracked`).
-        let taken = fingerprintLocked(index, needs: needs, previous: stored)
-        let fingerprint = taken.fingerprint
-        pending[index] = taken
-        guard !node.sources.isEmpty else { return .untracked }
-        if !taken.unnamable.isEmpty {
-            // Refused, not skipped: moon cannot hash what it cannot name, so
-            // the node runs every time and the warning says which files.
-            if warnedUnnamable.insert(index).inserted {
-                let shown = taken.unnamable.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
-                    + (taken.unnamable.count > 3 ? " and \(taken.unnamable.count - 3) more" : "")
-                onWarning("node '\(node.name)': its sources match \(shown), whose name is not UTF-8; moon cannot track such a file,"
-                          + " so the node runs every time (rename the file, or leave it out with a '!' pattern)")
+        return lock.withLock { _ in
+            guard tracked[index] else { return .untracked }
+            let started = FileStat.monotonicNanoseconds()
+            defer { checkNanoseconds += FileStat.monotonicNanoseconds() - started }
+            let node = nodeLocked(index)
+            // The last success first: its manifest spares re-reading unchanged files.
+            let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
+            if stored != nil { remembered.insert(index) }
+            // Kept for `moon status` of its dependents too (hence `tracked`).
+            let taken = fingerprintLocked(index, needs: needs, previous: stored)
+            let fingerprint = taken.fingerprint
+            pending[index] = taken
+            guard !node.sources.isEmpty else { return .untracked }
+            if !taken.unnamable.isEmpty {
+                // Refused, not skipped: moon cannot hash what it cannot name, so
+                // the node runs every time and the warning says which files.
+                if warnedUnnamable.insert(index).inserted {
+                    let shown = taken.unnamable.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+                        + (taken.unnamable.count > 3 ? " and \(taken.unnamable.count - 3) more" : "")
+                    onWarning("node '\(node.name)': its sources match \(shown), whose name is not UTF-8; moon cannot track such a file,"
+                              + " so the node runs every time (rename the file, or leave it out with a '!' pattern)")
+                }
+                return .stale([.unnamableSources(taken.unnamable)])
             }
-            return .stale([.unnamableSources(taken.unnamable)])
+            if force || forced.contains(index) { return .stale([.forced]) }
+            guard store != nil else { return .stale([.noStore]) }
+            guard let stored else { return .stale([.neverRun]) }
+            if stored.unfinished { return .stale([.unfinished]) }
+            if let path = node.depfile, stored.deps == nil { return .stale([.depfileUnread(path)]) }
+            var reasons: [Staleness] = []
+            let old = stored.fingerprint
+            if old.command != fingerprint.command { reasons.append(.commandChanged) }
+            if old.environment != fingerprint.environment { reasons.append(.environmentChanged) }
+            if old.needs != fingerprint.needs { reasons.append(.needsChanged) }
+            if old.sources != fingerprint.sources {
+                let diff = fingerprint.manifest.changes(since: old.manifest)
+                reasons.append(.sourcesChanged(changed: diff.changed, added: diff.added, removed: diff.removed))
+            }
+            if reasons.isEmpty, old.combined != fingerprint.combined { reasons.append(.commandChanged) }
+            for pattern in node.generates where !scanner.exists(pattern) {
+                reasons.append(.outputMissing(pattern))
+            }
+            guard reasons.isEmpty else { return .stale(reasons) }
+            // Files that were racy at the last success and are settled now: keep
+            // the settled manifest, so later checks need not load the stat cache.
+            if stored.fingerprint.manifest.entries.contains(where: \.racy),
+               fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
+               fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
+                succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
+                                              updatedAt: stored.updatedAt, deps: stored.deps,
+                                              patterns: taken.complete ? Self.patternsKey(node) : nil)
+            }
+            return .upToDate(outputs: stored.outputs, values: stored.values)
         }
-        if force || forced.contains(index) { return .stale([.forced]) }
-        guard store != nil else { return .stale([.noStore]) }
-        guard let stored else { return .stale([.neverRun]) }
-        if stored.unfinished { return .stale([.unfinished]) }
-        if let path = node.depfile, stored.deps == nil { return .stale([.depfileUnread(path)]) }
-        var reasons: [Staleness] = []
-        let old = stored.fingerprint
-        if old.command != fingerprint.command { reasons.append(.commandChanged) }
-        if old.environment != fingerprint.environment { reasons.append(.environmentChanged) }
-        if old.needs != fingerprint.needs { reasons.append(.needsChanged) }
-        if old.sources != fingerprint.sources {
-            let diff = fingerprint.manifest.changes(since: old.manifest)
-            reasons.append(.sourcesChanged(changed: diff.changed, added: diff.added, removed: diff.removed))
-        }
-        if reasons.isEmpty, old.combined != fingerprint.combined { reasons.append(.commandChanged) }
-        for pattern in node.generates where !scanner.exists(pattern) {
-            reasons.append(.outputMissing(pattern))
-        }
-        guard reasons.isEmpty else { return .stale(reasons) }
-        // Files that were racy at the last success and are settled now: keep
-        // the settled manifest, so later checks need not load the stat cache.
-        if stored.fingerprint.manifest.entries.contains(where: \.racy),
-           fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
-           fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
-            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
-                                          updatedAt: stored.updatedAt, deps: stored.deps,
-                                          patterns: taken.complete ? Self.patternsKey(node) : nil)
-        }
-        return .upToDate(outputs: stored.outputs, values: stored.values)
     }
 
     /// The source files (and depfile dependencies) `check` found for graph
     /// node `index`, relative to the graph file's directory.
     public func checkedSources(node index: Int) -> [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return pending[index]?.fingerprint.manifest.entries.map(\.path) ?? []
+        return lock.withLock { _ in pending[index]?.fingerprint.manifest.entries.map(\.path) ?? [] }
     }
 
     /// What the store remembers of node `name`'s last success (nil without a store).
     public func stored(_ name: String) -> StoredNode? {
-        lock.lock()
-        defer { lock.unlock() }
-        return storedLocked(name)
+        return lock.withLock { _ in storedLocked(name) }
     }
 
     private func storedLocked(_ name: String) -> StoredNode? {
@@ -226,15 +214,15 @@ public final class IncrementalState: @unchecked Sendable {
     /// transaction for all). Only nodes the store remembers are written, so
     /// a run that starts nothing it remembered writes nothing here.
     public func starting(nodes indices: [Int]) {
-        lock.lock()
-        defer { lock.unlock() }
-        dependencyStats = nil
-        let names = indices.filter { remembered.remove($0) != nil }.map { nodeLocked($0).name }
-        guard let store, !names.isEmpty else { return }
-        do {
-            try store.markUnfinished(graph: graphKey, nodes: names)
-        } catch {
-            failed(error)
+        lock.withLock { _ in
+            dependencyStats = nil
+            let names = indices.filter { remembered.remove($0) != nil }.map { nodeLocked($0).name }
+            guard let store, !names.isEmpty else { return }
+            do {
+                try store.markUnfinished(graph: graphKey, nodes: names)
+            } catch {
+                failed(error)
+            }
         }
     }
 
@@ -242,37 +230,37 @@ public final class IncrementalState: @unchecked Sendable {
     /// fingerprint. `restored`: it was restored from a cache entry, whose
     /// depfile's files `currentEntries` found unchanged.
     public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String], restored: [Manifest.Entry]? = nil) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let taken = pending.removeValue(forKey: index) else { return }
-        var fingerprint = taken.fingerprint
-        var deps: [String]?
-        var complete = taken.complete
-        if let depfile = taken.depfile {
-            if let restored {
-                (fingerprint, deps, complete) = withRestoredDepfile(index, fingerprint, depfile, restored)
-            } else {
-                (fingerprint, deps, complete) = withDepfile(index, fingerprint, depfile)
+        lock.withLock { _ in
+            guard let taken = pending.removeValue(forKey: index) else { return }
+            var fingerprint = taken.fingerprint
+            var deps: [String]?
+            var complete = taken.complete
+            if let depfile = taken.depfile {
+                if let restored {
+                    (fingerprint, deps, complete) = withRestoredDepfile(index, fingerprint, depfile, restored)
+                } else {
+                    (fingerprint, deps, complete) = withDepfile(index, fingerprint, depfile)
+                }
             }
+            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
+                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil)
         }
-        succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
-                                      patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil)
     }
 
     /// Writes what this run learnt (fingerprints of nodes that succeeded, the
     /// stat cache) in one transaction.
     public func flush() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let store else { return }
-        let files = cache?.changed ?? [:]
-        guard !files.isEmpty || !succeeded.isEmpty else { return }
-        do {
-            try store.saveNodeStates(graph: graphKey, succeeded.map { (nodeLocked($0.key).name, $0.value) }, files: files)
-            cache?.markSaved()
-            succeeded = [:]
-        } catch {
-            failed(error)
+        lock.withLock { _ in
+            guard let store else { return }
+            let files = cache?.changed ?? [:]
+            guard !files.isEmpty || !succeeded.isEmpty else { return }
+            do {
+                try store.saveNodeStates(graph: graphKey, succeeded.map { (nodeLocked($0.key).name, $0.value) }, files: files)
+                cache?.markSaved()
+                succeeded = [:]
+            } catch {
+                failed(error)
+            }
         }
     }
 

@@ -6,9 +6,7 @@ import MoonGraph
 extension IncrementalState {
     /// The fingerprint of graph node `index` now.
     public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
-        lock.lock()
-        defer { lock.unlock() }
-        return fingerprintLocked(index, needs: needs, previous: nil).fingerprint
+        return lock.withLock { _ in fingerprintLocked(index, needs: needs, previous: nil).fingerprint }
     }
 
     /// The fingerprint of graph node `index`, with what `recordSuccess`
@@ -29,15 +27,15 @@ extension IncrementalState {
     /// from the last run only when both are unchanged. A stamp (16 hex
     /// digits), not a SHA-256: every run records one for each node.
     public func definitionStamp(node index: Int) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        let node = nodeLocked(index)
-        var digest = DigestBuilder("definition", capacity: 256)
-        Self.addCommand(node, to: &digest)
-        Self.add(("env", node.env), to: &digest)
-        if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
-        let hex = String(digest.stamp(), radix: 16)
-        return String(repeating: "0", count: 16 - hex.utf8.count) + hex
+        return lock.withLock { _ in
+            let node = nodeLocked(index)
+            var digest = DigestBuilder("definition", capacity: 256)
+            Self.addCommand(node, to: &digest)
+            Self.add(("env", node.env), to: &digest)
+            if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
+            let hex = String(digest.stamp(), radix: 16)
+            return String(repeating: "0", count: 16 - hex.utf8.count) + hex
+        }
     }
 
     /// The environment parts every node shares: the dotenv values, the
@@ -229,33 +227,15 @@ extension IncrementalState {
         // patterns' (`recordSuccess` digests them again as the new depfile lists them).
         let depfile = PendingDepfile(digest: sources, patternFiles: manifest.count, patternsComplete: complete,
                                      checkedAt: FileStat.fileClockNanoseconds())
-        var found: [Dependency] = []
-        if let deps = previous?.deps {
-            found.reserveCapacity(deps.count)
-            for dep in deps {
-                guard let stat = dependencyStat(dep), stat.1 == .file else {
-                    found.append(.missing)
-                    complete = false
-                    continue
-                }
-                if let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
-                    found.append(.read(entry))
-                    manifest.append(entry)
-                } else {
-                    found.append(.unreadable(stat.0))
-                    complete = false
-                }
-            }
-        } else {
-            complete = false
-        }
+        let deps = previous?.deps
+        let found = dependencies(deps, old: &old, into: &manifest, complete: &complete)
         if let digest = Self.stands(previous, node, manifest, complete) {
             return Sources(digest: digest, manifest: Manifest(entries: manifest), depfile: depfile, complete: complete,
                            unnamable: scan.unnamable)
         }
         sources.add("depfile")
         sources.add(path)
-        if let deps = previous?.deps {
+        if let deps {
             sources.add(deps.count)
             for (dep, state) in zip(deps, found) {
                 sources.add(dep)
@@ -277,6 +257,34 @@ extension IncrementalState {
         case read(Manifest.Entry)
         case unreadable(FileStat)
         case missing
+    }
+
+    /// The files the depfile of the last success listed (`deps`), as found
+    /// now; each one read joins `manifest`. Without a list, or with a file
+    /// missing or unreadable, the digest is not `complete`.
+    private func dependencies(_ deps: [String]?, old: inout OldEntries, into manifest: inout [Manifest.Entry],
+                              complete: inout Bool) -> [Dependency] {
+        guard let deps else {
+            complete = false
+            return []
+        }
+        var found: [Dependency] = []
+        found.reserveCapacity(deps.count)
+        for dep in deps {
+            guard let stat = dependencyStat(dep), stat.1 == .file else {
+                found.append(.missing)
+                complete = false
+                continue
+            }
+            if let entry = entry(for: ScannedFile(path: dep, stat: stat.0), old: old.next(dep)) {
+                found.append(.read(entry))
+                manifest.append(entry)
+            } else {
+                found.append(.unreadable(stat.0))
+                complete = false
+            }
+        }
+        return found
     }
 
     /// A file that exists but cannot be read: its stat stands in for its

@@ -137,7 +137,9 @@ public struct SourceScanner: Sendable {
     /// matched this directory, so every file below it matches, hidden ones
     /// included, except below a tool's name (`Glob.isToolName`).
     /// `unnamedPrefix`: the directory's path when it is not UTF-8; then
-    /// what matches below it goes to `unnamable`.
+    /// what matches below it goes to `unnamable`. Over 60 lines: one loop
+    /// over the entries that matches, recurses and records without
+    /// allocating per entry (the walk of every source check).
     private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
                       into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
         guard let dir = fdopendir(fd) else {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MoonCommand
+import Synchronization
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
 /// file, an SQLite database in WAL mode through one GRDB queue, so two moon
@@ -24,7 +24,7 @@ public final class StateStore: @unchecked Sendable {
     /// moon made lacks it until a writer opens it; readers read NULL).
     let hasPatterns: Bool
 
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var movedAside = false
     /// What `lastDurations` returned per graph in this process: `record`
     /// leaves durations that are close to these.
@@ -156,7 +156,7 @@ public final class StateStore: @unchecked Sendable {
         let reason = Self.reason(error)
         guard Self.isCorruption(error) else { return reason }
         guard !readonly else { return "\(reason); the next `moon run` moves it aside and starts a new one" }
-        let first = lock.withLock {
+        let first = lock.withLock { _ in
             defer { movedAside = true }
             return !movedAside
         }
@@ -181,12 +181,12 @@ public final class StateStore: @unchecked Sendable {
 
     /// Remembers the durations `lastDurations` read for `graph`.
     func rememberDurations(_ durations: [String: Int], graph: String) {
-        lock.withLock { durationsRead[graph] = durations }
+        lock.withLock { _ in durationsRead[graph] = durations }
     }
 
     /// What `lastDurations` returned for `graph` in this process ([:] if not asked).
     func durationsRead(graph: String) -> [String: Int] {
-        lock.withLock { durationsRead[graph] ?? [:] }
+        lock.withLock { _ in durationsRead[graph] ?? [:] }
     }
 
     // MARK: - Opening

@@ -1,6 +1,7 @@
 import Dispatch
 import MoonCommand
 import MoonEventLoop
+import Synchronization
 
 /// The file system as a signal: the changes below a set of directories,
 /// seen with inotify on moon's event loop, or by polling where inotify is
@@ -65,7 +66,7 @@ public enum FileWatcher {
                     return
                 }
                 announce(.inotify(directories: watcher.watchCount), nil)
-                let open = Locked(true)
+                let open = Mutex(true)
                 let watch = EventLoop.Watch(fd: watcher.fd) { _ in
                     do {
                         if let changes = try watcher.readChanges() {

@@ -5,6 +5,7 @@ import MoonEvents
 import MoonGraph
 import MoonRun
 import MoonState
+import Synchronization
 
 /// The up-to-date check with the output cache and `--resume` behind it. A
 /// node that is not up to date but whose cache key has an entry is restored
@@ -26,7 +27,7 @@ final class CacheChecker: UpToDateChecking {
     private let resume: ResumeRecord?
     /// With --force nothing is restored; what runs is still stored.
     private let restores: Bool
-    private let lock = Lock()
+    private let lock = Mutex(())
     /// Keys taken by the checks, until the node succeeds.
     private var keys: [Int: CacheKey] = [:]
     /// Nodes whose check on the loop found a key worth restoring, and moved
@@ -62,18 +63,14 @@ final class CacheChecker: UpToDateChecking {
 
     func starting(nodes: [Int]) {
         let indices = nodes.compactMap(inner.stateIndex)
-        lock.lock()
-        started.formUnion(indices)
-        lock.unlock()
+        lock.withLock { _ in started.formUnion(indices) }
         inner.starting(nodes: nodes)
     }
 
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         let restored = restoredResult(node: node, inputs: inputs)
         if let restored {
-            lock.lock()
-            results[node] = (restored.outputs.map { ($0.key, $0.value) }, restored.values)
-            lock.unlock()
+            lock.withLock { _ in results[node] = (restored.outputs.map { ($0.key, $0.value) }, restored.values) }
         }
         return restored
     }
@@ -83,22 +80,16 @@ final class CacheChecker: UpToDateChecking {
         if let last = resumable(index), !needRan(index) {
             return RestoredResult(outputs: last.outputPairs.map { KeyValue($0.0, $0.1) }, values: last.values, resumed: true)
         }
-        lock.lock()
-        let moved = deferred.removeValue(forKey: node)
-        lock.unlock()
+        let moved = lock.withLock { _ in deferred.removeValue(forKey: node) }
         if let key = moved { return restore(node, key) }
         if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
         let spec = state.node(at: index)
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
         let key = CacheKey(fingerprint: fingerprint)
-        lock.lock()
-        keys[node] = key
-        lock.unlock()
+        lock.withLock { _ in keys[node] = key }
         guard restores, !state.forced.contains(index), cache.mayHave(key) else { return nil }
         if interruption?.moveOffLoop() == true {
-            lock.lock()
-            deferred[node] = key
-            lock.unlock()
+            lock.withLock { _ in deferred[node] = key }
             return nil
         }
         return restore(node, key)
@@ -124,10 +115,11 @@ final class CacheChecker: UpToDateChecking {
 
     func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
         inner.succeeded(node: node, outputs: outputs, values: values)
-        lock.lock()
-        let key = keys.removeValue(forKey: node)
-        results[node] = (outputs.map { ($0.key, $0.value) }, values)
-        lock.unlock()
+        let key = lock.withLock { _ in
+            let key = keys.removeValue(forKey: node)
+            results[node] = (outputs.map { ($0.key, $0.value) }, values)
+            return key
+        }
         // A depfile that listed a file written while the command ran: what it read is unknown.
         guard let cache, let key, let index = inner.stateIndex(node), let dependencies = state.dependencies(node: index) else { return }
         let spec = state.node(at: index)
@@ -139,17 +131,17 @@ final class CacheChecker: UpToDateChecking {
     /// What `--resume` of the next run needs: how each node of this run
     /// ended, and the outputs and values of those that succeeded.
     func resumeRecord(_ summary: Runner.Summary) -> ResumeRecord {
-        lock.lock()
-        defer { lock.unlock() }
-        var nodes: [String: ResumeRecord.Node] = [:]
-        for (node, ended) in summary.nodes.enumerated() {
-            let succeeded = ended.result == .succeeded || ended.result == .upToDate
-            let result = succeeded ? results[node] : nil
-            let definition = succeeded ? inner.stateIndex(node).map { state.definitionStamp(node: $0) } : nil
-            nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
-                                                  definition: definition)
+        return lock.withLock { _ in
+            var nodes: [String: ResumeRecord.Node] = [:]
+            for (node, ended) in summary.nodes.enumerated() {
+                let succeeded = ended.result == .succeeded || ended.result == .upToDate
+                let result = succeeded ? results[node] : nil
+                let definition = succeeded ? inner.stateIndex(node).map { state.definitionStamp(node: $0) } : nil
+                nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
+                                                      definition: definition)
+            }
+            return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
         }
-        return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
     }
 
     /// Whether a node's outputs go through the cache at all. A check-only
@@ -181,15 +173,15 @@ final class CacheChecker: UpToDateChecking {
     /// (asked once per barrier: its instances have all ended by then).
     private func needRan(_ index: Int) -> Bool {
         let needs = state.node(at: index).needs
-        lock.lock()
-        defer { lock.unlock() }
-        return needs.contains { need in
-            if started.contains(need) { return true }
-            guard state.node(at: need).isBarrier else { return false }
-            if let ran = barrierRan[need] { return ran }
-            let ran = state.node(at: need).needs.contains { started.contains($0) }
-            barrierRan[need] = ran
-            return ran
+        return lock.withLock { _ in
+            return needs.contains { need in
+                if started.contains(need) { return true }
+                guard state.node(at: need).isBarrier else { return false }
+                if let ran = barrierRan[need] { return ran }
+                let ran = state.node(at: need).needs.contains { started.contains($0) }
+                barrierRan[need] = ran
+                return ran
+            }
         }
     }
     private var barrierRan: [Int: Bool] = [:]

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCommand
 import MoonGraph
+import Synchronization
 
 /// Finds the graph file on the command line, one rule for every command
 /// that takes `[FILE] [NODE...]` (run, status, graph and export). FILE is
@@ -64,7 +65,7 @@ enum GraphFileLocator {
                                    help: "moon reads a graph file it finds only when you (or root) own it and no other user can change "
                                        + "it or its directory; to read this one on purpose, name it: moon run \(path) (or moon check \(path))")
                 }
-                discoveredPaths.withLock { $0.insert(path) }
+                discoveredPaths.withLock { _ = $0.insert(path) }
                 return path
             }
             guard directory != "/", let slash = directory.lastIndex(of: "/") else { return nil }
@@ -77,7 +78,7 @@ enum GraphFileLocator {
 
     /// The graph files `discovered()` returned: their includes and dotenv
     /// files are read only when they pass `DiscoveryTrust` too.
-    private static let discoveredPaths = Locked<Set<String>>([])
+    private static let discoveredPaths = Mutex<Set<String>>([])
 
     /// Whether `path` is a graph file moon found by searching, not one named on the command line.
     static func wasDiscovered(_ path: String) -> Bool {

@@ -4,6 +4,7 @@ import MoonGraph
 import MoonEvents
 import MoonRun
 import MoonState
+import Synchronization
 
 /// Connects the runner's up-to-date question to MoonState: maps the run
 /// plan's node indices to the graph's and the needs' inputs to `NeedState`s.
@@ -13,7 +14,7 @@ final class StoreChecker: UpToDateChecking {
     /// instance of a dynamic fan-out it was given); nil for an instance it
     /// does not track. Grows on the loop while checks read it off the loop.
     private var graphIndex: [Int?]
-    private let lock = Lock()
+    private let lock = Mutex(())
     private let graph: Graph
 
     init(state: IncrementalState, plan: Plan) {
@@ -24,9 +25,7 @@ final class StoreChecker: UpToDateChecking {
 
     /// The state's index of run-plan node `node`, nil when it tracks none.
     func stateIndex(_ node: Int) -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        return node < graphIndex.count ? graphIndex[node] : nil
+        return lock.withLock { _ in node < graphIndex.count ? graphIndex[node] : nil }
     }
 
     func checks(node: Int) -> Bool {
@@ -41,11 +40,11 @@ final class StoreChecker: UpToDateChecking {
             let start = state.add(instances: graph.instances(ofDynamic: index, items: items))
             made = (start..<(start + items.count)).map { $0 }
         }
-        lock.lock()
-        defer { lock.unlock() }
-        guard graphIndex.count == first else { return false }
-        graphIndex += made
-        return true
+        return lock.withLock { _ in
+            guard graphIndex.count == first else { return false }
+            graphIndex += made
+            return true
+        }
     }
 
     func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {

@@ -1,6 +1,7 @@
 import Foundation
 import MoonCommand
 import MoonGraph
+import Synchronization
 
 /// A `for-each: {glob}` as the loader expanded it: where, with which
 /// pattern (its vars filled in) and excludes, and the files it matched.
@@ -23,16 +24,16 @@ struct FanOutGlob: Equatable, Sendable {
 /// Records the fan-out globs a load of a graph file makes, through the
 /// file access the loader is given.
 final class FanOutGlobLog: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var globs: [FanOutGlob] = []
 
-    var recorded: [FanOutGlob] { lock.withLock { globs } }
+    var recorded: [FanOutGlob] { lock.withLock { _ in globs } }
 
     /// `access`, its globs recorded here.
     func recording(_ access: GraphFileAccess) -> GraphFileAccess {
         GraphFileAccess(read: access.read, glob: { [self] directory, pattern, exclude in
             let matches = access.glob(directory, pattern, exclude)
-            lock.withLock { globs.append(FanOutGlob(directory: directory, pattern: pattern, exclude: exclude, files: matches.files)) }
+            lock.withLock { _ in globs.append(FanOutGlob(directory: directory, pattern: pattern, exclude: exclude, files: matches.files)) }
             return matches
         })
     }

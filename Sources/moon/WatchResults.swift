@@ -1,5 +1,6 @@
 import MoonCommand
 import MoonRun
+import Synchronization
 
 /// What each node stands with in watch mode when a rerun does not run
 /// it: the outputs and values the runner last held for it, that is the
@@ -11,26 +12,26 @@ import MoonRun
 /// name: a graph reloaded for a new `for-each` file keeps the rest.
 /// Called on the loop and the check workers.
 final class WatchResults: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var results: [String: RestoredResult] = [:]
 
     func result(of name: String) -> RestoredResult? {
-        lock.withLock { results[name] }
+        lock.withLock { _ in results[name] }
     }
 
     /// Later runs find it standing as it is: up to date, not restored again.
     func record(_ result: RestoredResult, of name: String) {
         let standing = RestoredResult(outputs: result.outputs, values: result.values)
-        lock.withLock { results[name] = standing }
+        lock.withLock { _ in results[name] = standing }
     }
 
     /// These nodes start again: until they succeed they have no result.
     func forget(_ names: [String]) {
-        lock.withLock { for name in names { results[name] = nil } }
+        lock.withLock { _ in for name in names { results[name] = nil } }
     }
 
     /// Keeps only the nodes of a reloaded plan that `keep` accepts.
     func keep(where keep: (String) -> Bool) {
-        lock.withLock { results = results.filter { keep($0.key) } }
+        lock.withLock { _ in results = results.filter { keep($0.key) } }
     }
 }

@@ -27,7 +27,7 @@ import Testing
         environment["NO_COLOR"] = "1"
         process.environment = environment
         let out = moon.directory.appendingPathComponent(".out-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         var toClose: [Int32] = []
         func handle(_ target: Target) throws -> FileHandle {
             switch target {

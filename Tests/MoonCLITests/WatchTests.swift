@@ -356,8 +356,8 @@ struct WatchTests {
         environment["MOON_CACHE_DIR"] = moon.path(".cache")
         process.environment = environment
         let out = moon.directory.appendingPathComponent(".stdout"), err = moon.directory.appendingPathComponent(".stderr")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice

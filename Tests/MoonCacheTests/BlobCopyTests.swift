@@ -18,7 +18,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(mkfifo(root + "/fifo", 0o600) == 0)
         #expect(symlink("/dev/zero", root + "/zero") == 0)
-        FileManager.default.createFile(atPath: root + "/big", contents: Data(count: 2048))
+        _ = FileManager.default.createFile(atPath: root + "/big", contents: Data(count: 2048))
         #expect(isDamaged { _ = try BlobCopy.contents(of: root + "/fifo", maxSize: 1 << 20) })
         #expect(isDamaged { _ = try BlobCopy.contents(of: root + "/zero", maxSize: 1 << 20) })
         #expect(isDamaged { _ = try BlobCopy.contents(of: root + "/big", maxSize: 1024) })

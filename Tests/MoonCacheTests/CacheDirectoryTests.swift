@@ -14,7 +14,7 @@ import Testing
         try CacheDirectory.makeDirectories(root + "/a/b/c")
         #expect(CacheDirectory.isDirectory(root + "/a/b/c"))
         try CacheDirectory.makeDirectories(root + "/a/b/c")
-        FileManager.default.createFile(atPath: root + "/file", contents: Data())
+        _ = FileManager.default.createFile(atPath: root + "/file", contents: Data())
         for path in [root + "/file", root + "/file/below"] {
             do {
                 try CacheDirectory.makeDirectories(path)
@@ -31,10 +31,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(CacheDirectory(path: root + "/missing").problem == nil)
         #expect(CacheDirectory(path: root).problem == nil)
-        FileManager.default.createFile(atPath: root + "/file", contents: Data())
+        _ = FileManager.default.createFile(atPath: root + "/file", contents: Data())
         #expect(CacheDirectory(path: root + "/file").problem?.contains("is not a directory") == true)
         try FileManager.default.createDirectory(atPath: root + "/c", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: root + "/c/v1", contents: Data())
+        _ = FileManager.default.createFile(atPath: root + "/c/v1", contents: Data())
         #expect(CacheDirectory(path: root + "/c").problem?.contains("/c/v1 is not a directory") == true)
     }
 }

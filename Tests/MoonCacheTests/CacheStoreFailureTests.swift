@@ -18,7 +18,7 @@ import Testing
         let (kept, _, placed) = try directory.storeBlob(copying: graph + "/out/a.txt")
         #expect(placed)
         // `v1/ac` a file: the entry's rename fails after every blob is in place.
-        FileManager.default.createFile(atPath: root + "/cache/v1/ac", contents: Data())
+        _ = FileManager.default.createFile(atPath: root + "/cache/v1/ac", contents: Data())
         var warnings: [String] = []
         let cache = OutputCache(directory: directory, root: graph, onWarning: { warnings.append($0) })
         cache.store(CacheKey(hex: String(repeating: "1", count: 64))!, node: "n", declared: DeclaredOutputs(generates: ["out"]),

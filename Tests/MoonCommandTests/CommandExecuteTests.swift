@@ -47,8 +47,8 @@ import Testing
             result.complete()
             return nil
         }
-        var values: [Int] = []
-        var terminals = 0
+        nonisolated(unsafe) var values: [Int] = []
+        nonisolated(unsafe) var terminals = 0
         command.execute(1000, callbackOn: scheduler) { _, value, _, done in
             if let value { values.append(value) }
             if done { terminals += 1 }
@@ -87,10 +87,10 @@ import Testing
         let callbackQueue = DispatchQueue(label: "callbacks")
         let done = DispatchSemaphore(value: 0)
         let lock = NSLock()
-        var inCallback = false
-        var overlapped = false
-        var values: [Int] = []
-        var terminals = 0
+        nonisolated(unsafe) var inCallback = false
+        nonisolated(unsafe) var overlapped = false
+        nonisolated(unsafe) var values: [Int] = []
+        nonisolated(unsafe) var terminals = 0
         command.execute(500, callbackOn: callbackQueue) { _, value, _, isCompleted in
             lock.lock()
             if inCallback { overlapped = true }
@@ -114,8 +114,8 @@ import Testing
 
     @Test func cancelBeforeRunStartsRunsNothingAndEndsWithCanceled() {
         let scheduler = TestScheduler()
-        var runs = 0
-        var ended = false
+        nonisolated(unsafe) var runs = 0
+        nonisolated(unsafe) var ended = false
         let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             runs += 1
             result.onEnd { ended = true }
@@ -134,9 +134,9 @@ import Testing
 
     @Test func cancelStopsTheWorkAndRunsEndActions() {
         let scheduler = TestScheduler()
-        var workCanceled = false
-        var endActionRan = false
-        var captured: CommandResult<Int>?
+        nonisolated(unsafe) var workCanceled = false
+        nonisolated(unsafe) var endActionRan = false
+        nonisolated(unsafe) var captured: CommandResult<Int>?
         let command = Command<Void, Int, any Error>(executeOn: scheduler) { _, result in
             captured = result
             result.next(1)
@@ -176,8 +176,8 @@ import Testing
             result.complete(with: input)
             return nil
         }
-        var log: [String] = []
-        func run(_ input: Int) {
+        nonisolated(unsafe) var log: [String] = []
+        @Sendable func run(_ input: Int) {
             command.execute(input, callbackOn: scheduler) { command, value, error, done in
                 if let value { log.append("next \(value)") }
                 if let error { log.append("error \(error)") }
@@ -192,12 +192,12 @@ import Testing
     @Test func releasingTheCommandStopsCallbacksAndCancelsTheWork() {
         let runs = TestScheduler()
         let callbacks = TestScheduler()
-        var workCanceled = false
+        nonisolated(unsafe) var workCanceled = false
         var command: Command<Void, Int, any Error>? = Command(executeOn: runs) { _, result in
             result.next(1)
             return ActionDisposable { workCanceled = true }
         }
-        weak var weakCommand = command
+        weak let weakCommand = command
         let log = Log()
         let cancelable = command!.execute((), callbackOn: callbacks) { _, value, error, done in log.append(value, error, done) }
         runs.run() // `run` sent a value, which waits on the callback scheduler
@@ -217,7 +217,7 @@ import Testing
             return nil
         }
         let log = Log()
-        var cancelable: Cancelable?
+        nonisolated(unsafe) var cancelable: Cancelable?
         cancelable = command.execute((), callbackOn: scheduler) { _, value, error, done in
             log.append(value, error, done)
             if value == 1 { cancelable?.cancel() }

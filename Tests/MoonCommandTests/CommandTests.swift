@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import MoonCommand
+import Synchronization
 import Testing
 
 /// A command that sends its input on the execute queue and completes.
-final class EchoCommand: Command<Int, Int, any Error> {
+final class EchoCommand: Command<Int, Int, any Error>, @unchecked Sendable {
     override func run(_ input: Int, result: CommandResult<Int>) -> Cancelable? {
         result.next(input)
         result.complete()
@@ -13,7 +14,7 @@ final class EchoCommand: Command<Int, Int, any Error> {
 }
 
 /// A command whose run never ends by itself; records cancellation.
-final class HangingCommand: Command<Void, Int, any Error> {
+final class HangingCommand: Command<Void, Int, any Error>, @unchecked Sendable {
     let canceled = DispatchSemaphore(value: 0)
     let running = DispatchSemaphore(value: 0)
 
@@ -28,7 +29,7 @@ final class HangingCommand: Command<Void, Int, any Error> {
 final class CallbackObject: CommandCallback {
     typealias Output = Int
     let lock = NSLock()
-    var log: [String] = []
+    nonisolated(unsafe) var log: [String] = []  // under `lock`
     let done = DispatchSemaphore(value: 0)
 
     func onNext(_ command: AnyCommand, value: Int) { append("next \(value) from \(command.name)") }
@@ -52,8 +53,8 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         let executeQueue = labelledQueue("execute", key: key)
         let callbackQueue = labelledQueue("callback", key: key)
         let lock = NSLock()
-        var runQueue: String?
-        var log: [String] = []
+        nonisolated(unsafe) var runQueue: String?
+        nonisolated(unsafe) var log: [String] = []
         let done = DispatchSemaphore(value: 0)
         let command = Command<Int, Int, any Error>(name: "double", executeQueue: executeQueue) { input, result in
             lock.lock(); runQueue = DispatchQueue.getSpecific(key: key); lock.unlock()
@@ -97,7 +98,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     @Test func executingWhileRunningFailsWithDisabled() {
         let command = HangingCommand(name: "hang")
         let scheduler = TestScheduler()
-        var events: [String] = []
+        nonisolated(unsafe) var events: [String] = []
         #expect(command.isEnabled.value)
         let first = command.execute(callbackOn: DispatchQueue(label: "unused")) { _, _, _, _ in }
         command.running.wait()
@@ -133,8 +134,8 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
             return nil
         }
         #expect(command.executeQueue == nil)
-        var received: [Int] = []
-        var completed = false
+        nonisolated(unsafe) var received: [Int] = []
+        nonisolated(unsafe) var completed = false
         command.execute(21, callbackOn: scheduler) { _, value, _, isCompleted in
             if let value { received.append(value) }
             if isCompleted { completed = true }
@@ -161,7 +162,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
     @Test func manualCancelStopsTheWorkAndEndsWithCanceled() {
         let command = HangingCommand()
         let scheduler = TestScheduler()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let cancelable = command.execute((), callbackOn: scheduler) { _, value, error, done in
             log.append(value.map { "next \($0)" } ?? "\(error.map { "\($0)" } ?? "completed")")
         }
@@ -181,7 +182,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
         // `run` has started; let the execute queue's block (which holds the
         // command while it calls `run`) finish before letting go.
         command!.executeQueue?.sync {}
-        weak var weakCommand = command
+        weak let weakCommand = command
         command = nil
         #expect(weakCommand == nil, "in-flight work does not keep the command alive")
         #expect(canceled.wait(timeout: .now() + 10) == .success)
@@ -191,7 +192,7 @@ func labelledQueue(_ label: String, key: DispatchSpecificKey<String>) -> Dispatc
 
     @Test func releasingTheCommandEndsOnlyTheExecutionsStillInFlight() {
         let scheduler = TestScheduler()
-        let sinks = Locked<[Int: CommandSink<Int, any Error>]>([:])
+        let sinks = Mutex<[Int: CommandSink<Int, any Error>]>([:])
         var command: Command<Int, Int, any Error>? = Command(executeOn: scheduler, allowsConcurrentExecution: true) { input, result in
             sinks.withLock { $0[input] = result }
             return nil

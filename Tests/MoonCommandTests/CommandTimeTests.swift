@@ -1,18 +1,23 @@
 import Foundation
 import MoonCommand
+import Synchronization
 import Testing
 
 /// A command on virtual time: every attempt records when it started, fails
 /// for the first `failures` attempts, and otherwise runs for `duration`.
 final class Attempts: Sendable {
-    private let starts = Locked<[TimeInterval]>([])
-    private let canceled = Locked(0)
+    /// What the attempts record, apart from `self`, which holds the command.
+    private final class Record: Sendable {
+        let starts = Mutex<[TimeInterval]>([])
+        let canceled = Mutex(0)
+    }
+    private let record = Record()
     let command: Command<Void, Int, TestError>
 
     init(on scheduler: TestScheduler, failures: Int, duration: Duration = .zero) {
-        let starts = self.starts, canceled = self.canceled
+        let record = self.record
         command = Command(executeOn: scheduler) { _, result in
-            let attempt = starts.withLock { starts -> Int in
+            let attempt = record.starts.withLock { starts -> Int in
                 starts.append(scheduler.now.timeIntervalSinceReferenceDate)
                 return starts.count
             }
@@ -22,23 +27,23 @@ final class Attempts: Sendable {
             }
             let timer = scheduler.schedule(after: duration) { result.complete(with: attempt) }
             return ActionDisposable {
-                canceled.withLock { $0 += 1 }
+                record.canceled.withLock { $0 += 1 }
                 timer?.dispose()
             }
         }
     }
 
     /// The virtual start time of every attempt, in seconds.
-    var startTimes: [TimeInterval] { starts.withLock { $0 } }
+    var startTimes: [TimeInterval] { record.starts.withLock { $0 } }
     /// How many attempts had their work canceled.
-    var cancellations: Int { canceled.withLock { $0 } }
+    var cancellations: Int { record.canceled.withLock { $0 } }
 }
 
 @Suite struct CommandTimeTests {
     @Test func retryWaitsAsThePolicySaysWithBackoffAndCap() {
         let scheduler = TestScheduler()
         let attempts = Attempts(on: scheduler, failures: 4)
-        let waits = Locked<[Duration]>([])
+        let waits = Mutex<[Duration]>([])
         let recorder = Recorder<Int>()
         attempts.command.signal()
             .retry(RetryPolicy(times: 4, delay: .seconds(1), backoff: 2, maxDelay: .seconds(3)), on: scheduler) { _, wait, _ in

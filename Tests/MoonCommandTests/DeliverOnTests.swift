@@ -19,7 +19,7 @@ import Testing
         let queue = DispatchQueue(label: "delivery", attributes: .concurrent)
         queue.setSpecific(key: key, value: 42)
         let lock = NSLock()
-        var onQueue = true
+        nonisolated(unsafe) var onQueue = true
         let recorder = Recorder<Int>()
         let source = Signal<Int> { observer, _ in
             DispatchQueue(label: "producer").async {
@@ -39,7 +39,7 @@ import Testing
 
     @Test func subscribeOnStartsTheWorkOnTheScheduler() {
         let scheduler = TestScheduler()
-        var started = false
+        nonisolated(unsafe) var started = false
         let recorder = Recorder<Int>()
         Signal<Int> { observer, _ in started = true; observer.send(next: 1); observer.sendCompleted() }
             .subscribeOn(scheduler).start(recorder.observer)
@@ -47,7 +47,7 @@ import Testing
         scheduler.advance()
         #expect(recorder.log == ["next(1)", "completed"])
 
-        var startedLater = false
+        nonisolated(unsafe) var startedLater = false
         Signal<Int> { _, _ in startedLater = true }.subscribeOn(scheduler).start { _ in }.dispose()
         scheduler.run()
         #expect(!startedLater, "disposed before its start ran")

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct DisposableTests {
     @Test func actionDisposableRunsOnce() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let disposable = ActionDisposable { runs += 1 }
         #expect(!disposable.isDisposed)
         disposable.dispose()
@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func compositeDisposesChildrenInOrderAndLateAdditionsAtOnce() {
-        var order: [Int] = []
+        nonisolated(unsafe) var order: [Int] = []
         let composite = CompositeDisposable()
         composite.add { order.append(1) }
         let removed = composite.add { order.append(99) }
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func compositeRemovesAnyChildByItsTokenOnce() {
-        var order: [Int] = []
+        nonisolated(unsafe) var order: [Int] = []
         let composite = CompositeDisposable()
         let tokens = (0..<6).map { i in composite.add { order.append(i) }! }
         // First, last, a middle one, one twice: each removal takes exactly its own child.

@@ -29,7 +29,7 @@ import Testing
         let ok = Recorder<String>()
         Signal(values: [1, 2]).then(Signal.just("done")).start(ok.observer)
         #expect(ok.log == ["next(done)", "completed"])
-        var started = false
+        nonisolated(unsafe) var started = false
         let failed = Recorder<String>()
         Signal<Int>.error(TestError()).then(Signal<String> { o, _ in started = true; o.sendCompleted() }).start(failed.observer)
         #expect(failed.log == ["error(TestError(0))"])

@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func sideEffectHooksRunInOrder() {
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let subject = Subject<Int>()
         let subscription = subject.signal.on(
             starting: { log.append("starting") },

@@ -4,7 +4,7 @@ import Testing
 @Suite struct RetryTests {
     /// Fails the first `failures` starts, then sends its attempt number.
     func flaky(failures: Int) -> (Signal<Int>, () -> Int) {
-        var attempts = 0
+        nonisolated(unsafe) var attempts = 0
         let signal = Signal<Int> { observer, _ in
             attempts += 1
             observer.send(next: attempts * 100)
@@ -32,7 +32,7 @@ import Testing
     @Test func waitsWithBackoffCappedByMaxDelay() {
         let scheduler = TestScheduler()
         let (signal, attempts) = flaky(failures: 3)
-        var waits: [Duration] = []
+        nonisolated(unsafe) var waits: [Duration] = []
         let recorder = Recorder<Int>()
         signal.retry(RetryPolicy(times: 3, delay: .seconds(1), backoff: 2, maxDelay: .seconds(3)), on: scheduler) { attempt, wait, _ in
             waits.append(wait)

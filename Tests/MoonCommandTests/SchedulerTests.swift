@@ -6,7 +6,7 @@ import Testing
 @Suite struct SchedulerTests {
     @Test func testSchedulerRunsActionsInTimeOrderOnlyWhenAdvanced() {
         let scheduler = TestScheduler()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         scheduler.schedule(after: .seconds(2)) { log.append("b@2") }
         scheduler.schedule(after: .seconds(1)) { log.append("a@1") }
         scheduler.schedule { log.append("now") }
@@ -24,7 +24,7 @@ import Testing
 
     @Test func testSchedulerCancelsAndRunsNestedSchedules() {
         let scheduler = TestScheduler()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         scheduler.schedule(after: .seconds(1)) { log.append("canceled") }?.dispose()
         scheduler.schedule(after: .seconds(1)) {
             log.append("outer")
@@ -40,8 +40,8 @@ import Testing
         queue.setSpecific(key: key, value: "test.queue")
         let scheduler = QueueScheduler(queue: queue)
         let done = DispatchSemaphore(value: 0)
-        var seen: String?
-        var canceledRan = false
+        nonisolated(unsafe) var seen: String?
+        nonisolated(unsafe) var canceledRan = false
         // Suspended, so the cancel surely comes before the action is due.
         queue.suspend()
         scheduler.schedule { canceledRan = true }?.dispose()
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func immediateSchedulerRunsAtOnce() {
-        var ran = false
+        nonisolated(unsafe) var ran = false
         ImmediateScheduler().schedule { ran = true }
         #expect(ran)
     }

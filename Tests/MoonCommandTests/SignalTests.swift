@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func eachStartRunsTheWorkAnew() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let signal = Signal<Int> { observer, _ in
             runs += 1
             observer.send(next: runs)
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func terminationDisposesTheLifetime() {
-        var disposed = false
+        nonisolated(unsafe) var disposed = false
         let subscription = Signal<Int> { observer, lifetime in
             lifetime.add { disposed = true }
             observer.sendCompleted()
@@ -63,9 +63,9 @@ import Testing
     @Test func reentrantSendsAreQueuedNotRecursive() {
         // An observer that makes its own signal send again must not be
         // re-entered: the second event arrives after the first returns.
-        var depth = 0, maxDepth = 0
-        var sendAgain: ((Int) -> Void)?
-        var log: [Int] = []
+        nonisolated(unsafe) var depth = 0, maxDepth = 0
+        nonisolated(unsafe) var sendAgain: ((Int) -> Void)?
+        nonisolated(unsafe) var log: [Int] = []
         let signal = Signal<Int> { observer, _ in
             sendAgain = { observer.send(next: $0) }
             observer.send(next: 1)
@@ -85,7 +85,7 @@ import Testing
 
     @Test func concurrentSendersAreDeliveredSerially() {
         let lock = NSLock()
-        var inside = 0, overlaps = 0, count = 0
+        nonisolated(unsafe) var inside = 0, overlaps = 0, count = 0
         let signal = Signal<Int> { observer, _ in
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
                 for i in 0..<2_000 { observer.send(next: thread * 10_000 + i) }

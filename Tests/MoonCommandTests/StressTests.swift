@@ -10,16 +10,16 @@ import Testing
     @Test func manyThreadsSendingAndDisposing() {
         let rounds = 200
         let lock = NSLock()
-        var violations = 0
+        nonisolated(unsafe) var violations = 0
         DispatchQueue.concurrentPerform(iterations: rounds) { round in
-            var send: Observer<Int>?
+            nonisolated(unsafe) var send: Observer<Int>?
             let ready = DispatchSemaphore(value: 0)
             let signal = Signal<Int> { observer, _ in send = observer; ready.signal() }
                 .map { $0 + 1 }
                 .merge(with: .never)
                 .deliverOn(QueueScheduler(queue: DispatchQueue(label: "stress", attributes: .concurrent)))
-            var terminated = false
-            var inside = false
+            nonisolated(unsafe) var terminated = false
+            nonisolated(unsafe) var inside = false
             let eventLock = NSLock()
             let subscription = signal.start { event in
                 eventLock.lock()
@@ -48,7 +48,7 @@ import Testing
     @Test func propertyWritesFromManyThreadsArriveInOrder() {
         let property = MutableProperty(0)
         let lock = NSLock()
-        var seen: [Int] = []
+        nonisolated(unsafe) var seen: [Int] = []
         let subscription = property.signal.start { event in
             if let value = event.value { lock.lock(); seen.append(value); lock.unlock() }
         }

@@ -5,6 +5,7 @@ import Testing
 
 /// Decoding every key of DESIGN.md §2, and every error with its message and span.
 /// Documents are built with `Y`; line 1 is `version: 1`, line 2 `nodes:`, line 3 the first node.
+/// One file over 400 lines: every key of the format in one suite, in the order of DESIGN.md §2.
 @Suite struct GraphDecoderTests {
     // MARK: - The whole example of DESIGN.md §2
 

@@ -4,7 +4,6 @@ import Testing
 @testable import MoonProcess
 import CMoonSpawn
 #if arch(x86_64)
-import CMoonClone
 #endif
 
 /// The death pipe is what kills a node's group when moon dies without
@@ -54,7 +53,7 @@ import CMoonClone
         let process = try #require(handle as? LaunchedProcess)
         // Taken from the launcher, so that the reap does not keep a pair
         // whose end this test closes.
-        let pair = try #require(launcher.lock.withLock { () -> DeathPipe? in
+        let pair = try #require(launcher.lock.withLock { _ -> DeathPipe? in
             defer { process.deathPipe = nil }
             return process.deathPipe
         })
@@ -68,10 +67,9 @@ import CMoonClone
         close(pair.writeEnd)
     }
 
-    /// Each spawner hands back a child whose group already owns the pair:
+    /// The spawner hands back a child whose group already owns the pair:
     /// moon killed the instant the spawn returns still takes the node along.
-    @Test(arguments: ["clone", "posix_spawn"])
-    func theSpawnerArmsThePairBeforeItReturns(spawner: String) throws {
+    @Test func theSpawnerArmsThePairBeforeItReturns() throws {
         let pair = try DeathPipe.make().get()
         defer { pair.close() }
         let strings: [UnsafeMutablePointer<CChar>?] = ["/bin/sleep", "1000"].map { text in text.withCString { strdup($0) } }
@@ -89,9 +87,6 @@ import CMoonClone
                         path: path, argv: argv.baseAddress, envp: envp.baseAddress, directory: nil,
                         stdin_fd: devNull, stdout_fd: devNull, stderr_fd: devNull,
                         death_fds: (pair.readEnd, pair.writeEnd))
-                    #if arch(x86_64)
-                    if spawner == "clone" { return moon_clone_spawn(&request, &pid, &pidfd) }
-                    #endif
                     return moon_spawn(&request, &pid, &pidfd)
                 }
             }
@@ -117,7 +112,7 @@ import CMoonClone
         let (sleeper, handle) = try start(shell("exec sleep 1000"))
         defer { handle.kill() }
         let process = try #require(handle as? LaunchedProcess)
-        let pair = try #require(launcher.lock.withLock { process.deathPipe })
+        let pair = try #require(launcher.lock.withLock { _ in process.deathPipe })
         for fd in [pair.readEnd, pair.writeEnd] {
             #expect(fcntl(fd, F_GETOWN) == -handle.pid)
             #expect(fcntl(fd, F_GETFL) & 0o20000 != 0)
@@ -125,6 +120,6 @@ import CMoonClone
         }
         handle.kill()
         #expect(await sleeper.termination() == .signaled(SIGKILL))
-        #expect(launcher.lock.withLock { process.deathPipe } == nil)
+        #expect(launcher.lock.withLock { _ in process.deathPipe } == nil)
     }
 }

@@ -1,4 +1,3 @@
-import CMoonClone
 import Foundation
 import Glibc
 import Testing
@@ -16,7 +15,7 @@ import MoonSystem
     private static var selected: String? { ProcessInfo.processInfo.environment[variable] }
 
     @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper", "signals", "closedStandardDescriptors", "failedSpawns",
-                      "plainClone", "posixSpawn"])
+                      "spawner"])
     func runInChildProcess(scenario: String) async throws {
         guard IsolatedScenarioTests.selected == nil else { return }
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -185,10 +184,8 @@ import MoonSystem
         let masks = recorder.texts(.stdout).filter { ["SigBlk:", "SigIgn:", "SigCgt:"].contains($0.prefix(7)) }
         #expect(masks == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"])
 
-        // After the first spawn: a handler installed now is cleared by the
-        // kernel (clone3's CLONE_CLEAR_SIGHAND, or the reset of all 64), and
-        // a signal ignored through `ignoreSignal` is reset too (the spawner
-        // notes the ignored ones at its first spawn and is told to look again).
+        // After the first spawn: a handler installed now, and a signal
+        // ignored through `ignoreSignal`, are at their defaults in the child too.
         signal(SIGUSR2) { _ in }
         ProcessLauncher.ignoreSignal(SIGALRM)
         let (again, _) = try start(ProcessSpec(executable: "cat", arguments: ["/proc/self/status"], environment: testEnvironment))
@@ -229,24 +226,13 @@ import MoonSystem
         }
     }
 
-    /// A spawn that fails (in the child, after the fork) leaves no
-    /// descriptor and no child behind, not even a zombie.
-    /// Where `clone3` is refused (kernels before 5.5, container runtimes'
-    /// seccomp filters), the spawner falls back to plain `clone` and resets
-    /// every signal itself. The same promises hold there: defaults and an
-    /// empty mask in the child, its own process group, exit codes, and a
-    /// clear error for a program that cannot run.
-    @Test func plainCloneScenario() async throws {
-        guard IsolatedScenarioTests.selected == "plainClone" else { return }
-        moon_clone_spawn_use_plain_clone()
-        try await spawnerPromisesHold()
-    }
-
-    /// glibc's posix_spawn, the spawner of other architectures, keeps the
-    /// same promises (and the descriptor ones: see `closedStandardDescriptors`).
-    @Test func posixSpawnScenario() async throws {
-        guard IsolatedScenarioTests.selected == "posixSpawn" else { return }
-        ProcessLauncher.usePosixSpawn()
+    /// The spawner's promises, after moon set a handler and ignored a
+    /// signal: defaults and an empty mask in the child, its own process
+    /// group, exit codes, a clear error for a program that cannot run, and
+    /// descriptors 0-2 only in the working directory asked for (the
+    /// descriptor promises: see `closedStandardDescriptors`).
+    @Test func spawnerScenario() async throws {
+        guard IsolatedScenarioTests.selected == "spawner" else { return }
         try await spawnerPromisesHold()
         let (fds, _) = try await run(shell("ls /proc/self/fd; pwd", directory: "/tmp"))
         #expect(fds.texts(.stdout) == ["0", "1", "2", "3", "/tmp"])
@@ -266,6 +252,8 @@ import MoonSystem
         #expect(throws: ProcessLaunchError.self) { try start(ProcessSpec(executable: "/no/such/program", environment: testEnvironment)) }
     }
 
+    /// A spawn that fails (in the child, after the fork) leaves no
+    /// descriptor and no child behind, not even a zombie.
     @Test func failedSpawnsScenario() async throws {
         guard IsolatedScenarioTests.selected == "failedSpawns" else { return }
         #expect(try await run(shell("true")).1 == .exited(0))  // the loop and /dev/null exist

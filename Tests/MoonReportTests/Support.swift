@@ -11,7 +11,7 @@ final class CapturedSink {
 
     init() {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("moon-report-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         handle = try! FileHandle(forWritingTo: url)
         sink = OutputSink(fd: handle.fileDescriptor)
     }
@@ -172,8 +172,8 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
     // Files, not pipes: nothing to drain while it runs.
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("moon-prog-\(UUID().uuidString)")
     let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     defer {
         try? FileManager.default.removeItem(at: outURL)
         try? FileManager.default.removeItem(at: errURL)

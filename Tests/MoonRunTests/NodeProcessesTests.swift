@@ -16,7 +16,7 @@ import Testing
 
     @Test func aNodeWithoutProcessesIsSettledAtOnce() {
         let processes = NodeProcesses()
-        var settled = false
+        nonisolated(unsafe) var settled = false
         processes.settled(0).start { if case .completed = $0 { settled = true } }
         #expect(settled)
     }
@@ -28,7 +28,7 @@ import Testing
         processes.launching(0)
         processes.launched(0, Handle())
         processes.launching(1)
-        var settled = false
+        nonisolated(unsafe) var settled = false
         processes.settled(0).start { if case .completed = $0 { settled = true } }
         processes.ended(0)
         #expect(!settled)

@@ -71,7 +71,7 @@ struct FileWatcherTests {
         #expect(seen.wait(for: root + "/src/a.c"))
         // An editor's save: a temporary file renamed over the original.
         try "c".write(toFile: root + "/src/.b.c.swp", atomically: false, encoding: .utf8)
-        try FileManager.default.createFile(atPath: root + "/src/b.c", contents: nil)
+        _ = FileManager.default.createFile(atPath: root + "/src/b.c", contents: nil)
         #expect(seen.wait(for: root + "/src/b.c"))
         #expect(rename(root + "/src/.b.c.swp", root + "/src/b.c") == 0)
         // A directory created later, with a file written at once.

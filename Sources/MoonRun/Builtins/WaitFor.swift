@@ -27,7 +27,7 @@ enum WaitFor {
             probe = { done in done(FileManager.default.fileExists(atPath: path)) }
         }
         let cancel = SerialDisposable()
-        func attempt() {
+        @Sendable func attempt() {
             probe { ok in
                 guard !cancel.isDisposed else { return }
                 if ok {

@@ -12,7 +12,7 @@ import MoonProcess
 /// Disposing the execution cancels the attempt: a built-in stops at once,
 /// a process group gets SIGTERM and SIGKILL after the grace period, and
 /// `NodeProcesses` tells when it is gone.
-final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
+final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unchecked Sendable {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs

@@ -2,6 +2,7 @@ import Foundation
 import MoonCommand
 import MoonGraph
 import MoonProcess
+import Synchronization
 
 /// Builds what a node runs with, per attempt: argv, environment and working
 /// directory (DESIGN.md §2), with `${{ … }}` resolved (docs/dataflow.md).
@@ -157,7 +158,7 @@ struct NodeEnvironment {
 /// cannot resolve is left to the launcher, which reports it precisely.
 final class ProgramCache: @unchecked Sendable {
     static let shared = ProgramCache()
-    private let lock = Lock()
+    private let lock = Mutex(())
     /// Answers found, most recent last. A graph has a handful of programs
     /// and PATHs, and nodes pass the very same PATH string (from the shared
     /// environment), whose comparison is then immediate: a scan beats
@@ -168,12 +169,12 @@ final class ProgramCache: @unchecked Sendable {
     func lookup(_ name: String, path: String?) -> String? {
         // (Not `contains("/")`: with Foundation imported that is a slow NSString search.)
         guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), let path else { return nil }
-        if let hit = lock.withLock({ found.last(where: { $0.name == name && $0.path == path }) }) { return hit.program }
+        if let hit = lock.withLock({ _ in found.last(where: { $0.name == name && $0.path == path }) }) { return hit.program }
         for entry in path.split(separator: ":") where entry.hasPrefix("/") {
             let candidate = entry + "/" + name
             var info = stat()
             if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                lock.withLock {
+                lock.withLock { _ in
                     if found.count >= Self.limit { found.removeFirst() }
                     found.append((name, path, candidate))
                 }

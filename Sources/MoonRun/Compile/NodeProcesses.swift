@@ -1,5 +1,6 @@
 import MoonCommand
 import MoonProcess
+import Synchronization
 
 /// The processes that each node's attempts started and that are not yet
 /// reaped. A cancelled or timed-out attempt's process group lives on
@@ -15,18 +16,18 @@ final class NodeProcesses: @unchecked Sendable {
         var waiters: [() -> Void] = []
     }
 
-    private let lock = Lock()
+    private let lock = Mutex(())
     // Guarded by `lock`; only nodes with live processes or waiters have an entry.
     private var entries: [Int: Entry] = [:]
 
     /// A process of `node` is about to be launched.
     func launching(_ node: Int) {
-        lock.withLock { entries[node, default: Entry()].count += 1 }
+        lock.withLock { _ in entries[node, default: Entry()].count += 1 }
     }
 
     /// It was launched: `killAll` can reach it.
     func launched(_ node: Int, _ handle: ProcessHandle) {
-        lock.withLock {
+        lock.withLock { _ in
             guard entries[node] != nil else { return }
             entries[node]!.handles.append(handle)
         }
@@ -34,7 +35,7 @@ final class NodeProcesses: @unchecked Sendable {
 
     /// It was reaped, or could not be launched.
     func ended(_ node: Int) {
-        let waiters: [() -> Void] = lock.withLock {
+        let waiters: [() -> Void] = lock.withLock { _ in
             guard var entry = entries[node] else { return [] }
             entry.count -= 1
             if entry.count > 0 {
@@ -50,7 +51,7 @@ final class NodeProcesses: @unchecked Sendable {
     /// Completes once no process of `node` is left (at once when none is).
     func settled(_ node: Int) -> Signal<Never> {
         Signal { [self] observer, _ in
-            let now: Bool = lock.withLock {
+            let now: Bool = lock.withLock { _ in
                 guard entries[node] != nil else { return true }
                 entries[node]!.waiters.append { observer.sendCompleted() }
                 return false
@@ -61,7 +62,7 @@ final class NodeProcesses: @unchecked Sendable {
 
     /// SIGKILLs every process still there.
     func killAll() {
-        let handles = lock.withLock { entries.values.flatMap(\.handles) }
+        let handles = lock.withLock { _ in entries.values.flatMap(\.handles) }
         for handle in handles { handle.kill() }
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import MoonCommand
+import Synchronization
 
 /// Tells, when a node's process has exited, whether it created its
 /// `$MOON_OUTPUT` file — without looking the file up.
@@ -16,7 +17,7 @@ import MoonCommand
 /// is unavailable) the answer is "maybe", and the file is looked up as before.
 final class OutputWatch {
     private let fd: Int32
-    private let lock = Lock()
+    private let lock = Mutex(())
     // Guarded by `lock`.
     private var created: Set<String> = []
     private var unsure = false
@@ -49,7 +50,7 @@ final class OutputWatch {
     /// when it certainly was not created since it was last asked for.
     /// (Each name is reported once: asking consumes it.)
     func mayExist(_ name: String) -> Bool {
-        lock.withLock {
+        lock.withLock { _ in
             readEvents()
             if unsure { return true }
             return created.remove(name) != nil

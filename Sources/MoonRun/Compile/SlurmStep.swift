@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import MoonProcess
 import MoonEvents
+import Synchronization
 
 /// One attempt of a node on a Slurm queue. The node's process becomes an
 /// `srun` job step (`SlurmCommandLine`); this reads srun's stderr for the job
@@ -31,7 +32,7 @@ final class SlurmStep: @unchecked Sendable {
     let jobName: String
     let queue: String
     let node: String
-    private let lock = Lock()
+    private let lock = Mutex(())
     private var job: String?
     private var taskStatus: Int32?
     private var lastError: String?
@@ -44,7 +45,7 @@ final class SlurmStep: @unchecked Sendable {
     }
 
     /// The Slurm job id, once srun has printed it.
-    var jobID: String? { lock.withLock { job } }
+    var jobID: String? { lock.withLock { _ in job } }
 
     /// `spec` run through `srun`: the same command, environment and
     /// directory, as a job step. Throws a `spawn` `NodeError` when srun is
@@ -80,14 +81,14 @@ final class SlurmStep: @unchecked Sendable {
             return remember(job: id, keep: false)
         }
         if message.contains("Received task exit notification"), let status = Self.waitStatus(in: message) {
-            lock.withLock { taskStatus = status }
+            lock.withLock { _ in taskStatus = status }
             return .drop
         }
         for level in ["error: ", "fatal: "] where message.hasPrefix(level) {
             let detail = message.dropFirst(level.count)
             // `srun: error: host: task 0: Exited with exit code 3`: moon reports that itself.
             if Self.isTaskReport(detail) { return .drop }
-            lock.withLock { lastError = String(detail) }
+            lock.withLock { _ in lastError = String(detail) }
             return .keep
         }
         if message.hasPrefix("warning: ") { return .keep }
@@ -98,7 +99,7 @@ final class SlurmStep: @unchecked Sendable {
     /// task's own wait status wins (srun turns a signal into 128+n); srun
     /// failing before there was a job is a `spawn` error with srun's reason.
     func termination(for srun: Termination, canceled: Bool) -> Result<Termination, NodeError> {
-        let (job, status, error) = lock.withLock { (self.job, self.taskStatus, self.lastError) }
+        let (job, status, error) = lock.withLock { _ in (self.job, self.taskStatus, self.lastError) }
         if let status {
             let signal = status & 0x7f
             return .success(signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal))
@@ -155,7 +156,7 @@ final class SlurmStep: @unchecked Sendable {
     }
 
     private func remember(job id: String, keep: Bool) -> Line {
-        let first: Bool = lock.withLock {
+        let first: Bool = lock.withLock { _ in
             if job != nil { return false }
             job = id
             return true

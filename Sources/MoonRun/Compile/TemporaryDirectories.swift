@@ -1,37 +1,37 @@
 import Foundation
 import MoonCommand
+import Synchronization
 
 /// The output directories still to remove. The launcher removes its own when
 /// it is released; moon usually exits before that, so an `atexit` handler
 /// removes whatever is left.
 enum TemporaryDirectories {
-    private static let lock = Lock()
+    private static let lock = Mutex(())
     /// Each directory with the descriptor that holds its lock (-1: none).
     nonisolated(unsafe) private static var paths: [String: Int32] = [:]
     nonisolated(unsafe) private static var registered = false
 
     static func add(_ path: String, lock descriptor: Int32 = -1) {
-        lock.lock()
-        defer { lock.unlock() }
-        paths[path] = descriptor
-        if !registered {
-            registered = true
-            atexit { TemporaryDirectories.removeAll() }
+        lock.withLock { _ in
+            paths[path] = descriptor
+            if !registered {
+                registered = true
+                atexit { TemporaryDirectories.removeAll() }
+            }
         }
     }
 
     static func remove(_ path: String) {
-        lock.lock()
-        let descriptor = paths.removeValue(forKey: path)
-        lock.unlock()
+        let descriptor = lock.withLock { _ in paths.removeValue(forKey: path) }
         if let descriptor { delete(path, descriptor) }
     }
 
     static func removeAll() {
-        lock.lock()
-        let all = paths
-        paths = [:]
-        lock.unlock()
+        let all = lock.withLock { _ in
+            let all = paths
+            paths = [:]
+            return all
+        }
         for (path, descriptor) in all { delete(path, descriptor) }
     }
 

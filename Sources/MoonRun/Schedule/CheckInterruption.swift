@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MoonCommand
+import Synchronization
 
 /// Lets a long up-to-date check stop early. The check runs on moon's event
 /// loop while it is quick; the source hasher polls `shouldStop` between
@@ -16,7 +17,7 @@ public final class CheckInterruption: @unchecked Sendable {
     /// How long a check may hash on the loop before it moves off it.
     public static let loopBudget: UInt64 = 30_000_000
 
-    private let lock = Lock()
+    private let lock = Mutex(())
     // Guarded by `lock`.
     private var canceled = false
     private var loopThread: pthread_t?
@@ -28,63 +29,64 @@ public final class CheckInterruption: @unchecked Sendable {
 
     /// Whether a check in progress on the calling thread should stop.
     public var shouldStop: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if canceled { return true }
-        guard let loopThread, pthread_equal(loopThread, pthread_self()) != 0 else { return false }
-        if monotonicNanoseconds() >= deadline { overBudget = true }
-        return overBudget
+        return lock.withLock { _ in
+            if canceled { return true }
+            guard let loopThread, pthread_equal(loopThread, pthread_self()) != 0 else { return false }
+            if monotonicNanoseconds() >= deadline { overBudget = true }
+            return overBudget
+        }
     }
 
     /// Whether the calling thread is the loop, within `onLoop`: then a check
     /// about to wait for I/O stops (`moveOffLoop`) and is done again on a
     /// worker thread.
     public func moveOffLoop() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !canceled, let loopThread, pthread_equal(loopThread, pthread_self()) != 0 else { return false }
-        overBudget = true
-        return true
+        return lock.withLock { _ in
+            guard !canceled, let loopThread, pthread_equal(loopThread, pthread_self()) != 0 else { return false }
+            overBudget = true
+            return true
+        }
     }
 
     /// Calls `handler` once when the run stops (at once if it has).
     public func onCancel(_ handler: @escaping () -> Void) {
-        lock.lock()
-        let now = canceled
-        if !now { cancelHandlers.append(handler) }
-        lock.unlock()
+        let now = lock.withLock { _ in
+            let now = canceled
+            if !now { cancelHandlers.append(handler) }
+            return now
+        }
         if now { handler() }
     }
 
     /// The run stops: checks in progress end, and later ones end at once.
     public func cancel() {
-        lock.lock()
-        canceled = true
-        let handlers = cancelHandlers
-        cancelHandlers = []
-        lock.unlock()
+        let handlers = lock.withLock { _ in
+            canceled = true
+            let handlers = cancelHandlers
+            cancelHandlers = []
+            return handlers
+        }
         for handler in handlers { handler() }
     }
 
     public var isCanceled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return canceled
+        return lock.withLock { _ in canceled }
     }
 
     /// Runs `check` on the calling thread (the loop) within `loopBudget`;
     /// nil when it took longer (its verdict does not count).
     func onLoop<T>(_ check: () -> T) -> T? {
-        lock.lock()
-        loopThread = pthread_self()
-        deadline = monotonicNanoseconds() &+ Self.loopBudget
-        overBudget = false
-        lock.unlock()
+        lock.withLock { _ in
+            loopThread = pthread_self()
+            deadline = monotonicNanoseconds() &+ Self.loopBudget
+            overBudget = false
+        }
         let result = check()
-        lock.lock()
-        loopThread = nil
-        let tooSlow = overBudget
-        lock.unlock()
+        let tooSlow = lock.withLock { _ in
+            loopThread = nil
+            let tooSlow = overBudget
+            return tooSlow
+        }
         return tooSlow ? nil : result
     }
 

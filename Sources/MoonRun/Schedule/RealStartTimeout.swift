@@ -15,8 +15,9 @@ extension Signal where Value == NodeOutput {
             // `timeout`; a wait ends the stretch (and its deadline).
             let stretch = SerialDisposable()
             lifetime.add(stretch)
-            var relay: Observer<NodeOutput>?
-            func run() {
+            // Set and read on the scheduler only (the run's loop).
+            nonisolated(unsafe) var relay: Observer<NodeOutput>?
+            @Sendable func run() {
                 let events = Signal<NodeOutput> { inner, _ in relay = inner }
                 stretch.inner = events.timeout(after: limit, raising: error, on: scheduler).start(observer)
             }

@@ -47,7 +47,7 @@ extension Runner {
         offLoopWork += 1
         checkWorker.run { [weak self, scheduler] in
             let verdict = checker.upToDate(node: node, inputs: nodeInputs)
-            scheduler.schedule { self?.checked(node, verdict) }
+            scheduler.schedule { [weak self] in self?.checked(node, verdict) }
         }
         return false
     }
@@ -84,7 +84,7 @@ extension Runner {
         offLoopWork += 1
         checkWorker.run { [weak self, scheduler] in
             work()
-            scheduler.schedule {
+            scheduler.schedule { [weak self] in
                 guard let self else { return }
                 self.offLoopWork -= 1
                 self.finishIfDone()

@@ -280,7 +280,7 @@ public final class Runner {
                                      scheduler: scheduler) { failed, delay, error in
             relay.retrying(failed: failed, delay: delay, error: error)
         }
-        let subscription = signal.start(relay.receive)
+        let subscription = signal.start { relay.receive($0) }
         // An attempt may have ended already (a failed spawn): keep only a live subscription.
         switch state[node] {
         case .running, .retrying: subscriptions[node] = subscription
