@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache"]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
-        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState"]),
+        .testTarget(name: "MoonCLITests", dependencies: ["MoonGraph", "MoonState", "MoonEvents", "MoonReport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -114,7 +114,7 @@ import Testing
     @Test(.enabled(if: canRun)) func writableByTheOwnersPrivateGroupIsStillTheOwners() throws {
         let moon = try Moon(graph: Self.marking)
         try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
-        guard let root = getpwuid(0) else { return }
+        let root = try #require(getpwuid(0))
         let privateGroup = root.pointee.pw_gid
         for path in [moon.path("moon.yaml"), moon.directory.path, moon.path("sub")] {
             #expect(chown(path, 0, privateGroup) == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// `sources:`/`generates:`, `--force`, `moon status` and `moon history`, through the real binary.
@@ -17,10 +18,7 @@ import Testing
 
     /// How `gen` went: "ran" or "up-to-date"; and what `use` printed.
     func outcome(_ result: Moon.Result) -> (gen: String, use: [String]) {
-        let gen = result.events("skip", node: "gen").first?["reason"] as? String
-            ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
-        let use = result.events("next", node: "use").compactMap { $0["text"] as? String }
-        return (gen, use)
+        (result.outcome("gen"), result.events("next", node: "use").compactMap(\.text))
     }
 
     func setMtime(_ moon: Moon, _ name: String, secondsAgo: TimeInterval) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// An item or a matrix value put into `sources:`/`generates:` is a file
@@ -6,7 +7,7 @@ import Testing
 /// `pages/[id].tsx`) are fingerprinted, checked and cached as themselves.
 @Suite struct LiteralItemPathTests {
     func started(_ result: Moon.Result) -> Set<String> {
-        Set(result.events("start").compactMap { $0["node"] as? String })
+        Set(result.events("start").compactMap { $0.node })
     }
 
     /// The report's case H14: editing `pages/[id].tsx` left its instance

@@ -1,4 +1,6 @@
 import Foundation
+import MoonEvents
+import MoonReport
 import Testing
 
 /// Runs the built `moon` binary (the end-to-end tests never call moon's
@@ -20,16 +22,48 @@ final class Moon {
         var stderr: String
         var status: Int32
 
-        /// The JSON events on stdout, one object per line.
-        var events: [[String: Any]] {
-            stdout.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
+        /// The events of `--json` on stdout, typed.
+        var events: [RunEvent] { Moon.events(in: stdout).map(\.event) }
+
+        /// The events named `name` (`"next"`, `"graph-complete"`), of `node` when given.
+        func events(_ name: String, node: String? = nil) -> [RunEvent] {
+            events.filter { $0.name == name && (node == nil || $0.node == node) }
         }
 
-        func events(_ name: String, node: String? = nil) -> [[String: Any]] {
-            events.filter { $0["event"] as? String == name && (node == nil || $0["node"] as? String == node) }
+        /// How `node` ended: "ran", its skip reason ("up-to-date", "cache-hit"…), or "?" (neither).
+        func outcome(_ node: String) -> String {
+            if let reason = events("skip", node: node).first?.reason { return reason.rawValue }
+            return events("complete", node: node).isEmpty ? "?" : "ran"
         }
+
+        /// The lines `node` printed on stdout.
+        func printed(_ node: String) -> [String] {
+            events("next", node: node).filter { $0.stream == .stdout }.compactMap(\.text)
+        }
+
+        /// The error `node` failed with.
+        func error(of node: String) -> NodeError? { events("error", node: node).first?.error }
+    }
+
+    /// The events of a JSON Lines text, decoded as `moon replay` decodes
+    /// them: the tests' one door to the stream, so a field they read is one
+    /// the decoder knows, and a line it cannot read fails the test. Lines
+    /// that are no JSON object (human output on the same stream) are passed
+    /// over, and so is a last line still being written (no newline yet).
+    static func events(in text: String) -> [(seq: Int, event: RunEvent)] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if !text.hasSuffix("\n") { lines.removeLast() }
+        var events: [(seq: Int, event: RunEvent)] = []
+        for (index, line) in lines.enumerated() where line.hasPrefix("{") {
+            do {
+                if let decoded = try EventDecoder.decodeLine(String(line), line: index + 1) {
+                    events.append((decoded.seq, decoded.event))
+                }
+            } catch {
+                Issue.record("moon wrote an event `moon replay` cannot read: \(error)\n\(line)")
+            }
+        }
+        return events
     }
 
     /// A temporary directory holding `moon.yaml` with `graph` as its text.
@@ -75,8 +109,8 @@ final class Moon {
         process.environment = env
         let out = directory.appendingPathComponent(".stdout-\(UUID().uuidString)")
         let err = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
@@ -103,6 +137,11 @@ final class Moon {
         }
 
         var pid: Int32 { process.processIdentifier }
+
+        /// The events moon has written so far (it may still run).
+        var events: [RunEvent] {
+            Moon.events(in: (try? String(contentsOf: out, encoding: .utf8)) ?? "").map(\.event)
+        }
 
         /// The status read by `reapIfForgotten`, when Foundation never saw the exit.
         private var ownStatus: Int32?
