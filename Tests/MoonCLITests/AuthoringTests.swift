@@ -7,7 +7,7 @@ import Testing
 /// `internal:`, `params:` and `includes:`.
 @Suite struct AuthoringTests {
     private func directory(_ moon: Moon, _ path: String) throws {
-        try FileManager.default.createDirectory(atPath: moon.path(path), withIntermediateDirectories: true)
+        try moon.makeDirectory(path)
     }
 
     private func lines(_ text: String?) -> [String] {

@@ -59,7 +59,7 @@ import Testing
     func checkout() throws -> Moon {
         let moon = try Moon(graph: Self.graph)
         try moon.write("in.txt", "source\n")
-        try FileManager.default.createDirectory(atPath: moon.path(".git/hooks"), withIntermediateDirectories: true)
+        try moon.makeDirectory(".git/hooks")
         return moon
     }
 

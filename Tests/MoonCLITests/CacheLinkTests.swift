@@ -159,7 +159,7 @@ import Testing
     func aPoisonedEntryNeverMakesARestoreWriteOutside(_ kind: String) throws {
         let moon = try Moon()
         for directory in ["repo", "victim"] {
-            try FileManager.default.createDirectory(atPath: moon.path(directory), withIntermediateDirectories: true)
+            try moon.makeDirectory(directory)
         }
         try moon.write("repo/moon.yaml", Self.twoEntries)
         try moon.write("repo/in.txt", "in\n")
@@ -183,7 +183,7 @@ import Testing
     @Test func aRestoreNeverWritesThroughALinkInItsPath() throws {
         let moon = try Moon()
         for directory in ["repo", "victim"] {
-            try FileManager.default.createDirectory(atPath: moon.path(directory), withIntermediateDirectories: true)
+            try moon.makeDirectory(directory)
         }
         try moon.write("repo/moon.yaml", """
             version: 1
@@ -281,7 +281,7 @@ struct RemoteCacheLinkTests {
         #expect(try first.run(["run", "--remote-cache", server.url]).status == 0)
         let second = try Moon()
         for directory in ["repo", "victim"] {
-            try FileManager.default.createDirectory(atPath: second.path(directory), withIntermediateDirectories: true)
+            try second.makeDirectory(directory)
         }
         try second.write("repo/moon.yaml", CacheLinkTests.twoEntries)
         try second.write("repo/in.txt", "in\n")

@@ -27,8 +27,8 @@ import Testing
     /// really holds.
     static func hostileProject() throws -> Moon {
         let moon = try Moon(graph: graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: moon.path("bin"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
+        try moon.makeDirectory("bin")
         try moon.write("src/g1$(touch MARK_file).c", "")
         try moon.write("src/g2`touch MARK_file2`.c", "")
         try moon.write("bin/moon", """
@@ -134,7 +134,7 @@ import Testing
             try moon.write("moon.bash", try moon.run(["--generate-completion-script", "bash"]).stdout)
             setup = "source ./moon.bash; PS1='$ '; echo READY"
         case "zsh":
-            try FileManager.default.createDirectory(atPath: moon.path("functions"), withIntermediateDirectories: true)
+            try moon.makeDirectory("functions")
             try moon.write("functions/_moon", try moon.run(["--generate-completion-script", "zsh"]).stdout)
             setup = "fpath=(functions $fpath); autoload -Uz compinit; compinit -u -D; PS1='$ '; print READY"
         default:

@@ -26,7 +26,7 @@ import Testing
         """
 
     static func pages(_ moon: Moon, _ stems: [String]) throws {
-        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.makeDirectory("in")
         for stem in stems { try moon.write("in/\(stem).txt", "page \(stem)\n") }
     }
 
@@ -120,7 +120,7 @@ import Testing
                 needs: ["build[${{ matrix.os }},gcc]"]
                 run: echo ship
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         try moon.write("src/a.c", "")
         try moon.write("src/b.c", "")
         let result = try moon.run(["graph", "--format", "json"])
@@ -173,7 +173,7 @@ import Testing
     // MARK: - One barrier per need on a whole fan-out
 
     static func twoStages(_ n: Int, _ moon: Moon) throws {
-        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.makeDirectory("in")
         for i in 0..<n { try moon.write("in/f\(i)", "\(i)\n") }
     }
 
@@ -213,7 +213,7 @@ import Testing
               b: { for-each: {glob: "in/*"}, needs: [a], sources: ["${{ item }}"], run: "true" }
             """)
         try Self.twoStages(3, moon)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         for i in 0..<3 { try moon.write("src/f\(i)", "\(i)\n") }
         #expect(try moon.run(["run"]).status == 0)
         // Same first bytes: a[in/f1] reruns, leaves the same output.

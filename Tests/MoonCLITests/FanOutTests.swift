@@ -201,7 +201,7 @@ import Testing
                 for-each: ["$(touch PWNED)", 'a"b', "50%j"]
                 run: echo ${{ item }}
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+        try moon.makeDirectory("fakebin")
         try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > /dev/null\necho 42$n\n")
         chmod(moon.path("fakebin/sbatch"), 0o755)
         let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])

@@ -326,7 +326,7 @@ import Testing
             nodes:
               gen: { sources: ["src/*.txt"], run: 'ls src | wc -l', cache: false }
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         let long = String(repeating: "n", count: 120)
         for i in 0..<1500 { try moon.write("src/\(long)-\(i).txt", "\(i)\n") }
         #expect(try moon.run(["run", "-q"]).status == 0)
@@ -363,7 +363,7 @@ import Testing
     @Test func statusAndHistoryOnACorruptStoreWarn() throws {
         let moon = try Moon(graph: Self.tracked)
         try moon.write("in.txt", "x\n")
-        try FileManager.default.createDirectory(atPath: moon.path(".moon"), withIntermediateDirectories: true)
+        try moon.makeDirectory(".moon")
         try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: moon.path(".moon/state.db")))
         for command in ["status", "history"] {
             let r = try moon.run([command])

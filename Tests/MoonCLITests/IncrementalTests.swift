@@ -38,7 +38,7 @@ import Testing
                 generates: [out.txt]
                 run: touch out.txt
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         for i in 0..<2000 { try moon.write("src/f\(i).txt", "x") }
         #expect(try moon.run(["run"]).status == 0)
         func inode(_ name: String) -> UInt64? {
@@ -56,7 +56,7 @@ import Testing
 
     @Test func theIssueSequence() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
 
@@ -121,7 +121,7 @@ import Testing
         #expect(try moon.run(["run", "-q"]).status == 2)
         #expect(!FileManager.default.fileExists(atPath: moon.path(".moon")), "an invalid graph makes no store")
         try moon.write("moon.yaml", Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
         #expect(try moon.run(["run", "-q"]).status == 0)
@@ -132,7 +132,7 @@ import Testing
 
     @Test func statusNamesTheChangedFile() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
         let before = try moon.run(["status"])

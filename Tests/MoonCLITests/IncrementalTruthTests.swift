@@ -22,7 +22,7 @@ import Testing
 
     func project() throws -> Moon {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         try moon.write("in.txt", "a\n")
         return moon
     }
@@ -172,7 +172,7 @@ import Testing
     func cProject() throws -> Moon {
         let moon = try Moon(graph: Self.cGraph)
         for dir in ["src", "include", "build"] {
-            try FileManager.default.createDirectory(atPath: moon.path(dir), withIntermediateDirectories: true)
+            try moon.makeDirectory(dir)
         }
         try writeOld(moon, "include/a.h", "#define A 1\n")
         try writeOld(moon, "include/b.h", "#define B 2\n")

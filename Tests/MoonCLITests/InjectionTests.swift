@@ -360,7 +360,7 @@ import Testing
                   a: { queue: q, run: 'echo "${{ vars.v }}"' }
                   b: { queue: q, uses: write-file, with: { path: out.txt, content: "${{ vars.v }}" } }
                 """)
-            try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+            try moon.makeDirectory("fakebin")
             try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c job)\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
             chmod(moon.path("fakebin/sbatch"), 0o755)
             let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh", "--set", "v=\(value)"])
@@ -465,7 +465,7 @@ import Testing
               inside: { uses: write-file, with: { path: "out/${{ vars.name }}.txt", content: x } }
               absinside: { uses: write-file, with: { path: "${{ env.MOON_GRAPH_DIR }}/in.txt", content: x } }
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         let result = try moon.run(["run", "-k", "--json"], environment: ["MOON_GRAPH_DIR": moon.directory.path])
         #expect(result.status == 1)
         for node in ["up", "abs", "literalup"] {

@@ -81,6 +81,11 @@ final class Moon {
         try Data(text.utf8).write(to: directory.appendingPathComponent(name))
     }
 
+    /// Makes `name` (a path below the directory) and its parents.
+    func makeDirectory(_ name: String) throws {
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
+    }
+
     func read(_ name: String) -> String? {
         (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
     }

@@ -25,7 +25,7 @@ import Testing
               all:
                 needs: [docs:html]
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.makeDirectory("docs")
         try moon.write("docs/moon.yaml", """
             version: 1
             nodes:
@@ -51,7 +51,7 @@ import Testing
               venv:
                 run: echo venv
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("a/b"), withIntermediateDirectories: true)
+        try moon.makeDirectory("a/b")
         try moon.write("a/moon.yaml", """
             version: 1
             includes:
@@ -105,7 +105,7 @@ import Testing
               venv:
                 run: echo venv
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.makeDirectory("docs")
         try moon.write("docs/moon.yaml", """
             version: 1
             nodes:

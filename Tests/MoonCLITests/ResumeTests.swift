@@ -101,7 +101,7 @@ import Testing
             if kind == "resume is a file" {
                 try moon.write(".moon/resume", "")
             } else {
-                try FileManager.default.createDirectory(atPath: moon.path(".moon/resume/" + record), withIntermediateDirectories: true)
+                try moon.makeDirectory(".moon/resume/" + record)
             }
             try moon.write("ok", "changed")
             let run = try moon.run(["run", "-B"])

@@ -160,7 +160,7 @@ import Testing
     /// The same on a real full disk: a 64 KiB tmpfs (root, to mount it) filled before the run.
     @Test(.enabled(if: getuid() == 0)) func stdoutOnAFullDiskNeverStopsARun() throws {
         let moon = try Moon(graph: Self.fullStdoutGraph)
-        try FileManager.default.createDirectory(atPath: moon.path("small"), withIntermediateDirectories: true)
+        try moon.makeDirectory("small")
         let mounted = try shell("mount -t tmpfs -o size=64k moon-test-tmpfs small", in: moon)
         try #require(mounted.status == 0, "cannot mount a tmpfs: \(mounted.stderr)")
         defer { _ = try? shell("umount small", in: moon) }
@@ -434,7 +434,7 @@ import Testing
     ])
     func aNULInAStringIsRefusedByCheckAndRun(node: String) throws {
         let moon = try Moon(graph: "version: 1\nvars: { v: x }\nnodes:\n  a: \(node)\n")
-        try FileManager.default.createDirectory(atPath: moon.path("ab"), withIntermediateDirectories: true)
+        try moon.makeDirectory("ab")
         for command in ["check", "run"] {
             let r = try moon.run([command], limit: 30)
             #expect(r.status == 2, "\(command): \(r.status) \(r.stdout) \(r.stderr)")

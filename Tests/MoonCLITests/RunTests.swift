@@ -120,7 +120,7 @@ import Testing
               stdin:
                 run: cat; echo "stdin closed"
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         func text(_ node: String) -> [String] { result.events("next", node: node).compactMap { $0.text } }
@@ -136,7 +136,7 @@ import Testing
     /// elsewhere.
     @Test func aNodeRunsInTheGraphsDirectoryFromAnywhere() throws {
         let moon = try Moon()
-        try FileManager.default.createDirectory(atPath: moon.path("graphs"), withIntermediateDirectories: true)
+        try moon.makeDirectory("graphs")
         try moon.write("graphs/g.yaml", "version: 1\nnodes:\n  here: { run: pwd }\n")
         let real = URL(fileURLWithPath: moon.path("graphs")).resolvingSymlinksInPath().path
         for (arguments, directory) in [(["run", "--json", "graphs/g.yaml"], nil), (["run", "--json", "g.yaml"], "graphs")] {

@@ -86,7 +86,7 @@ struct SlurmClusterTests {
                 needs: [compute, execform, builtin]
                 run: echo "m=${{ needs.compute.outputs.m }}"
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
 

@@ -29,7 +29,7 @@ import Testing
         }
         let uid = 50_000 + Int(getpid() % 10_000)
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.makeDirectory("in")
         try moon.write("in/a.txt", "a\n")
         try moon.write("in/secret.txt", "s1\n")
         try moon.write("a.c", "c\n")
