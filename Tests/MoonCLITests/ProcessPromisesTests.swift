@@ -66,6 +66,7 @@ import Testing
             let result = try running.wait(limit: 30)
             #expect(result.status == 130, "\(result.stderr)")
         case .closedPipe:
+            // A reader that closes the pipe at the raw line is the point: no decoder between.
             let result = try shell(#""$MOON" run --json | grep -m1 '"text":"ready"'; echo "status=${PIPESTATUS[0]}""#,
                                    in: moon, bash: true, environment: ["HOLD": "1"])
             #expect(result.stdout.contains("status=141"), "\(result.stdout) \(result.stderr)")

@@ -112,7 +112,8 @@ import Testing
         let began = Date()
         // `grep -m1` quits at a's first output line (not at its `start`
         // event, whose command also says "ready"): a is running by then and
-        // has written its pid files.
+        // has written its pid files. A reader of the raw lines that closes
+        // the pipe is the point here, so no decoder stands between.
         let result = try shell(#""$MOON" run --json | grep -m1 '"text":"ready"'; echo "status=${PIPESTATUS[0]}""#, in: moon, bash: true)
         #expect(Date().timeIntervalSince(began) < 10)
         #expect(result.stdout.hasPrefix(#"{"v":1,"#))
