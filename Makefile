@@ -83,13 +83,20 @@ run: release
 # The tests. `test-unit`: every stage's unit tests, with nothing installed
 # beyond what moon builds with. `test-e2e`: the end-to-end tests of the
 # built binary (Tests/MoonCLITests, which find it in .build/debug), with
-# what only they need (test-deps). `test`: both, in one run (CI).
-# When a run fails, the failed tests and their expectations are printed
-# again at the end (scripts/test-failures.sh; compiler errors only when no
-# test ran): CI keeps only the log's tail (the whole log: .build/test.log).
+# what only they need (test-deps). `test`: both (CI), the unit tests first:
+# in one `swift test` the end-to-end tests, which block while moon runs,
+# hold every thread of the test pool and the unit tests wait behind them.
+# Each word of swift_test's argument is one `swift test` (its arguments
+# joined by `=`); all of them run, and when one fails, the failed tests and
+# their expectations are printed again at the end (scripts/test-failures.sh;
+# compiler errors only when no test ran): CI keeps only the log's tail (the
+# whole log: .build/test.log).
 define swift_test
-	@mkdir -p .build; { $(SWIFT) test $(1) 2>&1; echo $$? > .build/test.status; } | tee .build/test.log; \
-	status=$$(cat .build/test.status); \
+	@mkdir -p .build; : > .build/test.log; status=0; \
+	for phase in $(1); do \
+	  { $(SWIFT) test $$phase 2>&1; echo $$? > .build/test.status; } | tee -a .build/test.log; \
+	  [ "$$status" != 0 ] || status=$$(cat .build/test.status); \
+	done; \
 	if [ "$$status" != 0 ]; then \
 	  echo "=== make $@ failed ($$status); the failures (full log: .build/test.log) ==="; \
 	  scripts/test-failures.sh .build/test.log; \
@@ -113,14 +120,14 @@ build-tests: deps
 	fi
 
 test: deps test-deps build-tests
-	$(call swift_test)
+	$(call swift_test,--skip=MoonCLITests --filter=MoonCLITests)
 
 test-unit: deps
-	$(call swift_test,--skip MoonCLITests)
+	$(call swift_test,--skip=MoonCLITests)
 
 test-e2e: deps test-deps
 	$(SWIFT) build
-	$(call swift_test,--filter MoonCLITests)
+	$(call swift_test,--filter=MoonCLITests)
 
 # The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.
 test-slurm: deps

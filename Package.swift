@@ -83,7 +83,7 @@ let package = Package(
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
         // The end-to-end tests run the built binary; GRDB's SQLite for a damaged store.
-        .testTarget(name: "MoonCLITests", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MoonCLITests", dependencies: ["MoonEvents", "MoonReport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// swift-argument-parser reads every command line; these hold what a user
@@ -93,7 +94,7 @@ import Testing
     func setValuesReachTheGraph(_ arguments: [String]) throws {
         let moon = try Moon(graph: Self.graph)
         let result = try moon.run(arguments)
-        #expect(result.events("next", node: "a").first?["text"] as? String == "hi", "\(result.stdout)")
+        #expect(result.events("next", node: "a").first?.text == "hi", "\(result.stdout)")
     }
 
     /// Help reads no graph: an invalid file in the directory does not matter.

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// The graph file language of real projects, end to end: `for-each` and
@@ -6,7 +7,7 @@ import Testing
 /// `internal:`, `params:` and `includes:`.
 @Suite struct AuthoringTests {
     private func directory(_ moon: Moon, _ path: String) throws {
-        try FileManager.default.createDirectory(atPath: moon.path(path), withIntermediateDirectories: true)
+        try moon.makeDirectory(path)
     }
 
     private func lines(_ text: String?) -> [String] {
@@ -62,7 +63,7 @@ import Testing
         let again = try moon.run(["run", "--json"])
         #expect(again.status == 0)
         #expect(again.events("skip").count == 2, "\(again.stdout)")
-        #expect(again.events("skip", node: "obj[src/a.c]").first?["reason"] as? String == "up-to-date")
+        #expect(again.events("skip", node: "obj[src/a.c]").first?.reason == .upToDate)
     }
 
     @Test func aGlobThatMatchesNothingIsAnErrorUnlessAllowEmpty() throws {
@@ -157,7 +158,7 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(moon.read("shell.txt") == "<-O2><two words><$(touch PWNED)><release><build/release>")
-        let printed = result.events("next", node: "exec").compactMap { $0["text"] as? String }.joined()
+        let printed = result.events("next", node: "exec").compactMap { $0.text }.joined()
         #expect(printed == "<-O2><two words><$(touch PWNED)><release><x-O2 two words $(touch PWNED) release>", "\(result.stdout)")
         #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
     }
@@ -234,7 +235,7 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(moon.read("lib/flags.txt") == "<-O0><-g><two words>", "\(moon.read("lib/flags.txt") ?? "")")
-        let printed = result.events("next", node: "lib:exec").compactMap { $0["text"] as? String }.joined()
+        let printed = result.events("next", node: "lib:exec").compactMap { $0.text }.joined()
         #expect(printed == "<-O0><-g><two words>", "\(result.stdout)")
     }
 

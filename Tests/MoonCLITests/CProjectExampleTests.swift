@@ -50,7 +50,7 @@ struct CProjectExampleTests {
         #expect(result.status == status, "moon run \(arguments): \(result.stdout)\(result.stderr)")
         var outcomes: [String: String] = [:]
         for node in Self.nodes {
-            let outcome = IncrementalTruthTests.outcome(result, node)
+            let outcome = result.outcome(node)
             outcomes[node] = outcome == "?" && !result.events("error", node: node).isEmpty ? "failed" : outcome
         }
         return outcomes
@@ -157,8 +157,8 @@ struct CProjectExampleTests {
         try moon.write("src/extra.c", "int calc_extra(void) { return 1; }\n")
         let added = try moon.run(["run", "--json"])
         #expect(added.status == 0, "\(added.stdout)\(added.stderr)")
-        #expect(IncrementalTruthTests.outcome(added, "obj[src/extra.c]") == "ran", "\(added.stdout)")
-        #expect(IncrementalTruthTests.outcome(added, "obj[src/lexer.c]") == "up-to-date", "\(added.stdout)")
+        #expect(added.outcome("obj[src/extra.c]") == "ran", "\(added.stdout)")
+        #expect(added.outcome("obj[src/lexer.c]") == "up-to-date", "\(added.stdout)")
         #expect(FileManager.default.fileExists(atPath: moon.path("build/extra.o")))
     }
 

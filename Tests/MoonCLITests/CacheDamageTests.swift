@@ -73,13 +73,13 @@ import Testing
         if damage.onEntry { #expect(!status.stdout.contains("restored from the cache"), "\(status.stdout)") }
         let result = try moon.run(["run", "--json"], limit: 30)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "gen") == "ran", "\(result.stderr)")
+        #expect(result.outcome("gen") == "ran", "\(result.stderr)")
         #expect(moon.read("o.txt") == "source\n")
         #expect(result.stderr.contains("node 'gen'") && result.stderr.contains(damage.words), "\(result.stderr)")
         // Stored again, whole: the next run without the output restores it.
         try FileManager.default.removeItem(atPath: moon.path("o.txt"))
         let again = try moon.run(["run", "--json"], limit: 30)
-        #expect(CacheTests.outcome(again, "gen") == "cache-hit", "\(again.stderr)")
+        #expect(again.outcome("gen") == "cache-hit", "\(again.stderr)")
         #expect(moon.read("o.txt") == "source\n")
     }
 

@@ -59,7 +59,7 @@ import Testing
     func checkout() throws -> Moon {
         let moon = try Moon(graph: Self.graph)
         try moon.write("in.txt", "source\n")
-        try FileManager.default.createDirectory(atPath: moon.path(".git/hooks"), withIntermediateDirectories: true)
+        try moon.makeDirectory(".git/hooks")
         return moon
     }
 
@@ -80,7 +80,7 @@ import Testing
         #expect(status.stdout.contains("output missing") && !status.stdout.contains("restored from the cache"), "\(status.stdout)")
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "gen") == "ran")
+        #expect(result.outcome("gen") == "ran")
         #expect(moon.read(path) == before, "the entry wrote \(path)")
         #expect(moon.read("g.txt") == "source\n")
         #expect(result.stderr.contains("node 'gen'") && result.stderr.contains("'\(path)'"), "\(result.stderr)")
@@ -103,7 +103,7 @@ import Testing
         let second = try checkout()
         let result = try second.run(["run", "--json", "--remote-cache", url])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "gen") == "ran")
+        #expect(result.outcome("gen") == "ran")
         #expect(!FileManager.default.fileExists(atPath: second.path(".git/hooks/pre-commit")))
         #expect(result.stderr.contains("node 'gen'") && result.stderr.contains("'.git/hooks/pre-commit'"), "\(result.stderr)")
         // Nor is the refused entry kept in the local cache.
@@ -123,7 +123,7 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("g.txt"))
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "gen") == "ran", "\(result.stderr)")
+        #expect(result.outcome("gen") == "ran", "\(result.stderr)")
         #expect(result.stderr.contains("size"), "\(result.stderr)")
         #expect(moon.read("g.txt") == "source\n")
     }
@@ -140,7 +140,7 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("g.txt"))
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "gen") == "cache-hit", "\(result.stderr)")
+        #expect(result.outcome("gen") == "cache-hit", "\(result.stderr)")
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: moon.path("g.txt"))[.posixPermissions] as? Int)
         #expect(mode == 0o755, "mode \(String(mode, radix: 8))")
     }
@@ -168,7 +168,7 @@ import Testing
             }
             try? FileManager.default.removeItem(atPath: moon.path("out"))
             let result = try moon.run(["run", "--json"])
-            #expect(CacheTests.outcome(result, "gen") == "ran", "\(path): \(result.stderr)")
+            #expect(result.outcome("gen") == "ran", "\(path): \(result.stderr)")
             #expect(result.stderr.contains("'\(path)'"), "\(path): \(result.stderr)")
         }
         // The untouched entry restores, a tree below a plain path included.
@@ -176,7 +176,7 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("out"))
         try FileManager.default.removeItem(atPath: moon.path("dist"))
         let clean = try moon.run(["run", "--json"])
-        #expect(CacheTests.outcome(clean, "gen") == "cache-hit", "\(clean.stderr)")
+        #expect(clean.outcome("gen") == "cache-hit", "\(clean.stderr)")
         #expect(moon.read("dist/sub/b.txt") == "source\n")
     }
 }

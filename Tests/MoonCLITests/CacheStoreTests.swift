@@ -31,7 +31,7 @@ import Testing
         for _ in 0..<2 {
             let result = try moon.run(["run", "--json"])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(CacheTests.outcome(result, "g") == "ran", "\(result.stdout)")
+            #expect(result.outcome("g") == "ran", "\(result.stdout)")
             let warnings = result.stderr.components(separatedBy: "node 'g' did not create").count - 1
             #expect(warnings == 1, "\(result.stderr)")
             #expect(result.stderr.contains(output), "\(result.stderr)")
@@ -77,7 +77,7 @@ import Testing
         #expect(try moon.run(["run"]).status == 0)
         try FileManager.default.removeItem(atPath: moon.path(name))
         let again = try moon.run(["run", "--json"])
-        #expect(CacheTests.outcome(again, "g") == "cache-hit", "\(again.stderr)")
+        #expect(again.outcome("g") == "cache-hit", "\(again.stderr)")
         #expect(again.stderr.isEmpty, "\(again.stderr)")
         #expect(moon.read(name) == "x\n")
     }
@@ -158,7 +158,7 @@ import Testing
         #expect(try moon.run(["run"]).status == 0)
         try FileManager.default.removeItem(atPath: moon.path("b.txt"))
         let again = try moon.run(["run", "--json"])
-        #expect(CacheTests.outcome(again, "g") == "cache-hit", "\(again.stderr)")
+        #expect(again.outcome("g") == "cache-hit", "\(again.stderr)")
         #expect(moon.read("b.txt") == "x\n")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// The output cache through the real binary: a node whose fingerprint has
@@ -22,12 +23,6 @@ import Testing
             run: echo "got ${{ needs.build.outputs.len }}"
         """
 
-    /// How `node` ended: "ran", or its skip reason.
-    static func outcome(_ result: Moon.Result, _ node: String) -> String {
-        if let reason = result.events("skip", node: node).first?["reason"] as? String { return reason }
-        return result.events("complete", node: node).isEmpty ? "?" : "ran"
-    }
-
     static func runs(_ moon: Moon) -> Int {
         (moon.read("ran.log") ?? "").split(separator: "\n").count
     }
@@ -36,25 +31,23 @@ import Testing
     @Test func switchingBackRestoresTheFirstOutputs() throws {
         let moon = try Moon(graph: Self.graph)
         try moon.write("src.txt", "alpha\n")
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "build") == "ran")
+        #expect(try moon.run(["run", "--json"]).outcome("build") == "ran")
         try moon.write("src.txt", "beta-beta\n")
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "build") == "ran")
+        #expect(try moon.run(["run", "--json"]).outcome("build") == "ran")
         try moon.write("src.txt", "alpha\n")
         let third = try moon.run(["run", "--json"])
         #expect(third.status == 0, "\(third.stderr)")
-        #expect(Self.outcome(third, "build") == "cache-hit")
+        #expect(third.outcome("build") == "cache-hit")
         let skip = third.events("skip", node: "build").first
-        let restored = skip?["restored"] as? [String: Any]
-        #expect(restored?["files"] as? Int == 1)
-        #expect(restored?["bytes"] as? Int == 6)
+        #expect(skip?.restored == CacheRestore(files: 1, bytes: 6))
         #expect(Self.runs(moon) == 2)
         #expect(moon.read("out/result.txt") == "ALPHA\n")
         // Its value reached the dependent.
-        let said = third.events("next", node: "use").compactMap { $0["text"] as? String }
+        let said = third.events("next", node: "use").compactMap { $0.text }
         #expect(said == ["got 6"])
         // Restored is remembered as a success: the next run is a no-op.
         let fourth = try moon.run(["run", "--json"])
-        #expect(Self.outcome(fourth, "build") == "up-to-date")
+        #expect(fourth.outcome("build") == "up-to-date")
         #expect(Self.runs(moon) == 2)
     }
 
@@ -91,8 +84,8 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("out-b.txt"))
         let again = try moon.run(["run", "--json"])
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
-        #expect(Self.outcome(again, "gen[a]") == "cache-hit", "\(again.stdout)")
-        #expect(Self.outcome(again, "gen[b]") == "cache-hit", "\(again.stdout)")
+        #expect(again.outcome("gen[a]") == "cache-hit", "\(again.stdout)")
+        #expect(again.outcome("gen[b]") == "cache-hit", "\(again.stdout)")
         #expect(moon.read("out-a.txt") == "a\n")
         #expect(moon.read("out-b.txt") == "b\n")
     }
@@ -122,7 +115,7 @@ import Testing
         try "stale".write(toFile: moon.path("dist/stale.txt"), atomically: true, encoding: .utf8)
         try moon.write("src.txt", "one\n")
         let third = try moon.run(["run", "--json"])
-        #expect(Self.outcome(third, "dist") == "cache-hit")
+        #expect(third.outcome("dist") == "cache-hit")
         #expect(Self.runs(moon) == 2)
         let fm = FileManager.default
         #expect(moon.read("dist/lib/data.txt") == "one\n")
@@ -160,11 +153,11 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("off.txt"))
         try FileManager.default.removeItem(atPath: moon.path("on.txt"))
         let second = try moon.run(["run", "--json"])
-        #expect(Self.outcome(second, "off") == "ran")
-        #expect(Self.outcome(second, "on") == "cache-hit")
+        #expect(second.outcome("off") == "ran")
+        #expect(second.outcome("on") == "cache-hit")
         try FileManager.default.removeItem(atPath: moon.path("on.txt"))
         let third = try moon.run(["run", "--json", "--no-cache"])
-        #expect(Self.outcome(third, "on") == "ran")
+        #expect(third.outcome("on") == "ran")
     }
 
     /// A blob damaged on disk is a miss with a warning: the node runs, its
@@ -184,11 +177,11 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("out"))
         let second = try moon.run(["run", "--json"])
         #expect(second.status == 0)
-        #expect(Self.outcome(second, "build") == "ran")
+        #expect(second.outcome("build") == "ran")
         #expect(second.stderr.contains("does not match its hash"), "\(second.stderr)")
         #expect(moon.read("out/result.txt") == "ALPHA\n")
         try FileManager.default.removeItem(atPath: moon.path("out"))
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "build") == "cache-hit")
+        #expect(try moon.run(["run", "--json"]).outcome("build") == "cache-hit")
         #expect(moon.read("out/result.txt") == "ALPHA\n")
     }
 
@@ -227,7 +220,7 @@ import Testing
         #expect(try a.wait().status == 0)
         #expect(try b.wait().status == 0)
         let restored = try third.run(["run", "--json"], environment: environment)
-        #expect(Self.outcome(restored, "build") == "cache-hit")
+        #expect(restored.outcome("build") == "cache-hit")
         #expect(Self.runs(third) == 0)
         #expect(third.read("out/result.txt") == "ALPHA\n")
         let left = try FileManager.default.contentsOfDirectory(atPath: cache.path("shared/v1/tmp"))
@@ -255,13 +248,13 @@ import Testing
         try moon.write("ok", "")
         let resumed = try moon.run(["run", "--resume", "--json"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(Self.outcome(resumed, "fetch") == "resumed")
-        #expect(Self.outcome(resumed, "prep") == "resumed")
-        #expect(Self.outcome(resumed, "last") == "ran")
-        #expect(resumed.events("next", node: "last").compactMap { $0["text"] as? String } == ["final x1-p"])
+        #expect(resumed.outcome("fetch") == "resumed")
+        #expect(resumed.outcome("prep") == "resumed")
+        #expect(resumed.outcome("last") == "ran")
+        #expect(resumed.events("next", node: "last").compactMap { $0.text } == ["final x1-p"])
         #expect(moon.read("ran.log") == "fetch\nprep\nlast\nlast\n")
         // Without --resume everything without sources runs again.
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "fetch") == "ran")
+        #expect(try moon.run(["run", "--json"]).outcome("fetch") == "ran")
     }
 
     /// A node whose need ran again is not resumed: its inputs may differ.
@@ -280,8 +273,8 @@ import Testing
         try moon.write("ok", "")
         let resumed = try moon.run(["run", "--resume", "--json"])
         #expect(resumed.status == 0)
-        #expect(Self.outcome(resumed, "first") == "ran")
-        #expect(Self.outcome(resumed, "second") == "ran")
+        #expect(resumed.outcome("first") == "ran")
+        #expect(resumed.outcome("second") == "ran")
     }
 
     /// `moon status` and `moon run -n` in a second checkout say which
@@ -304,7 +297,7 @@ import Testing
         #expect(dry.stdout.split(separator: "\n").contains { $0.contains("build") && $0.contains("from cache") }, "\(dry.stdout)")
         // Nothing was restored by looking.
         #expect(second.read("out/result.txt") == nil)
-        #expect(Self.outcome(try second.run(["run", "--json"], environment: environment), "build") == "cache-hit")
+        #expect(try second.run(["run", "--json"], environment: environment).outcome("build") == "cache-hit")
         // A changed source: the entry no longer fits.
         try second.write("src.txt", "gamma\n")
         let changed = try second.run(["status"], environment: environment)

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// Ctrl-C, SIGTERM, timeouts and fail-fast leave no process behind.
@@ -82,7 +83,7 @@ import Testing
             """)
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0)
-        #expect(result.events("next", node: "next").first?["text"] as? String == "gone")
+        #expect(result.events("next", node: "next").first?.text == "gone")
     }
 
     @Test func failFastCancelsRunningNodes() throws {
@@ -94,8 +95,8 @@ import Testing
             """)
         let result = try moon.run(["run", "--json", "--grace", "1s"], limit: 20)
         #expect(result.status == 1)
-        let error = result.events("error", node: "slow").first?["error"] as? [String: Any]
-        #expect(error?["kind"] as? String == "canceled")
+        let error = result.events("error", node: "slow").first?.error
+        #expect(error?.kind == .canceled)
         for pid in pids(moon, ["slow.pid"]) { #expect(!isAlive(pid, of: moon)) }
     }
 }

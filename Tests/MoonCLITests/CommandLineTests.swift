@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// The command line does what a build user means: `[FILE] [NODE...]` is
@@ -94,8 +95,8 @@ import Testing
             #expect(result.status == 128 + signal)
             if json {
                 let complete = result.events("graph-complete").first
-                #expect(complete?["interrupted"] as? String == name, "\(result.stdout)")
-                #expect(complete?["ok"] as? Bool == false)
+                #expect(complete?.interrupted == name, "\(result.stdout)")
+                #expect(complete?.ok == false)
             } else {
                 #expect(result.stdout.contains("moon: interrupted (\(name)) - 1 succeeded, 1 canceled"), "\(result.stdout)")
                 #expect(!result.stdout.contains("FAILED"))

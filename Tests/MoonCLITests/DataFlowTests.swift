@@ -1,14 +1,11 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// Outputs, vars, dotenv and safe interpolation, through the real binary.
 @Suite struct DataFlowTests {
     func outputs(_ result: Moon.Result, _ node: String) -> [String: String] {
-        result.events("complete", node: node).first?["outputs"] as? [String: String] ?? [:]
-    }
-
-    func stdout(_ result: Moon.Result, _ node: String) -> [String] {
-        result.events("next", node: node).filter { $0["stream"] as? String == "stdout" }.compactMap { $0["text"] as? String }
+        result.events("complete", node: node).first?.outputs ?? [:]
     }
 
     @Test func outputsFlowAlongAChain() throws {
@@ -28,7 +25,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(outputs(result, "a") == ["n": "1"])
         #expect(outputs(result, "b") == ["n": "2"])
-        #expect(stdout(result, "c") == ["got 2"])
+        #expect(result.printed("c") == ["got 2"])
         #expect(outputs(result, "c") == [:])
     }
 
@@ -57,7 +54,7 @@ import Testing
             let dir = try #require(outputs(result, "a")["dir"])
             #expect(dir.hasPrefix(temp + "/moon-"))
             #expect(outputs(result, "a")["mode"] == "700")
-            #expect(stdout(result, "b") == [dir])
+            #expect(result.printed("b") == [dir])
             #expect(try FileManager.default.contentsOfDirectory(atPath: temp) == [], "left behind after a run that \(failing ? "failed" : "succeeded")")
         }
     }
@@ -102,7 +99,7 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(outputs(result, "a") == ["notes": "one\ntwo"])
-        #expect(stdout(result, "b") == ["one", "two|"])
+        #expect(result.printed("b") == ["one", "two|"])
     }
 
     @Test func aMalformedOutputFileFailsTheNode() throws {
@@ -113,9 +110,9 @@ import Testing
             """)
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 1)
-        let error = result.events("error", node: "a").first?["error"] as? [String: Any]
-        #expect(error?["kind"] as? String == "exit")
-        #expect((error?["message"] as? String)?.contains("$MOON_OUTPUT is malformed: line 1: expected KEY=VALUE") == true)
+        let error = result.events("error", node: "a").first?.error
+        #expect(error?.kind == .exit)
+        #expect(error?.message.contains("$MOON_OUTPUT is malformed: line 1: expected KEY=VALUE") == true)
     }
 
     @Test func resultsReachAnAlwaysNode() throws {
@@ -132,7 +129,7 @@ import Testing
             """)
         let result = try moon.run(["run", "--json", "-k"])
         #expect(result.status == 1)
-        #expect(stdout(result, "report") == ["success failure skipped []"])
+        #expect(result.printed("report") == ["success failure skipped []"])
     }
 
     @Test func setOverridesAVarAndBuiltinsGetTheirValues() throws {
@@ -151,7 +148,7 @@ import Testing
             """)
         let result = try moon.run(["run", "--json", "--set", "channel=stable"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(stdout(result, "show") == ["channel stable = 7"])
+        #expect(result.printed("show") == ["channel stable = 7"])
     }
 
     @Test func dotenvFilesFeedTheEnvironment() throws {
@@ -166,7 +163,7 @@ import Testing
         try moon.write(".env.local", "LOCAL=\"yes\" # later files win\n")
         let result = try moon.run(["run", "--json"], environment: ["FROM_SHELL": "shell"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(stdout(result, "a") == ["dot env dot env! yes shell"])
+        #expect(result.printed("a") == ["dot env dot env! yes shell"])
     }
 
     @Test func aMissingDotenvFileIsAnError() throws {
@@ -227,15 +224,15 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdout)")
         #expect(!FileManager.default.fileExists(atPath: moon.path("pwned")), "a value was executed")
-        let printed = stdout(result, "b").joined(separator: "\n")
+        let printed = result.printed("b").joined(separator: "\n")
         var expected: [String] = []
         for key in keys {
             let v = Self.hostile[key]!
             expected += [v, "in dq: \(v)", "in sq: \(v)", v]
         }
         #expect(printed == expected.joined(separator: "\n"))
-        #expect(stdout(result, "c").joined(separator: "\n") == "$(touch pwned)|x \(Self.hostile["lines"]!)|")
-        let value = result.events("next", node: "d").first { $0["stream"] as? String == "value" }?["text"] as? String
+        #expect(result.printed("c").joined(separator: "\n") == "$(touch pwned)|x \(Self.hostile["lines"]!)|")
+        let value = result.events("next", node: "d").first { $0.stream == .value }?.text
         #expect(value == "`touch pwned`")
     }
 
@@ -251,7 +248,7 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(outputs(result, "a")["big"]?.count == 102_400)
-        #expect(stdout(result, "b").map { $0.trimmingCharacters(in: .whitespaces) } == ["102400"])
+        #expect(result.printed("b").map { $0.trimmingCharacters(in: .whitespaces) } == ["102400"])
     }
 
     @Test func checkPointsAtEachExpression() throws {

@@ -72,7 +72,7 @@ import Testing
         let other = try OtherUser()
         func project(_ change: (Moon) -> Void) throws -> Moon {
             let moon = try Moon(graph: Self.marking)
-            try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+            try moon.makeDirectory("sub")
             change(moon)
             return moon
         }
@@ -113,8 +113,8 @@ import Testing
     /// and the graph found is read.
     @Test(.enabled(if: canRun)) func writableByTheOwnersPrivateGroupIsStillTheOwners() throws {
         let moon = try Moon(graph: Self.marking)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
-        guard let root = getpwuid(0) else { return }
+        try moon.makeDirectory("sub")
+        let root = try #require(getpwuid(0))
         let privateGroup = root.pointee.pw_gid
         for path in [moon.path("moon.yaml"), moon.directory.path, moon.path("sub")] {
             #expect(chown(path, 0, privateGroup) == 0)
@@ -133,7 +133,7 @@ import Testing
         let other = try OtherUser()
         for mode: mode_t in [0o775, 0o777, 0o1777] {
             let moon = try Moon(graph: Self.marking)
-            try FileManager.default.createDirectory(atPath: moon.path("sub/deeper"), withIntermediateDirectories: true)
+            try moon.makeDirectory("sub/deeper")
             other.shareGroup(moon.directory.path)
             chmod(moon.directory.path, mode)
             let run = try moon.run(["run", "all"], in: "sub/deeper")
@@ -155,7 +155,7 @@ import Testing
         ]
         for (name, line, change) in cases {
             let moon = try Moon(graph: "version: 1\n" + line + "nodes:\n  all: { run: \"touch RAN\" }\n  t: { for-each: [\"x$(touch TAB_RAN)\"], run: \"true\" }\n")
-            try FileManager.default.createDirectory(atPath: moon.path("lib"), withIntermediateDirectories: true)
+            try moon.makeDirectory("lib")
             try moon.write("lib/lib.yaml", "version: 1\nnodes:\n  evil: { run: \"touch EVIL\" }\n")
             try moon.write("lib/.env", "GREETING=hi\n")
             change(moon)

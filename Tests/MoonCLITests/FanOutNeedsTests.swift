@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// A fan-out that needs a fan-out, through the real binary: per-item needs
@@ -25,14 +26,15 @@ import Testing
         """
 
     static func pages(_ moon: Moon, _ stems: [String]) throws {
-        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.makeDirectory("in")
         for stem in stems { try moon.write("in/\(stem).txt", "page \(stem)\n") }
     }
 
     static func order(_ result: Moon.Result) -> [String] {
         result.events.compactMap { event -> String? in
-            guard let kind = event["event"] as? String, ["start", "complete", "skip", "error"].contains(kind) else { return nil }
-            return "\(kind) \(event["node"] as? String ?? "")"
+            let kind = event.name
+            guard ["start", "complete", "skip", "error"].contains(kind) else { return nil }
+            return "\(kind) \(event.node ?? "")"
         }
     }
 
@@ -44,13 +46,13 @@ import Testing
         try moon.write("fail-b", "")
         let result = try moon.run(["run", "-k", "--json"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        #expect(result.events("skip", node: "count[in/b.txt]").first?["reason"] as? String == "upstream-failed")
+        #expect(result.events("skip", node: "count[in/b.txt]").first?.reason == .upstreamFailed)
         for stem in ["a", "c"] {
             #expect(result.events("complete", node: "count[in/\(stem).txt]").count == 1, "\(Self.order(result))")
             #expect(moon.read("out/\(stem).c") != nil)
         }
-        let counts = result.events("graph-complete").first?["counts"] as? [String: Int]
-        #expect(counts?["succeeded"] == 4 && counts?["failed"] == 1 && counts?["skipped"] == 1, "\(counts ?? [:])")
+        let counts = result.events("graph-complete").first?.counts
+        #expect(counts?.succeeded == 4 && counts?.failed == 1 && counts?.skipped == 1, "\(String(describing: counts))")
     }
 
     /// Pipelining, without sleeps: `text[b]` waits for a file that only
@@ -118,7 +120,7 @@ import Testing
                 needs: ["build[${{ matrix.os }},gcc]"]
                 run: echo ship
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         try moon.write("src/a.c", "")
         try moon.write("src/b.c", "")
         let result = try moon.run(["graph", "--format", "json"])
@@ -171,7 +173,7 @@ import Testing
     // MARK: - One barrier per need on a whole fan-out
 
     static func twoStages(_ n: Int, _ moon: Moon) throws {
-        try FileManager.default.createDirectory(atPath: moon.path("in"), withIntermediateDirectories: true)
+        try moon.makeDirectory("in")
         for i in 0..<n { try moon.write("in/f\(i)", "\(i)\n") }
     }
 
@@ -188,14 +190,14 @@ import Testing
         let result = try moon.run(["run", "--json", "-j", "1"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let start = try #require(result.events("graph-start").first)
-        #expect(start["nodes"] as? Int == 6 && (start["plan"] as? [String])?.contains("a") == false)
-        #expect(result.events.allSatisfy { $0["node"] as? String != "a" })
+        #expect(start.plan?.count == 6 && start.plan?.contains("a") == false)
+        #expect(result.events.allSatisfy { $0.node != "a" })
         let order = Self.order(result)
         let lastA = try #require(order.lastIndex { $0.hasPrefix("complete a[") })
         let firstB = try #require(order.firstIndex { $0.hasPrefix("start b[") })
         #expect(lastA < firstB, "\(order)")
-        let counts = result.events("graph-complete").first?["counts"] as? [String: Int]
-        #expect(counts?["succeeded"] == 6, "\(counts ?? [:])")
+        let counts = result.events("graph-complete").first?.counts
+        #expect(counts?.succeeded == 6, "\(String(describing: counts))")
         let list = try moon.run(["list"])
         #expect(list.stdout.contains("needs: a"), "\(list.stdout)")
     }
@@ -211,14 +213,14 @@ import Testing
               b: { for-each: {glob: "in/*"}, needs: [a], sources: ["${{ item }}"], run: "true" }
             """)
         try Self.twoStages(3, moon)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         for i in 0..<3 { try moon.write("src/f\(i)", "\(i)\n") }
         #expect(try moon.run(["run"]).status == 0)
         // Same first bytes: a[in/f1] reruns, leaves the same output.
         try moon.write("src/f1", "1\nmore\n")
         let same = try moon.run(["run", "--json"])
         #expect(same.events("complete", node: "a[in/f1]").count == 1)
-        #expect(same.events("start").allSatisfy { ($0["node"] as? String)?.hasPrefix("b[") == false }, "\(Self.order(same))")
+        #expect(same.events("start").allSatisfy { $0.node?.hasPrefix("b[") == false }, "\(Self.order(same))")
         try moon.write("src/f1", "999\n")
         let status = try moon.run(["status"])
         #expect(status.stdout.contains("b[in/f0]  may run: 'a[in/f1]' runs (its outputs are inputs of this node)"), "\(status.stdout)")
@@ -240,7 +242,7 @@ import Testing
             """)
         #expect(try moon.run(["run"]).status == 0)
         let again = try moon.run(["run", "--json"])
-        #expect(again.events("skip", node: "b[x]").first?["reason"] as? String == "up-to-date", "\(Self.order(again))")
+        #expect(again.events("skip", node: "b[x]").first?.reason == .upToDate, "\(Self.order(again))")
         let status = try moon.run(["status"])
         #expect(status.stdout.contains("b[x]  may run: 2 of the 2 instances of 'a' run or may run, e.g. 'a[x]' runs (their outputs are inputs of this node)"),
                 "\(status.stdout)")

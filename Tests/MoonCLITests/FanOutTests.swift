@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// A `for-each` over a need's output, through the real binary: expanded
@@ -22,7 +23,7 @@ import Testing
     }
 
     func stdout(_ result: Moon.Result, _ node: String) -> [String] {
-        result.events("next", node: node).compactMap { $0["text"] as? String }
+        result.events("next", node: node).compactMap { $0.text }
     }
 
     @Test func eachItemRunsAsAnInstanceBeforeWhatNeedsTheTemplate() throws {
@@ -30,25 +31,26 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let names = ["process[a.txt]", "process[b c.txt]", "process[$(touch PWNED)]"]
-        #expect(result.events("expand", node: "process").first?["instances"] as? [String] == names)
+        #expect(result.events("expand", node: "process").first?.instances == names)
         // Each item is one word, passed as data.
         #expect(stdout(result, "process[a.txt]") == ["<a.txt>"])
         #expect(stdout(result, "process[b c.txt]") == ["<b c.txt>"])
         #expect(stdout(result, "process[$(touch PWNED)]") == ["<$(touch PWNED)>"])
         #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")))
         let start = try #require(result.events("start", node: "process[b c.txt]").first)
-        #expect(start["template"] as? String == "process" && start["item"] as? String == "b c.txt")
+        #expect(start.instance?.template == "process" && start.instance?.item == "b c.txt")
         // `after` starts once every instance has completed, and the template ends with them.
         let order = result.events.compactMap { event -> String? in
-            guard let kind = event["event"] as? String, ["start", "complete"].contains(kind) else { return nil }
-            return "\(kind) \(event["node"] as? String ?? "")"
+            let kind = event.name
+            guard ["start", "complete"].contains(kind) else { return nil }
+            return "\(kind) \(event.node ?? "")"
         }
         let afterStart = try #require(order.firstIndex(of: "start after"))
         for name in names { #expect(order.firstIndex(of: "complete \(name)").map { $0 < afterStart } == true, "\(order)") }
         #expect(order.firstIndex(of: "complete process").map { $0 < afterStart } == true, "\(order)")
-        let counts = result.events("graph-complete").first?["counts"] as? [String: Int]
+        let counts = result.events("graph-complete").first?.counts
         // The instances count, not the template they expanded.
-        #expect(counts?["succeeded"] == 5)
+        #expect(counts?.succeeded == 5)
     }
 
     @Test(arguments: [#"{"a":1}"#, "[1,2]", "a.txt"])
@@ -56,10 +58,10 @@ import Testing
         let moon = try Moon(graph: Self.graph(files: value))
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        let error = try #require(result.events("error", node: "process").first?["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "fan-out")
-        #expect((error["message"] as? String)?.contains(value) == true, "\(error)")
-        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+        let error = try #require(result.events("error", node: "process").first?.error)
+        #expect(error.kind == .fanOut)
+        #expect(error.message.contains(value), "\(error)")
+        #expect(result.events("skip", node: "after").first?.reason == .upstreamFailed)
         // The terminal and log output says why, with the value.
         let plain = try moon.run(["run", "--output", "plain"])
         #expect(plain.status == 1)
@@ -71,7 +73,7 @@ import Testing
         let moon = try Moon(graph: Self.graph(files: "[]"))
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        #expect(result.events("expand", node: "process").first?["instances"] as? [String] == [])
+        #expect(result.events("expand", node: "process").first?.instances == [])
         #expect(result.events("complete", node: "process").count == 1)
         #expect(stdout(result, "after") == ["done"])
     }
@@ -83,7 +85,7 @@ import Testing
             """))
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        #expect(result.events("retry").compactMap { $0["node"] as? String } == ["process[b]"])
+        #expect(result.events("retry").compactMap { $0.node } == ["process[b]"])
         #expect(result.events("start", node: "process[b]").count == 2)
         #expect(result.events("start", node: "process[a]").count == 1)
     }
@@ -145,10 +147,10 @@ import Testing
         try moon.write("b c.txt", "1\n2\n")
         try moon.write("common.h", "x\n")
         func ran(_ result: Moon.Result) -> [String] {
-            result.events("complete").compactMap { $0["node"] as? String }.filter { $0.hasPrefix("process[") }.sorted()
+            result.events("complete").compactMap { $0.node }.filter { $0.hasPrefix("process[") }.sorted()
         }
         func upToDate(_ result: Moon.Result) -> [String] {
-            result.events("skip").filter { $0["reason"] as? String == "up-to-date" }.compactMap { $0["node"] as? String }.sorted()
+            result.events("skip").filter { $0.reason == .upToDate }.compactMap { $0.node }.sorted()
         }
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
@@ -175,7 +177,7 @@ import Testing
         try FileManager.default.removeItem(atPath: moon.path("b c.txt.n"))
         let fifth = try moon.run(["run", "--json"])
         #expect(ran(fifth) == [] && upToDate(fifth) == ["process[a.txt]"], "\(fifth.stdout)")
-        #expect(fifth.events("skip", node: "process[b c.txt]").first?["reason"] as? String == "cache-hit", "\(fifth.stdout)")
+        #expect(fifth.events("skip", node: "process[b c.txt]").first?.reason == .cacheHit, "\(fifth.stdout)")
         #expect(moon.read("b c.txt.n")?.trimmingCharacters(in: .whitespaces) == "2\n")
         let history = try moon.run(["history", "--nodes", "--limit", "1"])
         #expect(history.status == 0 && history.stdout.contains("process[a.txt]"), "\(history.stdout)\(history.stderr)")
@@ -199,7 +201,7 @@ import Testing
                 for-each: ["$(touch PWNED)", 'a"b', "50%j"]
                 run: echo ${{ item }}
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+        try moon.makeDirectory("fakebin")
         try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > /dev/null\necho 42$n\n")
         chmod(moon.path("fakebin/sbatch"), 0o755)
         let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import GRDBSQLite
 import Testing
 
@@ -284,11 +285,6 @@ import Testing
           gen: { sources: [in.txt], run: 'cat in.txt', cache: false }
         """
 
-    /// Whether `gen` ran or was skipped as up to date.
-    func gen(_ result: Moon.Result) -> String {
-        result.events("skip", node: "gen").first?["reason"] as? String ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
-    }
-
     /// A store with a sound header but garbage in pages 2-4: moved aside
     /// once, with a warning that says where, and a new store made, which
     /// the next run uses without a word.
@@ -308,13 +304,13 @@ import Testing
 
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(gen(first) == "ran")
+        #expect(first.outcome("gen") == "ran")
         #expect(first.stderr.contains("moved it to .moon/state.db.corrupt"), "\(first.stderr)")
         #expect(FileManager.default.fileExists(atPath: database + ".corrupt"))
         let second = try moon.run(["run", "--json"])
         #expect(second.status == 0)
         #expect(second.stderr.isEmpty, "\(second.stderr)")
-        #expect(gen(second) == "up-to-date", "\(second.stdout)")
+        #expect(second.outcome("gen") == "up-to-date", "\(second.stdout)")
         let history = try moon.run(["history"])
         #expect(history.status == 0, "\(history.stderr)")
         #expect(history.stderr.isEmpty, "\(history.stderr)")
@@ -330,11 +326,11 @@ import Testing
             nodes:
               gen: { sources: ["src/*.txt"], run: 'ls src | wc -l', cache: false }
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         let long = String(repeating: "n", count: 120)
         for i in 0..<1500 { try moon.write("src/\(long)-\(i).txt", "\(i)\n") }
         #expect(try moon.run(["run", "-q"]).status == 0)
-        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "up-to-date")
         let database = moon.path(".moon/state.db")
         // The stat cache's rightmost leaf: the probe at opening reads the leftmost.
         var page = 0
@@ -353,13 +349,13 @@ import Testing
 
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(gen(first) == "ran")
+        #expect(first.outcome("gen") == "ran")
         #expect(first.stderr.contains("moved it to .moon/state.db.corrupt, and the next run starts a new one"), "\(first.stderr)")
         #expect(first.stderr.components(separatedBy: "warning:").count == 2, "one warning: \(first.stderr)")
         let second = try moon.run(["run", "--json"])
         #expect(second.stderr.isEmpty, "\(second.stderr)")
-        #expect(gen(second) == "ran")
-        #expect(gen(try moon.run(["run", "--json"])) == "up-to-date")
+        #expect(second.outcome("gen") == "ran")
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "up-to-date")
     }
 
     /// `moon status` and `moon history` on a corrupt store: a warning that
@@ -367,7 +363,7 @@ import Testing
     @Test func statusAndHistoryOnACorruptStoreWarn() throws {
         let moon = try Moon(graph: Self.tracked)
         try moon.write("in.txt", "x\n")
-        try FileManager.default.createDirectory(atPath: moon.path(".moon"), withIntermediateDirectories: true)
+        try moon.makeDirectory(".moon")
         try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: moon.path(".moon/state.db")))
         for command in ["status", "history"] {
             let r = try moon.run([command])
@@ -405,7 +401,7 @@ import Testing
                 #expect(r.status == 0, "\(name) \(command): \(r.stderr)")
                 #expect(r.stderr.contains(".moon/\(name) \(what)"), "\(name) \(command): \(r.stderr)")
                 #expect(r.seconds < 10, "\(name) \(command): \(r.seconds)s")
-                if command == ["run", "--json"] { #expect(gen(Moon.Result(stdout: r.stdout, stderr: r.stderr, status: r.status)) == "ran") }
+                if command == ["run", "--json"] { #expect(Moon.Result(stdout: r.stdout, stderr: r.stderr, status: r.status).outcome("gen") == "ran") }
             }
             let target = (try? FileManager.default.attributesOfItem(atPath: moon.path(".moon/state.db-target"))[.size] as? Int) ?? -1
             #expect(target == 0, "the link's target is untouched")

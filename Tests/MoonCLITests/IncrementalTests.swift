@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// `sources:`/`generates:`, `--force`, `moon status` and `moon history`, through the real binary.
@@ -17,10 +18,7 @@ import Testing
 
     /// How `gen` went: "ran" or "up-to-date"; and what `use` printed.
     func outcome(_ result: Moon.Result) -> (gen: String, use: [String]) {
-        let gen = result.events("skip", node: "gen").first?["reason"] as? String
-            ?? (result.events("complete", node: "gen").isEmpty ? "?" : "ran")
-        let use = result.events("next", node: "use").compactMap { $0["text"] as? String }
-        return (gen, use)
+        (result.outcome("gen"), result.events("next", node: "use").compactMap(\.text))
     }
 
     func setMtime(_ moon: Moon, _ name: String, secondsAgo: TimeInterval) throws {
@@ -40,7 +38,7 @@ import Testing
                 generates: [out.txt]
                 run: touch out.txt
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         for i in 0..<2000 { try moon.write("src/f\(i).txt", "x") }
         #expect(try moon.run(["run"]).status == 0)
         func inode(_ name: String) -> UInt64? {
@@ -58,7 +56,7 @@ import Testing
 
     @Test func theIssueSequence() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
 
@@ -123,7 +121,7 @@ import Testing
         #expect(try moon.run(["run", "-q"]).status == 2)
         #expect(!FileManager.default.fileExists(atPath: moon.path(".moon")), "an invalid graph makes no store")
         try moon.write("moon.yaml", Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
         #expect(try moon.run(["run", "-q"]).status == 0)
@@ -134,7 +132,7 @@ import Testing
 
     @Test func statusNamesTheChangedFile() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("src/deep"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src/deep")
         try moon.write("src/a.txt", "a\n")
         try moon.write("src/deep/b.txt", "b\n")
         let before = try moon.run(["status"])

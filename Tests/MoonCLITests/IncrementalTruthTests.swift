@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// Incremental runs that never lie, through the real binary: the graph
@@ -19,15 +20,9 @@ import Testing
             run: echo ran in sub
         """
 
-    /// Whether `node` ran ("ran"), was skipped as up to date ("up-to-date"), or neither ("?").
-    static func outcome(_ result: Moon.Result, _ node: String) -> String {
-        if let reason = result.events("skip", node: node).first?["reason"] as? String { return reason }
-        return result.events("complete", node: node).isEmpty ? "?" : "ran"
-    }
-
     func project() throws -> Moon {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         try moon.write("in.txt", "a\n")
         return moon
     }
@@ -42,7 +37,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: link) }
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(Self.outcome(first, "gen") == "ran")
+        #expect(first.outcome("gen") == "ran")
         let spellings: [(arguments: [String], directory: String?)] = [
             ([], nil),
             (["moon.yaml"], nil),
@@ -61,8 +56,8 @@ import Testing
                     "moon status \(arguments) in \(directory ?? "."): \(status.stdout)\(status.stderr)")
             let result = try moon.run(["run", "--json"] + arguments, in: directory)
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(Self.outcome(result, "gen") == "up-to-date", "moon run \(arguments) in \(directory ?? ".")")
-            #expect(Self.outcome(result, "sub") == "up-to-date", "moon run \(arguments) in \(directory ?? ".")")
+            #expect(result.outcome("gen") == "up-to-date", "moon run \(arguments) in \(directory ?? ".")")
+            #expect(result.outcome("sub") == "up-to-date", "moon run \(arguments) in \(directory ?? ".")")
             let history = try moon.run(["history"] + arguments, in: directory)
             #expect(history.status == 0 && history.stdout.contains("up to date"), "\(history.stdout)\(history.stderr)")
         }
@@ -91,9 +86,9 @@ import Testing
         let moon = try Moon(graph: Self.slowGraph)
         try moon.write("in.txt", "src\n")
         let first = try moon.run(["run", "--json"])
-        #expect(Self.outcome(first, "gen") == "ran", "\(first.stderr)")
+        #expect(first.outcome("gen") == "ran", "\(first.stderr)")
         #expect(moon.read("out.txt") == "header\nsrc\nfooter\n")
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "gen") == "up-to-date")
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "up-to-date")
         return moon
     }
 
@@ -107,9 +102,9 @@ import Testing
         let status = try moon.run(["status"])
         #expect(status.stdout.contains("gen  runs: its last run did not succeed"), "\(status.stdout)")
         let next = try moon.run(["run", "--json"])
-        #expect(Self.outcome(next, "gen") == "cache-hit", "\(next.stdout)")
+        #expect(next.outcome("gen") == "cache-hit", "\(next.stdout)")
         #expect(moon.read("out.txt") == "header\nsrc\nfooter\n")
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "gen") == "up-to-date")
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "up-to-date")
     }
 
     /// B2: `moon run -B`, interrupted by SIGINT, SIGTERM or SIGKILL of moon
@@ -177,7 +172,7 @@ import Testing
     func cProject() throws -> Moon {
         let moon = try Moon(graph: Self.cGraph)
         for dir in ["src", "include", "build"] {
-            try FileManager.default.createDirectory(atPath: moon.path(dir), withIntermediateDirectories: true)
+            try moon.makeDirectory(dir)
         }
         try writeOld(moon, "include/a.h", "#define A 1\n")
         try writeOld(moon, "include/b.h", "#define B 2\n")
@@ -192,7 +187,7 @@ import Testing
     func ran(_ moon: Moon, _ extra: [String] = []) throws -> [String] {
         let result = try moon.run(["run", "--json"] + extra)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        return ["x.o", "y.o", "z.o"].filter { Self.outcome(result, $0) == "ran" }
+        return ["x.o", "y.o", "z.o"].filter { result.outcome($0) == "ran" }
     }
 
     /// Editing a header reruns only the objects whose depfile lists it
@@ -232,7 +227,7 @@ import Testing
         func outcomes() throws -> [String] {
             let result = try second.run(["run", "--json"], environment: environment)
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-            return ["x.o", "y.o", "z.o"].map { Self.outcome(result, $0) }
+            return ["x.o", "y.o", "z.o"].map { result.outcome($0) }
         }
         #expect(try outcomes() == ["cache-hit", "cache-hit", "cache-hit"])
         #expect(try outcomes() == ["up-to-date", "up-to-date", "up-to-date"])
@@ -248,7 +243,7 @@ import Testing
     /// still run the node once.
     @Test func newPatternsOverTheSameFilesRunAgain() throws {
         let moon = try project()
-        func gen() throws -> String { Self.outcome(try moon.run(["run", "--json"]), "gen") }
+        func gen() throws -> String { try moon.run(["run", "--json"]).outcome("gen") }
         #expect(try gen() == "ran")
         #expect(try gen() == "up-to-date")
         let morePatterns = Self.graph.replacingOccurrences(of: "sources: [in.txt]\n    generates",
@@ -280,21 +275,21 @@ import Testing
             """)
         try writeOld(moon, "in.txt", "a\n")
         var result = try moon.run(["run", "--json"])
-        #expect(Self.outcome(result, "gen") == "ran")
+        #expect(result.outcome("gen") == "ran")
         #expect(result.stderr.contains("warning") && result.stderr.contains("out.d cannot be read"), "\(result.stderr)")
         #expect(try moon.run(["status"]).stdout.contains("gen  runs: its depfile out.d was not read after its last success"))
         result = try moon.run(["run", "--json"])
-        #expect(Self.outcome(result, "gen") == "ran")
+        #expect(result.outcome("gen") == "ran")
         try moon.write("bad", "")
         result = try moon.run(["run", "--json"])
         #expect(result.stderr.contains("out.d is malformed (line 1"), "\(result.stderr)")
         result = try moon.run(["run", "--json"])
-        #expect(Self.outcome(result, "gen") == "ran")
+        #expect(result.outcome("gen") == "ran")
         try FileManager.default.removeItem(atPath: moon.path("bad"))
         try moon.write("good", "")
-        #expect(Self.outcome(try moon.run(["run", "--json"]), "gen") == "ran")
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "ran")
         result = try moon.run(["run", "--json"])
-        #expect(Self.outcome(result, "gen") == "up-to-date", "\(result.stderr)")
+        #expect(result.outcome("gen") == "up-to-date", "\(result.stderr)")
         #expect(result.stderr.isEmpty)
     }
 
@@ -363,7 +358,7 @@ import Testing
         #expect(forced.contains("4 will run"), "\(forced)")
 
         let result = try moon.run(["run", "--json"])
-        #expect(["a.o", "lib.a", "app"].map { Self.outcome(result, $0) } == ["ran", "ran", "ran"])
-        #expect(Self.outcome(result, "other") == "up-to-date")
+        #expect(["a.o", "lib.a", "app"].map { result.outcome($0) } == ["ran", "ran", "ran"])
+        #expect(result.outcome("other") == "up-to-date")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Glibc
 import Testing
 
@@ -10,14 +11,6 @@ import Testing
     static let subscriptPayload = "a[$(touch MARK)]"
 
     func marked(_ moon: Moon) -> Bool { FileManager.default.fileExists(atPath: moon.path("MARK")) }
-
-    func stdout(_ result: Moon.Result, _ node: String) -> [String] {
-        result.events("next", node: node).filter { $0["stream"] as? String == "stdout" }.compactMap { $0["text"] as? String }
-    }
-
-    func error(_ result: Moon.Result, _ node: String) -> String? {
-        (result.events("error", node: node).first?["error"] as? [String: Any])?["message"] as? String
-    }
 
     /// A graph whose node `src` writes `a` = `value` as an output, and whose
     /// other nodes (from `nodes`, YAML text indented by four spaces) read it.
@@ -58,7 +51,7 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(!marked(moon), "a value ran as code")
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdout)")
-        for node in ["one", "two", "lines"] { #expect(stdout(result, node) == [Self.payload], "\(node)") }
+        for node in ["one", "two", "lines"] { #expect(result.printed(node) == [Self.payload], "\(node)") }
     }
 
     /// The report's cases I4/I5: bash evaluates arithmetic and variable
@@ -86,11 +79,11 @@ import Testing
         #expect(!marked(moon), "a value ran as code")
         #expect(result.status == 1)
         for name in forms.keys {
-            let message = error(result, name)
+            let message = result.error(of: name)?.message
             #expect(message != nil, "\(name) did not fail")
             #expect(result.events("start", node: name).isEmpty || message?.contains("exited") == false, "\(name): \(message ?? "")")
         }
-        #expect(error(result, "let")?.contains("integer") == true, "\(error(result, "let") ?? "")")
+        #expect(result.error(of: "let")?.message.contains("integer") == true, "\(result.error(of: "let")?.message ?? "")")
     }
 
     /// Integers still work in every arithmetic form.
@@ -107,7 +100,7 @@ import Testing
             """)
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdout)")
-        #expect(stdout(result, "a") == ["-40 -41 1 1"])
+        #expect(result.printed("a") == ["-40 -41 1 1"])
     }
 
     /// Other members of the class: parameter defaults, here-documents (with
@@ -157,16 +150,16 @@ import Testing
         #expect(!marked(moon), "a value ran as code")
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdout)")
         let p = Self.payload
-        #expect(stdout(result, "dflt") == [p, p])
-        #expect(stdout(result, "heredoc") == ["v=\(p) n=2"])
-        #expect(stdout(result, "contd") == ["a \(p)"])
-        #expect(stdout(result, "readarr") == [p])
-        #expect(stdout(result, "exportn") == [p])
-        #expect(stdout(result, "ticks") == [p])
-        #expect(stdout(result, "single") == ["sq \(p) sq"])
-        #expect(stdout(result, "dq") == ["dq \(p) dq"])
-        #expect(stdout(result, "positional") == [p])
-        #expect(stdout(result, "procsub") == [p])
+        #expect(result.printed("dflt") == [p, p])
+        #expect(result.printed("heredoc") == ["v=\(p) n=2"])
+        #expect(result.printed("contd") == ["a \(p)"])
+        #expect(result.printed("readarr") == [p])
+        #expect(result.printed("exportn") == [p])
+        #expect(result.printed("ticks") == [p])
+        #expect(result.printed("single") == ["sq \(p) sq"])
+        #expect(result.printed("dq") == ["dq \(p) dq"])
+        #expect(result.printed("positional") == [p])
+        #expect(result.printed("procsub") == [p])
     }
 
     /// `eval`, `trap`, `sh -c`, a pipe into `sh` and a here-document read by
@@ -271,7 +264,7 @@ import Testing
         }
         #expect(!marked(moon), "a value ran as code")
         let flock = try moon.run(["run", "flock", "--json", "--", Self.payload])
-        #expect(stdout(flock, "flock") == [Self.payload])
+        #expect(flock.printed("flock") == [Self.payload])
     }
 
     /// The report's `declare -i n=$N` with `N` from `env:` (the documented
@@ -298,18 +291,18 @@ import Testing
         for node in ["declare", "arith", "cond", "inner", "shform", "exec"] {
             let result = try moon.run(["run", node, "--json", "--", Self.subscriptPayload])
             #expect(result.status == 1, "\(node): \(result.stderr)")
-            #expect(error(result, node)?.contains("env N") == true, "\(node): \(error(result, node) ?? result.stderr)")
-            #expect(result.events("start", node: node).isEmpty || error(result, node)?.contains("exited") == false)
+            #expect(result.error(of: node)?.message.contains("env N") == true, "\(node): \(result.error(of: node)?.message ?? result.stderr)")
+            #expect(result.events("start", node: node).isEmpty || result.error(of: node)?.message.contains("exited") == false)
         }
         let graphEnv = try moon.run(["run", "graphenv", "--json", "--set", "v=\(Self.subscriptPayload)"])
         #expect(graphEnv.status == 1, "\(graphEnv.stderr)")
-        #expect(error(graphEnv, "graphenv")?.contains("env G") == true, "\(error(graphEnv, "graphenv") ?? graphEnv.stderr)")
+        #expect(graphEnv.error(of: "graphenv")?.message.contains("env G") == true, "\(graphEnv.error(of: "graphenv")?.message ?? graphEnv.stderr)")
         #expect(!marked(moon), "a value ran as code")
         // A program that is no shell gets it as data; integers still work.
         let data = try moon.run(["run", "data", "--json", "--", Self.subscriptPayload])
-        #expect(stdout(data, "data") == [Self.subscriptPayload], "\(data.stderr)")
+        #expect(data.printed("data") == [Self.subscriptPayload], "\(data.stderr)")
         let integer = try moon.run(["run", "integer", "--json", "--", "41"])
-        #expect(stdout(integer, "integer") == ["42"], "\(integer.stderr)")
+        #expect(integer.printed("integer") == ["42"], "\(integer.stderr)")
     }
 
     /// Exec form, `env:`, `with:` and `dir:` take values as data.
@@ -330,8 +323,8 @@ import Testing
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!marked(moon))
-        #expect(stdout(result, "exec") == [Self.payload])
-        #expect(stdout(result, "env") == [Self.payload])
+        #expect(result.printed("exec") == [Self.payload])
+        #expect(result.printed("env") == [Self.payload])
     }
 
     /// `-v` shows the command with the value put in, quoted as the shell
@@ -367,7 +360,7 @@ import Testing
                   a: { queue: q, run: 'echo "${{ vars.v }}"' }
                   b: { queue: q, uses: write-file, with: { path: out.txt, content: "${{ vars.v }}" } }
                 """)
-            try FileManager.default.createDirectory(atPath: moon.path("fakebin"), withIntermediateDirectories: true)
+            try moon.makeDirectory("fakebin")
             try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c job)\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
             chmod(moon.path("fakebin/sbatch"), 0o755)
             let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh", "--set", "v=\(value)"])
@@ -440,15 +433,15 @@ import Testing
             return lstat(moon.path(name), &info) == 0 ? info.st_mode & S_IFMT : 0
         }
         #expect(type("myfifo") == S_IFIFO)
-        #expect(error(result, "fifo")?.contains("FIFO") == true, "\(error(result, "fifo") ?? "")")
+        #expect(result.error(of: "fifo")?.message.contains("FIFO") == true, "\(result.error(of: "fifo")?.message ?? "")")
         if root {
             #expect(type("mynull") == S_IFCHR)
-            #expect(error(result, "dev")?.contains("device") == true, "\(error(result, "dev") ?? "")")
+            #expect(result.error(of: "dev")?.message.contains("device") == true, "\(result.error(of: "dev")?.message ?? "")")
         }
         #expect(type("mysock") == S_IFSOCK)
-        #expect(error(result, "sock")?.contains("socket") == true, "\(error(result, "sock") ?? "")")
+        #expect(result.error(of: "sock")?.message.contains("socket") == true, "\(result.error(of: "sock")?.message ?? "")")
         // A symbolic link is replaced by the file; its target is left alone.
-        #expect(error(result, "link") == nil)
+        #expect(result.error(of: "link")?.message == nil)
         #expect(type("mylink") == S_IFREG && moon.read("target.txt") == "old")
         #expect(moon.read("plain.txt") == "x")
     }
@@ -472,18 +465,18 @@ import Testing
               inside: { uses: write-file, with: { path: "out/${{ vars.name }}.txt", content: x } }
               absinside: { uses: write-file, with: { path: "${{ env.MOON_GRAPH_DIR }}/in.txt", content: x } }
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         let result = try moon.run(["run", "-k", "--json"], environment: ["MOON_GRAPH_DIR": moon.directory.path])
         #expect(result.status == 1)
         for node in ["up", "abs", "literalup"] {
-            #expect(error(result, node)?.contains("graph's directory") == true, "\(node): \(error(result, node) ?? "")")
+            #expect(result.error(of: node)?.message.contains("graph's directory") == true, "\(node): \(result.error(of: node)?.message ?? "")")
         }
         #expect(!FileManager.default.fileExists(atPath: moon.directory.deletingLastPathComponent().appendingPathComponent(escaped).path))
         #expect(!FileManager.default.fileExists(atPath: moon.directory.deletingLastPathComponent().appendingPathComponent("2" + escaped).path))
         #expect(!FileManager.default.fileExists(atPath: outside + "/from-value.txt"))
-        #expect(error(result, "literalabs") == nil)
+        #expect(result.error(of: "literalabs")?.message == nil)
         #expect(FileManager.default.fileExists(atPath: outside + "/literal.txt"))
-        #expect(error(result, "inside") == nil && moon.read("out/b.txt") == "x")
-        #expect(error(result, "absinside") == nil && moon.read("in.txt") == "x", "\(error(result, "absinside") ?? "")")
+        #expect(result.error(of: "inside")?.message == nil && moon.read("out/b.txt") == "x")
+        #expect(result.error(of: "absinside")?.message == nil && moon.read("in.txt") == "x", "\(result.error(of: "absinside")?.message ?? "")")
     }
 }

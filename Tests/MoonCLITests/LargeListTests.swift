@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Glibc
 import Testing
 
@@ -7,14 +8,6 @@ import Testing
 /// (E2BIG) fails at once with its size and the limit: other nodes' output
 /// and Ctrl-C are never held up.
 @Suite struct LargeListTests {
-    func error(_ result: Moon.Result, _ node: String) -> String? {
-        (result.events("error", node: node).first?["error"] as? [String: Any])?["message"] as? String
-    }
-
-    func stdout(_ result: Moon.Result, _ node: String) -> [String] {
-        result.events("next", node: node).filter { $0["stream"] as? String == "stdout" }.compactMap { $0["text"] as? String }
-    }
-
     func graph(items: Int) -> String {
         let list = (0..<items).map(String.init).joined(separator: ",")
         return """
@@ -37,13 +30,13 @@ import Testing
         let started = Date()
         let result = try moon.run(["run", "a", "t", "-k", "--json"], limit: 60)
         #expect(result.status == 1, "\(result.stderr)")
-        let message = error(result, "a") ?? ""
+        let message = result.error(of: "a")?.message ?? ""
         #expect(message.contains("bytes") && message.contains("limit"), "\(message)")
-        #expect(stdout(result, "t") == (1...6).map { "tick \($0)" })
+        #expect(result.printed("t") == (1...6).map { "tick \($0)" })
         // a failed before t's second tick (t takes 3 s in all).
         let events = result.events
-        let failed = events.firstIndex { $0["event"] as? String == "error" && $0["node"] as? String == "a" }
-        let secondTick = events.firstIndex { $0["node"] as? String == "t" && $0["text"] as? String == "tick 2" }
+        let failed = events.firstIndex { $0.name == "error" && $0.node == "a" }
+        let secondTick = events.firstIndex { $0.node == "t" && $0.text == "tick 2" }
         #expect(failed != nil && secondTick != nil && failed! < secondTick!, "\(result.stdout)")
         #expect(Date().timeIntervalSince(started) < 30)
     }
@@ -55,19 +48,20 @@ import Testing
         let started = Date()
         let result = try moon.run(["run", "args", "--json", "--"] + (1...100_000).map(String.init), limit: 60)
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(error(result, "args")?.contains("limit") == true, "\(error(result, "args") ?? result.stderr)")
+        #expect(result.error(of: "args")?.message.contains("limit") == true, "\(result.error(of: "args")?.message ?? result.stderr)")
         #expect(Date().timeIntervalSince(started) < 20)
 
         // (`-- ARGS` go to the last node named.)
         let running = try moon.start(["run", "t", "args", "-k", "--json", "--"] + (1...100_000).map(String.init))
-        usleep(1_500_000)
+        // Ctrl-C in the middle of the run: t ticks (for 3 s), args has failed.
+        #expect(eventually(30) { running.events.contains { $0.node == "t" && $0.text == "tick 1" } })
         running.signal(SIGINT)
         let sent = Date()
         let interrupted = try running.wait(limit: 30)
         #expect(Date().timeIntervalSince(sent) < 10)
         #expect(interrupted.status == 130, "\(interrupted.stderr)")
-        #expect(error(interrupted, "args")?.contains("limit") == true, "\(interrupted.stdout)")
-        #expect(stdout(interrupted, "t").first == "tick 1", "\(interrupted.stdout)")
+        #expect(interrupted.error(of: "args")?.message.contains("limit") == true, "\(interrupted.stdout)")
+        #expect(interrupted.printed("t").first == "tick 1", "\(interrupted.stdout)")
         #expect(!interrupted.stdout.contains("canceled because another node failed"), "\(interrupted.stdout)")
     }
 
@@ -76,6 +70,6 @@ import Testing
         let moon = try Moon(graph: graph(items: 3_000))
         let result = try moon.run(["run", "a", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(stdout(result, "a").map { $0.trimmingCharacters(in: .whitespaces) } == ["3000"])
+        #expect(result.printed("a").map { $0.trimmingCharacters(in: .whitespaces) } == ["3000"])
     }
 }

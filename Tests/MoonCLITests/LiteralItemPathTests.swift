@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// An item or a matrix value put into `sources:`/`generates:` is a file
@@ -6,7 +7,7 @@ import Testing
 /// `pages/[id].tsx`) are fingerprinted, checked and cached as themselves.
 @Suite struct LiteralItemPathTests {
     func started(_ result: Moon.Result) -> Set<String> {
-        Set(result.events("start").compactMap { $0["node"] as? String })
+        Set(result.events("start").compactMap { $0.node })
     }
 
     /// The report's case H14: editing `pages/[id].tsx` left its instance
@@ -22,7 +23,7 @@ import Testing
                 generates: ["out/${{ item.stem }}.js"]
                 run: mkdir -p out && cp "${{ item }}" "out/${{ item.stem }}.js"
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("pages"), withIntermediateDirectories: true)
+        try moon.makeDirectory("pages")
         try moon.write("pages/[id].tsx", "v1 [id]\n")
         try moon.write("pages/i.tsx", "v1 i\n")
         let first = try moon.run(["run", "--json"])
@@ -76,7 +77,7 @@ import Testing
                 generates: ["mat/${{ matrix.f }}.o"]
                 run: mkdir -p mat && cp "src/${{ matrix.f }}" "mat/${{ matrix.f }}.o"
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("src"), withIntermediateDirectories: true)
+        try moon.makeDirectory("src")
         for name in names + decoys { try moon.write("src/\(name)", "v1 \(name)\n") }
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)\n\(first.stdout)")

@@ -1,4 +1,6 @@
 import Foundation
+import MoonEvents
+import MoonReport
 import Testing
 
 /// Runs the built `moon` binary (the end-to-end tests never call moon's
@@ -20,16 +22,48 @@ final class Moon {
         var stderr: String
         var status: Int32
 
-        /// The JSON events on stdout, one object per line.
-        var events: [[String: Any]] {
-            stdout.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
+        /// The events of `--json` on stdout, typed.
+        var events: [RunEvent] { Moon.events(in: stdout).map(\.event) }
+
+        /// The events named `name` (`"next"`, `"graph-complete"`), of `node` when given.
+        func events(_ name: String, node: String? = nil) -> [RunEvent] {
+            events.filter { $0.name == name && (node == nil || $0.node == node) }
         }
 
-        func events(_ name: String, node: String? = nil) -> [[String: Any]] {
-            events.filter { $0["event"] as? String == name && (node == nil || $0["node"] as? String == node) }
+        /// How `node` ended: "ran", its skip reason ("up-to-date", "cache-hit"…), or "?" (neither).
+        func outcome(_ node: String) -> String {
+            if let reason = events("skip", node: node).first?.reason { return reason.rawValue }
+            return events("complete", node: node).isEmpty ? "?" : "ran"
         }
+
+        /// The lines `node` printed on stdout.
+        func printed(_ node: String) -> [String] {
+            events("next", node: node).filter { $0.stream == .stdout }.compactMap(\.text)
+        }
+
+        /// The error `node` failed with.
+        func error(of node: String) -> NodeError? { events("error", node: node).first?.error }
+    }
+
+    /// The events of a JSON Lines text, decoded as `moon replay` decodes
+    /// them: the tests' one door to the stream, so a field they read is one
+    /// the decoder knows, and a line it cannot read fails the test. Lines
+    /// that are no JSON object (human output on the same stream) are passed
+    /// over, and so is a last line still being written (no newline yet).
+    static func events(in text: String) -> [(seq: Int, event: RunEvent)] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if !text.hasSuffix("\n") { lines.removeLast() }
+        var events: [(seq: Int, event: RunEvent)] = []
+        for (index, line) in lines.enumerated() where line.hasPrefix("{") {
+            do {
+                if let decoded = try EventDecoder.decodeLine(String(line), line: index + 1) {
+                    events.append((decoded.seq, decoded.event))
+                }
+            } catch {
+                Issue.record("moon wrote an event `moon replay` cannot read: \(error)\n\(line)")
+            }
+        }
+        return events
     }
 
     /// A temporary directory holding `moon.yaml` with `graph` as its text.
@@ -45,6 +79,11 @@ final class Moon {
 
     func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+    }
+
+    /// Makes `name` (a path below the directory) and its parents.
+    func makeDirectory(_ name: String) throws {
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
     }
 
     func read(_ name: String) -> String? {
@@ -103,6 +142,11 @@ final class Moon {
         }
 
         var pid: Int32 { process.processIdentifier }
+
+        /// The events moon has written so far (it may still run).
+        var events: [RunEvent] {
+            Moon.events(in: (try? String(contentsOf: out, encoding: .utf8)) ?? "").map(\.event)
+        }
 
         /// The status read by `reapIfForgotten`, when Foundation never saw the exit.
         private var ownStatus: Int32?

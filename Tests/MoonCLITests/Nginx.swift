@@ -15,8 +15,8 @@ final class Nginx {
         directory = try Moon()
         port = try Self.freePort()
         let root = directory.path("")
-        try FileManager.default.createDirectory(atPath: directory.path("data"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: directory.path("tmp"), withIntermediateDirectories: true)
+        try directory.makeDirectory("data")
+        try directory.makeDirectory("tmp")
         let location = answer.map { "return \($0);" } ?? "dav_methods PUT; create_full_put_path on; client_max_body_size 0;"
         try directory.write("nginx.conf", """
             daemon off;

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// One rule for what a pattern means (docs/incremental.md, "Patterns"):
@@ -114,7 +115,7 @@ import Testing
             """)
         #expect(try moon.run(["run"], in: "proj").status == 0)
         let again = try moon.run(["run", "--json"], in: "proj")
-        #expect(again.events("skip", node: "all").first?["reason"] as? String == "up-to-date", "\(again.stdout)")
+        #expect(again.events("skip", node: "all").first?.reason == .upToDate, "\(again.stdout)")
         try moon.write("proj/.env", "y\n")
         let status = try moon.run(["status"], in: "proj")
         #expect(status.stdout.contains("all  runs: .env changed"), "\(status.stdout)")
@@ -156,7 +157,7 @@ import Testing
         _ = try shell("mkdir -p docs && echo a > docs/index.txt", in: moon)
         #expect(try moon.run(["run"]).status == 0)
         let second = try moon.run(["run", "--json"])
-        #expect(second.events("skip", node: "docs").first?["reason"] as? String == "up-to-date", "\(sources) \(generates): \(second.stdout)")
+        #expect(second.events("skip", node: "docs").first?.reason == .upToDate, "\(sources) \(generates): \(second.stdout)")
         #expect(try moon.run(["status"]).stdout.contains("docs  up to date"))
         try moon.write("docs/index.txt", "b\n")
         #expect(try moon.run(["status"]).stdout.contains("docs  runs: docs/index.txt changed"))
@@ -196,7 +197,7 @@ import Testing
         try moon.write("data/.git/HEAD", "2\n")
         try moon.write("data/.cov/a", "2\n")
         #expect(eventually(60) { watch.count("graph-complete") >= 2 }, "\(watch.stderr)")
-        let paths = watch.watchEvents().flatMap { $0["changed"] as? [String] ?? [] }
+        let paths = watch.watchEvents().flatMap { $0.changed ?? [] }
         #expect(paths.contains("data/.cov/a") && !paths.contains("data/.git/HEAD"), "\(watch.watchEvents())")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// What moon promises about the processes it starts and the signals it
@@ -60,11 +61,12 @@ import Testing
             #expect(result.status == 0, "\(result.stderr)")
         case .interrupt:
             let running = try moon.start(["run", "--json"], environment: ["HOLD": "1"])
-            #expect(eventually(30) { moon.read(running.out.lastPathComponent)?.contains(#""text":"ready""#) == true })
+            #expect(eventually(30) { running.events.contains { $0.text == "ready" } })
             running.signal(SIGINT)
             let result = try running.wait(limit: 30)
             #expect(result.status == 130, "\(result.stderr)")
         case .closedPipe:
+            // A reader that closes the pipe at the raw line is the point: no decoder between.
             let result = try shell(#""$MOON" run --json | grep -m1 '"text":"ready"'; echo "status=${PIPESTATUS[0]}""#,
                                    in: moon, bash: true, environment: ["HOLD": "1"])
             #expect(result.stdout.contains("status=141"), "\(result.stdout) \(result.stderr)")
@@ -105,7 +107,7 @@ import Testing
         #expect(Date().timeIntervalSince(began) < 20)
         #expect(result.status == 1)
         func message(_ node: String) -> String {
-            (result.events("error", node: node).first?["error"] as? [String: Any])?["message"] as? String ?? "no error"
+            result.events("error", node: node).first?.error?.message ?? "no error"
         }
         #expect(message("fifo").contains("a FIFO, not a regular file"), "\(message("fifo"))")
         #expect(message("link").contains("symbolic link"), "\(message("link"))")
@@ -127,13 +129,13 @@ import Testing
               a: { run: 'echo started; sleep 300' }
             """)
         let running = try moon.start(["run", "--json"])
-        #expect(eventually(30) { moon.read(running.out.lastPathComponent)?.contains(#""text":"started""#) == true })
+        #expect(eventually(30) { running.events.contains { $0.text == "started" } })
         running.signal(signal)
         let result = try running.wait(limit: 30)
         #expect(result.status == 128 + signal, "\(result.stderr)")
         #expect(!result.stderr.contains("crashed") && !result.stderr.contains("Backtrac"), "\(result.stderr)")
-        let error = result.events("error", node: "a").first?["error"] as? [String: Any]
-        #expect(error?["kind"] as? String == "canceled")
+        let error = result.events("error", node: "a").first?.error
+        #expect(error?.kind == .canceled)
         #expect(survivors(of: moon).isEmpty)
     }
 
@@ -150,7 +152,7 @@ import Testing
             """)
         if signal == SIGTTOU { try moon.write("short", "") }
         let running = try moon.start(["run", "--json"])
-        #expect(eventually(30) { moon.read(running.out.lastPathComponent)?.contains(#""text":"started""#) == true })
+        #expect(eventually(30) { running.events.contains { $0.text == "started" } })
         running.signal(signal)
         if signal == SIGTTOU { running.signal(SIGTTIN) }
         let result = try running.wait(limit: 30)
@@ -159,8 +161,8 @@ import Testing
             return
         }
         #expect(result.status == 128 + signal, "\(result.stderr)")
-        let error = result.events("error", node: "a").first?["error"] as? [String: Any]
-        #expect(error?["kind"] as? String == "canceled")
+        let error = result.events("error", node: "a").first?.error
+        #expect(error?.kind == .canceled)
         #expect(try moon.run(["history"]).stdout.contains("interrupted"))
         #expect(survivors(of: moon).isEmpty)
     }
@@ -180,9 +182,14 @@ import Testing
         running.signal(SIGTSTP)
         #expect(eventually(10) { processState(running.pid) == "T" }, "moon did not stop")
         #expect(eventually(10) { processState(node) == "T" }, "the node did not stop")
+        // A stopped process cannot write: once every process of the node's
+        // group is stopped, the count it wrote last is the count (awaited,
+        // not a pause that hopes nothing happens).
+        #expect(eventually(10) { !processGroup(of: node).isEmpty && processGroup(of: node).allSatisfy { processState($0) == "T" } },
+                "a process of the node's group runs on: \(processGroup(of: node).map { ($0, processState($0)) })")
         let stoppedAt = moon.read("count")
-        usleep(300_000)
-        #expect(moon.read("count") == stoppedAt, "the node counted on while stopped")
+        #expect(processGroup(of: node).allSatisfy { processState($0) == "T" } && moon.read("count") == stoppedAt,
+                "the node counted on while stopped")
         running.signal(SIGCONT)
         #expect(eventually(10) { processState(node) != "T" && moon.read("count") != stoppedAt }, "the node did not resume")
         running.signal(SIGINT)
@@ -207,15 +214,15 @@ import Testing
                 Issue.record("no graph-complete: \(result.stdout)")
                 continue
             }
-            let ok = complete["ok"] as? Bool
-            let counts = complete["counts"] as? [String: Int] ?? [:]
+            let ok = complete.ok
+            let counts = complete.counts ?? RunCounts()
             if ok == true {
                 #expect(result.status == 0)
-                #expect(counts["succeeded"] == 1 && counts["canceled"] == 0)
+                #expect(counts.succeeded == 1 && counts.canceled == 0)
                 #expect(result.events("complete", node: "a").count == 1)
             } else {
                 #expect(result.status == 1)
-                #expect(counts["canceled"] == 1 && counts["succeeded"] == 0, "\(counts)")
+                #expect(counts.canceled == 1 && counts.succeeded == 0, "\(counts)")
                 #expect(result.events("error", node: "a").count == 1)
             }
         }
@@ -276,7 +283,7 @@ extension ProcessPromisesTests {
         let moon = try Moon(graph: graph)
         let result = try shell(#"ulimit -n 40 && exec "$MOON" run --json -j 50"#, in: moon, limit: 120)
         #expect(result.status == 0, "\(result.stderr)")
-        let ticks = result.events("next", node: "ticker").compactMap { $0["ts"] as? String }.compactMap(eventTime)
+        let ticks = result.events("next", node: "ticker").map(\.time)
         #expect(ticks.count == 5)
         if let first = ticks.first, let last = ticks.last {
             #expect(last.timeIntervalSince(first) >= 1.5, "the ticks were reported in a burst: \(ticks)")
@@ -341,7 +348,7 @@ extension ProcessPromisesTests {
             let result = try running.wait(limit: 60)
             #expect(Date().timeIntervalSince(sent) < 3, "SIGINT took \(Date().timeIntervalSince(sent))s")
             #expect(result.status == 130)
-            #expect(result.events("skip", node: "a").first?["reason"] as? String == "canceled")
+            #expect(result.events("skip", node: "a").first?.reason == .canceled)
         case .timeout:
             let began = Date()
             let result = try moon.run(["run", "--json", "--timeout", "1s"], limit: 60)
@@ -354,13 +361,6 @@ extension ProcessPromisesTests {
             #expect(result.stdout.contains("status=141"), "\(result.stdout)")
         }
     }
-}
-
-/// An event's `ts` (RFC 3339 with milliseconds) as a date.
-func eventTime(_ text: String) -> Date? {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter.date(from: text)
 }
 
 // MARK: Helpers
@@ -393,4 +393,18 @@ func processState(_ pid: Int32) -> Character? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
           let close = stat.lastIndex(of: ")") else { return nil }
     return stat[stat.index(close, offsetBy: 2)]
+}
+
+/// The live processes of `pid`'s process group (`/proc/*/stat`'s pgrp).
+func processGroup(of pid: Int32) -> [Int32] {
+    func group(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After ") ": state, ppid, pgrp.
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        return fields.count > 2 ? Int32(fields[2]) : nil
+    }
+    guard let leader = group(pid) else { return [] }
+    let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+    return pids.filter { group($0) == leader && processState($0) != "Z" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// What real projects needed of the graph (a Python CI and a data
@@ -10,7 +11,7 @@ import Testing
 
     /// The order nodes started in, from `--json` events.
     private func starts(_ result: Moon.Result) -> [String] {
-        result.events("start").compactMap { $0["node"] as? String }
+        result.events("start").compactMap { $0.node }
     }
 
     @Test func anIncludedFileNeedsARootNodeAsColonName() throws {
@@ -24,7 +25,7 @@ import Testing
               all:
                 needs: [docs:html]
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.makeDirectory("docs")
         try moon.write("docs/moon.yaml", """
             version: 1
             nodes:
@@ -36,7 +37,7 @@ import Testing
         let result = try moon.run(["run", "--json", "docs:html"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(starts(result) == ["venv", "docs:html"])
-        #expect(result.events("next", node: "docs:html").first?["text"] as? String == "venv")
+        #expect(result.events("next", node: "docs:html").first?.text == "venv")
         let check = try moon.run(["check"])
         #expect(check.status == 0, "\(check.stderr)")
     }
@@ -50,7 +51,7 @@ import Testing
               venv:
                 run: echo venv
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("a/b"), withIntermediateDirectories: true)
+        try moon.makeDirectory("a/b")
         try moon.write("a/moon.yaml", """
             version: 1
             includes:
@@ -104,7 +105,7 @@ import Testing
               venv:
                 run: echo venv
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("docs"), withIntermediateDirectories: true)
+        try moon.makeDirectory("docs")
         try moon.write("docs/moon.yaml", """
             version: 1
             nodes:
@@ -169,11 +170,11 @@ import Testing
         let result = try moon.run(["run", "--json", "-j1"])
         #expect(result.status == 1)
         let complete = result.events("complete", node: "none-collected").first
-        #expect(complete?["exit_code"] as? Int == 5, "the event stream says which code it exited with")
+        #expect(complete?.exitCode == 5, "the event stream says which code it exited with")
         #expect(result.events("complete", node: "next").count == 1, "a success code does not stop fail-fast's dependents")
-        let error = result.events("error", node: "broken").first?["error"] as? [String: Any]
-        #expect(error?["exit_code"] as? Int == 6)
-        #expect(error?["message"] as? String == "exited with code 6")
+        let error = result.events("error", node: "broken").first?.error
+        #expect(error?.exitCode == 6)
+        #expect(error?.message == "exited with code 6")
         // A success by a code the node no longer accepts does not stand.
         let tracked = try Moon(graph: """
             version: 1
@@ -185,7 +186,7 @@ import Testing
             """)
         try tracked.write("in.txt", "x")
         #expect(try tracked.run(["run"]).status == 0)
-        #expect(try tracked.run(["run", "--json"]).events("skip", node: "t").first?["reason"] as? String == "up-to-date")
+        #expect(try tracked.run(["run", "--json"]).events("skip", node: "t").first?.reason == .upToDate)
         try tracked.write("moon.yaml", "version: 1\nnodes:\n  t:\n    sources: [in.txt]\n    run: exit 5\n")
         #expect(try tracked.run(["run"]).status == 1)
     }
@@ -209,8 +210,8 @@ import Testing
         #expect(result.status == 1)
         #expect(result.events("complete", node: "a").count == 1)
         #expect(result.events("complete", node: "b").count == 1)
-        let error = result.events("error", node: "c").first?["error"] as? [String: Any]
-        #expect(error?["message"] as? String == "exited with code 0, which its success-codes leave out")
+        let error = result.events("error", node: "c").first?.error
+        #expect(error?.message == "exited with code 0, which its success-codes leave out")
         #expect(result.stderr.contains("'success-codes' leaves out 0"))
 
         let bad = try Moon(graph: """
@@ -274,7 +275,7 @@ import Testing
         #expect(back.status == 0, "\(back.stderr)")
         #expect(runs(moon) == 2, "A passed before: lint is not run again")
         let skip = back.events("skip", node: "lint").first
-        #expect(skip?["reason"] as? String == "cache-hit")
+        #expect(skip?.reason == .cacheHit)
         // The human line says why it did not run.
         try moon.write("src.py", "B\n")
         let text = try moon.run(["run", "-v"])
@@ -345,7 +346,7 @@ import Testing
         let moon = try Moon(graph: graph(lint: "echo lint"))
         let result = try moon.run(["run", "--json", "-j1"])
         #expect(result.status == 0, "\(result.stderr)")
-        let started = result.events("start").compactMap { $0["node"] as? String }
+        let started = result.events("start").compactMap { $0.node }
         // lint's need 'tool' is raised with it, ahead of the test chain.
         #expect(Array(started.prefix(3)) == ["venv", "tool", "lint"], "\(started)")
         // A failing lint stops the run before any test has started.
@@ -353,7 +354,7 @@ import Testing
         let failed = try moon.run(["run", "--json", "-j1"])
         #expect(failed.status == 1)
         // (venv and tool share lint's rank; between them, the recorded times of the first run decide.)
-        let restarted = failed.events("start").compactMap { $0["node"] as? String }
+        let restarted = failed.events("start").compactMap { $0.node }
         #expect(restarted.count == 3 && Set(restarted.prefix(2)) == ["venv", "tool"] && restarted.last == "lint", "\(restarted)")
         // The dry run lists the same order.
         let plan = try moon.run(["run", "-n"])
@@ -375,7 +376,7 @@ import Testing
                 run: echo b
             """)
         let result = try moon.run(["run", "--json", "-j1"])
-        #expect(result.events("start").compactMap { $0["node"] as? String } == ["a", "b", "slow-docs"])
+        #expect(result.events("start").compactMap { $0.node } == ["a", "b", "slow-docs"])
         try moon.write("moon.yaml", """
             version: 1
             nodes:
@@ -413,7 +414,7 @@ import Testing
         #expect(result.stdout.contains("moon: FAILED: the run's --timeout of 500ms expired - "), "\(result.stdout)")
         let json = try moon.run(["run", "--json", "--timeout", "500ms", "--grace", "1s"])
         let complete = json.events("graph-complete").first
-        #expect(complete?["timed_out"] as? String == "500ms")
+        #expect(complete?.timedOut == "500ms")
         // A replay of the stream says it as the run did.
         try moon.write("run.jsonl", json.stdout)
         let replay = try moon.run(["replay", "run.jsonl"])
@@ -444,19 +445,19 @@ import Testing
         #expect(try moon.run(["run"]).status == 0)
         let forced = try moon.run(["run", "--json", "--force-only", "test[a]"])
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(forced.events("start").compactMap { $0["node"] as? String } == ["test[a]"])
-        #expect(forced.events("skip", node: "venv").first?["reason"] as? String == "up-to-date")
+        #expect(forced.events("start").compactMap { $0.node } == ["test[a]"])
+        #expect(forced.events("skip", node: "venv").first?.reason == .upToDate)
         // A fan-out's name forces all its instances; the dry run agrees.
         let plan = try moon.run(["run", "-n", "--force-only", "test"])
         #expect(plan.stdout.contains("test[b]"))
         let all = try moon.run(["run", "--json", "--force-only", "test"])
-        #expect(Set(all.events("start").compactMap { $0["node"] as? String }) == ["test[a]", "test[b]"])
+        #expect(Set(all.events("start").compactMap { $0.node }) == ["test[a]", "test[b]"])
         // A need that is not up to date still runs; -B forces everything.
         try moon.write("req.txt", "2\n")
         let stale = try moon.run(["run", "--json", "--force-only", "test[b]"])
-        #expect(stale.events("start").compactMap { $0["node"] as? String } == ["venv", "test[b]"])
+        #expect(stale.events("start").compactMap { $0.node } == ["venv", "test[b]"])
         let everything = try moon.run(["run", "--json", "-B", "test[b]"])
-        #expect(everything.events("start").compactMap { $0["node"] as? String } == ["venv", "test[b]"])
+        #expect(everything.events("start").compactMap { $0.node } == ["venv", "test[b]"])
         let help = try moon.run(["run", "--help"])
         #expect(help.stdout.contains("--force-only"))
         #expect(try moon.run(["run", "--force-only", "--watch"]).status == 2)

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// The remote cache against a real nginx: two checkouts with their own
@@ -51,7 +52,7 @@ struct RemoteCacheTests {
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stderr.isEmpty, "\(restored.stderr)")
         #expect(Self.compiled(second).isEmpty)
-        for node in ["a.o", "b.o", "app"] { #expect(CacheTests.outcome(restored, node) == "cache-hit") }
+        for node in ["a.o", "b.o", "app"] { #expect(restored.outcome(node) == "cache-hit") }
         #expect(second.read("bin/app") == "int a;\nint b;\n")
         let mode = try FileManager.default.attributesOfItem(atPath: second.path("bin/app"))[.posixPermissions] as? Int
         #expect(mode == 0o755)
@@ -207,7 +208,7 @@ struct RemoteCacheTests {
         let second = try midRunCheckout(count: count)
         let (result, _) = try runHalting(second, server, timeout: "20s") { server.stop() }
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(CacheTests.outcome(result, "first.o") == "cache-hit", "\(result.stderr)")
+        #expect(result.outcome("first.o") == "cache-hit", "\(result.stderr)")
         #expect(Set(Self.compiled(second)) == Set((0..<count).map { "o\($0)" }))
         for i in 0..<count { #expect(second.read("build/o\(i).o") == "int b;\n\(i)\n") }
         #expect(result.stderr.components(separatedBy: "remote cache").count == 2, "\(result.stderr)")
@@ -234,7 +235,8 @@ struct RemoteCacheTests {
                                   environment: ["MOON_REMOTE_CACHE_TIMEOUT": "8s"])
         #expect(result.status == 0, "\(result.stderr)")
         let kinds = result.events.compactMap { event -> String? in
-            guard let node = event["node"] as? String, let kind = event["event"] as? String else { return nil }
+            guard let node = event.node else { return nil }
+            let kind = event.name
             return "\(kind) \(node)"
         }
         let quickDone = kinds.firstIndex(of: "complete quick"), cachedStart = kinds.firstIndex(of: "start cached")

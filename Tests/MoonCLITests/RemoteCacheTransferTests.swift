@@ -89,7 +89,7 @@ struct RemoteCacheTransferTests {
                                       environment: ["MOON_REMOTE_CACHE_TIMEOUT": "20s"])
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stderr.isEmpty, "\(restored.stderr)")
-        #expect(CacheTests.outcome(restored, "big") == "cache-hit")
+        #expect(restored.outcome("big") == "cache-hit")
         #expect(Self.compiled(second).isEmpty)
         #expect(FileManager.default.contentsEqual(atPath: first.path("build/big.bin"), andPath: second.path("build/big.bin")))
         #expect(Self.peakMemory(second) < Self.bigSize, "moon's peak memory downloading: \(Self.peakMemory(second)) bytes")

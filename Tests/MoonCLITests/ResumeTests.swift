@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// `moon run --resume` takes from the last run only what that run would
@@ -22,11 +23,11 @@ import Testing
         """
 
     static func outcome(_ result: Moon.Result, _ node: String) -> String {
-        IncrementalTruthTests.outcome(result, node)
+        result.outcome(node)
     }
 
     static func report(_ result: Moon.Result) -> [String] {
-        result.events("next", node: "report").compactMap { $0["text"] as? String }
+        result.events("next", node: "report").compactMap { $0.text }
     }
 
     @Test func aChangedCommandRunsAgain() throws {
@@ -100,7 +101,7 @@ import Testing
             if kind == "resume is a file" {
                 try moon.write(".moon/resume", "")
             } else {
-                try FileManager.default.createDirectory(atPath: moon.path(".moon/resume/" + record), withIntermediateDirectories: true)
+                try moon.makeDirectory(".moon/resume/" + record)
             }
             try moon.write("ok", "changed")
             let run = try moon.run(["run", "-B"])

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// A multi-line `run:` is shown whole, with each instance's values put in,
@@ -75,7 +76,7 @@ import Testing
 
         let json = try moon.run(["run", "--json", "-k"])
         let start = try #require(json.events("start", node: "t[b]").first)
-        #expect(start["command"] as? String == "echo \"step one for b hello\"\nfalse\necho never", "\(start)")
+        #expect(start.command == "echo \"step one for b hello\"\nfalse\necho never", "\(start)")
         try moon.write("run.jsonl", json.stdout)
         let replay = try moon.run(["replay", "run.jsonl"])
         #expect(block(replay.stdout, from: "$ " + Self.script[0]) == failure, "\(replay.stdout)")
@@ -113,8 +114,8 @@ import Testing
         let json = try moon.run(["run", "--json"])
         #expect(json.status == 0, "\(json.stdout)\(json.stderr)")
         let each = try #require(json.events("start", node: "each[x y]").first)
-        #expect(each["command"] as? String == "echo one 'x y'\necho two 'x y'", "\(each)")
-        let build = try #require(json.events("start").first { ($0["node"] as? String)?.hasPrefix("build[") == true })
-        #expect(build["command"] as? String == "echo \"linux 3.12\"\necho mode=fast", "\(build)")
+        #expect(each.command == "echo one 'x y'\necho two 'x y'", "\(each)")
+        let build = try #require(json.events("start").first { $0.node?.hasPrefix("build[") == true })
+        #expect(build.command == "echo \"linux 3.12\"\necho mode=fast", "\(build)")
     }
 }

@@ -15,7 +15,7 @@ import Testing
 
     private func tree(_ graph: String = Self.graph, name: String = "moon.yaml") throws -> Moon {
         let moon = try Moon(graph: graph, file: name)
-        try FileManager.default.createDirectory(atPath: moon.path("sub/deeper"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub/deeper")
         return moon
     }
 
@@ -76,8 +76,9 @@ import Testing
 
     /// A moon.yaml in a directory owned by someone else (a shared /tmp) is
     /// not the user's graph: the search stops below it.
-    @Test func theSearchStopsAtADirectoryOfAnotherUser() throws {
-        guard getuid() == 0 else { return }  // only root can give a directory away
+    // Only root can give a directory away; as another user the test shows as skipped.
+    @Test(.enabled(if: getuid() == 0, "needs root, to give a directory to another user"))
+    func theSearchStopsAtADirectoryOfAnotherUser() throws {
         let moon = try tree()
         #expect(chown(moon.path("sub"), 65534, 65534) == 0)
         let below = try moon.run(["run"], in: "sub/deeper")
@@ -93,7 +94,7 @@ import Testing
 
     @Test func withoutAGraphAnywhereTheErrorSaysWhereItLooked() throws {
         let moon = try Moon()
-        try FileManager.default.createDirectory(atPath: moon.path("a/b"), withIntermediateDirectories: true)
+        try moon.makeDirectory("a/b")
         let result = try moon.run(["run"], in: "a/b")
         #expect(result.status == 2)
         #expect(result.stderr.contains("no moon.yaml or moon.yml in \(moon.path("a/b")) or a directory above it"), "\(result.stderr)")
@@ -451,7 +452,7 @@ import Testing
     /// The bash script itself, as bash runs it on TAB after `moon run b`, from a subdirectory.
     @Test func bashCompletesNodeNames() throws {
         let moon = try Moon(graph: "version: 1\nnodes:\n  build: { run: \"true\" }\n  bench: { run: \"true\" }\n  test: { run: \"true\" }\n")
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         try moon.write("moon.bash", try moon.run(["--generate-completion-script", "bash"]).stdout)
         let result = try shell("""
             cd sub && PATH="$(dirname "$MOON"):$PATH" && . ../moon.bash
@@ -470,7 +471,7 @@ import Testing
     /// What the scripts run on TAB: names starting with the word, then a node's parameters.
     @Test func completingANodeAndItsParameters() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         func complete(_ words: [String], in directory: String? = nil) throws -> [String] {
             let result = try moon.run(Self.call(words), environment: ["SAP_SHELL": "bash"], in: directory)
             #expect(result.status == 0, "\(words): \(result.stderr)")
@@ -497,7 +498,7 @@ import Testing
     @Test(.enabled(if: onPath("fish") != nil, "fish is not installed (make test-deps, or apt-get install fish)"))
     func fishCompletesNodesInstancesAndParameters() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         try moon.write("moon.fish", try moon.run(["--generate-completion-script", "fish"]).stdout)
         func complete(_ line: String, in directory: String = ".") throws -> [String] {
             let result = try shell(#"cd "$DIR" && PATH="$(dirname "$MOON"):$PATH" HOME="$PWD" fish --no-config -c 'source "$argv[1]"; complete -C "$argv[2]"' "$OLDPWD/moon.fish" "$LINE""#,
@@ -519,7 +520,7 @@ import Testing
     @Test(.enabled(if: onPath("zsh") != nil && TmuxSession.available, "zsh or tmux is not installed (make test-deps)"))
     func zshCompletesNodesInstancesAndParameters() throws {
         let moon = try Moon(graph: Self.graph)
-        try FileManager.default.createDirectory(atPath: moon.path("functions"), withIntermediateDirectories: true)
+        try moon.makeDirectory("functions")
         try moon.write("functions/_moon", try moon.run(["--generate-completion-script", "zsh"]).stdout)
         let tmux = TmuxSession(in: moon)
         let bin = URL(fileURLWithPath: Moon.binary).deletingLastPathComponent().path

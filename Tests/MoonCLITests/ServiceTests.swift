@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// `service: true` in a plain run: a node not expected to end. Its
@@ -28,13 +29,13 @@ struct ServiceTests {
         let result = try moon.run(["run", "--json", "--grace", "2s"])
         #expect(result.status == 0, "\(result.stderr)")
         let pid = try #require(Int32((moon.read("serve.pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
-        #expect(result.events("next", node: "test").first?["text"] as? String == "\(pid)")
+        #expect(result.events("next", node: "test").first?.text == "\(pid)")
         let end = try #require(result.events("complete", node: "serve").first)
-        #expect(end["stopped"] as? Bool == true)
-        #expect(result.events("graph-complete").first?["ok"] as? Bool == true)
+        #expect(end.stopped == true)
+        #expect(result.events("graph-complete").first?.ok == true)
         #expect(!isAlive(pid, of: moon), "nothing is left running")
         // The service ends after the nodes that needed it.
-        let order = result.events.compactMap { $0["event"] as? String == "complete" ? $0["node"] as? String : nil }
+        let order = result.events.compactMap { $0.name == "complete" ? $0.node : nil }
         #expect(order.last == "serve")
         try moon.write("events.jsonl", result.stdout)
         let check = try shell("python3 \(Moon.root.path)/schema/validate-events.py events.jsonl --complete", in: moon)
@@ -55,7 +56,7 @@ struct ServiceTests {
         let result = try moon.run(["run", "--json", "-k"])
         #expect(result.status == 1)
         let error = try #require(result.events("error", node: "serve").first)
-        #expect((error["error"] as? [String: Any])?["exit_code"] as? Int == 3)
+        #expect(error.error?.exitCode == 3)
     }
 
     @Test("Ctrl-C during a run with a service stops it too: exit 130, nothing left running")
@@ -71,15 +72,17 @@ struct ServiceTests {
                 run: echo $$ > long.pid; exec sleep 600
             """)
         let running = try moon.start(["run", "--json"])
-        #expect(eventually(60) { moon.read("serve.pid") != nil && moon.read("long.pid") != nil })
+        // The shell creates the file before `echo` writes the pid: wait for the pid.
+        func pidIn(_ file: String) -> Int32? { Int32((moon.read(file) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(eventually(60) { pidIn("serve.pid") != nil && pidIn("long.pid") != nil })
         running.signal(SIGINT)
         let result = try running.wait(limit: 30)
         #expect(result.status == 130)
         for file in ["serve.pid", "long.pid"] {
-            let pid = try #require(Int32((moon.read(file) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try #require(pidIn(file))
             #expect(!isAlive(pid, of: moon), "\(file)")
         }
-        #expect((result.events("error", node: "serve").first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
+        #expect(result.error(of: "serve")?.kind == .canceled)
     }
 
     @Test("misused service and restart keys are errors with file:line:col")

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// The local Slurm cluster that `scripts/slurm/start-slurm.sh` brings up.
@@ -48,6 +49,14 @@ enum SlurmCluster {
     static func uniqueName(_ base: String) -> String {
         base + "-" + String(UUID().uuidString.prefix(8)).lowercased()
     }
+
+    /// A graph of a name of its own (`base` and a suffix) whose queue
+    /// `cluster` (settings `cluster`) runs on Slurm; `body` follows it (its
+    /// `nodes:` and the rest) at the top level.
+    static func project(_ base: String, cluster: String = "{ executor: slurm }", _ body: String) throws -> (name: String, moon: Moon) {
+        let name = uniqueName(base)
+        return (name, try Moon(graph: "version: 1\nname: \(name)\nqueues:\n  cluster: \(cluster)\n" + body))
+    }
 }
 
 /// End-to-end: the real binary runs nodes of Slurm queues on the local
@@ -56,15 +65,7 @@ enum SlurmCluster {
 @Suite(.serialized, .enabled(if: SlurmCluster.isUp, Comment(rawValue: SlurmCluster.reason)))
 struct SlurmClusterTests {
     @Test func localAndSlurmNodesNeedEachOtherAndPassOutputs() throws {
-        let name = SlurmCluster.uniqueName("mixed")
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
-            queues:
-              cluster:
-                executor: slurm
-                concurrency: 4
-                slurm: { partition: debug, mem: 100M }
+        let (name, moon) = try SlurmCluster.project("mixed", cluster: "{ executor: slurm, concurrency: 4, slurm: { partition: debug, mem: 100M } }", """
             nodes:
               prepare:
                 run: echo "n=41" >> "$MOON_OUTPUT"
@@ -88,27 +89,26 @@ struct SlurmClusterTests {
                 needs: [compute, execform, builtin]
                 run: echo "m=${{ needs.compute.outputs.m }}"
             """)
-        try FileManager.default.createDirectory(atPath: moon.path("sub"), withIntermediateDirectories: true)
+        try moon.makeDirectory("sub")
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
 
-        let jobID = try #require(result.events("start", node: "compute").first?["job_id"] as? String)
-        #expect(result.events("start", node: "execform").first?["job_id"] is String)
-        #expect(result.events("start", node: "prepare").first?["job_id"] == nil)
-        #expect(result.events("start", node: "builtin").first?["job_id"] == nil)
+        let jobID = try #require(result.events("start", node: "compute").first?.jobID)
+        #expect(result.events("start", node: "execform").first?.jobID != nil)
+        #expect(result.events("start", node: "prepare").first?.jobID == nil)
+        #expect(result.events("start", node: "builtin").first?.jobID == nil)
         // A built-in on a Slurm queue runs in moon and starts at once, not when it ends.
-        let events = result.events.compactMap { $0["event"] as? String }.enumerated()
-        let builtinStart = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "start" }?.offset
-        let builtinEnd = events.first { result.events[$0.offset]["node"] as? String == "builtin" && $0.element == "complete" }?.offset
-        let prepareEnd = events.first { result.events[$0.offset]["node"] as? String == "prepare" && $0.element == "complete" }?.offset
+        let events = result.events
+        func index(_ name: String, _ node: String) -> Int? { events.firstIndex { $0.name == name && $0.node == node } }
+        let builtinStart = index("start", "builtin"), builtinEnd = index("complete", "builtin"), prepareEnd = index("complete", "prepare")
         #expect(try #require(builtinStart) < #require(prepareEnd))
         #expect(try #require(builtinStart) < #require(builtinEnd))
-        let lines = result.events("next", node: "compute").compactMap { $0["text"] as? String }
+        let lines = result.events("next", node: "compute").compactMap { $0.text }
         // stdout and stderr come through srun on two streams: their order is not kept.
         #expect(lines.sorted() == ["job=\(jobID) name=moon.\(name).compute dir=\(moon.directory.path)", "to stderr"].sorted())
-        #expect(result.events("next", node: "execform").first?["text"] as? String == "exec in sub")
-        #expect(result.events("complete", node: "compute").first?["outputs"] as? [String: String] == ["m": "42"])
-        #expect(result.events("next", node: "report").first?["text"] as? String == "m=42")
+        #expect(result.events("next", node: "execform").first?.text == "exec in sub")
+        #expect(result.events("complete", node: "compute").first?.outputs == ["m": "42"])
+        #expect(result.events("next", node: "report").first?.text == "m=42")
         // srun's own lines (--verbose) never reach the events.
         #expect(!result.stdout.contains("srun: "))
         #expect(SlurmCluster.shell("scontrol show job -o \(jobID)").out.contains("JobName=moon.\(name).compute"))
@@ -116,12 +116,7 @@ struct SlurmClusterTests {
     }
 
     @Test func aFailingSlurmNodeSkipsItsDependents() throws {
-        let name = SlurmCluster.uniqueName("fails")
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
-            queues:
-              cluster: { executor: slurm }
+        let (name, moon) = try SlurmCluster.project("fails", """
             defaults: { queue: cluster }
             nodes:
               bad: { run: echo about to fail; exit 3 }
@@ -131,25 +126,20 @@ struct SlurmClusterTests {
             """)
         let result = try moon.run(["run", "--json", "-k"])
         #expect(result.status == 1)
-        let error = try #require(result.events("error", node: "bad").first?["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "exit")
-        #expect(error["exit_code"] as? Int == 3)
-        #expect(result.events("next", node: "bad").compactMap { $0["text"] as? String } == ["about to fail"])
-        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
-        #expect(result.events("skip", node: "local").first?["reason"] as? String == "upstream-failed")
-        let segv = try #require(result.events("error", node: "segv").first?["error"] as? [String: Any])
-        #expect(segv["kind"] as? String == "signal")
-        #expect(segv["signal"] as? Int == 11)
+        let error = try #require(result.events("error", node: "bad").first?.error)
+        #expect(error.kind == .exit)
+        #expect(error.exitCode == 3)
+        #expect(result.events("next", node: "bad").compactMap { $0.text } == ["about to fail"])
+        #expect(result.events("skip", node: "after").first?.reason == .upstreamFailed)
+        #expect(result.events("skip", node: "local").first?.reason == .upstreamFailed)
+        let segv = try #require(result.events("error", node: "segv").first?.error)
+        #expect(segv.kind == .signal)
+        #expect(segv.signal == 11)
         #expect(SlurmCluster.leftNothing(name))
     }
 
     @Test func aTimeoutCancelsTheJob() throws {
-        let name = SlurmCluster.uniqueName("timeout")
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
-            queues:
-              cluster: { executor: slurm }
+        let (name, moon) = try SlurmCluster.project("timeout", """
             nodes:
               slow: { queue: cluster, run: "sleep 60", timeout: 700ms }
             """)
@@ -157,31 +147,22 @@ struct SlurmClusterTests {
         let result = try moon.run(["run", "--json"], limit: 30)
         #expect(result.status == 1)
         #expect(Date().timeIntervalSince(started) < 10)
-        let error = try #require(result.events("error", node: "slow").first?["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "timeout")
+        let error = try #require(result.events("error", node: "slow").first?.error)
+        #expect(error.kind == .timeout)
         #expect(SlurmCluster.leftNothing(name))
     }
 
     @Test func ctrlCCancelsRunningAndQueuedJobs() throws {
-        let name = SlurmCluster.uniqueName("ctrlc")
         // More jobs than the cluster has CPUs: some run, the rest wait in the queue.
-        var nodes = ""
+        var nodes = "nodes:\n"
         for i in 1...6 { nodes += "  n\(i): { queue: cluster, run: \"trap '' TERM; echo started; sleep 60\" }\n" }
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
-            queues:
-              cluster: { executor: slurm, concurrency: 6 }
-            nodes:
-            \(nodes)
-            """)
+        let (name, moon) = try SlurmCluster.project("ctrlc", cluster: "{ executor: slurm, concurrency: 6 }", nodes)
         let running = try moon.start(["run", "--json", "--grace", "1s"])
         // Ctrl-C once moon has reported every job (its start event carries the
         // job id): squeue lists a job before srun has told moon its id.
         func reported() -> (jobs: Int, started: Bool) {
-            let text = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
-            let jobs = text.split(separator: "\n").filter { $0.contains("\"event\":\"start\"") && $0.contains("\"job_id\"") }
-            return (jobs.count, text.contains("started"))
+            let events = running.events
+            return (events.filter { $0.jobID != nil }.count, events.contains { $0.text?.contains("started") == true })
         }
         #expect(eventually(15) { reported().jobs == 6 })
         #expect(SlurmCluster.jobs(of: name).count == 6)
@@ -190,19 +171,14 @@ struct SlurmClusterTests {
         let result = try running.wait(limit: 20)
         #expect(result.status == 130)
         #expect(result.events("start").count == 6)
-        #expect(result.events("start").allSatisfy { $0["job_id"] is String })
+        #expect(result.events("start").allSatisfy { $0.jobID != nil })
         #expect(result.events("error").count == 6)
-        #expect(result.events("error").allSatisfy { ($0["error"] as? [String: Any])?["kind"] as? String == "canceled" })
+        #expect(result.events("error").allSatisfy { $0.error?.kind == .canceled })
         #expect(SlurmCluster.leftNothing(name), "still queued: \(SlurmCluster.jobs(of: name))")
     }
 
     @Test func failFastCancelsTheOtherSlurmJobs() throws {
-        let name = SlurmCluster.uniqueName("failfast")
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
-            queues:
-              cluster: { executor: slurm, concurrency: 4 }
+        let (name, moon) = try SlurmCluster.project("failfast", cluster: "{ executor: slurm, concurrency: 4 }", """
             defaults: { queue: cluster }
             nodes:
               sleeper: { run: sleep 60 }
@@ -210,18 +186,13 @@ struct SlurmClusterTests {
             """)
         let result = try moon.run(["run", "--json"], limit: 60)
         #expect(result.status == 1)
-        #expect((result.events("error", node: "sleeper").first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
+        #expect(result.events("error", node: "sleeper").first?.error?.kind == .canceled)
         #expect(SlurmCluster.leftNothing(name))
     }
 
     @Test func theExportedScriptRunsTheGraphOnTheCluster() throws {
-        let name = SlurmCluster.uniqueName("export")
-        let moon = try Moon(graph: """
-            version: 1
-            name: \(name)
+        let (name, moon) = try SlurmCluster.project("export", cluster: "{ executor: slurm, slurm: { mem: 50M } }", """
             vars: { who: "world's" }
-            queues:
-              cluster: { executor: slurm, slurm: { mem: 50M } }
             defaults: { queue: cluster }
             nodes:
               a: { run: 'echo "hello ${{ vars.who }}" > a.txt' }
@@ -277,10 +248,10 @@ struct SlurmClusterTests {
         try FileManager.default.createSymbolicLink(atPath: bin + "/sh", withDestinationPath: "/bin/sh")
         let result = try moon.run(["run", "--json", "-k"], environment: ["PATH": bin])
         #expect(result.status == 1)
-        let error = try #require(result.events("error", node: "remote").first?["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "spawn")
-        #expect((error["message"] as? String)?.contains("srun was not found on PATH") == true)
-        #expect(result.events("skip", node: "after").first?["reason"] as? String == "upstream-failed")
+        let error = try #require(result.events("error", node: "remote").first?.error)
+        #expect(error.kind == .spawn)
+        #expect(error.message.contains("srun was not found on PATH"))
+        #expect(result.events("skip", node: "after").first?.reason == .upstreamFailed)
         #expect(result.events("complete", node: "local").count == 1)
     }
 
@@ -306,9 +277,9 @@ struct SlurmClusterTests {
             """)
         let result = try moon.run(["run", "--json"], environment: ["SLURM_CONF": moon.path("slurm.conf")], limit: 60)
         #expect(result.status == 1)
-        let error = try #require(result.events("error", node: "remote").first?["error"] as? [String: Any])
-        #expect(error["kind"] as? String == "spawn", "\(result.stdout)")
-        let message = error["message"] as? String ?? ""
+        let error = try #require(result.events("error", node: "remote").first?.error)
+        #expect(error.kind == .spawn, "\(result.stdout)")
+        let message = error.message
         #expect(message.hasPrefix("cannot run node 'remote' on Slurm (queue 'cluster'): "), "\(message)")
         #expect(message.contains("controller") || message.contains("munge") || message.contains("Unable"), "\(message)")
     }

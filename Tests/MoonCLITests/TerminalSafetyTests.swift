@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// What reaches the terminal, and what happens when it cannot be reached:
@@ -242,7 +243,7 @@ import Testing
         let expected = ["cjk": String(repeating: "中", count: 1_000_000), "emoji": "a" + String(repeating: "😀", count: 700_000),
                         "mixed": "ab" + String(repeating: "é中😀", count: 200_000)]
         for (node, line) in expected {
-            let parts = result.events("next", node: node).compactMap { $0["text"] as? String }
+            let parts = result.events("next", node: node).compactMap { $0.text }
             #expect(parts.count >= 2, "\(node)")
             #expect(parts.allSatisfy { $0.utf8.count <= 1_048_576 }, "\(node): \(parts.map(\.utf8.count))")
             #expect(parts.joined() == line, "\(node)")

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// A node's fingerprint and cache key hold the vars it reads and no other
@@ -45,11 +46,11 @@ import Testing
 
     /// The nodes a run ran, sorted.
     func ran(_ result: Moon.Result) -> [String] {
-        result.events("complete").compactMap { $0["node"] as? String }.sorted()
+        result.events("complete").compactMap { $0.node }.sorted()
     }
 
     func restored(_ result: Moon.Result) -> [String] {
-        result.events("skip").filter { ($0["reason"] as? String) == "cache-hit" }.compactMap { $0["node"] as? String }.sorted()
+        result.events("skip").filter { $0.reason == .cacheHit }.compactMap { $0.node }.sorted()
     }
 
     @Test(arguments: [

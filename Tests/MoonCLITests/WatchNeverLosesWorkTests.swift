@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// Watch mode loses nothing a plain run would keep: a need skipped when
@@ -11,11 +12,11 @@ struct WatchNeverLosesWorkTests {
 
     /// The lines nodes printed, in order.
     static func printed(_ watch: Watching) -> [String] {
-        watch.events.filter { $0["event"] as? String == "next" }.compactMap { $0["text"] as? String }
+        watch.events.filter { $0.name == "next" }.compactMap { $0.text }
     }
 
-    static func skipReason(_ events: [[String: Any]], _ node: String) -> String? {
-        events.last { $0["event"] as? String == "skip" && $0["node"] as? String == node }?["reason"] as? String
+    static func skipReason(_ events: [RunEvent], _ node: String) -> SkipReason? {
+        events.last { $0.name == "skip" && $0.node == node }?.reason
     }
 
     /// The status line of each node, by name.
@@ -74,7 +75,7 @@ struct WatchNeverLosesWorkTests {
         #expect(try moon.run(["run"]).status == 0)
         let watch = try WatchTests.start(moon)
         #expect(watch.waitForRuns(1))
-        #expect(Self.skipReason(watch.events, "a") == "up-to-date")
+        #expect(Self.skipReason(watch.events, "a") == .upToDate)
         try moon.write("b.txt", "b2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         #expect(Self.printed(watch) == ["b sees v=1"], "\(watch.stderr)")
@@ -149,7 +150,7 @@ struct WatchNeverLosesWorkTests {
         // Back to A: the entry the plain run stored.
         try moon.write("b.txt", "A\n")
         #expect(watch.waitForRuns(3), "\(watch.stderr)")
-        #expect(Self.skipReason(watch.events, "b") == "cache-hit", "\(watch.events.filter { $0["node"] as? String == "b" })")
+        #expect(Self.skipReason(watch.events, "b") == .cacheHit, "\(watch.events.filter { $0.node == "b" })")
         #expect(moon.read("out.txt") == "A\n")
         #expect(try watch.interrupt().status == 130)
         let status = try Self.status(moon)
@@ -157,7 +158,7 @@ struct WatchNeverLosesWorkTests {
         // B's entry, stored in watch mode, is hit by a plain run.
         try moon.write("b.txt", "B\n")
         let plain = try moon.run(["run", "--json"])
-        #expect(Self.skipReason(plain.events, "b") == "cache-hit", "\(plain.stdout)")
+        #expect(Self.skipReason(plain.events, "b") == .cacheHit, "\(plain.stdout)")
         #expect(moon.read("out.txt") == "B\n")
     }
 
@@ -184,7 +185,7 @@ struct WatchNeverLosesWorkTests {
         try FileManager.default.removeItem(atPath: moon.path("a.out"))
         let watch = try WatchTests.start(moon)
         #expect(watch.waitForRuns(1))
-        #expect(Self.skipReason(watch.events, "a") == "cache-hit", "\(watch.stdoutLines)")
+        #expect(Self.skipReason(watch.events, "a") == .cacheHit, "\(watch.stdoutLines)")
         try moon.write("b.txt", "b2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         #expect(Self.printed(watch) == ["b sees v=7", "b sees v=7"], "\(watch.stderr)")
@@ -212,7 +213,7 @@ struct WatchNeverLosesWorkTests {
         try moon.write("a.txt", "6\n")
         let watch = try WatchTests.start(moon, ["--resume"])
         #expect(watch.waitForRuns(1))
-        #expect(Self.skipReason(watch.events, "a") == "resumed", "\(watch.stdoutLines)")
+        #expect(Self.skipReason(watch.events, "a") == .resumed, "\(watch.stdoutLines)")
         try moon.write("b.txt", "ok\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         #expect(Self.printed(watch) == ["b sees v=5"], "\(watch.stderr)")
@@ -249,8 +250,8 @@ struct WatchNeverLosesWorkTests {
 
     /// No node of the watch was cancelled, and no run failed.
     static func noCancel(_ watch: Watching) -> Bool {
-        !watch.events.contains { $0["event"] as? String == "error" }
-            && !watch.events.contains { $0["event"] as? String == "graph-complete" && $0["ok"] as? Bool == false }
+        !watch.events.contains { $0.name == "error" }
+            && !watch.events.contains { $0.name == "graph-complete" && $0.ok == false }
     }
 
     @Test("what run-time instances write is moon's own: no rerun, no cancelled consumer; their sources rerun them (data-pipeline 4)")
@@ -337,12 +338,12 @@ struct WatchNeverLosesWorkTests {
         #expect(watch.watchEvents().count == 4, "\(watch.stdoutLines)")
         let result = try watch.interrupt()
         #expect(result.status == 130)
-        let started = result.events("start").compactMap { $0["node"] as? String }
+        let started = result.events("start").compactMap { $0.node }
         #expect(started.filter { $0 == "test[tests/test_c.py]" }.count == 1)
         #expect(started.filter { $0 == "test[tests/test_a.py]" }.count == 1)
         // After watch mode a plain run agrees: nothing to do but what has no sources.
         let plain = try moon.run(["run", "--json"])
-        #expect(plain.events("start").compactMap { $0["node"] as? String } == ["report"], "\(plain.stdout)")
+        #expect(plain.events("start").compactMap { $0.node } == ["report"], "\(plain.stdout)")
     }
 
     @Test("a for-each glob that comes to match nothing is the load's error; a file created again mends it")
@@ -378,7 +379,7 @@ struct WatchNeverLosesWorkTests {
         try moon.write("go", "")
         #expect(eventually(60) { watch.count("complete", node: "test[tests/test_c.py]") == 1 && watch.count("complete", node: "test[tests/test_b.py]") == 1 },
                 "\(watch.stdoutLines)")
-        #expect(!watch.events.contains { $0["event"] as? String == "error" }, "\(watch.stdoutLines)")
+        #expect(!watch.events.contains { $0.name == "error" }, "\(watch.stdoutLines)")
         #expect(watch.count("start", node: "test[tests/test_c.py]") == 2)  // its start, and its `carried` start
         #expect(try watch.interrupt().status == 130)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonEvents
 import Testing
 
 /// `moon run --watch` on real files: the tests edit files and wait on the
@@ -11,17 +12,12 @@ struct WatchTests {
         let moon: Moon
         let running: Moon.Running
 
-        var events: [[String: Any]] {
-            let text = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-        }
+        var events: [RunEvent] { running.events }
 
         var stderr: String { (try? String(contentsOf: running.err, encoding: .utf8)) ?? "" }
 
         func count(_ name: String, node: String? = nil) -> Int {
-            events.filter { $0["event"] as? String == name && (node == nil || $0["node"] as? String == node) }.count
+            events.filter { $0.name == name && (node == nil || $0.node == node) }.count
         }
 
         /// Waits until `count` runs have ended.
@@ -34,13 +30,13 @@ struct WatchTests {
             var seen = 0
             var nodes: [String] = []
             for event in events {
-                if event["event"] as? String == "watch" { seen += 1; continue }
-                if seen == index, event["event"] as? String == "start", let node = event["node"] as? String { nodes.append(node) }
+                if event.name == "watch" { seen += 1; continue }
+                if seen == index, event.name == "start", let node = event.node { nodes.append(node) }
             }
             return nodes
         }
 
-        func watchEvents() -> [[String: Any]] { events.filter { $0["event"] as? String == "watch" } }
+        func watchEvents() -> [RunEvent] { events.filter { $0.name == "watch" } }
 
         /// Ctrl-C: exit 130.
         func interrupt() throws -> Moon.Result {
@@ -90,17 +86,17 @@ struct WatchTests {
         try moon.write("src/a.txt", "a2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         let trigger = try #require(watch.watchEvents().first)
-        #expect(trigger["changed"] as? [String] == ["src/a.txt"])
-        #expect(trigger["nodes"] as? [String] == ["a", "c"])
+        #expect(trigger.changed == ["src/a.txt"])
+        #expect(trigger.nodes == ["a", "c"])
         #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
-        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "a2" })
+        #expect(watch.events.contains { $0.name == "next" && $0.text == "a2" })
         try moon.write("src/b.txt", "b2\n")
         #expect(watch.waitForRuns(3))
         #expect(watch.started(inRerun: 2) == ["b"])
         let result = try watch.interrupt()
         #expect(result.status == 130)
         // seq keeps increasing across reruns.
-        let seqs = result.events.compactMap { $0["seq"] as? Int }
+        let seqs = Moon.events(in: result.stdout).map(\.seq)
         #expect(seqs == Array(1...seqs.count))
         // The stream keeps to the event schema, run by run.
         try moon.write("events.jsonl", result.stdout)
@@ -115,7 +111,7 @@ struct WatchTests {
         #expect(watch.waitForRuns(1))
         try Self.save(moon, "src/a.txt", "a2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
-        #expect(watch.watchEvents().first?["changed"] as? [String] == ["src/a.txt"])
+        #expect(watch.watchEvents().first?.changed == ["src/a.txt"])
         #expect(watch.started(inRerun: 1).sorted() == ["a", "c"])
         #expect(try watch.interrupt().status == 130)
     }
@@ -137,8 +133,8 @@ struct WatchTests {
         // Long enough for a second rerun to show, had the burst made one.
         Thread.sleep(forTimeInterval: 3)
         #expect(watch.watchEvents().count == 1)
-        #expect((watch.watchEvents().first?["changed"] as? [String])?.count == 200)
-        #expect(watch.events.contains { $0["event"] as? String == "next" && ($0["text"] as? String)?.contains("202") == true })
+        #expect((watch.watchEvents().first?.changed)?.count == 200)
+        #expect(watch.events.contains { $0.name == "next" && $0.text?.contains("202") == true })
         #expect(try watch.interrupt().status == 130)
     }
 
@@ -162,9 +158,9 @@ struct WatchTests {
         try #require(pids.count >= 2)
         #expect(eventually(30) { pids.dropLast().allSatisfy { !isAlive($0, of: moon) } }, "the stale attempt is gone")
         #expect(isAlive(pids.last!, of: moon))
-        let canceled = watch.events.filter { $0["event"] as? String == "error" && $0["node"] as? String == "slow" }
-        #expect((canceled.first?["error"] as? [String: Any])?["kind"] as? String == "canceled")
-        #expect(watch.watchEvents().first?["nodes"] as? [String] == ["slow"])
+        let canceled = watch.events.filter { $0.name == "error" && $0.node == "slow" }
+        #expect(canceled.first?.error?.kind == .canceled)
+        #expect(watch.watchEvents().first?.nodes == ["slow"])
         // The node the edit does not touch was not stopped: one process, still there.
         let steady = (moon.read("steady.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
         #expect(steady.count == 1)
@@ -209,7 +205,7 @@ struct WatchTests {
         #expect(pids().count == 1)
         #expect(watch.count("complete", node: "other") == 1)
         // The run ended with the service still up, and says so.
-        #expect(watch.events.last { $0["event"] as? String == "graph-complete" }?["running"] as? [String] == ["serve"])
+        #expect(watch.events.last { $0.name == "graph-complete" }?.running == ["serve"])
         try Self.save(moon, "src/b.txt", "b2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         #expect(pids().count == 1, "an edit the service does not read leaves it running")
@@ -246,11 +242,11 @@ struct WatchTests {
         try Self.save(moon, "src/a.txt", "a2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
         #expect(watch.started(inRerun: 1) == ["serve", "check"])
-        #expect(watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "a2" })
+        #expect(watch.events.contains { $0.name == "next" && $0.text == "a2" })
         let pids = (moon.read("serve.log") ?? "").split(separator: "\n").compactMap { Int32($0) }
         #expect(pids.count == 1, "the service was not restarted")
-        let carried = watch.events.last { $0["event"] as? String == "start" && $0["node"] as? String == "serve" }
-        #expect(carried?["carried"] as? Bool == true)
+        let carried = watch.events.last { $0.name == "start" && $0.node == "serve" }
+        #expect(carried?.carried == true)
         let result = try watch.interrupt()
         #expect(result.status == 130)
         #expect(pids.allSatisfy { !isAlive($0, of: moon) })
@@ -269,10 +265,10 @@ struct WatchTests {
             """)
         let watch = try Self.start(moon)
         #expect(watch.waitForRuns(1), "\(watch.stderr)")
-        #expect(watch.events.last { $0["event"] as? String == "graph-complete" }?["running"] as? [String] == ["serve"])
+        #expect(watch.events.last { $0.name == "graph-complete" }?.running == ["serve"])
         #expect(eventually(60) { watch.count("error", node: "serve") == 1 }, "\(watch.stderr)")
-        let error = try #require(watch.events.last { $0["event"] as? String == "error" })
-        #expect((error["error"] as? [String: Any])?["exit_code"] as? Int == 4)
+        let error = try #require(watch.events.last { $0.name == "error" })
+        #expect(error.error?.exitCode == 4)
         // Its next change starts it again.
         try Self.save(moon, "src/a.txt", "a2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
@@ -381,7 +377,7 @@ struct WatchTests {
         #expect(watch.running.process.isRunning)
         try Self.save(moon, "moon.yaml", Self.abc.replacingOccurrences(of: "echo c", with: "echo c2"))
         #expect(eventually(60) {
-            watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "c2" }
+            watch.events.contains { $0.name == "next" && $0.text == "c2" }
         }, "\(watch.stderr)")
         #expect(try watch.interrupt().status == 130)
     }
@@ -403,7 +399,7 @@ struct WatchTests {
         #expect(watch.waitForRuns(1))
         try Self.save(moon, "lib/moon.yaml", "version: 1\nnodes:\n  hello:\n    run: echo two\n")
         #expect(eventually(60) {
-            watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "two" }
+            watch.events.contains { $0.name == "next" && $0.text == "two" }
         }, "\(watch.stderr)")
         #expect(try watch.interrupt().status == 130)
     }
@@ -455,13 +451,13 @@ struct WatchTests {
         #expect(moon.read("out.d") != nil)
         try moon.write("include/h.h", "h2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
-        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(watch.watchEvents().first?.changed == ["include/h.h"])
         #expect(watch.started(inRerun: 1) == ["obj"])
         #expect(eventually(10) { moon.read("out.o") == "a1\nh2\n" })
         try Self.save(moon, ".env", "WHO=two\n")
         #expect(watch.waitForRuns(3), "\(watch.stderr)")
         // (A run already queued may end first: the new value reaches the next one.)
-        #expect(eventually(60) { watch.events.contains { $0["event"] as? String == "next" && $0["text"] as? String == "hello two" } },
+        #expect(eventually(60) { watch.events.contains { $0.name == "next" && $0.text == "hello two" } },
                 "\(watch.stdoutLines)")
         watch.running.signal(SIGTERM)
         #expect(try watch.running.wait(limit: 30).status == 143)
@@ -487,7 +483,7 @@ struct WatchTests {
         try moon.write("include/h.h", "h1\n")
         let watch = try Self.start(moon)
         #expect(eventually(60) { watch.watchEvents().count == 1 }, "\(watch.stderr)")
-        #expect(watch.watchEvents().first?["changed"] as? [String] == ["include/h.h"])
+        #expect(watch.watchEvents().first?.changed == ["include/h.h"])
         #expect(try watch.interrupt().status == 130)
     }
 
@@ -620,7 +616,7 @@ struct WatchTests {
         #expect(watch.waitForRuns(1))
         let result = try watch.interrupt()
         #expect(result.status == 130)
-        #expect(result.events.last?["event"] as? String == "graph-complete")
+        #expect(result.events.last?.name == "graph-complete")
     }
 
     @Test("--watch-poll watches by polling, and says so")

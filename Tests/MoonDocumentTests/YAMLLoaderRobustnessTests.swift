@@ -41,9 +41,10 @@ import MoonDocument
         }
     }
 
-    @Test func mutatedSuiteInputs() {
+    // Without the YAML test suite's files the test shows as skipped, not as passed.
+    @Test(.enabled(if: !YAMLTestSuiteTests.cases().isEmpty, "needs the YAML test suite's cases"))
+    func mutatedSuiteInputs() {
         let cases = YAMLTestSuiteTests.cases()
-        guard !cases.isEmpty else { return }
         let iterations = Int(ProcessInfo.processInfo.environment["MOON_FUZZ_ITERATIONS"] ?? "") ?? 3_000
         var random = Generator(state: 0x9E37_79B9_7F4A_7C15)
         for iteration in 0..<iterations {
