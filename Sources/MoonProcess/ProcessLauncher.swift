@@ -114,9 +114,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     public var outOfResourcesPatience: Duration {
         get { lock.withLock { .nanoseconds(Int64(clamping: patienceNanoseconds)) } }
         set {
-            let (seconds, attoseconds) = newValue.components
-            let total = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
-            let nanoseconds = total.overflow ? UInt64.max : UInt64(total.partialValue) &+ UInt64(max(0, attoseconds / 1_000_000_000))
+            let nanoseconds = UInt64(newValue.clampedNanoseconds())
             lock.withLock { patienceNanoseconds = nanoseconds }
         }
     }
