@@ -13,7 +13,9 @@ public protocol NodeLauncher: AnyObject {
     /// start runs it anew. It sends the attempt's output, then completes
     /// (its process exited 0, its built-in succeeded) or fails with a
     /// `NodeError`. Disposing the subscription cancels the attempt: its
-    /// process group gets SIGTERM, and SIGKILL after the grace period.
+    /// process group gets SIGTERM, and SIGKILL after the grace period. (The
+    /// real launcher's attempts are executions of the node's one command:
+    /// a start while another attempt of the node runs fails.)
     func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput>
 
     /// Completes once no process that an attempt of `node` started is left
