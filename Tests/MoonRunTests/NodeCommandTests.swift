@@ -227,6 +227,39 @@ final class Received: @unchecked Sendable {
 
 /// The runner over the real `CommandLauncher` on fake processes.
 @Suite struct CommandLauncherRunnerTests {
+    /// A node's command lives as long as the node's part of the run: its
+    /// attempts, a retry too, are executions of it; it goes once the node
+    /// has ended and its processes are gone.
+    @Test func aNodesCommandLastsFromItsFirstAttemptToItsEnd() throws {
+        let scheduler = TestScheduler()
+        let processes = FakeProcesses()
+        let graph = try slurmTestGraph("""
+            version: 1
+            nodes:
+              flaky: { run: sleep 100, retry: { times: 1, delay: 1s } }
+
+            """, path: "/tmp/moon-node-command-test/moon.yaml")
+        let plan = try Plan.make(graph: graph)
+        let launcher = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler,
+                                       grace: .seconds(5), environment: ["PATH": "/usr/bin:/bin"])
+        let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: 2), options: RunOptions(), launcher: launcher,
+                            scheduler: scheduler) { _ in }
+        #expect(launcher.commands.count == 1 && launcher.commands[0] == nil, "made at the first attempt")
+        runner.start()
+        scheduler.advance()
+        weak var command = launcher.commands[0]
+        #expect(command?.isExecuting.value == true)
+        processes.launched[0].exit(.exited(1))
+        #expect(command?.isExecuting.value == false, "between two attempts")
+        scheduler.advance(by: .seconds(1))
+        #expect(processes.launched.count == 2)
+        #expect(launcher.commands[0] === command, "the retry is an execution of the same command")
+        processes.launched[1].exit(.exited(0))
+        scheduler.advance()
+        #expect(command == nil, "released once the node ended")
+        withExtendedLifetime(runner) {}
+    }
+
     /// Dropping the runner drops its launcher, whose commands cancel the
     /// attempts still running, a node that retries as well (its attempt's
     /// callbacks do not keep the launcher).

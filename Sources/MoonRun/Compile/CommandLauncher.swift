@@ -4,11 +4,12 @@ import MoonGraph
 import MoonProcess
 
 /// The real `NodeLauncher`: each node that runs has one `NodeCommand`, made
-/// at its first attempt and kept for the run; each attempt (a retry too) is
-/// an execution of it, whose signal the runner composes and subscribes to.
-/// A command refuses a second execution while one is in flight, and
-/// releasing the launcher releases the commands, which cancels what still
-/// runs (SIGTERM, grace, SIGKILL). It makes the run's `$MOON_OUTPUT`
+/// at its first attempt and kept for the node's part of the run (until
+/// `release(node:)`); each attempt (a retry too) is an execution of it,
+/// whose signal the runner composes and subscribes to. A command refuses a
+/// second execution while one is in flight, and releasing the launcher
+/// releases the commands, which cancels what still runs (SIGTERM, grace,
+/// SIGKILL). It makes the run's `$MOON_OUTPUT`
 /// directory and removes it when released.
 public final class CommandLauncher: NodeLauncher {
     private let graph: Graph
@@ -22,9 +23,9 @@ public final class CommandLauncher: NodeLauncher {
     /// Made per start rather than for the whole plan: a run that finds its
     /// nodes up to date shows no command.
     private var preview: CommandPreview
-    /// Per plan index: the node's command once it has run (a node found up
-    /// to date makes none).
-    private var commands: [NodeCommand?]
+    /// Per plan index: the node's command while its part of the run lasts
+    /// (a node found up to date makes none).
+    private(set) var commands: [NodeCommand?]
 
     /// `plan.selected` decides which graph nodes run; their order matches
     /// `RunPlan(graph:plan:cpus:)`. Commands run on `scheduler`, the
@@ -71,6 +72,10 @@ public final class CommandLauncher: NodeLauncher {
 
     public func settled(node: Int) -> Signal<Never> {
         context.groups.settled(node)
+    }
+
+    public func release(node: Int) {
+        commands[node] = nil
     }
 
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.

@@ -23,6 +23,10 @@ public protocol NodeLauncher: AnyObject {
     /// outlive its subscription by up to the grace period.
     func settled(node: Int) -> Signal<Never>
 
+    /// The node's part of the run is over: it ended and its processes are
+    /// gone, so what ran its attempts (its command) may go.
+    func release(node: Int)
+
     /// Kills at once, without waiting for the grace period, every process
     /// that attempts started and that is still there (a second interrupt).
     func killNow()
@@ -42,6 +46,7 @@ public protocol NodeLauncher: AnyObject {
 }
 
 extension NodeLauncher {
+    public func release(node: Int) {}
     public func announcesStart(node: Int) -> Bool { false }
     public func expand(template: Int, items: [String], first: Int) {}
     public func command(node: Int) -> String? { nil }

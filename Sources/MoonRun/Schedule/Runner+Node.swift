@@ -137,6 +137,7 @@ extension Runner {
 
     private func finished(_ node: Int, _ result: NodeResult) {
         guard case .settling = state[node] else { return }
+        launcher.release(node: node)
         let now = scheduler.now
         let spec = plan.nodes[node]
         let duration = milliseconds(from: firstStart[node] ?? now, to: now)
