@@ -212,7 +212,7 @@ final class Received: @unchecked Sendable {
     /// still runs (SIGTERM, then SIGKILL after the grace period).
     @Test func releasingTheLauncherTerminatesWhatStillRuns() throws {
         var launcher: CommandLauncher? = try launcher("  a: { run: sleep 100 }\n  b: { run: sleep 100 }\n")
-        weak var released = launcher
+        weak let released = launcher
         let (running, _) = try start(launcher!, "a")
         let (done, _) = try start(launcher!, "b")
         processes.launched[1].exit(.exited(0))
@@ -247,7 +247,7 @@ final class Received: @unchecked Sendable {
         #expect(launcher.commands.count == 1 && launcher.commands[0] == nil, "made at the first attempt")
         runner.start()
         scheduler.advance()
-        weak var command = launcher.commands[0]
+        weak let command = launcher.commands[0]
         #expect(command?.isExecuting.value == true)
         processes.launched[0].exit(.exited(1))
         #expect(command?.isExecuting.value == false, "between two attempts")
@@ -276,7 +276,7 @@ final class Received: @unchecked Sendable {
         let plan = try Plan.make(graph: graph)
         var launcher: CommandLauncher? = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler,
                                                          grace: .seconds(5), environment: ["PATH": "/usr/bin:/bin"])
-        weak var releasedLauncher = launcher
+        weak let releasedLauncher = launcher
         var runner: Runner? = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: 2), options: RunOptions(), launcher: launcher!,
                                      scheduler: scheduler) { _ in }
         launcher = nil

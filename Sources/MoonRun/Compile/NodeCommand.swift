@@ -15,7 +15,8 @@ import MoonProcess
 /// Disposing the execution cancels the attempt: a built-in stops at once,
 /// a process group gets SIGTERM and SIGKILL after the grace period, and
 /// `NodeProcesses` tells when it is gone.
-final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error> {
+// @unchecked, as `Command`: its stored properties are immutable `let`s.
+final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unchecked Sendable {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs
