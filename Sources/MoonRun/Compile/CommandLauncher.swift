@@ -9,8 +9,8 @@ import MoonProcess
 /// whose signal the runner composes and subscribes to. A command refuses a
 /// second execution while one is in flight, and releasing the launcher
 /// releases the commands, which cancels what still runs (SIGTERM, grace,
-/// SIGKILL). It makes the run's `$MOON_OUTPUT`
-/// directory and removes it when released.
+/// SIGKILL). It makes the run's `$MOON_OUTPUT` directory and removes it
+/// when released.
 public final class CommandLauncher: NodeLauncher {
     private let graph: Graph
     /// Plan index -> graph index.
