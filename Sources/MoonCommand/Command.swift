@@ -77,8 +77,8 @@ open class Command<Input: Sendable, Output: Sendable, Failure: Error>: AnyComman
     }
 
     // The shared streams and properties are views of the registry, made
-    // when asked for: a command that nobody observes (one per node
-    // attempt in moon) builds none of them.
+    // when asked for: a command that nobody observes (a node's, in
+    // moon) builds none of them.
 
     /// Every event of every execution, in order within each execution: its
     /// values, then `completed`, its failure, or ``CommandError/canceled``

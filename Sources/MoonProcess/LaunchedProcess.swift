@@ -1,4 +1,5 @@
 import Glibc
+import MoonCommand
 import MoonEventLoop
 
 /// The real `ProcessHandle`, and the launcher's record of one child.
@@ -17,8 +18,10 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     var onOutput: @Sendable (OutputLine) -> Void
     var onExit: @Sendable (Termination) -> Void
     private unowned let launcher: ProcessLauncher
-    /// The launcher's event loop, where the grace period's timer runs.
-    private let loop: EventLoop
+    /// Where the grace period's SIGKILL waits: the launcher's event loop,
+    /// the clock of every other deadline in moon (a test sets a
+    /// `TestScheduler` before `terminate`, to drive it on virtual time).
+    var graceScheduler: DateScheduler
 
     // Guarded by `launcher.lock`.
     var isReaped = false
@@ -44,13 +47,13 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
         self.pid = pid
         self.program = program
         self.launcher = launcher
-        self.loop = loop
+        graceScheduler = LoopScheduler(loop: loop)
         self.onOutput = onOutput
         self.onExit = onExit
     }
 
-    /// The SIGKILL after `grace` is a timer of the event loop, the clock
-    /// of every other deadline in moon.
+    /// SIGTERM now; the SIGKILL after `grace` is a timer of `graceScheduler`,
+    /// a no-op once the process is reaped.
     func terminate(grace: Duration) {
         let pending: Bool = launcher.lock.withLock { _ in
             if isReaped || killSent { return false }
@@ -61,16 +64,8 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
             return true
         }
         guard pending else { return }
-        let (seconds, attoseconds) = grace.components
-        if seconds < 0 || (seconds == 0 && attoseconds <= 0) {
-            kill()
-            return
-        }
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
-        loop.post(afterNanoseconds: UInt64(max(0, total))) { [self] in
-            kill()
-        }
+        if grace <= .zero { return kill() }
+        graceScheduler.schedule(after: grace) { [self] in kill() }
     }
 
     func kill() {

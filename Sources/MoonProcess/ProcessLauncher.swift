@@ -1,4 +1,5 @@
 import Foundation
+import MoonCommand
 import Glibc
 import MoonEventLoop
 import MoonSystem
@@ -114,9 +115,7 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     public var outOfResourcesPatience: Duration {
         get { lock.withLock { _ in .nanoseconds(Int64(clamping: patienceNanoseconds)) } }
         set {
-            let (seconds, attoseconds) = newValue.components
-            let total = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
-            let nanoseconds = total.overflow ? UInt64.max : UInt64(total.partialValue) &+ UInt64(max(0, attoseconds / 1_000_000_000))
+            let nanoseconds = UInt64(newValue.clampedNanoseconds())
             lock.withLock { _ in patienceNanoseconds = nanoseconds }
         }
     }

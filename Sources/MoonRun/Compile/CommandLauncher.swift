@@ -3,10 +3,14 @@ import MoonEvents
 import MoonGraph
 import MoonProcess
 
-/// The real `NodeLauncher`: each attempt of a selected node is an execution
-/// of the node's `NodeCommand`, whose signal the runner composes and
-/// subscribes to. It makes the run's `$MOON_OUTPUT` directory and removes
-/// it when released.
+/// The real `NodeLauncher`: each node that runs has one `NodeCommand`, made
+/// at its first attempt and kept for the node's part of the run (until
+/// `release(node:)`); each attempt (a retry too) is an execution of it,
+/// whose signal the runner composes and subscribes to. A command refuses a
+/// second execution while one is in flight, and releasing the launcher
+/// releases the commands, which cancels what still runs (SIGTERM, grace,
+/// SIGKILL). It makes the run's `$MOON_OUTPUT` directory and removes it
+/// when released.
 public final class CommandLauncher: NodeLauncher {
     private let graph: Graph
     /// Plan index -> graph index.
@@ -19,22 +23,24 @@ public final class CommandLauncher: NodeLauncher {
     /// Made per start rather than for the whole plan: a run that finds its
     /// nodes up to date shows no command.
     private var preview: CommandPreview
+    /// Per plan index: the node's command while its part of the run lasts
+    /// (a node found up to date makes none).
+    private(set) var commands: [NodeCommand?]
 
     /// `plan.selected` decides which graph nodes run; their order matches
     /// `RunPlan(graph:plan:cpus:)`. Commands run on `scheduler`, the
-    /// runner's. moon runs it on the event loop where `processes` reports
-    /// (a child's exit, the runner's decision and the next spawn on one
-    /// thread); a scheduler elsewhere needs `hopsThreads`: events then hop
-    /// to it, and output is throttled while lines are in flight.
+    /// runner's, which must be where `processes` reports (moon's event
+    /// loop: a child's exit, the runner's decision and the next spawn on
+    /// one thread, with no hop and no backpressure to arrange).
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
-                environment base: [String: String]? = nil, hopsThreads: Bool = false) {
+                environment base: [String: String]? = nil) {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
+        commands = Array(repeating: nil, count: plan.selected.count)
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0) } ?? NodeEnvironment(graph: graph),
-            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(),
-            outputs: OutputDirectory(), credit: hopsThreads ? OutputCredit() : nil)
+            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory())
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]
@@ -45,24 +51,31 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     deinit {
+        // Released first, the commands cancel what still runs.
+        commands.removeAll()
         context.outputs?.remove()
     }
 
+    /// An execution of the node's command. Its signal holds the command
+    /// weakly: only the launcher keeps it.
     public func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
-        let spec = self.node(node)
-        let command = NodeCommand(node: spec, index: node, context: context)
-        // The command's signal holds it weakly: the subscription keeps it.
-        let signal = command.signal(NodeCommand.Input(attempt: number, inputs: inputs))
-            .on(disposed: { withExtendedLifetime(command) {} })
-        guard let credit = context.credit else { return signal }
-        return signal.deliverOn(context.scheduler).on(next: { output in
-            if case .line = output { credit.give() }
-        })
+        command(for: node).signal(NodeCommand.Input(attempt: number, inputs: inputs))
+    }
+
+    /// The node's command, made at its first attempt.
+    func command(for node: Int) -> NodeCommand {
+        if let command = commands[node] { return command }
+        let command = NodeCommand(node: self.node(node), index: node, context: context)
+        commands[node] = command
+        return command
     }
 
     public func settled(node: Int) -> Signal<Never> {
-        let settled = context.groups.settled(node)
-        return context.credit == nil ? settled : settled.deliverOn(context.scheduler)
+        context.groups.settled(node)
+    }
+
+    public func release(node: Int) {
+        commands[node] = nil
     }
 
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
@@ -71,6 +84,7 @@ public final class CommandLauncher: NodeLauncher {
         made.reserveCapacity(made.count + items.count)
         made += graph.instances(ofDynamic: selected[template], items: items)
         onSlurm += repeatElement(onSlurm[template], count: items.count)
+        commands += repeatElement(nil, count: items.count)
     }
 
     public func command(node: Int) -> String? {

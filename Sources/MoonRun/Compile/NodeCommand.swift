@@ -5,13 +5,17 @@ import MoonGraph
 import MoonSystem
 import MoonProcess
 
-/// One graph node compiled into a Command of the reactive core; each
-/// execution is one attempt. `run` starts the node's process (shell or
+/// One graph node compiled into a Command of the reactive core, one per node
+/// for the run (`CommandLauncher`); each execution is one attempt. Not
+/// concurrent: an execution while another is in flight is refused
+/// (`CommandError.disabled`), so a node never has two attempts at once;
+/// releasing the command cancels the one in flight. `run` starts the node's process (shell or
 /// exec form; an srun job step on a Slurm queue) or its built-in, sends
 /// its output with `next`, then `complete` or `error` (a `NodeError`).
 /// Disposing the execution cancels the attempt: a built-in stops at once,
 /// a process group gets SIGTERM and SIGKILL after the grace period, and
 /// `NodeProcesses` tells when it is gone.
+// @unchecked, as `Command`: its stored properties are immutable `let`s.
 final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unchecked Sendable {
     struct Input {
         let attempt: Int
@@ -29,8 +33,6 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
         let groups: NodeProcesses
         /// Where each attempt's `$MOON_OUTPUT` file goes (nil: no outputs).
         let outputs: OutputDirectory?
-        /// Lines handed across threads but not yet reported; see `OutputCredit`.
-        let credit: OutputCredit?
     }
 
     private let node: Node
@@ -144,7 +146,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     /// cancelled too).
     private func launcher(for spec: ProcessSpec, slurm: SlurmStep?, outputFile: String?, attempt: Int,
                           result: CommandResult<NodeOutput>) -> () throws -> ProcessHandle {
-        let (processes, groups, index, credit) = (context.processes, context.groups, index, context.credit)
+        let (processes, groups, index) = (context.processes, context.groups, index)
         // A Slurm job may write its file from another host, which an inotify
         // watch does not hear of: look its file up.
         let report = Self.exitReport(outputFile: outputFile, watch: slurm == nil ? context.outputs?.watch : nil,
@@ -153,7 +155,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
             groups.launching(index)
             do {
                 let handle = try processes.launch(spec, onOutput: { line in
-                    Self.forward(line, slurm: slurm, credit: credit, to: result)
+                    Self.forward(line, slurm: slurm, to: result)
                 }, onExit: { srunTermination in
                     guard let slurm else {
                         groups.ended(index)
@@ -181,9 +183,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     }
 
     /// One line (or the end of one still being written) of the process.
-    private static func forward(_ line: OutputLine, slurm: SlurmStep?, credit: OutputCredit?, to result: CommandResult<NodeOutput>) {
+    private static func forward(_ line: OutputLine, slurm: SlurmStep?, to result: CommandResult<NodeOutput>) {
         let stream: MoonEvents.OutputStream = line.stream == .stdout ? .stdout : .stderr
-        // Not a line: no output credit, never srun's job id.
+        // Not a line: never srun's job id.
         if line.partial { return result.next(.partial(stream, line.text)) }
         if let slurm, stream == .stderr, !line.continued {
             switch slurm.read(line.text) {
@@ -194,15 +196,14 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                 if !keep { return }
             }
         }
-        credit?.take()
         result.next(.line(stream, line.text, continued: line.continued))
     }
 
-    /// How the process ended, as the attempt's last events: `exited` and
-    /// its outputs, then `complete`; or an error.
     /// The `$MOON_OUTPUT` file of an attempt, in the run's output directory.
     static func outputFileName(_ index: Int, _ attempt: Int) -> String { "node-\(index).\(attempt)" }
 
+    /// How the process ended, as the attempt's last events: `exited` and
+    /// its outputs, then `complete`; or an error.
     /// `successCodes`: the node's `success-codes` (an exit code among them
     /// succeeds, and is reported on `complete`).
     private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String, successCodes: [Int32],

@@ -13,13 +13,19 @@ public protocol NodeLauncher: AnyObject {
     /// start runs it anew. It sends the attempt's output, then completes
     /// (its process exited 0, its built-in succeeded) or fails with a
     /// `NodeError`. Disposing the subscription cancels the attempt: its
-    /// process group gets SIGTERM, and SIGKILL after the grace period.
+    /// process group gets SIGTERM, and SIGKILL after the grace period. (The
+    /// real launcher's attempts are executions of the node's one command:
+    /// a start while another attempt of the node runs fails.)
     func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput>
 
     /// Completes once no process that an attempt of `node` started is left
     /// (at once when none is): a cancelled or timed-out attempt's processes
     /// outlive its subscription by up to the grace period.
     func settled(node: Int) -> Signal<Never>
+
+    /// The node's part of the run is over: it ended and its processes are
+    /// gone, so what ran its attempts (its command) may go.
+    func release(node: Int)
 
     /// Kills at once, without waiting for the grace period, every process
     /// that attempts started and that is still there (a second interrupt).
@@ -40,6 +46,7 @@ public protocol NodeLauncher: AnyObject {
 }
 
 extension NodeLauncher {
+    public func release(node: Int) {}
     public func announcesStart(node: Int) -> Bool { false }
     public func expand(template: Int, items: [String], first: Int) {}
     public func command(node: Int) -> String? { nil }

@@ -33,9 +33,15 @@ enum NodeSignal {
 }
 
 extension NodeError {
-    /// What a node's signal failed with, as a `NodeError`: its own, or (the
-    /// command was released) a cancellation.
+    /// What a node's signal failed with, as a `NodeError`: its own; an
+    /// attempt refused because the node's command still runs one (which
+    /// `settled` and the runner's states rule out); or (the command was
+    /// released) a cancellation.
     init(_ error: Error) {
-        self = error as? NodeError ?? NodeError(.canceled, "\(error)")
+        switch error {
+        case let error as NodeError: self = error
+        case CommandError.disabled: self = NodeError(.spawn, "an attempt of the node is still running")
+        default: self = NodeError(.canceled, "\(error)")
+        }
     }
 }

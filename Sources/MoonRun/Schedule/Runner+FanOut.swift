@@ -9,6 +9,36 @@ import MoonGraph
 /// for being up to date as any node. The node itself becomes a group of
 /// its instances: what needs it waits for all of them.
 extension Runner {
+    /// Adds nodes made during the run after the plan's: waiting, each with
+    /// its needs (all of which must have ended) and no dependents yet.
+    func append(_ nodes: [RunNode]) {
+        let n = nodes.count
+        plan.nodes += nodes
+        state += repeatElement(.waiting, count: n)
+        remainingNeeds += repeatElement(0, count: n)
+        dependents += repeatElement([], count: n)
+        attempt += repeatElement(0, count: n)
+        firstStart += repeatElement(nil, count: n)
+        finishedAt += repeatElement(nil, count: n)
+        durations += repeatElement(nil, count: n)
+        values += repeatElement([], count: n)
+        outputs += repeatElement([:], count: n)
+        subscriptions += repeatElement(nil, count: n)
+        announced += repeatElement(false, count: n)
+        exitCodes += repeatElement(nil, count: n)
+        attemptOutputs += repeatElement([], count: n)
+    }
+
+    /// Turns an expanded template into a group of its instances.
+    func becomeGroup(_ node: Int, of instances: Range<Int>) {
+        plan.nodes[node].isGroup = true
+        plan.nodes[node].isExpanded = true
+        plan.nodes[node].fanOut = nil
+        plan.nodes[node].needs = Array(instances)
+        // It ends as its instances did (each ran under the template's own `if`).
+        plan.nodes[node].condition = .success
+    }
+
     func expand(_ node: Int, _ fanOut: RunNode.FanOut) {
         let template = plan.nodes[node]
         let need = plan.nodes[fanOut.need].name

@@ -16,9 +16,9 @@ import MoonSystem
 /// `scheduler`, a serial context (a queue scheduler in moon, a TestScheduler
 /// in tests). Events are emitted on it, so reporters see them serially.
 ///
-/// One file over 400 lines: a node's states and the transitions between
-/// them (start, end, retry, cancel, done) read together; the up-to-date
-/// check, services and hand-over, fan-out and the summary are the
+/// Here: a node's states, the scheduling between them and the run's end; a
+/// node's run (subscribe, events, end) is `Runner+Node`; the up-to-date
+/// check, services and hand-over, fan-out and the summary are the other
 /// `Runner+…` extensions.
 public final class Runner {
     /// How a node ended, as its dependents and the counts see it.
@@ -70,7 +70,7 @@ public final class Runner {
 
     /// The plan, and after it the nodes made during the run (the instances
     /// of each `for-each` over a need's output, see Runner+FanOut).
-    private(set) var plan: RunPlan
+    var plan: RunPlan
     /// How many nodes the up-to-date check knows: the plan's, and the
     /// instances of dynamic fan-outs when it took them (Runner+FanOut).
     var planned: Int
@@ -87,16 +87,16 @@ public final class Runner {
     var totalInFlight = 0
     var attempt: [Int]
     var firstStart: [Date?]
-    private(set) var finishedAt: [Date?]
+    var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
-    private(set) var durations: [Int?]
+    var durations: [Int?]
     /// Per node: the subscription to its signal while it is subscribed.
     var subscriptions: [Disposable?]
     /// Per node, of its current attempt: whether its `start` was emitted,
     /// its exit code and its outputs (sent just before it completes).
     var announced: [Bool]
-    private var exitCodes: [Int32?]
-    private var attemptOutputs: [[KeyValue]]
+    var exitCodes: [Int32?]
+    var attemptOutputs: [[KeyValue]]
     var values: [[String]]
     /// The outputs of each node that succeeded, for its dependents' expressions.
     var outputs: [[String: String]]
@@ -153,36 +153,6 @@ public final class Runner {
         announced = Array(repeating: false, count: n)
         exitCodes = Array(repeating: nil, count: n)
         attemptOutputs = Array(repeating: [], count: n)
-    }
-
-    /// Adds nodes made during the run after the plan's: waiting, each with
-    /// its needs (all of which must have ended) and no dependents yet.
-    func append(_ nodes: [RunNode]) {
-        let n = nodes.count
-        plan.nodes += nodes
-        state += repeatElement(.waiting, count: n)
-        remainingNeeds += repeatElement(0, count: n)
-        dependents += repeatElement([], count: n)
-        attempt += repeatElement(0, count: n)
-        firstStart += repeatElement(nil, count: n)
-        finishedAt += repeatElement(nil, count: n)
-        durations += repeatElement(nil, count: n)
-        values += repeatElement([], count: n)
-        outputs += repeatElement([:], count: n)
-        subscriptions += repeatElement(nil, count: n)
-        announced += repeatElement(false, count: n)
-        exitCodes += repeatElement(nil, count: n)
-        attemptOutputs += repeatElement([], count: n)
-    }
-
-    /// Turns an expanded template into a group of its instances.
-    func becomeGroup(_ node: Int, of instances: Range<Int>) {
-        plan.nodes[node].isGroup = true
-        plan.nodes[node].isExpanded = true
-        plan.nodes[node].fanOut = nil
-        plan.nodes[node].needs = Array(instances)
-        // It ends as its instances did (each ran under the template's own `if`).
-        plan.nodes[node].condition = .success
     }
 
     // MARK: - Control (call on the scheduler)
@@ -258,205 +228,6 @@ public final class Runner {
                 continue
             }
             startNode(node)
-        }
-    }
-
-    /// Subscribes to the node's signal (`NodeSignal`): its attempts,
-    /// timeout and retries. Its events come back to `received`, its end to
-    /// `ended`.
-    private func startNode(_ node: Int) {
-        state[node] = .running
-        let spec = plan.nodes[node]
-        let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
-        let launcher = self.launcher
-        // Its events reach the run through a relay: in watch mode another run may take the node over.
-        let relay = NodeRelay(runner: self, node: node)
-        if live.keepsServices { live.relays[node] = relay }
-        let attempt = Signal<NodeOutput> { observer, lifetime in
-            let number = relay.attemptStarts()
-            lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
-        }
-        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), node: spec,
-                                     scheduler: scheduler) { failed, delay, error in
-            relay.retrying(failed: failed, delay: delay, error: error)
-        }
-        let subscription = signal.start { relay.receive($0) }
-        // An attempt may have ended already (a failed spawn): keep only a live subscription.
-        switch state[node] {
-        case .running, .retrying: subscriptions[node] = subscription
-        default: break
-        }
-        serviceStarted(node)
-    }
-
-    /// An event of the node's signal.
-    func nodeEvent(_ event: Event<NodeOutput>, from node: Int) {
-        switch event {
-        case .next(let output): received(output, from: node)
-        case .completed:
-            ended(node, .success(exitCode: exitCodes[node], outputs: attemptOutputs[node]))
-            attemptOutputs[node] = []
-        case .error(let error): ended(node, .failure(NodeError(error)))
-        }
-    }
-
-    /// An attempt of the node starts; returns its number.
-    func attemptStarts(_ node: Int) -> Int {
-        state[node] = .running
-        attempt[node] += 1
-        if firstStart[node] == nil { firstStart[node] = scheduler.now }
-        // Only the attempt that succeeds counts: what a failed one sent is dropped.
-        values[node] = []
-        exitCodes[node] = nil
-        attemptOutputs[node] = []
-        announced[node] = false
-        // A Slurm node's `start` waits for its job id; whatever the attempt
-        // reports first announces it (without an id if srun never named one).
-        if !launcher.announcesStart(node: node) { announce(node, jobID: nil) }
-        return attempt[node]
-    }
-
-    private func announce(_ node: Int, jobID: String?) {
-        guard !announced[node] else { return }
-        announced[node] = true
-        let spec = plan.nodes[node]
-        emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: command(of: node), jobID: jobID),
-                      instance: spec.instance))
-    }
-
-    /// What the node's `start` event shows as its command.
-    func command(of node: Int) -> String {
-        launcher.command(node: node) ?? plan.nodes[node].command
-    }
-
-    private func received(_ output: NodeOutput, from node: Int) {
-        let name = plan.nodes[node].name
-        switch output {
-        case .line(let stream, let text, let continued):
-            announce(node, jobID: nil)
-            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: stream, text: text, continued: continued)))
-        case .partial(let stream, let text):
-            // A line still being written: a `next` marked `partial`, for the live view only.
-            announce(node, jobID: nil)
-            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: stream, text: text, continued: true), partial: true))
-        case .value(let value):
-            announce(node, jobID: nil)
-            values[node].append(value)
-            emit(RunEvent(time: scheduler.now, kind: .next(node: name, stream: .value, text: value, continued: false)))
-        case .exited(let code): exitCodes[node] = code
-        case .outputs(let outputs): attemptOutputs[node] = outputs
-        case .job(let id): announce(node, jobID: id)
-        case .waiting: break
-        }
-    }
-
-    /// The `retry` operator is about to wait before the node's next attempt.
-    func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
-        announce(node, jobID: nil)
-        state[node] = .retrying
-        emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,
-                                                       delayMilliseconds: delay.milliseconds, error: error),
-                      instance: plan.nodes[node].instance))
-    }
-
-    /// The node's signal ended: the node ends once its processes are gone.
-    private func ended(_ node: Int, _ result: NodeResult) {
-        announce(node, jobID: nil)
-        subscriptions[node] = nil
-        settle(node, result)
-    }
-
-    /// Cancels the node by disposing its signal's subscription; it ends as
-    /// cancelled once its processes are gone.
-    func cancel(_ node: Int) {
-        guard let subscription = subscriptions[node] else { return }
-        subscriptions[node] = nil
-        subscription.dispose()
-        settle(node, nil)
-    }
-
-    /// Holds the node's slot until the processes of its attempts are gone
-    /// (SIGTERM, then SIGKILL after the grace period), then ends it.
-    private func settle(_ node: Int, _ result: NodeResult?) {
-        state[node] = .settling
-        settledSignal(node).start { [weak self] event in
-            guard let self, case .completed = event else { return }
-            self.finished(node, result ?? self.cancelledResult(node, message: self.stopMessage))
-        }
-    }
-
-    private func finished(_ node: Int, _ result: NodeResult) {
-        guard case .settling = state[node] else { return }
-        let now = scheduler.now
-        let spec = plan.nodes[node]
-        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
-        durations[node] = duration
-        switch result {
-        case .success(let exitCode, let outputs):
-            for kv in outputs { self.outputs[node][kv.key] = kv.value }
-            if let checker = upToDate, node < planned, !spec.isService {
-                let values = values[node]
-                // Behind a slow check the state is busy: not on the loop.
-                offLoop { checker.succeeded(node: node, outputs: outputs, values: values) }
-            }
-            var event = RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode,
-                                                            outputs: outputs), instance: spec.instance)
-            event.stopped = stoppedByRun(node)
-            emit(event)
-            nodeDone(node, .succeeded)
-        case .failure(let error):
-            fail(node, error, durationMilliseconds: duration)
-        }
-    }
-
-    /// Emits the node's `error` and ends it failed (or cancelled).
-    func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
-        let spec = plan.nodes[node]
-        emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
-                      instance: spec.instance))
-        if error.kind == .canceled {
-            nodeDone(node, .canceled)
-        } else {
-            nodeDone(node, spec.continueOnError ? .tolerated : .failed)
-        }
-    }
-
-    /// Whether every need of a group was up to date (or restored, or done in
-    /// the run resumed): the group is then up to date too, so a run where
-    /// nothing ran says so (`ok - 32 up to date`), not `1 succeeded`. (An
-    /// expanded template, counted as its instances, completes as before.)
-    func needsAllUpToDate(_ node: Int) -> Bool {
-        let needs = plan.nodes[node].needs
-        return !plan.nodes[node].isExpanded && !needs.isEmpty && needs.allSatisfy { need in
-            switch state[need] {
-            case .done(.skipped(.upToDate)), .done(.skipped(.cacheHit)), .done(.skipped(.resumed)): return true
-            default: return false
-            }
-        }
-    }
-
-    /// A group's needs succeeded: it succeeds at once, taking no time and no job.
-    func succeedAtOnce(_ node: Int) {
-        let now = scheduler.now
-        // An expanded template's time is its instances' span, from its expansion.
-        if firstStart[node] == nil { firstStart[node] = now }
-        let duration = milliseconds(from: firstStart[node] ?? now, to: now)
-        durations[node] = duration
-        if !plan.nodes[node].isBarrier {
-            emit(RunEvent(time: now, kind: .complete(node: plan.nodes[node].name, durationMilliseconds: duration, exitCode: nil, outputs: []),
-                          instance: plan.nodes[node].instance))
-        }
-        nodeDone(node, .succeeded)
-    }
-
-    private var stopMessage: String {
-        switch stopReason {
-        case .failure?: return "canceled because another node failed"
-        case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
-        case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
-        case .superseded?: return "canceled: its inputs changed, it runs again"
-        case nil: return "canceled"
         }
     }
 
