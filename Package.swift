@@ -67,8 +67,15 @@ let package = Package(
             "MoonState", "MoonGraph", "MoonCommand", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The application layer: a plain run and watch mode, the graph file
+        // found and loaded, the up-to-date and cache checks. It takes its
+        // loop, launcher, sinks and stores from the command line's side.
+        .target(name: "MoonSession", dependencies: [
+            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess",
+            "MoonEventLoop", "MoonSystem", "MoonCommand",
+        ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonSession", "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonGraph
 import MoonRun
+import MoonSession
 
 /// `moon export --format sbatch [FILE] [NODE...]`: the graph as a shell
 /// script that submits it to Slurm (docs/slurm.md).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import MoonGraph
 import MoonReport
+import MoonSession
 
 extension GraphRenderer.Format: ExpressibleByArgument {}
 

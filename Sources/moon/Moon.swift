@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCache
 import MoonProcess
+import MoonSession
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
 /// One place (`main`) turns errors into exit codes (DESIGN.md §4).
@@ -54,6 +55,9 @@ struct Moon: ParsableCommand {
     }
 
     static let selectingCommands: Set<String> = ["run", "status", "graph", "export"]
+
+    /// The subcommands' names, for the hint of a node name that is close to one.
+    static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).
@@ -111,6 +115,8 @@ struct Moon: ParsableCommand {
             code = 0
         } catch let error as CLIError {
             Console.error("\(error)")
+            code = error.exitCode
+        } catch let error as PrintedErrors {
             code = error.exitCode
         } catch {
             let message = fullMessage(for: error)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonReport
 import MoonRun
+import MoonSession
 
 /// `moon replay events.jsonl`: re-renders a recorded `moon run --json` run
 /// as the terminal view or the plain log, instantly or at the recorded

@@ -3,6 +3,7 @@ import Foundation
 import MoonCache
 import MoonGraph
 import MoonReport
+import MoonSession
 import MoonState
 
 /// `moon status [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...]`: which nodes

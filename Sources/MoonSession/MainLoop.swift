@@ -8,40 +8,45 @@ import MoonRun
 /// thread: the thread has nothing else to do until the work ends, and the
 /// work's end reaches it without a thread hand-off. The stop signals are
 /// heard on the loop, like every other event.
-final class MainLoop {
+package final class MainLoop {
     /// The signals that stop a run or a replay cleanly instead of killing
     /// moon: Ctrl-C, `kill`, a closed terminal and Ctrl-\ (which the Swift
     /// runtime would answer with a crash report), and every other signal
     /// whose default is to end the process and that a user or a limit may
     /// send (a CPU limit's SIGXCPU, a stray SIGUSR1): the summary and the
     /// history are not lost to them.
-    static let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+    package static let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT,
                               SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR, SIGSTKFLT]
 
-    let loop: EventLoop
-    let scheduler: LoopScheduler
-    /// nil when the loop already runs on a thread of its own.
-    private let adopted: EventLoop?
-    private let done = DispatchSemaphore(value: 0)
+    package let loop: EventLoop
+    package let scheduler: LoopScheduler
+    /// The launcher of the nodes' processes, on this loop.
+    package let processes: ProcessLauncher
     /// Set on the loop by `finish()`.
-    private(set) var isFinished = false
+    package private(set) var isFinished = false
 
-    /// Takes over moon's event loop; throws a `CLIError` (exit 1) when it
-    /// cannot be started.
-    init() throws {
-        let processes = ProcessLauncher.shared
+    /// Makes moon's event loop, run by the calling thread (`run`), and the
+    /// process launcher on it; throws a `CLIError` (exit 1) when it cannot
+    /// be started. The calling thread otherwise only waits for the work to
+    /// end: the first node starts without waiting for a new thread to be
+    /// scheduled, and the end reaches it without a wake-up.
+    package init() throws {
         do {
-            adopted = try processes.adoptEventLoop()
-            loop = try adopted ?? processes.eventLoop()
+            loop = try EventLoop()
+        } catch let error as POSIXError {
+            // As the launcher said when it made the loop.
+            throw CLIError("cannot run 'moon': starting the launcher: \(String(cString: strerror(error.code.rawValue)))", exitCode: 1)
         } catch {
             throw CLIError("\(error)", exitCode: 1)
         }
+        loop.adoptCurrentThread()
+        processes = ProcessLauncher(loop: loop)
         scheduler = LoopScheduler(loop: loop)
     }
 
     /// Calls `handler` on the loop with each of `signals` moon receives from
     /// now on, instead of their default action.
-    func onSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws {
+    package func onSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws {
         do {
             try loop.onSignals(signals, handler)
         } catch {
@@ -50,18 +55,13 @@ final class MainLoop {
     }
 
     /// Runs `start` on the loop, then the loop until `finish()`.
-    func run(_ start: @escaping () -> Void) {
+    package func run(_ start: @escaping () -> Void) {
         scheduler.schedule(start)
-        if let adopted {
-            adopted.run(until: { self.isFinished })
-        } else {
-            done.wait()
-        }
+        loop.run(until: { self.isFinished })
     }
 
     /// Ends `run`; called on the loop.
-    func finish() {
+    package func finish() {
         isFinished = true
-        if adopted == nil { done.signal() }
     }
 }

@@ -9,26 +9,29 @@ import MoonState
 
 /// Wires one `moon run`: the runner on moon's event loop, real processes,
 /// the reporter, and the signals that stop it. Returns the exit code.
-final class RunSession {
-    let plan: Plan
-    let options: RunOptions
-    let report: ReportOptions
+package final class RunSession {
+    package let plan: Plan
+    package let options: RunOptions
+    package let report: any ReportChoice
     /// The live view marks a node silent for this long as stalled (0: never).
-    let stallAfter: Duration
+    package let stallAfter: Duration
     /// The up-to-date check and history.
-    let state: IncrementalState
-    let store: StateStore?
+    package let state: IncrementalState
+    package let store: StateStore?
     /// The output cache (nil: `--no-cache`).
-    let cache: OutputCache?
+    package let cache: OutputCache?
     /// With `--resume`: the last run of the graph.
-    let resume: ResumeRecord?
+    package let resume: ResumeRecord?
     private var checker: CacheChecker?
 
     private var graph: Graph { plan.graph }
-    private let processes = ProcessLauncher.shared
+    /// moon's event loop, and the launcher of the nodes' processes on it.
+    private let main: MainLoop
+    private var processes: ProcessLauncher { main.processes }
 
-    init(plan: Plan, options: RunOptions, report: ReportOptions, stallAfter: Duration, state: IncrementalState, store: StateStore?,
-         cache: OutputCache? = nil, resume: ResumeRecord? = nil) {
+    package init(plan: Plan, options: RunOptions, report: any ReportChoice, stallAfter: Duration, state: IncrementalState, store: StateStore?,
+         cache: OutputCache? = nil, resume: ResumeRecord? = nil, main: MainLoop) {
+        self.main = main
         self.cache = cache
         self.resume = resume
         self.plan = plan
@@ -41,13 +44,13 @@ final class RunSession {
 
     /// Runs the plan to its end, or until a signal stops it; throws a
     /// `CLIError` when the run cannot start.
-    func run() throws -> Int32 {
+    package func run() throws -> Int32 {
         // The runner, its commands and the reporter live on moon's event
         // loop: a child's exit, the runner's decision and the next spawn
         // happen there without a thread hand-off.
-        let main = try MainLoop()
+        let main = self.main
         // moon reaps (and can kill) whatever its nodes leave behind.
-        try? ProcessLauncher.becomeSubreaper()
+        try? processes.becomeSubreaper()
         let sink = OutputSink.standardOutput
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
         let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
@@ -105,7 +108,7 @@ final class RunSession {
         // A huge source is hashed off the loop, and a stop cuts it short.
         let interruption = runner.checkInterruption
         checker.interruption = interruption
-        ContentHash.shouldStop = { interruption.shouldStop }
+        state.shouldStop = { interruption.shouldStop }
         return runner
     }
 

@@ -21,24 +21,24 @@ import MoonWatch
 /// Every run is a fresh `Runner` on moon's event loop; everything here
 /// runs on that loop. One file over 400 lines: the watching and the runs
 /// share the session's state (the current job, the live nodes, the watcher).
-final class WatchSession {
+package final class WatchSession {
     /// What made a run start.
-    enum Trigger {
+    package enum Trigger {
         case initial
         case changes(FileChanges)
     }
 
     /// One trigger's run, from its start to its end (`end` completes its signal).
-    final class Job {
-        let trigger: Trigger
-        let end: () -> Void
-        init(_ trigger: Trigger, end: @escaping () -> Void) {
+    package final class Job {
+        package let trigger: Trigger
+        package let end: () -> Void
+        package init(_ trigger: Trigger, end: @escaping () -> Void) {
             self.trigger = trigger
             self.end = end
         }
     }
 
-    let setup: WatchSetup
+    package let setup: WatchSetup
     private var plan: Plan
     private var inputs: WatchInputs
     private var force: Bool
@@ -69,6 +69,7 @@ final class WatchSession {
     private var preparing = false
 
     private let main: MainLoop
+    private var processes: ProcessLauncher { main.processes }
     private let sink = OutputSink.standardOutput
     /// With `--json`, one reporter for the whole watch, so `seq` keeps increasing.
     private var sharedReporter: Reporter?
@@ -92,7 +93,7 @@ final class WatchSession {
     /// The `for-each` globs the graph file's last load expanded.
     private var fanOutGlobs: [FanOutGlob]
 
-    init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
+    package init(setup: WatchSetup, file: GraphFile, plan: Plan, main: MainLoop) {
         self.setup = setup
         self.plan = plan
         included = file.included
@@ -101,15 +102,15 @@ final class WatchSession {
         resume = setup.resume
         inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
                              fanOutGlobs: fanOutGlobs)
-        main = try MainLoop()
+        self.main = main
         let report = setup.report
-        let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
+        let live = !report.isJSON && report.showsTerminal(fd: 1)
         status = WatchStatus(sink: sink, scheduler: main.scheduler, live: live, quietStdout: report.isJSON)
     }
 
     /// Runs until a stop signal; returns the exit code (128 + the signal).
-    func run() throws -> Int32 {
-        try? ProcessLauncher.becomeSubreaper()
+    package func run() throws -> Int32 {
+        try? processes.becomeSubreaper()
         let scheduler = main.scheduler
         if setup.report.isJSON { sharedReporter = JSONLinesReporter(sink: sink) }
         let idleReporter = sharedReporter ?? PlainReporter(sink: sink)
@@ -120,7 +121,7 @@ final class WatchSession {
             status.redraw()
         }
         live.onEnded = { [unowned self] name, ok in
-            ProcessLauncher.shared.killOrphans { $0 == name }
+            processes.killOrphans { $0 == name }
             guard let index = plan.graph.index(of: name) else { return }
             if ok { succeeded.insert(index) } else { succeeded.remove(index) }
         }
@@ -128,8 +129,8 @@ final class WatchSession {
         sink.notifyWhenReaderCloses(on: scheduler)
         try main.onSignals(MainLoop.stopSignals + [SIGTSTP, SIGCONT]) { [weak self] number in
             switch number {
-            case SIGTSTP: ProcessLauncher.shared.suspend()
-            case SIGCONT: ProcessLauncher.shared.resume()
+            case SIGTSTP: self?.processes.suspend()
+            case SIGCONT: self?.processes.resume()
             default: self?.stop(signal: number)
             }
         }
@@ -157,7 +158,7 @@ final class WatchSession {
         subscription?.dispose()
         watcher.dispose()
         status.stop()
-        ProcessLauncher.shared.killAll()
+        processes.killAll()
         return 128 + (stopSignal ?? SIGINT)
     }
 
@@ -173,7 +174,7 @@ final class WatchSession {
             // What is not stored yet is not; the run's end then ends watch mode.
             storing.interrupt()
         } else if again {
-            ProcessLauncher.shared.killAll()
+            processes.killAll()
         } else if !preparing {
             stopLiveAndFinish()
         }
@@ -333,7 +334,7 @@ final class WatchSession {
         live.stop(restart) { [unowned self] in
             preparing = false
             // What the stopped services left behind goes with them.
-            ProcessLauncher.shared.killOrphans { restart.contains($0) }
+            processes.killOrphans { restart.contains($0) }
             if stopSignal != nil { return stopLiveAndFinish() }
             if let next = waiting {
                 // A newer change came meanwhile: one run covers both.
@@ -366,13 +367,13 @@ final class WatchSession {
         // The output cache, as in a plain run: a rerun restores what an
         // earlier input left there, and what watch mode runs is stored.
         if cache == nil, !cacheOff {
-            cache = setup.cache.outputCache(for: graph)
+            cache = setup.cache(graph)
             cacheOff = cache == nil
         }
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
-        let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
+        let launcher = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
                                        grace: setup.options.grace)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
@@ -389,7 +390,7 @@ final class WatchSession {
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
         checker.interruption = interruption
-        ContentHash.shouldStop = { interruption.shouldStop }
+        state.shouldStop = { interruption.shouldStop }
         runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
             if sharedReporter == nil { reporter.finish() }
@@ -401,7 +402,7 @@ final class WatchSession {
             // plain run: what its nodes left behind is killed, except what
             // the nodes still running (services) started.
             let live = self.live!
-            ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
+            processes.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
             let superseded = summary.stopReason == .superseded
             if summary.stopReason != nil { self.cache = nil }
@@ -476,8 +477,8 @@ final class WatchSession {
     private func reloadGraph(keepingResults: Bool = false) -> Set<Int>? {
         do {
             let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
-            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, selection: setup.selection,
-                                                 requireAll: true, color: setup.diagnosticsColor)
+            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, exclude: setup.exclude,
+                                                 requireAll: true, color: setup.diagnosticsColor, commands: setup.commands)
             let old = self.plan.graph
             let graph = plan.graph
             self.plan = plan
