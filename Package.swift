@@ -82,7 +82,12 @@ let package = Package(
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonClone"]),
-        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents"]),
+        // What the runner's and the sessions' tests share: nodes that take virtual time.
+        .target(name: "MoonTestSupport", dependencies: ["MoonRun", "MoonCommand", "MoonEvents", "MoonGraph"], path: "Tests/MoonTestSupport"),
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents", "MoonTestSupport"]),
+        .testTarget(name: "MoonSessionTests", dependencies: [
+            "MoonSession", "MoonTestSupport", "MoonRun", "MoonCommand", "MoonEvents", "MoonGraph", "MoonReport", "MoonWatch", "MoonProcess",
+        ]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
         .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),

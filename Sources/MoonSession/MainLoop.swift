@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonCommand
 import MoonEventLoop
 import MoonProcess
 import MoonRun
@@ -19,9 +20,10 @@ package final class MainLoop {
                               SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR, SIGSTKFLT]
 
     package let loop: EventLoop
-    package let scheduler: LoopScheduler
+    package let scheduler: DateScheduler
     /// The launcher of the nodes' processes, on this loop.
-    package let processes: ProcessLauncher
+    package let launcher: ProcessLauncher
+    package var processes: any ProcessGroups { launcher }
     /// Set on the loop by `finish()`.
     package private(set) var isFinished = false
 
@@ -40,7 +42,7 @@ package final class MainLoop {
             throw CLIError("\(error)", exitCode: 1)
         }
         loop.adoptCurrentThread()
-        processes = ProcessLauncher(loop: loop)
+        launcher = ProcessLauncher(loop: loop)
         scheduler = LoopScheduler(loop: loop)
     }
 

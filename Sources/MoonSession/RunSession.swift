@@ -1,5 +1,6 @@
 import Foundation
 import MoonCache
+import MoonCommand
 import MoonGraph
 import MoonProcess
 import MoonSystem
@@ -26,12 +27,15 @@ package final class RunSession {
 
     private var graph: Graph { plan.graph }
     /// moon's event loop, and the launcher of the nodes' processes on it.
-    private let main: MainLoop
-    private var processes: ProcessLauncher { main.processes }
+    private let main: SessionHost
+    private var processes: any ProcessGroups { main.processes }
+    /// Where the run is reported (stdout).
+    private let sink: OutputSink
 
     package init(plan: Plan, options: RunOptions, report: any ReportChoice, stallAfter: Duration, state: IncrementalState, store: StateStore?,
-         cache: OutputCache? = nil, resume: ResumeRecord? = nil, main: MainLoop) {
+         cache: OutputCache? = nil, resume: ResumeRecord? = nil, main: SessionHost, sink: OutputSink = .standardOutput) {
         self.main = main
+        self.sink = sink
         self.cache = cache
         self.resume = resume
         self.plan = plan
@@ -51,7 +55,7 @@ package final class RunSession {
         let main = self.main
         // moon reaps (and can kill) whatever its nodes leave behind.
         try? processes.becomeSubreaper()
-        let sink = OutputSink.standardOutput
+        let sink = self.sink
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
         let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
         var summary: Runner.Summary?
@@ -96,9 +100,10 @@ package final class RunSession {
 
     /// The runner of the plan, reporting to `reporter`, asking the state
     /// store which nodes are up to date.
-    private func makeRunner(scheduler: LoopScheduler, reporter: Reporter) -> Runner {
+    private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
-        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
+        let nodes = main.nodeLauncher(graph: graph, plan: plan)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
@@ -113,7 +118,7 @@ package final class RunSession {
     }
 
     /// `moon run --json | head -1`: the reader is gone, so stop and clean up.
-    private func stopWhenStdoutCloses(_ sink: OutputSink, runner: Runner, scheduler: LoopScheduler) {
+    private func stopWhenStdoutCloses(_ sink: OutputSink, runner: Runner, scheduler: DateScheduler) {
         // Asynchronously: the sink notices it inside a write, that is inside
         // the runner's own emit (say, of a `start` event before the node's
         // handle is recorded); stopping there would miss that node.

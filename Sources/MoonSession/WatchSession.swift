@@ -68,9 +68,9 @@ package final class WatchSession {
     /// Restarted nodes are being waited for before a run starts.
     private var preparing = false
 
-    private let main: MainLoop
-    private var processes: ProcessLauncher { main.processes }
-    private let sink = OutputSink.standardOutput
+    private let main: SessionHost
+    private var processes: any ProcessGroups { main.processes }
+    private let sink: OutputSink
     /// With `--json`, one reporter for the whole watch, so `seq` keeps increasing.
     private var sharedReporter: Reporter?
     private let status: WatchStatus
@@ -93,7 +93,9 @@ package final class WatchSession {
     /// The `for-each` globs the graph file's last load expanded.
     private var fanOutGlobs: [FanOutGlob]
 
-    package init(setup: WatchSetup, file: GraphFile, plan: Plan, main: MainLoop) {
+    /// `main`: the loop, processes and file system it runs on; `sink`: stdout.
+    package init(setup: WatchSetup, file: GraphFile, plan: Plan, main: SessionHost, sink: OutputSink = .standardOutput) {
+        self.sink = sink
         self.setup = setup
         self.plan = plan
         included = file.included
@@ -198,7 +200,7 @@ package final class WatchSession {
         watchedRoots = inputs.roots
         let status = self.status
         let pipe = self.pipe
-        let loop = main.loop
+        let main = self.main
         let placed = { [weak self] in
             guard let self, let first = self.watcherPlaced else { return }
             self.watcherPlaced = nil
@@ -206,9 +208,9 @@ package final class WatchSession {
         }
         // The new watcher is placed before the old one closes (both on the
         // loop, in order); what the old one saw until then is sent on too.
-        watcher.inner = FileWatcher.changes(of: inputs.roots, loop: loop, poll: setup.watch.poll, announce: { method, error in
+        watcher.inner = main.fileChanges(of: inputs.roots, poll: setup.watch.poll, announce: { method, error in
             status.announce(method, because: error)
-            loop.post(placed)
+            main.post(placed)
         }, leftover: { changes in
             pipe?.send(next: changes)
         }).start { event in
@@ -225,7 +227,7 @@ package final class WatchSession {
         guard !directories.isEmpty, let since = runStartedAt else { return }
         let files = inputs.dependencies(in: directories)
         let pipe = self.pipe
-        main.loop.post {
+        main.post {
             let changed = files.filter { path in
                 guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
                 else { return false }
@@ -373,7 +375,8 @@ package final class WatchSession {
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
-        let launcher = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
+        let launcher = main.nodeLauncher(graph: graph, plan: plan)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
                                        grace: setup.options.grace)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
