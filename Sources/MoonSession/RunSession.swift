@@ -141,13 +141,7 @@ package final class RunSession {
             Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
         }
         if let store, let summary {
-            var record = HistoryRecorder.record(summary, graphKey: state.graphKey, forced: state.force)
-            if case .interrupt? = summary.stopReason { record.interrupted = true }
-            do {
-                try store.record(record)
-            } catch {
-                warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
-            }
+            HistoryRecorder.save(summary, state: state, in: store)
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

@@ -97,3 +97,18 @@ package enum HistoryRecorder {
         return run
     }
 }
+
+extension HistoryRecorder {
+    /// Records the run in `store`'s history (`moon history`), an
+    /// interrupted one marked so; a store that cannot take it is a warning.
+    /// A plain run records once, watch mode once per run.
+    package static func save(_ summary: Runner.Summary, state: IncrementalState, in store: StateStore) {
+        var record = record(summary, graphKey: state.graphKey, forced: state.force)
+        if case .interrupt? = summary.stopReason { record.interrupted = true }
+        do {
+            try store.record(record)
+        } catch {
+            warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
+        }
+    }
+}

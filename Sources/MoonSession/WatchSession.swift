@@ -398,7 +398,7 @@ package final class WatchSession {
             withExtendedLifetime(launcher) {}
             if sharedReporter == nil { reporter.finish() }
             state.flush()
-            record(summary, state: state)
+            if let store = setup.store { HistoryRecorder.save(summary, state: state, in: store) }
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
             live.add(runner.handedOver)
             // The end of a run in watch mode is what moon's exit is to a
@@ -520,17 +520,6 @@ package final class WatchSession {
             graphBroken = true
             status.brokenGraph()
             return nil
-        }
-    }
-
-    private func record(_ summary: Runner.Summary, state: IncrementalState) {
-        guard let store = setup.store else { return }
-        var record = HistoryRecorder.record(summary, graphKey: state.graphKey, forced: state.force)
-        if case .interrupt? = summary.stopReason { record.interrupted = true }
-        do {
-            try store.record(record)
-        } catch {
-            warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
         }
     }
 }

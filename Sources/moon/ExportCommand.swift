@@ -40,8 +40,6 @@ struct ExportCommand: SelectingCommand {
 
     @OptionGroup var selection: SelectionOptions
 
-    func run() throws { try run(passthrough: []) }
-
     func run(passthrough: [String]) throws {
         let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
                                                   selection: selection, requireAll: true)

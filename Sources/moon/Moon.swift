@@ -144,6 +144,10 @@ protocol SelectingCommand: ParsableCommand {
     func run(passthrough: [String]) throws
 }
 
+extension SelectingCommand {
+    func run() throws { try run(passthrough: []) }
+}
+
 /// moon learns of a child's exit from its pidfd, never from SIGCHLD, so no
 /// thread needs waking for one. Blocked here, before any thread exists, it
 /// is blocked in every thread moon starts; nodes get an empty mask (the

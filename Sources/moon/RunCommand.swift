@@ -127,8 +127,6 @@ struct RunCommand: SelectingCommand {
         }
     }
 
-    func run() throws { try run(passthrough: []) }
-
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.
     func run(passthrough: [String]) throws {
         let (path, names) = try GraphFileLocator.split(arguments)
