@@ -20,7 +20,8 @@ package final class MainLoop {
                               SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR, SIGSTKFLT]
 
     package let loop: EventLoop
-    package let scheduler: DateScheduler
+    package let loopScheduler: LoopScheduler
+    package var scheduler: DateScheduler { loopScheduler }
     /// The launcher of the nodes' processes, on this loop.
     package let launcher: ProcessLauncher
     package var processes: any ProcessGroups { launcher }
@@ -43,7 +44,7 @@ package final class MainLoop {
         }
         loop.adoptCurrentThread()
         launcher = ProcessLauncher(loop: loop)
-        scheduler = LoopScheduler(loop: loop)
+        loopScheduler = LoopScheduler(loop: loop)
     }
 
     /// Calls `handler` on the loop with each of `signals` moon receives from
@@ -58,7 +59,7 @@ package final class MainLoop {
 
     /// Runs `start` on the loop, then the loop until `finish()`.
     package func run(_ start: @escaping () -> Void) {
-        scheduler.schedule(start)
+        loopScheduler.schedule(start)
         loop.run(until: { self.isFinished })
     }
 

@@ -127,7 +127,7 @@ package final class WatchSession {
             guard let index = plan.graph.index(of: name) else { return }
             if ok { succeeded.insert(index) } else { succeeded.remove(index) }
         }
-        sink.onBrokenPipe = { [weak self] in scheduler.schedule { self?.stop(signal: SIGPIPE) } }
+        sink.onBrokenPipe = { [weak self, main] in main.post { self?.stop(signal: SIGPIPE) } }
         sink.notifyWhenReaderCloses(on: scheduler)
         try main.onSignals(MainLoop.stopSignals + [SIGTSTP, SIGCONT]) { [weak self] number in
             switch number {
@@ -284,6 +284,8 @@ package final class WatchSession {
         }
     }
 
+    /// What a trigger reruns, and which running nodes restart or are adopted;
+    /// one function (over 60 lines) as each step narrows the same node sets.
     private func launch(_ job: Job) {
         var changed: [String] = []
         var nodes = Set(plan.selected)
@@ -361,7 +363,8 @@ package final class WatchSession {
     }
 
     /// Starts the runner of one run: every selected node, those outside
-    /// `nodes` standing as they last ended.
+    /// `nodes` standing as they last ended. Over 60 lines: the runner's
+    /// wiring and its end of run read as one sequence.
     private func start(_ job: Job, nodes: Set<Int>, reporter: Reporter, adopt: [LiveNode]) {
         let graph = plan.graph
         let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)

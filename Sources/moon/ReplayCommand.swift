@@ -49,7 +49,7 @@ struct ReplayCommand: ParsableCommand {
     /// replay as interrupted. Returns the exit code.
     private func replay(_ events: [EventDecoder.Decoded]) throws -> Int32 {
         let main = try MainLoop()
-        let scheduler = main.scheduler
+        let scheduler = main.loopScheduler
         let sink = OutputSink.standardOutput
         let reporter = report.reporter(sink: sink, scheduler: scheduler)
         var code: Int32 = 1

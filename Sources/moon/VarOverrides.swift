@@ -1,5 +1,4 @@
 import ArgumentParser
-import MoonSession
 
 /// `--set KEY=VALUE` (repeatable): a var of the file overridden, or added.
 /// `run`, `graph`, `status` and `export` share it, so the commands that read
