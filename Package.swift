@@ -66,16 +66,28 @@ let package = Package(
             "MoonState", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The application layer: a plain run and watch mode, the graph file
+        // found and loaded, the up-to-date and cache checks. It takes its
+        // loop, launcher, sinks and stores from the command line's side.
+        .target(name: "MoonSession", dependencies: [
+            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess",
+            "MoonEventLoop", "MoonSystem", "MoonCommand",
+        ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonSession", "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
             "MoonCommand",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph", "MoonDocument", "MoonCommand"]),
-        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "CMoonSpawn"]),
-        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents", "MoonGraph", "MoonDocument", "MoonProcess", "MoonCommand"]),
+        .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonSpawn"]),
+        // What the runner's and the sessions' tests share: nodes that take virtual time.
+        .target(name: "MoonTestSupport", dependencies: ["MoonRun", "MoonCommand", "MoonEvents", "MoonGraph"], path: "Tests/MoonTestSupport"),
+        .testTarget(name: "MoonRunTests", dependencies: ["MoonRun", "MoonEvents", "MoonGraph", "MoonDocument", "MoonProcess", "MoonCommand", "MoonTestSupport"]),
+        .testTarget(name: "MoonSessionTests", dependencies: [
+            "MoonSession", "MoonTestSupport", "MoonRun", "MoonCommand", "MoonEvents", "MoonGraph", "MoonReport", "MoonWatch", "MoonProcess",
+        ]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
         .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),

@@ -11,11 +11,7 @@ extension ProcessLauncher {
     /// (see `sweepOrphansPeriodically`). After this the launcher reaps every
     /// child of the process: nothing else in moon may wait for its own
     /// children. Idempotent.
-    public static func becomeSubreaper() throws {
-        try shared.startSubreaping()
-    }
-
-    private func startSubreaping() throws {
+    public func becomeSubreaper() throws {
         let alreadyOn: Bool = lock.withLock { _ in
             defer { isSubreaper = true }
             return isSubreaper

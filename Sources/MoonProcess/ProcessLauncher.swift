@@ -10,10 +10,11 @@ import Synchronization
 /// thread for all of them (the `EventLoop`, which moon's runner shares),
 /// and process groups that are killed whole.
 ///
-/// There is one launcher per process (`shared`): it reaps its children by
-/// pid (through pidfds), never with `waitpid(-1)`, so other code in the same
-/// process may still spawn and wait for its own children — except after
-/// `becomeSubreaper()`, which makes this launcher reap every child.
+/// moon makes one launcher, on the event loop it made (`init(loop:)`): it
+/// reaps its children by pid (through pidfds), never with `waitpid(-1)`, so
+/// other code in the same process may still spawn and wait for its own
+/// children — except after `becomeSubreaper()`, which makes this launcher
+/// reap every child.
 ///
 /// Each child:
 /// - starts in its own process group (pgid = pid), its signal mask cleared
@@ -33,9 +34,6 @@ import Synchronization
 /// them (`+ResourceWaits`), reaping and killing (`+Reaping`), and orphans
 /// (`+Subreaper`).
 public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
-    /// The launcher of this process.
-    public static let shared = ProcessLauncher()
-
     let lock = Mutex(())
 
     // Guarded by `lock`.
@@ -67,7 +65,16 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     var busyRetries = 0
     var busyRetryPosted = false
 
-    private init() {}
+    /// The loop the launcher was given (nil: it starts one of its own on a
+    /// thread when first needed).
+    private let givenLoop: EventLoop?
+
+    /// A launcher whose children are watched on `loop`, which its owner
+    /// runs (started on a thread, or run by the owner's thread); without
+    /// one, the launcher starts a loop of its own on a thread when first needed.
+    public init(loop: EventLoop? = nil) {
+        givenLoop = loop
+    }
 
     /// Starts `spec`. When moon is out of descriptors or processes (EMFILE,
     /// ENFILE, EAGAIN, ENOMEM), it does not fail at once: while children of
@@ -122,41 +129,31 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
 
     // MARK: The event loop
 
-    /// moon's event loop: the launcher's thread, started if need be. Throws
-    /// `ProcessLaunchError` if it cannot start (no descriptor for its pipe).
+    /// The launcher's event loop: the one it was given, or its own thread,
+    /// started if need be. Throws `ProcessLaunchError` if it cannot start
+    /// (no descriptor for its pipe).
     public func eventLoop() throws -> EventLoop {
         try startedMonitor(program: "moon").loop
     }
 
-    /// moon's event loop on the calling thread, which then runs it with
-    /// `EventLoop.run(until:)`; nil when the loop already runs on a thread
-    /// of its own. `moon run` does this on its main thread, which otherwise
-    /// only waits for the run to end: the first node starts without waiting
-    /// for a new thread to be scheduled, and the run's end reaches the main
-    /// thread without a wake-up. Throws as `eventLoop()` does.
-    public func adoptEventLoop() throws -> EventLoop? {
-        var adopted = false
-        let monitor = try startedMonitor(program: "moon") { loop in
-            loop.adoptCurrentThread()
-            adopted = true
-        }
-        return adopted ? monitor.loop : nil
-    }
-
-    /// Starts the loop if need be: on a thread of its own, or, the first
-    /// time, as `start` decides (`adoptEventLoop`).
-    func startedMonitor(program: String, start: ((EventLoop) -> Void)? = nil) throws -> ChildMonitor {
+    /// Watches children on the given loop, or starts a loop of its own on a
+    /// thread, the first time.
+    func startedMonitor(program: String) throws -> ChildMonitor {
         try lock.withLock { _ in
             if let monitor { return monitor }
             let loop: EventLoop
-            do {
-                loop = try EventLoop()
-            } catch let error as POSIXError {
-                throw ProcessLaunchError.from(errno: error.code.rawValue, program: program, doing: "starting the launcher")
+            if let givenLoop {
+                loop = givenLoop
+            } else {
+                do {
+                    loop = try EventLoop()
+                } catch let error as POSIXError {
+                    throw ProcessLaunchError.from(errno: error.code.rawValue, program: program, doing: "starting the launcher")
+                }
             }
             let made = ChildMonitor(loop: loop, reap: { [unowned self] process in reap(process) },
                                     completed: { [unowned self] in childCompleted(on: loop) })
-            if let start { start(loop) } else { loop.start() }
+            if givenLoop == nil { loop.start() }
             monitor = made
             return made
         }

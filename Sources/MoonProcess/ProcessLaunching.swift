@@ -1,7 +1,7 @@
 import Glibc
 
 /// Starts child processes. The runner depends on this protocol only, so its
-/// tests can use a fake; `ProcessLauncher.shared` is the real one.
+/// tests can use a fake; `ProcessLauncher` is the real one.
 ///
 /// Callback contract (for every implementation):
 /// - `onOutput` is called once per line (or line part), in the order the

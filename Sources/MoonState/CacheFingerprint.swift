@@ -64,7 +64,7 @@ extension IncrementalState {
         guard let cache else { return nil }
         for (index, file) in unknown {
             let hashedAt = FileStat.nowNanoseconds()
-            guard let hash = ContentHash.ofFile(scanner.fullPath(file.path)) else { return nil }
+            guard let hash = ContentHash.ofFile(scanner.fullPath(file.path), shouldStop: shouldStop) else { return nil }
             let racy = file.stat.isRacy(hashedAt: hashedAt)
             entries[index] = Manifest.Entry(path: file.path, stat: file.stat, racy: racy, hash: hash)
         }

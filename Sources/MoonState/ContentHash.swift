@@ -109,20 +109,16 @@ public struct ContentHash: Sendable, Hashable {
         }
     }
 
-    /// Polled between blocks while a file is hashed: true stops the hash,
-    /// and `ofFile` returns nil as for an unreadable file. `moon run` sets
-    /// it, so that a huge source does not hold up Ctrl-C, `--timeout` or a
-    /// closed pipe (MoonRun's `CheckInterruption`). Set it before hashing.
-    nonisolated(unsafe) public static var shouldStop: (@Sendable () -> Bool)?
-
     /// The SHA-256 of a file's content, read in 64 KiB blocks; nil when it
-    /// cannot be read or `shouldStop` said to stop.
+    /// cannot be read or `shouldStop` said to stop. `shouldStop` is polled
+    /// between blocks, so that a huge source does not hold up Ctrl-C,
+    /// `--timeout` or a closed pipe (MoonRun's `CheckInterruption`).
     /// Only a regular file of a real file system is read, without
     /// blocking: what a FIFO, a device or a pseudo file (`/proc/kmsg`,
     /// tracefs's `trace_pipe`, which say they are regular) gives has no
     /// end or is consumed by reading, and a blocked `read` hears no stop.
     /// Such a file counts as unreadable: its stat stands in for its content.
-    public static func ofFile(_ path: String) -> ContentHash? {
+    public static func ofFile(_ path: String, shouldStop: () -> Bool = { false }) -> ContentHash? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -131,9 +127,8 @@ public struct ContentHash: Sendable, Hashable {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
-        let shouldStop = Self.shouldStop
         while true {
-            if let shouldStop, shouldStop() { return nil }
+            if shouldStop() { return nil }
             let n = read(fd, buffer.baseAddress, size)
             if n < 0 {
                 if errno == EINTR { continue }

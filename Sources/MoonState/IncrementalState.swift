@@ -50,6 +50,10 @@ public final class IncrementalState: @unchecked Sendable {
     private var warnedUnnamable = Set<Int>()
     var succeeded: [Int: StoredNode] = [:]
     let onWarning: (String) -> Void
+    /// Polled while a file is hashed: true stops the hash, and the file
+    /// counts as unreadable (`ContentHash.ofFile`). A run sets it to its
+    /// runner's `CheckInterruption` before the first check.
+    public var shouldStop: @Sendable () -> Bool = { false }
 
     public init(graph: Graph, store: StateStore?, force: Bool = false, forcing forced: Set<Int> = [],
                 onWarning: @escaping (String) -> Void = { _ in }) {
@@ -278,7 +282,7 @@ public final class IncrementalState: @unchecked Sendable {
             cache.countReused()
             return old
         }
-        guard let hashed = cache.hash(of: file, fullPath: scanner.fullPath(file.path)) else { return nil }
+        guard let hashed = cache.hash(of: file, fullPath: scanner.fullPath(file.path), shouldStop: shouldStop) else { return nil }
         return Manifest.Entry(path: file.path, stat: hashed.stat, racy: hashed.racy, hash: hashed.hash)
     }
 

@@ -43,11 +43,12 @@ public final class StatCache {
     }
 
     /// The content hash of `file` (`fullPath` is where to read it), from the
-    /// cache when its stat is unchanged; nil when it cannot be read.
-    public func hash(of file: ScannedFile, fullPath: String) -> Entry? {
+    /// cache when its stat is unchanged; nil when it cannot be read or
+    /// `shouldStop` stopped the hash (`ContentHash.ofFile`).
+    public func hash(of file: ScannedFile, fullPath: String, shouldStop: () -> Bool = { false }) -> Entry? {
         if let entry = known(file) { return entry }
         let hashedAt = FileStat.nowNanoseconds()
-        guard let hash = ContentHash.ofFile(fullPath) else { return nil }
+        guard let hash = ContentHash.ofFile(fullPath, shouldStop: shouldStop) else { return nil }
         add(file, hash, racy: file.stat.isRacy(hashedAt: hashedAt))
         return entries[file.path]
     }

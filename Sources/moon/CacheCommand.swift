@@ -3,6 +3,7 @@ import Foundation
 import MoonCache
 import MoonGraph
 import MoonReport
+import MoonSession
 
 /// `moon cache stats|prune`: what the output cache holds, and shrinking it.
 /// Every start builds this configuration (the argument parser walks every

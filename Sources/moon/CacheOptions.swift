@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCache
 import MoonGraph
+import MoonSession
 
 /// Where the output cache is, from the command line, the environment, the
 /// graph file or the default, in that order.

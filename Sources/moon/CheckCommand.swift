@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonGraph
+import MoonSession
 
 /// `moon check FILE...`: validates each file and prints every problem.
 struct CheckCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonGraph
 import MoonRun
+import MoonSession
 
 /// `moon export --format sbatch [FILE] [NODE...]`: the graph as a shell
 /// script that submits it to Slurm (docs/slurm.md).
@@ -38,8 +39,6 @@ struct ExportCommand: SelectingCommand {
     @OptionGroup var vars: VarOverrides
 
     @OptionGroup var selection: SelectionOptions
-
-    func run() throws { try run(passthrough: []) }
 
     func run(passthrough: [String]) throws {
         let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),

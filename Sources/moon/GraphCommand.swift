@@ -1,6 +1,7 @@
 import ArgumentParser
 import MoonGraph
 import MoonReport
+import MoonSession
 
 extension GraphRenderer.Format: ExpressibleByArgument {}
 
@@ -23,15 +24,10 @@ struct GraphCommand: SelectingCommand {
     @Flag(name: .long, help: "One node per for-each or matrix node, with its number of instances (as snakemake --rulegraph).")
     var templates = false
 
-    @OptionGroup var vars: VarOverrides
-
-    @OptionGroup var selection: SelectionOptions
-
-    func run() throws { try run(passthrough: []) }
+    @OptionGroup var options: PlanOptions
 
     func run(passthrough: [String]) throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
-                                                  selection: selection, requireAll: false)
+        let plan = try options.plan(arguments, passthrough: passthrough)
         let text = templates ? GraphRenderer.templates(plan, format: format) : GraphRenderer.render(plan, format: format)
         Console.write(text.hasSuffix("\n") ? text : text + "\n")
     }

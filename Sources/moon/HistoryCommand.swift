@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonGraph
+import MoonSession
 import MoonState
 
 /// `moon history [FILE]`: the recent runs of a graph, newest first.

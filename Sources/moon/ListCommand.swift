@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonGraph
+import MoonSession
 
 /// `moon list [FILE]`: the nodes, with descriptions, needs and queue;
 /// `internal:` nodes are left out, as the command line cannot select them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCache
 import MoonProcess
+import MoonSession
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
 /// One place (`main`) turns errors into exit codes (DESIGN.md §4).
@@ -54,6 +55,9 @@ struct Moon: ParsableCommand {
     }
 
     static let selectingCommands: Set<String> = ["run", "status", "graph", "export"]
+
+    /// The subcommands' names, for the hint of a node name that is close to one.
+    static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).
@@ -112,6 +116,8 @@ struct Moon: ParsableCommand {
         } catch let error as CLIError {
             Console.error("\(error)")
             code = error.exitCode
+        } catch let error as PrintedErrors {
+            code = error.exitCode
         } catch {
             let message = fullMessage(for: error)
             let exitCode = exitCode(for: error)
@@ -136,6 +142,10 @@ let moonVersion = "0.1.0"
 protocol SelectingCommand: ParsableCommand {
     var arguments: [String] { get }
     func run(passthrough: [String]) throws
+}
+
+extension SelectingCommand {
+    func run() throws { try run(passthrough: []) }
 }
 
 /// moon learns of a child's exit from its pidfd, never from SIGCHLD, so no

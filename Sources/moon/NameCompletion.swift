@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonGraph
+import MoonSession
 
 /// Shell completion of `[FILE] [NODE...]`: the scripts that
 /// `moon --generate-completion-script bash|zsh|fish` writes call moon back

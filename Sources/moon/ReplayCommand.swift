@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonReport
 import MoonRun
+import MoonSession
 
 /// `moon replay events.jsonl`: re-renders a recorded `moon run --json` run
 /// as the terminal view or the plain log, instantly or at the recorded
@@ -48,7 +49,7 @@ struct ReplayCommand: ParsableCommand {
     /// replay as interrupted. Returns the exit code.
     private func replay(_ events: [EventDecoder.Decoded]) throws -> Int32 {
         let main = try MainLoop()
-        let scheduler = main.scheduler
+        let scheduler = main.loopScheduler
         let sink = OutputSink.standardOutput
         let reporter = report.reporter(sink: sink, scheduler: scheduler)
         var code: Int32 = 1

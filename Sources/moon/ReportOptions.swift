@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import MoonCommand
 import MoonReport
+import MoonSession
 
 extension ColorPolicy.Choice: ExpressibleByArgument {}
 extension NodeOutputMode: ExpressibleByArgument {}
@@ -45,10 +46,16 @@ struct ReportOptions: ParsableArguments {
     func reporter(sink: OutputSink, scheduler: DateScheduler, stallAfter: Duration = .seconds(30)) -> Reporter {
         let color = ColorPolicy.resolve(color, environment: Terminal.colorEnvironment, fd: sink.fd).enabled
         if isJSON { return JSONLinesReporter(sink: sink) }
-        if output == .tty || (output == .auto && isatty(sink.fd) == 1) {
+        if showsTerminal(fd: sink.fd) {
             let options = TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color, stallAfter: stallAfter)
             return TTYReporter(sink: sink, options: options, scheduler: scheduler)
         }
         return PlainReporter(sink: sink, verbosity: verbosity, outputMode: outputMode, color: color)
+    }
+}
+
+extension ReportOptions: ReportChoice {
+    func showsTerminal(fd: Int32) -> Bool {
+        output == .tty || (output == .auto && isatty(fd) == 1)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import MoonGraph
 import MoonReport
 import MoonRun
+import MoonSession
 import MoonState
 
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
@@ -126,8 +127,6 @@ struct RunCommand: SelectingCommand {
         }
     }
 
-    func run() throws { try run(passthrough: []) }
-
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.
     func run(passthrough: [String]) throws {
         let (path, names) = try GraphFileLocator.split(arguments)
@@ -155,19 +154,20 @@ struct RunCommand: SelectingCommand {
             return
         }
         if watch.watch {
-            let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, selection: selection,
-                                   overrides: try vars.values(), options: try options(), report: report,
+            let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: selection.exclude,
+                                   commands: Moon.commandNames, overrides: try vars.values(), options: try options(), report: report,
                                    watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
                                    force: force, diagnosticsColor: diagnosticsColor, store: store,
-                                   cache: cache, resume: resume ? lastRun(of: plan.graph) : nil)
-            throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan).run())
+                                   cache: { [cache] in cache.outputCache(for: $0) }, resume: resume ? lastRun(of: plan.graph) : nil)
+            let main = try MainLoop()
+            throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan, main: main).run())
         }
         let execution = RunSession(plan: plan, options: try options(), report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
                                  state: IncrementalState(graph: plan.graph, store: store, force: force, forcing: forced, onWarning: warn),
                                  store: store,
                                  cache: cache.outputCache(for: plan.graph),
-                                 resume: resume ? lastRun(of: plan.graph) : nil)
+                                 resume: resume ? lastRun(of: plan.graph) : nil, main: try MainLoop())
         let code = try execution.run()
         if code != 0 { throw ExitCode(code) }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonGraph
+import MoonSession
 
 /// `moon schema`: the JSON Schema of graph files, for editors (the same text
 /// as schema/moon-graph.schema.json).

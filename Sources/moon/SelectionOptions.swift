@@ -1,4 +1,6 @@
 import ArgumentParser
+import MoonGraph
+import MoonSession
 
 /// `--exclude PATTERN` (repeatable): nodes taken out of the selection.
 /// `run`, `graph`, `status` and `export` share it, as they share the
@@ -8,4 +10,20 @@ struct SelectionOptions: ParsableArguments {
             help: ArgumentHelp("Leave out the nodes PATTERN matches: a name or a quoted glob such as 'test[*]' "
                 + "(repeatable). A node that a selected node needs still runs.", valueName: "pattern"))
     var exclude: [String] = []
+}
+
+extension GraphFileLocator {
+    /// `load` with the command line's `--exclude`; a word close to a subcommand's name gets a hint.
+    static func load(_ arguments: [String], passthrough: [String] = [], overrides: [String: String], selection: SelectionOptions,
+                     requireAll: Bool) throws -> (file: GraphFile, plan: Plan) {
+        try load(arguments, passthrough: passthrough, overrides: overrides, exclude: selection.exclude, requireAll: requireAll,
+                 commands: Moon.commandNames)
+    }
+
+    /// `plan` with the command line's `--exclude`; a word close to a subcommand's name gets a hint.
+    static func plan(for file: GraphFile, words: [String], passthrough: [String] = [], selection: SelectionOptions,
+                     requireAll: Bool, weights: [Int]? = nil, color: Bool) throws -> Plan {
+        try plan(for: file, words: words, passthrough: passthrough, exclude: selection.exclude, requireAll: requireAll,
+                 weights: weights, color: color, commands: Moon.commandNames)
+    }
 }

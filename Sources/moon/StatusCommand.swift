@@ -3,6 +3,7 @@ import Foundation
 import MoonCache
 import MoonGraph
 import MoonReport
+import MoonSession
 import MoonState
 
 /// `moon status [FILE] [NODE [NAME=VALUE...]...] [-- ARGS...]`: which nodes
@@ -29,15 +30,10 @@ struct StatusCommand: SelectingCommand {
               completion: .custom(NameCompletion.complete))
     var arguments: [String] = []
 
-    @OptionGroup var vars: VarOverrides
-
-    @OptionGroup var selection: SelectionOptions
-
-    func run() throws { try run(passthrough: []) }
+    @OptionGroup var options: PlanOptions
 
     func run(passthrough: [String]) throws {
-        let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
-                                                     selection: selection, requireAll: false)
+        let plan = try options.plan(arguments, passthrough: passthrough)
         let graph = plan.graph
         let opened = StateStore.open(graphDirectory: graph.directory, create: false)
         if let warning = opened.warning { warn(warning) }

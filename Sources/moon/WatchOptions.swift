@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonGraph
+import MoonSession
 
 /// `moon run --watch` and its options.
 struct WatchOptions: ParsableArguments {
@@ -16,10 +17,7 @@ struct WatchOptions: ParsableArguments {
     var poll: String?
 
     /// The options, checked.
-    struct Values {
-        var debounce: Duration
-        var poll: Duration?
-    }
+    typealias Values = WatchTiming
 
     func validate() throws {
         _ = try values()

@@ -255,19 +255,18 @@ struct WatchNeverLosesWorkTests {
     }
 
     @Test("what run-time instances write is moon's own: no rerun, no cancelled consumer; their sources rerun them (data-pipeline 4)")
-    func runTimeInstancesOutputsAreMoonsOwn() throws {
+    func runTimeInstancesWritesNeverRerun() throws {
         let moon = try Self.dynamicProject()
         let watch = try WatchTests.start(moon)
         #expect(watch.waitForRuns(1))
-        // Longer than the debounce and a rerun of `report`, had its writes counted.
-        Thread.sleep(forTimeInterval: 2.5)
-        #expect(watch.watchEvents().isEmpty, "\(watch.stdoutLines)")
-        // An instance's own source reruns it, and what needs it, once.
+        // An instance's own source reruns it, and what needs it, once. Each
+        // edit is a sentinel: a rerun for what the instances wrote would come
+        // before its rerun, or merge into it.
         try moon.write("in/x.txt", "x2\n")
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
-        #expect(watch.started(inRerun: 1).sorted() == ["agg[x]", "report"], "\(watch.stdoutLines)")
-        Thread.sleep(forTimeInterval: 2.5)
         #expect(watch.watchEvents().count == 1, "\(watch.stdoutLines)")
+        #expect(watch.watchEvents().last?.changed == ["in/x.txt"], "\(watch.stdoutLines)")
+        #expect(watch.started(inRerun: 1).sorted() == ["agg[x]", "report"], "\(watch.stdoutLines)")
         #expect(Self.noCancel(watch), "\(watch.stdoutLines)")
         #expect(Self.printed(watch).suffix(2) == ["x2", "y1"])
         // A new item: its instance runs, and its write is moon's own too.
@@ -275,11 +274,13 @@ struct WatchNeverLosesWorkTests {
         try moon.write("in/z.txt", "z1\n")
         try moon.write("items.txt", #"["x","y","z"]"# + "\n")
         #expect(eventually(60) { watch.started(inRerun: 2).contains("report") && watch.count("graph-complete") >= 3 }, "\(watch.stdoutLines)")
-        Thread.sleep(forTimeInterval: 2.5)
         // (The list is an output of `list`, which every instance's fingerprint holds: all run, as in a plain run.)
         #expect(Set(watch.started(inRerun: 2)).isSuperset(of: ["agg[z]", "list", "report"]), "\(watch.stdoutLines)")
         #expect(moon.read("out/z.txt") == "z1\n")
-        #expect(watch.watchEvents().count == 2, "\(watch.stdoutLines)")
+        try moon.write("in/y.txt", "y2\n")
+        #expect(watch.waitForRuns(4), "\(watch.stderr)")
+        #expect(watch.watchEvents().count == 3, "\(watch.stdoutLines)")
+        #expect(watch.watchEvents().last?.changed == ["in/y.txt"], "\(watch.stdoutLines)")
         #expect(Self.noCancel(watch), "\(watch.stdoutLines)")
         #expect(try watch.interrupt().status == 130)
     }
@@ -310,8 +311,8 @@ struct WatchNeverLosesWorkTests {
         watch.started(inRerun: index).sorted()
     }
 
-    @Test("a for-each glob is expanded again: a new file's instance runs, a deleted or renamed one's never again (python-ci F3)")
-    func forEachGlobReExpanded() throws {
+    @Test("a for-each glob is expanded again: a new file's instance runs, a deleted or renamed one's never again; an excluded file changes nothing (python-ci F3)")
+    func forEachGlobExpandedAgain() throws {
         let moon = try Self.testsProject()
         let watch = try WatchTests.start(moon)
         #expect(watch.waitForRuns(1))
@@ -332,10 +333,13 @@ struct WatchNeverLosesWorkTests {
         try moon.write("tests/test_b.py", "b2\n")
         #expect(watch.waitForRuns(5), "\(watch.stderr)")
         #expect(Self.ran(watch, 4) == ["report", "test[tests/test_b.py]"], "\(watch.stdoutLines)")
-        // A file the glob excludes changes nothing.
+        // A file the glob excludes changes nothing: the sentinel edit after it
+        // has the next rerun, and its own paths.
         try moon.write("tests/test_skip_me.py", "s\n")
-        Thread.sleep(forTimeInterval: 2)
-        #expect(watch.watchEvents().count == 4, "\(watch.stdoutLines)")
+        try moon.write("tests/test_b.py", "b3\n")
+        #expect(watch.waitForRuns(6), "\(watch.stderr)")
+        #expect(watch.watchEvents().count == 5, "\(watch.stdoutLines)")
+        #expect(watch.watchEvents().last?.changed == ["tests/test_b.py"], "\(watch.stdoutLines)")
         let result = try watch.interrupt()
         #expect(result.status == 130)
         let started = result.events("start").compactMap { $0.node }

@@ -116,8 +116,8 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
-    @Test("a burst of 200 writes gives one rerun; a file in a directory created later counts")
-    func burstGivesOneRerun() throws {
+    @Test("a burst of 200 writes gives one rerun; a file in a directory created later counts; the next edit has a rerun of its own")
+    func burstGivesOneRerunAndTheNextEditItsOwn() throws {
         let moon = try Self.project("""
             version: 1
             nodes:
@@ -130,11 +130,13 @@ struct WatchTests {
         let script = try shell("mkdir -p src/new/deeper && for i in $(seq 200); do echo $i > src/new/deeper/f$i.txt; done", in: moon)
         #expect(script.status == 0)
         #expect(watch.waitForRuns(2), "\(watch.stderr)")
-        // Long enough for a second rerun to show, had the burst made one.
-        Thread.sleep(forTimeInterval: 3)
-        #expect(watch.watchEvents().count == 1)
         #expect((watch.watchEvents().first?.changed)?.count == 200)
         #expect(watch.events.contains { $0.name == "next" && $0.text?.contains("202") == true })
+        // A sentinel edit: a second rerun of the burst would come before its rerun, or merge into it.
+        try moon.write("src/sentinel.txt", "s\n")
+        #expect(watch.waitForRuns(3), "\(watch.stderr)")
+        #expect(watch.watchEvents().count == 2)
+        #expect(watch.watchEvents().last?.changed == ["src/sentinel.txt"])
         #expect(try watch.interrupt().status == 130)
     }
 
@@ -404,8 +406,8 @@ struct WatchTests {
         #expect(try watch.interrupt().status == 130)
     }
 
-    @Test("a node's own generates never trigger its rerun")
-    func generatesDoNotTrigger() throws {
+    @Test("a node's own generates never trigger its rerun: each rerun is an edit's")
+    func generatesNeverTrigger() throws {
         let moon = try Self.project("""
             version: 1
             nodes:
@@ -417,13 +419,16 @@ struct WatchTests {
         let watch = try Self.start(moon)
         #expect(watch.waitForRuns(1))
         #expect(moon.read("src/out.txt") == "a1\n")
-        Thread.sleep(forTimeInterval: 2)
-        #expect(watch.watchEvents().isEmpty)
+        // Each edit is a sentinel: a rerun for a write of out.txt would come before its rerun, or merge into it.
         try moon.write("src/a.txt", "a2\n")
         #expect(watch.waitForRuns(2))
         #expect(eventually(10) { moon.read("src/out.txt") == "a2\n" })
-        Thread.sleep(forTimeInterval: 2)
         #expect(watch.watchEvents().count == 1)
+        #expect(watch.watchEvents().last?.changed == ["src/a.txt"])
+        try moon.write("src/a.txt", "a3\n")
+        #expect(watch.waitForRuns(3))
+        #expect(watch.watchEvents().count == 2)
+        #expect(watch.watchEvents().last?.changed == ["src/a.txt"])
         #expect(try watch.interrupt().status == 130)
     }
 

@@ -14,7 +14,7 @@ import MoonProcess
     }
 
     @Test func postedWorkRunsOnTheLoopInOrder() throws {
-        let loop = try ProcessLauncher.shared.eventLoop()
+        let loop = try launcher.eventLoop()
         #expect(!loop.isCurrent)
         let lock = NSLock()
         var seen: [Int] = []
@@ -39,7 +39,7 @@ import MoonProcess
     /// Work posted from the loop runs after the work already posted, in the
     /// same turn (before the loop polls again), without a wake-up.
     @Test func workPostedFromTheLoopRunsAfterwardsInTheSameTurn() throws {
-        let loop = try ProcessLauncher.shared.eventLoop()
+        let loop = try launcher.eventLoop()
         let lock = NSLock()
         var order: [String] = []
         let done = DispatchSemaphore(value: 0)
@@ -55,7 +55,7 @@ import MoonProcess
     }
 
     @Test func timersFireInDeadlineOrder() throws {
-        let loop = try ProcessLauncher.shared.eventLoop()
+        let loop = try launcher.eventLoop()
         let lock = NSLock()
         var fired: [Int] = []
         let done = DispatchSemaphore(value: 0)
@@ -75,13 +75,13 @@ import MoonProcess
     /// A process launched from the loop reports its output and exit on the
     /// loop, and the next process can be launched right there.
     @Test func aLaunchFromTheLoopReportsOnTheLoop() throws {
-        let loop = try ProcessLauncher.shared.eventLoop()
+        let loop = try launcher.eventLoop()
         let log = Log()
         let done = DispatchSemaphore(value: 0)
         @Sendable func start(_ n: Int) {
             let spec = ProcessSpec(executable: "/bin/sh", arguments: ["-c", "echo run \(n)"])
             do {
-                _ = try ProcessLauncher.shared.launch(spec, onOutput: { line in
+                _ = try launcher.launch(spec, onOutput: { line in
                     log.append("\(line.text) on loop: \(loop.isCurrent)")
                 }, onExit: { termination in
                     log.append("exit \(n) \(termination == .exited(0) ? "ok" : "\(termination)") on loop: \(loop.isCurrent)")
@@ -116,12 +116,12 @@ import MoonProcess
         chmod(script, 0o755)
         let writer = open(script, O_WRONLY | O_APPEND | O_CLOEXEC)
         try #require(writer >= 0)
-        let loop = try ProcessLauncher.shared.eventLoop()
+        let loop = try launcher.eventLoop()
         let log = Log()
         let done = DispatchSemaphore(value: 0)
         let spec = ProcessSpec(executable: script, environment: testEnvironment)
         @Sendable func launch() throws {
-            _ = try ProcessLauncher.shared.launch(spec, onOutput: { log.append($0.text) }, onExit: { termination in
+            _ = try launcher.launch(spec, onOutput: { log.append($0.text) }, onExit: { termination in
                 log.append("exit \(termination)")
                 done.signal()
             })
@@ -142,7 +142,7 @@ import MoonProcess
                 log.append("timer")
                 close(writer)
             }
-            let queued = ProcessLauncher.shared.waitForResources { giveUp in
+            let queued = launcher.waitForResources { giveUp in
                 if giveUp {
                     log.append("gave up")
                     done.signal()

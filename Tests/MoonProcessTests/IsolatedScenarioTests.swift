@@ -128,8 +128,8 @@ import MoonSystem
 
     @Test func subreaperScenario() async throws {
         guard IsolatedScenarioTests.selected == "subreaper" else { return }
-        try ProcessLauncher.becomeSubreaper()
-        try ProcessLauncher.becomeSubreaper()
+        try launcher.becomeSubreaper()
+        try launcher.becomeSubreaper()
 
         // A background job left in the group is killed, re-parented to us
         // and reaped: it disappears entirely, not even a zombie remains.

@@ -18,7 +18,7 @@ import MoonProcess
                     var index = lane
                     while index < Self.count {
                         let recorder = Recorder()
-                        _ = try ProcessLauncher.shared.launch(spec, onOutput: { recorder.onOutput($0) }, onExit: { recorder.onExit($0) })
+                        _ = try launcher.launch(spec, onOutput: { recorder.onOutput($0) }, onExit: { recorder.onExit($0) })
                         let termination = await recorder.termination()
                         #expect(termination == .exited(0))
                         index += inFlight

@@ -115,7 +115,8 @@ extension Duration {
     }
 }
 
-let launcher = ProcessLauncher.shared
+/// The tests' one launcher, on a loop of its own.
+let launcher = ProcessLauncher()
 
 let testEnvironment = ["PATH": "/usr/bin:/bin", "LC_ALL": "C"]
 

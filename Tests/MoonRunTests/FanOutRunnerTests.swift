@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonTestSupport
 import MoonEvents
 
 /// A node whose items come from a need's output (`for-each: ${{

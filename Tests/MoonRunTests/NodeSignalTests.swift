@@ -4,6 +4,7 @@ import MoonEvents
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonTestSupport
 
 /// A node's retry, timeout and cancellation go through the core's
 /// operators and the disposal of its signal, on virtual time. The fake

@@ -2,6 +2,7 @@ import Foundation
 import MoonCommand
 import MoonEvents
 @testable import MoonRun
+import MoonTestSupport
 import Testing
 
 /// Services and nodes handed between runs (Runner+Live), on virtual time.

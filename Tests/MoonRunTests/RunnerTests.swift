@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonTestSupport
 import MoonEvents
 
 /// The runner on virtual time: every test is instant and deterministic.

@@ -3,6 +3,7 @@ import MoonCommand
 import MoonGraph
 import Testing
 @testable import MoonRun
+import MoonTestSupport
 import MoonEvents
 
 /// A checker that says "up to date" for the nodes it is told, restoring fixed outputs.

@@ -19,7 +19,7 @@ import Synchronization
 /// Called on the runner's scheduler or its check workers (several at once):
 /// a restore, which waits for the disk and perhaps a server, never runs on
 /// the loop (`CheckInterruption.moveOffLoop`).
-final class CacheChecker: UpToDateChecking {
+package final class CacheChecker: UpToDateChecking {
     private let inner: StoreChecker
     private let state: IncrementalState
     private let cache: OutputCache?
@@ -34,7 +34,7 @@ final class CacheChecker: UpToDateChecking {
     /// off it: their check off the loop goes straight to the restore.
     private var deferred: [Int: CacheKey] = [:]
     /// Moves restores off the loop; its stop ends remote requests.
-    var interruption: CheckInterruption? {
+    package var interruption: CheckInterruption? {
         didSet { interruption?.onCancel { [cache] in cache?.cancel() } }
     }
     /// Graph nodes that started in this run.
@@ -45,7 +45,7 @@ final class CacheChecker: UpToDateChecking {
     /// What every node's environment shares now, against the record's (`resumable`).
     private lazy var sharedDefinition = state.sharedDefinitionDigest().hex
 
-    init(inner: StoreChecker, state: IncrementalState, plan: Plan, cache: OutputCache?, resume: ResumeRecord?) {
+    package init(inner: StoreChecker, state: IncrementalState, plan: Plan, cache: OutputCache?, resume: ResumeRecord?) {
         self.inner = inner
         self.state = state
         self.cache = cache
@@ -53,21 +53,21 @@ final class CacheChecker: UpToDateChecking {
         self.restores = !state.force
     }
 
-    func checks(node: Int) -> Bool {
+    package func checks(node: Int) -> Bool {
         inner.checks(node: node) || inner.stateIndex(node).flatMap(resumable) != nil
     }
 
-    func expand(template: Int, items: [String], first: Int) -> Bool {
+    package func expand(template: Int, items: [String], first: Int) -> Bool {
         inner.expand(template: template, items: items, first: first)
     }
 
-    func starting(nodes: [Int]) {
+    package func starting(nodes: [Int]) {
         let indices = nodes.compactMap(inner.stateIndex)
         lock.withLock { _ in started.formUnion(indices) }
         inner.starting(nodes: nodes)
     }
 
-    func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
+    package func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         let restored = restoredResult(node: node, inputs: inputs)
         if let restored {
             lock.withLock { _ in results[node] = (restored.outputs.map { ($0.key, $0.value) }, restored.values) }
@@ -113,7 +113,7 @@ final class CacheChecker: UpToDateChecking {
                               cache: CacheRestore(files: restored.files, bytes: restored.bytes))
     }
 
-    func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
+    package func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
         inner.succeeded(node: node, outputs: outputs, values: values)
         let key = lock.withLock { _ in
             let key = keys.removeValue(forKey: node)
@@ -130,7 +130,7 @@ final class CacheChecker: UpToDateChecking {
 
     /// What `--resume` of the next run needs: how each node of this run
     /// ended, and the outputs and values of those that succeeded.
-    func resumeRecord(_ summary: Runner.Summary) -> ResumeRecord {
+    package func resumeRecord(_ summary: Runner.Summary) -> ResumeRecord {
         return lock.withLock { _ in
             var nodes: [String: ResumeRecord.Node] = [:]
             for (node, ended) in summary.nodes.enumerated() {
@@ -148,12 +148,12 @@ final class CacheChecker: UpToDateChecking {
     /// node (sources, no generates: a lint, a type check) has an entry of
     /// no files: its success is remembered per fingerprint, so an A → B → A
     /// switch does not run it again. A service is never skipped this way.
-    static func isCached(_ node: Node) -> Bool {
+    package static func isCached(_ node: Node) -> Bool {
         node.cached && !node.sources.isEmpty && !node.isService
     }
 
     /// What graph node `index` may write, and so what its entries may hold.
-    static func declaredOutputs(_ state: IncrementalState, _ index: Int) -> DeclaredOutputs {
+    package static func declaredOutputs(_ state: IncrementalState, _ index: Int) -> DeclaredOutputs {
         DeclaredOutputs(generates: state.node(at: index).generates, extra: state.depfilePath(node: index).map { [$0] } ?? [])
     }
 

@@ -7,19 +7,19 @@ import MoonGraph
 /// named, and `--exclude` patterns taken out. Without a name: the graph's
 /// `default:`, else every node. `internal:` nodes are never selected by name
 /// or pattern; they run when a selected node needs them.
-struct NodeSelection {
+package struct NodeSelection {
     /// The nodes to plan, by name; empty for every node of the graph.
-    var targets: [String]
+    package var targets: [String]
     /// Nodes `--exclude` took out of the selection, by index.
-    var excluded: [Int] = []
+    package var excluded: [Int] = []
     /// `NAME=VALUE`s and `--` words by node index, for `Graph.bind`.
-    var given: [Int: (params: [String: String], args: [String])] = [:]
+    package var given: [Int: (params: [String: String], args: [String])] = [:]
     /// Whether the command line named nodes (else the default or every node is selected).
-    var named = false
+    package var named = false
 
     /// Every problem at once, as diagnostics without a location (the
     /// command line has none), so they print as the graph's own do.
-    static func make(names words: [String], passthrough: [String] = [], exclude: [String],
+    package static func make(names words: [String], passthrough: [String] = [], exclude: [String],
                      graph: Graph) throws(Diagnostics) -> NodeSelection {
         var problems: [Diagnostic] = []
         var selection = NodeSelection(targets: [])
@@ -79,7 +79,7 @@ struct NodeSelection {
     /// `--` words bound (`Graph.bind`): values given, else defaults. With
     /// `requireAll` false (`moon graph`, `moon status`: they show, they do
     /// not run), a missing required parameter is left unbound.
-    func bound(_ graph: Graph, plan: Plan, requireAll: Bool) throws(Diagnostics) -> Graph {
+    package func bound(_ graph: Graph, plan: Plan, requireAll: Bool) throws(Diagnostics) -> Graph {
         var graph = graph
         var problems: [Diagnostic] = []
         for index in plan.selected where !graph.nodes[index].params.isEmpty || given[index] != nil {
@@ -99,12 +99,12 @@ struct NodeSelection {
     }
 
     /// Whether binding has anything to do for `graph`.
-    func needsBinding(_ graph: Graph) -> Bool {
+    package func needsBinding(_ graph: Graph) -> Bool {
         !given.isEmpty || graph.nodes.contains { !$0.params.isEmpty }
     }
 
     /// What to say about the plan: each excluded node that runs anyway, and why.
-    func notes(for plan: Plan) -> [String] {
+    package func notes(for plan: Plan) -> [String] {
         excluded.filter(plan.isSelected).compactMap { index in
             let name = plan.graph.nodes[index].name
             guard let user = plan.selected.first(where: { plan.graph.nodes[$0].needs.contains(index) }) else { return nil }
@@ -112,9 +112,9 @@ struct NodeSelection {
         }
     }
 
-    struct SelectionError: Error {
-        var message: String
-        init(_ message: String) { self.message = message }
+    package struct SelectionError: Error {
+        package var message: String
+        package init(_ message: String) { self.message = message }
     }
 
     /// The nodes `word` stands for: a node, every instance of a fan-out, or
@@ -137,7 +137,7 @@ struct NodeSelection {
 
     /// Every name the command line may select, in file order, a fan-out's
     /// name before its first instance; internal nodes are left out.
-    static func selectableNames(in graph: Graph) -> [String] {
+    package static func selectableNames(in graph: Graph) -> [String] {
         var names: [String] = []
         var templates = Set<String>()
         for node in graph.nodes where !node.isInternal {
@@ -149,7 +149,7 @@ struct NodeSelection {
 
     /// ` (did you mean 'x'?)` for a name or a pattern: a pattern is compared
     /// with names by the part before its first `[`, `*` or `?`, and keeps its rest.
-    static func suggestion(for word: String, in graph: Graph) -> String {
+    package static func suggestion(for word: String, in graph: Graph) -> String {
         let names = selectableNames(in: graph)
         let cut = word.firstIndex { $0 == "[" || $0 == "*" || $0 == "?" } ?? word.endIndex
         let stem = String(word[..<cut]), rest = String(word[cut...])

@@ -1,10 +1,10 @@
 import MoonGraph
 
 /// Which nodes a rerun runs.
-enum WatchPlan {
+package enum WatchPlan {
     /// `touched` (graph indices) and everything selected that depends on
     /// them: what a change affects, and so which running nodes restart.
-    static func affected(_ touched: Set<Int>, plan: Plan) -> Set<Int> {
+    package static func affected(_ touched: Set<Int>, plan: Plan) -> Set<Int> {
         var nodes = touched.filter(plan.isSelected)
         let dependents = plan.graph.dependents()
         var stack = Array(nodes)
@@ -19,7 +19,7 @@ enum WatchPlan {
     /// `touched` (graph indices), with what they need that did not succeed
     /// when it last ran (a failed need must not stand as done), and then
     /// everything selected that depends on any of them.
-    static func rerun(_ touched: Set<Int>, plan: Plan, succeeded: Set<Int>) -> Set<Int> {
+    package static func rerun(_ touched: Set<Int>, plan: Plan, succeeded: Set<Int>) -> Set<Int> {
         let graph = plan.graph
         var nodes = touched.filter(plan.isSelected)
         var stack = Array(nodes)

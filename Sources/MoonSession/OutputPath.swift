@@ -6,8 +6,8 @@ import Foundation
 /// `/dev/stdout` leads to) is written into where it is: renaming over it
 /// would swap the node itself for a file (as root, `/dev/null`). A FIFO
 /// nobody reads is an error, not a wait.
-enum OutputPath {
-    static func write(_ text: String, to path: String, permissions: Int) throws {
+package enum OutputPath {
+    package static func write(_ text: String, to path: String, permissions: Int) throws {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else {
             guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: permissions]) else {

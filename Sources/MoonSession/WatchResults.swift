@@ -11,27 +11,27 @@ import Synchronization
 /// the same the fingerprints of its dependents are taken with). By node
 /// name: a graph reloaded for a new `for-each` file keeps the rest.
 /// Called on the loop and the check workers.
-final class WatchResults: @unchecked Sendable {
+package final class WatchResults: @unchecked Sendable {
     private let lock = Mutex(())
     private var results: [String: RestoredResult] = [:]
 
-    func result(of name: String) -> RestoredResult? {
+    package func result(of name: String) -> RestoredResult? {
         lock.withLock { _ in results[name] }
     }
 
     /// Later runs find it standing as it is: up to date, not restored again.
-    func record(_ result: RestoredResult, of name: String) {
+    package func record(_ result: RestoredResult, of name: String) {
         let standing = RestoredResult(outputs: result.outputs, values: result.values)
         lock.withLock { _ in results[name] = standing }
     }
 
     /// These nodes start again: until they succeed they have no result.
-    func forget(_ names: [String]) {
+    package func forget(_ names: [String]) {
         lock.withLock { _ in for name in names { results[name] = nil } }
     }
 
     /// Keeps only the nodes of a reloaded plan that `keep` accepts.
-    func keep(where keep: (String) -> Bool) {
+    package func keep(where keep: (String) -> Bool) {
         lock.withLock { _ in results = results.filter { keep($0.key) } }
     }
 }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import MoonDocument
 import MoonGraph
@@ -8,36 +7,36 @@ import MoonState
 /// Reads and validates a graph file for every subcommand, printing its
 /// diagnostics compiler-style on stderr. One place decides that an invalid
 /// file ends moon with exit code 2.
-struct GraphFile {
-    let source: SourceFile
-    let graph: Graph
+package struct GraphFile {
+    package let source: SourceFile
+    package let graph: Graph
     /// The paths of the graph files `includes:` read, for watch mode.
-    var included: [String] = []
+    package var included: [String] = []
     /// The `for-each` globs the load expanded, for watch mode.
-    var fanOutGlobs: [FanOutGlob] = []
+    package var fanOutGlobs: [FanOutGlob] = []
 
     /// A file read and checked, its diagnostics not printed yet.
-    struct Parsed {
-        let source: SourceFile
-        let result: GraphLoadResult
-        var fanOutGlobs: [FanOutGlob] = []
+    package struct Parsed {
+        package let source: SourceFile
+        package let result: GraphLoadResult
+        package var fanOutGlobs: [FanOutGlob] = []
     }
 
-    /// Loads `path`; prints warnings; throws `ExitCode.invalidInput` after
+    /// Loads `path`; prints warnings; throws `PrintedErrors` after
     /// printing every error. A file that cannot be read is a `CLIError`.
-    static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
+    package static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
         let parsed = try parse(path, overrides: overrides)
         print(parsed.result.diagnostics, source: parsed.source, color: color, included: parsed.result.included)
         guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
-            throw ExitCode.invalidInput
+            throw PrintedErrors()
         }
         return GraphFile(source: parsed.source, graph: graph, included: parsed.result.included.map(\.path), fanOutGlobs: parsed.fanOutGlobs)
     }
 
     /// Reads and checks `path`, printing nothing. A file that cannot be
     /// read is a `CLIError`.
-    static func parse(_ path: String, overrides: [String: String] = [:]) throws -> Parsed {
+    package static func parse(_ path: String, overrides: [String: String] = [:]) throws -> Parsed {
         let source = try read(path)
         // A graph moon found by searching reads only includes and dotenv files that pass the same rule as itself.
         let discovered = GraphFileLocator.wasDiscovered(path)
@@ -60,7 +59,7 @@ struct GraphFile {
 
     /// What the loader reads besides the file: included graph files (by
     /// `InputFile`'s rules) and the files of `for-each` globs.
-    static let files = GraphFileAccess(
+    package static let files = GraphFileAccess(
         read: { path in
             do {
                 let bytes = try InputFile.read(path, limit: InputFile.graphLimit, kind: "graph file", stopAtNUL: true)
@@ -79,7 +78,7 @@ struct GraphFile {
 
     /// `files` for a graph moon found by searching: an include that another
     /// user owns or can change is refused (`DiscoveryTrust`).
-    static let discoveredFiles = GraphFileAccess(
+    package static let discoveredFiles = GraphFileAccess(
         read: { path in
             if let problem = DiscoveryTrust.problem(path) { return .failure(.init(untrusted(problem))) }
             return files.read(path)
@@ -110,7 +109,7 @@ struct GraphFile {
     /// The file's bytes, by `InputFile`'s rules: a device is refused, a
     /// file over `InputFile.graphLimit` too, and a binary file is read only
     /// up to its first NUL, which the loader then locates.
-    static func read(_ path: String) throws -> SourceFile {
+    package static func read(_ path: String) throws -> SourceFile {
         do {
             return SourceFile(path: path, bytes: try InputFile.read(path, limit: InputFile.graphLimit, kind: "graph file", stopAtNUL: true))
         } catch {
@@ -118,7 +117,7 @@ struct GraphFile {
         }
     }
 
-    static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool, included: [SourceFile] = []) {
+    package static func print(_ diagnostics: [Diagnostic], source: SourceFile, color: Bool, included: [SourceFile] = []) {
         guard !diagnostics.isEmpty else { return }
         var text = DiagnosticRenderer(color: color).render(diagnostics, source: source, others: included)
         if !text.hasSuffix("\n") { text += "\n" }

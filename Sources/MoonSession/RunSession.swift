@@ -1,5 +1,6 @@
 import Foundation
 import MoonCache
+import MoonCommand
 import MoonGraph
 import MoonProcess
 import MoonSystem
@@ -9,26 +10,32 @@ import MoonState
 
 /// Wires one `moon run`: the runner on moon's event loop, real processes,
 /// the reporter, and the signals that stop it. Returns the exit code.
-final class RunSession {
-    let plan: Plan
-    let options: RunOptions
-    let report: ReportOptions
+package final class RunSession {
+    package let plan: Plan
+    package let options: RunOptions
+    package let report: any ReportChoice
     /// The live view marks a node silent for this long as stalled (0: never).
-    let stallAfter: Duration
+    package let stallAfter: Duration
     /// The up-to-date check and history.
-    let state: IncrementalState
-    let store: StateStore?
+    package let state: IncrementalState
+    package let store: StateStore?
     /// The output cache (nil: `--no-cache`).
-    let cache: OutputCache?
+    package let cache: OutputCache?
     /// With `--resume`: the last run of the graph.
-    let resume: ResumeRecord?
+    package let resume: ResumeRecord?
     private var checker: CacheChecker?
 
     private var graph: Graph { plan.graph }
-    private let processes = ProcessLauncher.shared
+    /// moon's event loop, and the launcher of the nodes' processes on it.
+    private let main: SessionHost
+    private var processes: any ProcessGroups { main.processes }
+    /// Where the run is reported (stdout).
+    private let sink: OutputSink
 
-    init(plan: Plan, options: RunOptions, report: ReportOptions, stallAfter: Duration, state: IncrementalState, store: StateStore?,
-         cache: OutputCache? = nil, resume: ResumeRecord? = nil) {
+    package init(plan: Plan, options: RunOptions, report: any ReportChoice, stallAfter: Duration, state: IncrementalState, store: StateStore?,
+         cache: OutputCache? = nil, resume: ResumeRecord? = nil, main: SessionHost, sink: OutputSink = .standardOutput) {
+        self.main = main
+        self.sink = sink
         self.cache = cache
         self.resume = resume
         self.plan = plan
@@ -41,14 +48,14 @@ final class RunSession {
 
     /// Runs the plan to its end, or until a signal stops it; throws a
     /// `CLIError` when the run cannot start.
-    func run() throws -> Int32 {
+    package func run() throws -> Int32 {
         // The runner, its commands and the reporter live on moon's event
         // loop: a child's exit, the runner's decision and the next spawn
         // happen there without a thread hand-off.
-        let main = try MainLoop()
+        let main = self.main
         // moon reaps (and can kill) whatever its nodes leave behind.
-        try? ProcessLauncher.becomeSubreaper()
-        let sink = OutputSink.standardOutput
+        try? processes.becomeSubreaper()
+        let sink = self.sink
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
         let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
         var summary: Runner.Summary?
@@ -93,9 +100,10 @@ final class RunSession {
 
     /// The runner of the plan, reporting to `reporter`, asking the state
     /// store which nodes are up to date.
-    private func makeRunner(scheduler: LoopScheduler, reporter: Reporter) -> Runner {
+    private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
-        let nodes = CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
+        let nodes = main.nodeLauncher(graph: graph, plan: plan)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
@@ -105,12 +113,12 @@ final class RunSession {
         // A huge source is hashed off the loop, and a stop cuts it short.
         let interruption = runner.checkInterruption
         checker.interruption = interruption
-        ContentHash.shouldStop = { interruption.shouldStop }
+        state.shouldStop = { interruption.shouldStop }
         return runner
     }
 
     /// `moon run --json | head -1`: the reader is gone, so stop and clean up.
-    private func stopWhenStdoutCloses(_ sink: OutputSink, runner: Runner, scheduler: LoopScheduler) {
+    private func stopWhenStdoutCloses(_ sink: OutputSink, runner: Runner, scheduler: DateScheduler) {
         // Asynchronously: the sink notices it inside a write, that is inside
         // the runner's own emit (say, of a `start` event before the node's
         // handle is recorded); stopping there would miss that node.
@@ -133,13 +141,7 @@ final class RunSession {
             Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
         }
         if let store, let summary {
-            var record = HistoryRecorder.record(summary, graphKey: state.graphKey, forced: state.force)
-            if case .interrupt? = summary.stopReason { record.interrupted = true }
-            do {
-                try store.record(record)
-            } catch {
-                warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
-            }
+            HistoryRecorder.save(summary, state: state, in: store)
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

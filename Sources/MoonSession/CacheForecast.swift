@@ -9,8 +9,8 @@ import MoonState
 /// last run, has an entry the restore would accept (it writes only what the
 /// node generates) whose depfile's files are unchanged. Reads the cache and
 /// changes nothing; the remote cache is not asked.
-enum CacheForecast {
-    static func restorable(plan: Plan, state: IncrementalState, forecast: RunForecast, cache: CacheDirectory?) -> Set<Int> {
+package enum CacheForecast {
+    package static func restorable(plan: Plan, state: IncrementalState, forecast: RunForecast, cache: CacheDirectory?) -> Set<Int> {
         guard let cache, !state.force else { return [] }
         var found = Set<Int>()
         for index in plan.selected {
@@ -24,11 +24,11 @@ enum CacheForecast {
         return found
     }
 
-    static let label = "from cache"
+    package static let label = "from cache"
 
     /// `moon status`'s line: why the node is not up to date, then that the
     /// cache restores it (a check-only node: that it passed before).
-    static func text(_ verdict: RunForecast.Verdict?, node: Node) -> String {
+    package static func text(_ verdict: RunForecast.Verdict?, node: Node) -> String {
         (verdict.map { $0.text + "; " } ?? "") + (node.generates.isEmpty ? "passed before with these inputs, so skipped" : "restored from the cache instead")
     }
 }

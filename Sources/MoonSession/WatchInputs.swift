@@ -10,11 +10,11 @@ import MoonWatch
 /// run-time `for-each` count with their own `sources` and `generates` once
 /// a run made them (`learn`): their template's patterns, with `${{ item }}`
 /// unfilled, name no file.
-struct WatchInputs {
+package struct WatchInputs {
     /// The graph file's directory, absolute: relative patterns start here.
-    let directory: String
+    package let directory: String
     /// The graph file and its dotenv files, absolute: a change reloads the graph.
-    let graphFiles: Set<String>
+    package let graphFiles: Set<String>
     /// The selected nodes' `sources` globs, each standing for its node (graph index).
     private var sources = WatchGlobs()
     /// Per depfile dependency (relative or absolute as recorded): its nodes.
@@ -24,27 +24,27 @@ struct WatchInputs {
     private var generated = WatchGlobs()
     /// The `for-each` globs of the graph, each with its directory (absolute), include and exclude globs and files.
     private let fanOuts: [(glob: FanOutGlob, directory: String, include: Glob, exclude: [Glob], files: Set<String>)]
-    let roots: [WatchRoot]
+    package let roots: [WatchRoot]
 
     /// What a set of changed paths means.
-    struct Classified {
+    package struct Classified {
         /// A graph file changed: the graph is loaded again.
-        var reload = false
+        package var reload = false
         /// The nodes (graph indices) whose inputs changed.
-        var nodes = Set<Int>()
+        package var nodes = Set<Int>()
         /// The changed paths that matter, relative to the graph's directory where they are in it.
-        var paths: [String] = []
+        package var paths: [String] = []
         /// A file a `for-each` glob matches appeared or went away: its
         /// instances may be others now (`fanOutsChanged` has the last word).
-        var fanOuts = false
+        package var fanOuts = false
 
-        var matters: Bool { reload || !nodes.isEmpty || fanOuts }
+        package var matters: Bool { reload || !nodes.isEmpty || fanOuts }
     }
 
     /// `included`: the graph files the graph file includes; like it, a change reloads the graph.
     /// `instances`: per template (graph index) of a run-time fan-out, the instances its last expansion made.
     /// `fanOutGlobs`: the `for-each` globs the graph's load expanded (`GraphFile.fanOutGlobs`).
-    init(plan: Plan, state: IncrementalState?, included: [String] = [], instances: [Int: [Node]] = [:], fanOutGlobs: [FanOutGlob] = []) {
+    package init(plan: Plan, state: IncrementalState?, included: [String] = [], instances: [Int: [Node]] = [:], fanOutGlobs: [FanOutGlob] = []) {
         let graph = plan.graph
         directory = Self.absolute(graph.directory, in: FileManager.default.currentDirectoryPath)
         var graphFiles: Set<String> = [Self.absolute(graph.path, in: FileManager.default.currentDirectoryPath)]
@@ -75,7 +75,7 @@ struct WatchInputs {
     /// of their sources reruns the template (which expands again, and runs
     /// only the instances not up to date). Their sources' directories are
     /// watched from the end of the run (`init`).
-    mutating func learn(_ instances: [Node], of template: Int) {
+    package mutating func learn(_ instances: [Node], of template: Int) {
         for node in instances { _ = Self.add(node, as: template, sources: &sources, generated: &generated) }
     }
 
@@ -120,7 +120,7 @@ struct WatchInputs {
     /// What a set of changes means: whether the graph must be reloaded,
     /// which nodes' inputs changed (graph indices), and the changed paths
     /// that matter, relative to the graph's directory where they are in it.
-    func classify(_ changes: FileChanges) -> Classified {
+    package func classify(_ changes: FileChanges) -> Classified {
         var result = Classified()
         if changes.overflowed {
             result.nodes = sources.nodes.union(dependencies.values.joined())
@@ -156,7 +156,7 @@ struct WatchInputs {
     /// Whether a `for-each` glob matches other files than when the graph
     /// was loaded: then its instances are others, and the graph must be
     /// loaded again. Globs as the loader does (`GraphFile.files`).
-    func fanOutsChanged() -> Bool {
+    package func fanOutsChanged() -> Bool {
         fanOuts.contains { $0.glob.filesNow(GraphFile.files) != $0.glob.files }
     }
 
@@ -174,7 +174,7 @@ struct WatchInputs {
 
     /// How many files are watched: those the sources match now, the
     /// depfiles' and the graph's own.
-    func fileCount() -> Int {
+    package func fileCount() -> Int {
         let scanner = SourceScanner(root: directory)
         var files = Set(scanner.files(matching: sources.patternsWritten).map(\.path))
         files.formUnion(dependencies.keys)
@@ -182,7 +182,7 @@ struct WatchInputs {
     }
 
     /// The files depfiles listed that lie directly in one of `directories`, absolute.
-    func dependencies(in directories: Set<String>) -> [String] {
+    package func dependencies(in directories: Set<String>) -> [String] {
         dependencies.keys.map { Self.absolute($0, in: directory) }
             .filter { directories.contains(Self.parent($0)) }
     }
@@ -194,7 +194,7 @@ struct WatchInputs {
     /// Whether `glob` matches `path` (relative to the graph's directory,
     /// or absolute), as the source scanner decides (`SourceScanner.glob`,
     /// the one rule); a change of a pattern's base directory itself counts too.
-    static func glob(_ glob: Glob, matches path: String) -> Bool {
+    package static func glob(_ glob: Glob, matches path: String) -> Bool {
         if !glob.base.isEmpty, path == glob.base { return true }
         return SourceScanner.glob(glob, matches: path)
     }
@@ -204,12 +204,12 @@ struct WatchInputs {
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 
-    static func absolute(_ path: String, in directory: String) -> String {
+    package static func absolute(_ path: String, in directory: String) -> String {
         let joined = path.hasPrefix("/") ? path : (path.isEmpty || path == "." ? directory : directory + "/" + path)
         return URL(fileURLWithPath: joined).standardizedFileURL.path
     }
 
-    static func parent(_ path: String) -> String {
+    package static func parent(_ path: String) -> String {
         let parent = (path as NSString).deletingLastPathComponent
         return parent.isEmpty ? "/" : parent
     }

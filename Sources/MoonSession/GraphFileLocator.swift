@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import MoonCommand
 import MoonGraph
@@ -19,11 +18,11 @@ import Synchronization
 /// 3. else it is FILE when a file of that name exists.
 /// Nothing is read to decide. A node name that is not in the graph but names a file gets a
 /// hint (`plan(for:targets:color:)`).
-enum GraphFileLocator {
-    static let defaultNames = ["moon.yaml", "moon.yml"]
+package enum GraphFileLocator {
+    package static let defaultNames = ["moon.yaml", "moon.yml"]
 
     /// Whether `argument`, first on the command line, is the graph file.
-    static func isFileArgument(_ argument: String) throws -> Bool {
+    package static func isFileArgument(_ argument: String) throws -> Bool {
         // An instance of a for-each over paths has its `/`s inside brackets (`obj[src/lapi.c]`).
         let beforeBrackets = argument.prefix { $0 != "[" }
         if argument.hasSuffix(".yaml") || argument.hasSuffix(".yml") || beforeBrackets.contains("/") { return true }
@@ -32,14 +31,14 @@ enum GraphFileLocator {
     }
 
     /// Splits `[FILE] [NODE...]` into the file path and the node names.
-    static func split(_ arguments: [String]) throws -> (file: String, rest: [String]) {
+    package static func split(_ arguments: [String]) throws -> (file: String, rest: [String]) {
         if let first = arguments.first, try isFileArgument(first) {
             return (first, Array(arguments.dropFirst()))
         }
         return (try defaultFile(), arguments)
     }
 
-    static func defaultFile() throws -> String {
+    package static func defaultFile() throws -> String {
         if let path = try discovered() { return path }
         throw CLIError("no graph file given and no moon.yaml or moon.yml in \(FileManager.default.currentDirectoryPath) or a directory above it",
                        help: "pass a file (`moon run path/to/graph.yaml`) or create moon.yaml here")
@@ -53,7 +52,7 @@ enum GraphFileLocator {
     /// moon.yaml left in a shared directory is never run by someone working
     /// beneath it. A file found that another user owns or can change is an
     /// error that says how to read it on purpose (`DiscoveryTrust`).
-    static func discovered() throws(CLIError) -> String? {
+    package static func discovered() throws(CLIError) -> String? {
         var directory = FileManager.default.currentDirectoryPath
         let user = geteuid()
         var up = ""
@@ -81,7 +80,7 @@ enum GraphFileLocator {
     private static let discoveredPaths = Mutex<Set<String>>([])
 
     /// Whether `path` is a graph file moon found by searching, not one named on the command line.
-    static func wasDiscovered(_ path: String) -> Bool {
+    package static func wasDiscovered(_ path: String) -> Bool {
         discoveredPaths.withLock { $0.contains(path) }
     }
 
@@ -93,7 +92,7 @@ enum GraphFileLocator {
     /// For a file given as a path that is no valid graph (`moon run ./lua`,
     /// the built binary): when the default file here has a node of that
     /// name, how to select it. Read only on this error path.
-    static func nodeHint(forInvalidFile path: String) -> String? {
+    package static func nodeHint(forInvalidFile path: String) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard !name.hasSuffix(".yaml"), !name.hasSuffix(".yml"), Node.isValidName(name),
               let defaultFile = (try? discovered()) ?? nil, defaultFile != path,
@@ -105,26 +104,27 @@ enum GraphFileLocator {
 
     /// `[FILE] [NODE...]` with `overrides`: the file loaded (diagnostics
     /// printed) and the plan of the nodes selected (`NodeSelection`).
-    static func load(_ arguments: [String], passthrough: [String] = [], overrides: [String: String], selection: SelectionOptions,
-                     requireAll: Bool) throws -> (file: GraphFile, plan: Plan) {
+    package static func load(_ arguments: [String], passthrough: [String] = [], overrides: [String: String], exclude: [String],
+                     requireAll: Bool, commands: [String]) throws -> (file: GraphFile, plan: Plan) {
         let (path, words) = try split(arguments)
         let file = try GraphFile.load(path, overrides: overrides)
-        return (file, try plan(for: file, words: words, passthrough: passthrough, selection: selection, requireAll: requireAll,
-                               color: Terminal.stderrColor))
+        return (file, try plan(for: file, words: words, passthrough: passthrough, exclude: exclude, requireAll: requireAll,
+                               color: Terminal.stderrColor, commands: commands))
     }
 
     /// The plan of the nodes `words` and `selection` select in `file`, each
     /// given its parameters and the `passthrough` words (`NodeSelection`);
-    /// prints its errors and throws `ExitCode.invalidInput` when a word
+    /// prints its errors and throws `PrintedErrors` when a word
     /// selects nothing or a parameter does not fit, and notes each excluded
     /// node that runs anyway. `requireAll`: a missing required parameter is
     /// an error (for the commands that run or export commands). An unknown
     /// name that names a file here was read as a node by rule 2: the error
-    /// says how to use the file instead.
-    static func plan(for file: GraphFile, words: [String], passthrough: [String] = [], selection options: SelectionOptions,
-                     requireAll: Bool, weights: [Int]? = nil, color: Bool) throws -> Plan {
+    /// says how to use the file instead; one close to a name of `commands`
+    /// (moon's subcommands) says how to run that.
+    package static func plan(for file: GraphFile, words: [String], passthrough: [String] = [], exclude: [String],
+                     requireAll: Bool, weights: [Int]? = nil, color: Bool, commands: [String]) throws -> Plan {
         do {
-            let selection = try NodeSelection.make(names: words, passthrough: passthrough, exclude: options.exclude, graph: file.graph)
+            let selection = try NodeSelection.make(names: words, passthrough: passthrough, exclude: exclude, graph: file.graph)
             var plan = try Plan.make(graph: file.graph, targets: selection.targets, weights: weights)
             if selection.needsBinding(file.graph) {
                 let graph = try selection.bound(file.graph, plan: plan, requireAll: requireAll)
@@ -142,11 +142,11 @@ enum GraphFileLocator {
             // `moon chekc` is read as `moon run chekc`: a word close to a
             // subcommand's name is more likely a typo of it than of a node.
             if let first = words.first, let index = items.firstIndex(where: { $0.message.hasPrefix("unknown node '\(first)'") }),
-               let command = Suggestion.closest(to: first, in: Moon.configuration.subcommands.map { $0._commandName }) {
+               let command = Suggestion.closest(to: first, in: commands) {
                 items[index].notes.append("help: moon's subcommand is '\(command)': moon \(command) ...")
             }
             GraphFile.print(items, source: file.source, color: color)
-            throw ExitCode.invalidInput
+            throw PrintedErrors()
         }
     }
 }
@@ -154,16 +154,28 @@ enum GraphFileLocator {
 /// A problem moon reports as `moon: error: ...` (`Moon.main` prints it):
 /// exit code 2 for the command line or a file it names, 1 for a run that
 /// cannot start.
-struct CLIError: Error, CustomStringConvertible {
-    var message: String
-    var help: String?
-    var exitCode: Int32
-    init(_ message: String, help: String? = nil, exitCode: Int32 = ExitCode.invalidInput.rawValue) {
+package struct CLIError: Error, CustomStringConvertible {
+    package var message: String
+    package var help: String?
+    package var exitCode: Int32
+    package init(_ message: String, help: String? = nil, exitCode: Int32 = PrintedErrors.invalidInput) {
         self.message = message
         self.help = help
         self.exitCode = exitCode
     }
-    var description: String {
+    package var description: String {
         help.map { "\(message)\nhelp: \($0)" } ?? message
     }
+}
+
+/// Errors moon has printed already (a graph file's diagnostics): it exits
+/// with `exitCode` and says nothing more.
+package struct PrintedErrors: Error {
+    /// The graph file, a recording or the command line is invalid (moon's
+    /// contract: 2, as most Unix tools).
+    package static let invalidInput: Int32 = 2
+
+    package var exitCode: Int32 = invalidInput
+
+    package init() {}
 }

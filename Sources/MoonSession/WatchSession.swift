@@ -21,24 +21,24 @@ import MoonWatch
 /// Every run is a fresh `Runner` on moon's event loop; everything here
 /// runs on that loop. One file over 400 lines: the watching and the runs
 /// share the session's state (the current job, the live nodes, the watcher).
-final class WatchSession {
+package final class WatchSession {
     /// What made a run start.
-    enum Trigger {
+    package enum Trigger {
         case initial
         case changes(FileChanges)
     }
 
     /// One trigger's run, from its start to its end (`end` completes its signal).
-    final class Job {
-        let trigger: Trigger
-        let end: () -> Void
-        init(_ trigger: Trigger, end: @escaping () -> Void) {
+    package final class Job {
+        package let trigger: Trigger
+        package let end: () -> Void
+        package init(_ trigger: Trigger, end: @escaping () -> Void) {
             self.trigger = trigger
             self.end = end
         }
     }
 
-    let setup: WatchSetup
+    package let setup: WatchSetup
     private var plan: Plan
     private var inputs: WatchInputs
     private var force: Bool
@@ -68,8 +68,9 @@ final class WatchSession {
     /// Restarted nodes are being waited for before a run starts.
     private var preparing = false
 
-    private let main: MainLoop
-    private let sink = OutputSink.standardOutput
+    private let main: SessionHost
+    private var processes: any ProcessGroups { main.processes }
+    private let sink: OutputSink
     /// With `--json`, one reporter for the whole watch, so `seq` keeps increasing.
     private var sharedReporter: Reporter?
     private let status: WatchStatus
@@ -92,7 +93,9 @@ final class WatchSession {
     /// The `for-each` globs the graph file's last load expanded.
     private var fanOutGlobs: [FanOutGlob]
 
-    init(setup: WatchSetup, file: GraphFile, plan: Plan) throws {
+    /// `main`: the loop, processes and file system it runs on; `sink`: stdout.
+    package init(setup: WatchSetup, file: GraphFile, plan: Plan, main: SessionHost, sink: OutputSink = .standardOutput) {
+        self.sink = sink
         self.setup = setup
         self.plan = plan
         included = file.included
@@ -101,15 +104,15 @@ final class WatchSession {
         resume = setup.resume
         inputs = WatchInputs(plan: plan, state: IncrementalState(graph: plan.graph, store: setup.store), included: included,
                              fanOutGlobs: fanOutGlobs)
-        main = try MainLoop()
+        self.main = main
         let report = setup.report
-        let live = !report.isJSON && (report.output == .tty || (report.output == .auto && isatty(1) == 1))
+        let live = !report.isJSON && report.showsTerminal(fd: 1)
         status = WatchStatus(sink: sink, scheduler: main.scheduler, live: live, quietStdout: report.isJSON)
     }
 
     /// Runs until a stop signal; returns the exit code (128 + the signal).
-    func run() throws -> Int32 {
-        try? ProcessLauncher.becomeSubreaper()
+    package func run() throws -> Int32 {
+        try? processes.becomeSubreaper()
         let scheduler = main.scheduler
         if setup.report.isJSON { sharedReporter = JSONLinesReporter(sink: sink) }
         let idleReporter = sharedReporter ?? PlainReporter(sink: sink)
@@ -120,16 +123,16 @@ final class WatchSession {
             status.redraw()
         }
         live.onEnded = { [unowned self] name, ok in
-            ProcessLauncher.shared.killOrphans { $0 == name }
+            processes.killOrphans { $0 == name }
             guard let index = plan.graph.index(of: name) else { return }
             if ok { succeeded.insert(index) } else { succeeded.remove(index) }
         }
-        sink.onBrokenPipe = { [weak self] in scheduler.schedule { self?.stop(signal: SIGPIPE) } }
+        sink.onBrokenPipe = { [weak self, main] in main.post { self?.stop(signal: SIGPIPE) } }
         sink.notifyWhenReaderCloses(on: scheduler)
         try main.onSignals(MainLoop.stopSignals + [SIGTSTP, SIGCONT]) { [weak self] number in
             switch number {
-            case SIGTSTP: ProcessLauncher.shared.suspend()
-            case SIGCONT: ProcessLauncher.shared.resume()
+            case SIGTSTP: self?.processes.suspend()
+            case SIGCONT: self?.processes.resume()
             default: self?.stop(signal: number)
             }
         }
@@ -157,7 +160,7 @@ final class WatchSession {
         subscription?.dispose()
         watcher.dispose()
         status.stop()
-        ProcessLauncher.shared.killAll()
+        processes.killAll()
         return 128 + (stopSignal ?? SIGINT)
     }
 
@@ -173,7 +176,7 @@ final class WatchSession {
             // What is not stored yet is not; the run's end then ends watch mode.
             storing.interrupt()
         } else if again {
-            ProcessLauncher.shared.killAll()
+            processes.killAll()
         } else if !preparing {
             stopLiveAndFinish()
         }
@@ -197,7 +200,7 @@ final class WatchSession {
         watchedRoots = inputs.roots
         let status = self.status
         let pipe = self.pipe
-        let loop = main.loop
+        let main = self.main
         let placed = { [weak self] in
             guard let self, let first = self.watcherPlaced else { return }
             self.watcherPlaced = nil
@@ -205,9 +208,9 @@ final class WatchSession {
         }
         // The new watcher is placed before the old one closes (both on the
         // loop, in order); what the old one saw until then is sent on too.
-        watcher.inner = FileWatcher.changes(of: inputs.roots, loop: loop, poll: setup.watch.poll, announce: { method, error in
+        watcher.inner = main.fileChanges(of: inputs.roots, poll: setup.watch.poll, announce: { method, error in
             status.announce(method, because: error)
-            loop.post(placed)
+            main.post(placed)
         }, leftover: { changes in
             pipe?.send(next: changes)
         }).start { event in
@@ -224,7 +227,7 @@ final class WatchSession {
         guard !directories.isEmpty, let since = runStartedAt else { return }
         let files = inputs.dependencies(in: directories)
         let pipe = self.pipe
-        main.loop.post {
+        main.post {
             let changed = files.filter { path in
                 guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
                 else { return false }
@@ -281,6 +284,8 @@ final class WatchSession {
         }
     }
 
+    /// What a trigger reruns, and which running nodes restart or are adopted;
+    /// one function (over 60 lines) as each step narrows the same node sets.
     private func launch(_ job: Job) {
         var changed: [String] = []
         var nodes = Set(plan.selected)
@@ -333,7 +338,7 @@ final class WatchSession {
         live.stop(restart) { [unowned self] in
             preparing = false
             // What the stopped services left behind goes with them.
-            ProcessLauncher.shared.killOrphans { restart.contains($0) }
+            processes.killOrphans { restart.contains($0) }
             if stopSignal != nil { return stopLiveAndFinish() }
             if let next = waiting {
                 // A newer change came meanwhile: one run covers both.
@@ -358,7 +363,8 @@ final class WatchSession {
     }
 
     /// Starts the runner of one run: every selected node, those outside
-    /// `nodes` standing as they last ended.
+    /// `nodes` standing as they last ended. Over 60 lines: the runner's
+    /// wiring and its end of run read as one sequence.
     private func start(_ job: Job, nodes: Set<Int>, reporter: Reporter, adopt: [LiveNode]) {
         let graph = plan.graph
         let state = IncrementalState(graph: graph, store: setup.store, force: force, onWarning: warn)
@@ -366,13 +372,14 @@ final class WatchSession {
         // The output cache, as in a plain run: a rerun restores what an
         // earlier input left there, and what watch mode runs is stored.
         if cache == nil, !cacheOff {
-            cache = setup.cache.outputCache(for: graph)
+            cache = setup.cache(graph)
             cacheOff = cache == nil
         }
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
-        let launcher = CommandLauncher(graph: graph, plan: plan, processes: ProcessLauncher.shared, scheduler: main.scheduler,
+        let launcher = main.nodeLauncher(graph: graph, plan: plan)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
                                        grace: setup.options.grace)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
@@ -389,19 +396,19 @@ final class WatchSession {
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
         checker.interruption = interruption
-        ContentHash.shouldStop = { interruption.shouldStop }
+        state.shouldStop = { interruption.shouldStop }
         runner.onFinish = { [unowned self, unowned runner] summary in
             withExtendedLifetime(launcher) {}
             if sharedReporter == nil { reporter.finish() }
             state.flush()
-            record(summary, state: state)
+            if let store = setup.store { HistoryRecorder.save(summary, state: state, in: store) }
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
             live.add(runner.handedOver)
             // The end of a run in watch mode is what moon's exit is to a
             // plain run: what its nodes left behind is killed, except what
             // the nodes still running (services) started.
             let live = self.live!
-            ProcessLauncher.shared.killOrphans { live.nodes[$0] == nil }
+            processes.killOrphans { live.nodes[$0] == nil }
             self.runner = nil
             let superseded = summary.stopReason == .superseded
             if summary.stopReason != nil { self.cache = nil }
@@ -476,8 +483,8 @@ final class WatchSession {
     private func reloadGraph(keepingResults: Bool = false) -> Set<Int>? {
         do {
             let file = try GraphFile.load(setup.graphPath, overrides: setup.overrides, color: setup.diagnosticsColor)
-            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, selection: setup.selection,
-                                                 requireAll: true, color: setup.diagnosticsColor)
+            let plan = try GraphFileLocator.plan(for: file, words: setup.words, passthrough: setup.passthrough, exclude: setup.exclude,
+                                                 requireAll: true, color: setup.diagnosticsColor, commands: setup.commands)
             let old = self.plan.graph
             let graph = plan.graph
             self.plan = plan
@@ -516,17 +523,6 @@ final class WatchSession {
             graphBroken = true
             status.brokenGraph()
             return nil
-        }
-    }
-
-    private func record(_ summary: Runner.Summary, state: IncrementalState) {
-        guard let store = setup.store else { return }
-        var record = HistoryRecorder.record(summary, graphKey: state.graphKey, forced: state.force)
-        if case .interrupt? = summary.stopReason { record.interrupted = true }
-        do {
-            try store.record(record)
-        } catch {
-            warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
         }
     }
 }

@@ -7,13 +7,13 @@ import Foundation
 /// plain `moon` must not run it as whoever happens to work beneath it. A file
 /// named on the command line is read whoever owns it: naming it is the
 /// user's decision.
-enum DiscoveryTrust {
+package enum DiscoveryTrust {
     /// Why `path` may not be read as part of a discovered graph, or nil:
     /// it is owned by neither the user running moon nor root, or users
     /// other than its owner can write it or its directory (group or other
     /// write, sticky or not). A file that does not exist is nil here: the
     /// reader says it is missing.
-    static func problem(_ path: String) -> String? {
+    package static func problem(_ path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         // A device is no one's code: `InputFile` refuses it (or reads the terminal on moon's stdin).
@@ -49,7 +49,7 @@ enum DiscoveryTrust {
     /// but the owner may change it. A user private group (the owner's
     /// primary group, with no other member) is the owner alone, so the
     /// group-writable files a umask of 002 makes stay the owner's.
-    static func writableByOthers(_ info: stat) -> Bool {
+    package static func writableByOthers(_ info: stat) -> Bool {
         if info.st_mode & S_IWOTH != 0 { return true }
         if info.st_mode & S_IWGRP == 0 { return false }
         return !isPrivateGroup(info.st_gid, of: info.st_uid)
@@ -57,7 +57,7 @@ enum DiscoveryTrust {
 
     /// Whether group `gid` is `uid`'s own: its primary group, listing no
     /// other member, and no other user's primary group.
-    static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
+    package static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
         guard let user = getpwuid(uid), user.pointee.pw_gid == gid, let cName = user.pointee.pw_name else { return false }
         let name = String(cString: cName)
         if let group = getgrgid(gid), var member = group.pointee.gr_mem {
@@ -75,7 +75,7 @@ enum DiscoveryTrust {
     }
 
     /// `name (uid N)`, or `uid N` for a user with no name.
-    static func owner(_ uid: uid_t) -> String {
+    package static func owner(_ uid: uid_t) -> String {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
         return "\(String(cString: name)) (uid \(uid))"
     }

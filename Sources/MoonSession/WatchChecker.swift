@@ -8,7 +8,7 @@ import MoonRun
 /// cache checker, as in a plain run. Every verdict and success passes
 /// through here into `results`, whether the node was up to date, restored
 /// from the cache, resumed or run.
-final class WatchChecker: UpToDateChecking {
+package final class WatchChecker: UpToDateChecking {
     private let inner: CacheChecker
     /// Per run-plan index of the plan's nodes: whether the node runs again.
     private let rerun: [Bool]
@@ -16,7 +16,7 @@ final class WatchChecker: UpToDateChecking {
     private let names: [String]
     private let results: WatchResults
 
-    init(inner: CacheChecker, rerun: [Bool], names: [String], results: WatchResults) {
+    package init(inner: CacheChecker, rerun: [Bool], names: [String], results: WatchResults) {
         self.inner = inner
         self.rerun = rerun
         self.names = names
@@ -24,11 +24,11 @@ final class WatchChecker: UpToDateChecking {
     }
 
     /// An instance of a dynamic fan-out (past the plan's nodes) is asked of the store.
-    func checks(node: Int) -> Bool {
+    package func checks(node: Int) -> Bool {
         (node < rerun.count && !rerun[node]) || inner.checks(node: node)
     }
 
-    func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
+    package func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         // A node not run again stands with its result; one without any (it
         // never ended as a success here, a service say) is asked as usual.
         if node < rerun.count, !rerun[node], let standing = results.result(of: names[node]) { return standing }
@@ -40,16 +40,16 @@ final class WatchChecker: UpToDateChecking {
         return verdict
     }
 
-    func expand(template: Int, items: [String], first: Int) -> Bool {
+    package func expand(template: Int, items: [String], first: Int) -> Bool {
         inner.expand(template: template, items: items, first: first)
     }
 
-    func starting(nodes: [Int]) {
+    package func starting(nodes: [Int]) {
         inner.starting(nodes: nodes)
         results.forget(nodes.filter { $0 < names.count }.map { names[$0] })
     }
 
-    func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
+    package func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
         inner.succeeded(node: node, outputs: outputs, values: values)
         if node < names.count { results.record(RestoredResult(outputs: outputs, values: values), of: names[node]) }
     }

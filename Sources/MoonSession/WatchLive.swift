@@ -10,23 +10,23 @@ import MoonRun
 /// keeps; the others are stopped (SIGTERM, grace) and waited for, so a
 /// restarted node never runs twice at once. Meanwhile their output goes
 /// to `report`, and one that ends is reported as it ended.
-final class WatchLive {
-    private(set) var nodes: [String: LiveNode] = [:]
+package final class WatchLive {
+    package private(set) var nodes: [String: LiveNode] = [:]
     /// Per node: the exit code its current attempt reported.
     private var exitCodes: [String: Int32] = [:]
     private let scheduler: DateScheduler
     private let report: (RunEvent) -> Void
     /// A node ended between runs: its name, and whether it succeeded.
-    var onEnded: ((String, Bool) -> Void)?
+    package var onEnded: ((String, Bool) -> Void)?
 
-    init(scheduler: DateScheduler, report: @escaping (RunEvent) -> Void) {
+    package init(scheduler: DateScheduler, report: @escaping (RunEvent) -> Void) {
         self.scheduler = scheduler
         self.report = report
     }
 
-    var isEmpty: Bool { nodes.isEmpty }
+    package var isEmpty: Bool { nodes.isEmpty }
 
-    func add(_ handed: [LiveNode]) {
+    package func add(_ handed: [LiveNode]) {
         for node in handed {
             nodes[node.name] = node
             node.onEvent = { [weak self] event in self?.received(event, from: node.name) }
@@ -34,7 +34,7 @@ final class WatchLive {
     }
 
     /// Hands the named nodes to a run that adopts them.
-    func take(_ names: [String]) -> [LiveNode] {
+    package func take(_ names: [String]) -> [LiveNode] {
         names.compactMap { name in
             exitCodes[name] = nil
             return nodes.removeValue(forKey: name).map { node in
@@ -45,7 +45,7 @@ final class WatchLive {
     }
 
     /// Stops the named nodes; `then` runs once their processes are gone.
-    func stop(_ names: [String], then: @escaping () -> Void) {
+    package func stop(_ names: [String], then: @escaping () -> Void) {
         let stopping = take(names)
         guard !stopping.isEmpty else { return then() }
         let settled = stopping.map { node -> Signal<Never> in
@@ -57,7 +57,7 @@ final class WatchLive {
         }
     }
 
-    func stopAll(then: @escaping () -> Void) {
+    package func stopAll(then: @escaping () -> Void) {
         stop(Array(nodes.keys), then: then)
     }
 

@@ -13,9 +13,9 @@ import MoonReport
 /// sanitizer line by line, as node output does: no escape sequence and no
 /// C0 or C1 control character reaches the terminal except moon's own styling,
 /// which only `raw` writes carry (already-rendered diagnostics).
-enum Console {
-    static var standardOutput: OutputSink { OutputSink.standardOutput }
-    static var standardError: OutputSink { OutputSink.standardError }
+package enum Console {
+    package static var standardOutput: OutputSink { OutputSink.standardOutput }
+    package static var standardError: OutputSink { OutputSink.standardError }
 
     /// From the start: moon notices a closed stdout or stderr from the
     /// failed write (`EPIPE`), never by being killed with SIGPIPE in the
@@ -24,43 +24,43 @@ enum Console {
     /// SIGXFSZ, so the store's and the cache's warnings say so. moon in the
     /// background is not stopped by the terminal (SIGTTIN, SIGTTOU) while
     /// its nodes run on. (The spawner resets all of them in every node.)
-    static func takeOverSignals() {
+    package static func takeOverSignals() {
         for signal in [SIGPIPE, SIGXFSZ, SIGTTIN, SIGTTOU] { ProcessLauncher.ignoreSignal(signal) }
     }
 
     /// `text` and a line break on stdout, each line sanitized.
-    static func line(_ text: String) {
+    package static func line(_ text: String) {
         standardOutput.write(safe(text) + "\n")
     }
 
     /// `text` on stdout as it is, each line sanitized (it brings its own line breaks).
-    static func write(_ text: String) {
+    package static func write(_ text: String) {
         standardOutput.write(safe(text))
     }
 
     /// `moon: error: MESSAGE` on stderr.
-    static func error(_ message: String) {
+    package static func error(_ message: String) {
         standardError.write("moon: error: " + safe(message) + "\n")
     }
 
     /// `moon: warning: MESSAGE` on stderr.
-    static func warning(_ message: String) {
+    package static func warning(_ message: String) {
         standardError.write("moon: warning: " + safe(message) + "\n")
     }
 
     /// `moon: note: MESSAGE` on stderr: something the user may not expect, and no problem.
-    static func note(_ message: String) {
+    package static func note(_ message: String) {
         standardError.write("moon: note: " + safe(message) + "\n")
     }
 
     /// A message on stderr, each line sanitized.
-    static func errorLine(_ text: String) {
+    package static func errorLine(_ text: String) {
         standardError.write(safe(text) + "\n")
     }
 
     /// Text that is safe already and may carry moon's own styling (rendered
     /// diagnostics, whose renderer replaces control characters itself).
-    static func rawError(_ text: String) {
+    package static func rawError(_ text: String) {
         standardError.write(text)
     }
 
@@ -68,7 +68,7 @@ enum Console {
     /// reader went away before moon could say everything, as for a command
     /// killed by SIGPIPE; when stdout failed otherwise (`> /dev/full`), an
     /// error that says so, and 1 if the command had succeeded: its output is lost.
-    static func exitCode(_ code: Int32) -> Int32 {
+    package static func exitCode(_ code: Int32) -> Int32 {
         let failure = standardOutput.failure
         if failure == 0 { return code }
         if failure == EPIPE { return code == 0 ? 128 + SIGPIPE : code }
@@ -78,7 +78,7 @@ enum Console {
 
     /// Every line of `text` through the node-output sanitizer (colour off:
     /// no escape sequence survives); line breaks kept.
-    static func safe(_ text: String) -> String {
+    package static func safe(_ text: String) -> String {
         guard TextWidth.needsSanitizing(text, keepingNewlines: true) else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { TextWidth.sanitize(String($0), keepColor: false) }
@@ -87,6 +87,6 @@ enum Console {
 }
 
 /// A warning of moon itself (not of a graph file), on stderr.
-func warn(_ message: String) {
+package func warn(_ message: String) {
     Console.warning(message)
 }

@@ -8,29 +8,29 @@ import Synchronization
 /// Watch mode watches its directory and, when a file that matches is
 /// created, deleted or renamed, globs again: other files mean other
 /// instances, and the graph is planned again (`WatchSession`).
-struct FanOutGlob: Equatable, Sendable {
+package struct FanOutGlob: Equatable, Sendable {
     /// As the loader gave it: the graph (or included) file's directory.
-    var directory: String
-    var pattern: String
-    var exclude: [String]
-    var files: [String]
+    package var directory: String
+    package var pattern: String
+    package var exclude: [String]
+    package var files: [String]
 
     /// What `access` lists for it now.
-    func filesNow(_ access: GraphFileAccess) -> [String] {
+    package func filesNow(_ access: GraphFileAccess) -> [String] {
         access.glob(directory, pattern, exclude).files
     }
 }
 
 /// Records the fan-out globs a load of a graph file makes, through the
 /// file access the loader is given.
-final class FanOutGlobLog: @unchecked Sendable {
+package final class FanOutGlobLog: @unchecked Sendable {
     private let lock = Mutex(())
     private var globs: [FanOutGlob] = []
 
-    var recorded: [FanOutGlob] { lock.withLock { _ in globs } }
+    package var recorded: [FanOutGlob] { lock.withLock { _ in globs } }
 
     /// `access`, its globs recorded here.
-    func recording(_ access: GraphFileAccess) -> GraphFileAccess {
+    package func recording(_ access: GraphFileAccess) -> GraphFileAccess {
         GraphFileAccess(read: access.read, glob: { [self] directory, pattern, exclude in
             let matches = access.glob(directory, pattern, exclude)
             lock.withLock { _ in globs.append(FanOutGlob(directory: directory, pattern: pattern, exclude: exclude, files: matches.files)) }

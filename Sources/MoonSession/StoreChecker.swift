@@ -8,7 +8,7 @@ import Synchronization
 
 /// Connects the runner's up-to-date question to MoonState: maps the run
 /// plan's node indices to the graph's and the needs' inputs to `NeedState`s.
-final class StoreChecker: UpToDateChecking {
+package final class StoreChecker: UpToDateChecking {
     private let state: IncrementalState
     /// Run-plan index -> the state's node index (a graph node, or an
     /// instance of a dynamic fan-out it was given); nil for an instance it
@@ -17,24 +17,24 @@ final class StoreChecker: UpToDateChecking {
     private let lock = Mutex(())
     private let graph: Graph
 
-    init(state: IncrementalState, plan: Plan) {
+    package init(state: IncrementalState, plan: Plan) {
         self.state = state
         self.graph = plan.graph
         self.graphIndex = plan.selected
     }
 
     /// The state's index of run-plan node `node`, nil when it tracks none.
-    func stateIndex(_ node: Int) -> Int? {
+    package func stateIndex(_ node: Int) -> Int? {
         return lock.withLock { _ in node < graphIndex.count ? graphIndex[node] : nil }
     }
 
-    func checks(node: Int) -> Bool {
+    package func checks(node: Int) -> Bool {
         stateIndex(node).map(state.isTracked) ?? false
     }
 
     /// A dynamic fan-out's instances are fingerprinted and remembered as
     /// static ones are, when their template is tracked (it has sources).
-    func expand(template: Int, items: [String], first: Int) -> Bool {
+    package func expand(template: Int, items: [String], first: Int) -> Bool {
         var made: [Int?] = Array(repeating: nil, count: items.count)
         if let index = stateIndex(template), index < graph.nodes.count, state.isTracked(index) {
             let start = state.add(instances: graph.instances(ofDynamic: index, items: items))
@@ -47,7 +47,7 @@ final class StoreChecker: UpToDateChecking {
         }
     }
 
-    func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
+    package func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? {
         guard let index = stateIndex(node) else { return nil }
         let needs = inputs.needs.enumerated().map { i, name in
             NeedState(name: name, result: inputs.results[name]?.rawValue ?? "success",
@@ -58,11 +58,11 @@ final class StoreChecker: UpToDateChecking {
         return RestoredResult(outputs: outputs.map { KeyValue($0.0, $0.1) }, values: values)
     }
 
-    func starting(nodes: [Int]) {
+    package func starting(nodes: [Int]) {
         state.starting(nodes: nodes.compactMap(stateIndex))
     }
 
-    func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
+    package func succeeded(node: Int, outputs: [KeyValue], values: [String]) {
         guard let index = stateIndex(node), state.isTracked(index) else { return }
         state.recordSuccess(node: index, outputs: outputs.map { ($0.key, $0.value) }, values: values)
     }
@@ -72,8 +72,8 @@ final class StoreChecker: UpToDateChecking {
 /// start, the duration, the result and the attempts. Built once at the end
 /// from what the runner already knows, so following the run costs nothing
 /// per event.
-enum HistoryRecorder {
-    static func record(_ summary: Runner.Summary, graphKey: String, forced: Bool) -> RunRecord {
+package enum HistoryRecorder {
+    package static func record(_ summary: Runner.Summary, graphKey: String, forced: Bool) -> RunRecord {
         var run = RunRecord(graph: graphKey, startedAt: summary.startedAt, durationMilliseconds: summary.durationMilliseconds,
                             ok: summary.ok, forced: forced)
         run.succeeded = summary.counts.succeeded
@@ -94,5 +94,20 @@ enum HistoryRecorder {
         run.upToDate = run.nodes.filter { $0.result == .upToDate }.count
         run.skipped = run.nodes.filter { $0.result == .skipped }.count
         return run
+    }
+}
+
+extension HistoryRecorder {
+    /// Records the run in `store`'s history (`moon history`), an
+    /// interrupted one marked so; a store that cannot take it is a warning.
+    /// A plain run records once, watch mode once per run.
+    package static func save(_ summary: Runner.Summary, state: IncrementalState, in store: StateStore) {
+        var record = record(summary, graphKey: state.graphKey, forced: state.force)
+        if case .interrupt? = summary.stopReason { record.interrupted = true }
+        do {
+            try store.record(record)
+        } catch {
+            warn("cannot record this run in \(store.path) (\(store.failureReason(error)))")
+        }
     }
 }

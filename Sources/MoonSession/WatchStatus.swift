@@ -8,7 +8,7 @@ import MoonWatch
 /// run starts; in plain output, one line after each run; with `--json`,
 /// nothing on stdout (it carries only events). How moon watches, and a
 /// fall back to polling, go to stderr: moon never stops watching silently.
-final class WatchStatus {
+package final class WatchStatus {
     private let sink: OutputSink
     private let scheduler: DateScheduler
     private let live: Bool
@@ -18,7 +18,7 @@ final class WatchStatus {
     private var shown = false
     private let ticker = SerialDisposable()
 
-    init(sink: OutputSink, scheduler: DateScheduler, live: Bool, quietStdout: Bool) {
+    package init(sink: OutputSink, scheduler: DateScheduler, live: Bool, quietStdout: Bool) {
         self.sink = sink
         self.scheduler = scheduler
         self.live = live
@@ -26,7 +26,7 @@ final class WatchStatus {
     }
 
     /// How the watcher watches (called from its thread).
-    func announce(_ method: FileWatcher.Method, because error: WatchError?) {
+    package func announce(_ method: FileWatcher.Method, because error: WatchError?) {
         switch (method, error) {
         case (.polling(let interval, let files), let error?):
             Console.errorLine("moon: watch: \(error); polling \(files) files every \(interval.shortDescription) instead")
@@ -37,12 +37,12 @@ final class WatchStatus {
         }
     }
 
-    func watching(files: Int) {
+    package func watching(files: Int) {
         self.files = files
         if shown { show() }
     }
 
-    func lastRun(ok: Bool) {
+    package func lastRun(ok: Bool) {
         lastRun = (ok, scheduler.now)
         if quietStdout { return }
         if live {
@@ -54,25 +54,25 @@ final class WatchStatus {
     }
 
     /// Shows the header again after lines printed between runs.
-    func redraw() {
+    package func redraw() {
         guard live, lastRun != nil else { return }
         show()
         tick()
     }
 
-    func brokenGraph() {
+    package func brokenGraph() {
         Console.errorLine("moon: watch: the graph file has errors; moon runs again once it is fixed")
     }
 
     /// Erases the header before a run's output.
-    func clear() {
+    package func clear() {
         ticker.inner = nil
         guard shown else { return }
         sink.write("\r\u{1B}[2K")
         shown = false
     }
 
-    func stop() {
+    package func stop() {
         clear()
         ticker.dispose()
     }

@@ -6,17 +6,17 @@ import MoonState
 /// wildcards are matched one by one. So classifying a change costs the
 /// path's depth plus the wildcard patterns, not a match against every
 /// instance's globs.
-struct WatchGlobs {
+package struct WatchGlobs {
     private var literal: [String: [Int]] = [:]
     private var patterns: [(include: Glob, exclude: [Glob], node: Int)] = []
     /// The directories above each glob's files (a pattern's base included).
     private var parents: Set<String> = []
     /// Every node a glob stands for.
-    private(set) var nodes = Set<Int>()
+    package private(set) var nodes = Set<Int>()
     /// Every glob's pattern, as written.
-    private(set) var patternsWritten: [String] = []
+    package private(set) var patternsWritten: [String] = []
 
-    mutating func add(_ include: Glob, exclude: [Glob], node: Int) {
+    package mutating func add(_ include: Glob, exclude: [Glob], node: Int) {
         nodes.insert(node)
         patternsWritten.append(include.pattern)
         if include.isLiteral, !include.base.isEmpty, exclude.isEmpty {
@@ -33,21 +33,21 @@ struct WatchGlobs {
     }
 
     /// The nodes whose globs match `path` (relative to the graph's directory, or absolute).
-    func nodes(matching path: String) -> [Int] {
+    package func nodes(matching path: String) -> [Int] {
         var found: [Int] = []
         visit(path) { found.append($0); return false }
         return found
     }
 
     /// Whether a glob matches `path`.
-    func matches(_ path: String) -> Bool {
+    package func matches(_ path: String) -> Bool {
         var any = false
         visit(path) { _ in any = true; return true }
         return any
     }
 
     /// Whether `path` is a directory above a glob's files.
-    func isParent(_ path: String) -> Bool {
+    package func isParent(_ path: String) -> Bool {
         parents.contains(path)
     }
 

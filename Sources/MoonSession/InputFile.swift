@@ -7,27 +7,27 @@ import Foundation
 /// refused without a read: `/dev/zero` never ends, a pseudo-terminal
 /// (`/dev/ptmx`, `/dev/tty`) may never answer, and a disk is not a text file. A FIFO is opened without
 /// waiting for a writer, so one nobody writes to is an error, not a hang.
-enum InputFile {
+package enum InputFile {
     /// Why a file is not read; `message` names the file and says what it is.
-    struct Refusal: Error {
-        var message: String
+    package struct Refusal: Error {
+        package var message: String
         /// The file does not exist (an optional `dotenv:` entry is then skipped).
-        var missing = false
+        package var missing = false
     }
 
     /// The largest graph file (and `dotenv:` file) moon reads. Generous: a
     /// 200,000-node graph is ~12 MB; the cap keeps loading's memory (about
     /// ten times the file) bounded whatever the file.
-    static let graphLimit = 64 << 20
+    package static let graphLimit = 64 << 20
     /// The largest recording `moon replay` reads.
-    static let recordingLimit = 1 << 30
+    package static let recordingLimit = 1 << 30
 
     /// The bytes of `path`, at most `limit` of them (`kind` names what is
     /// read, for messages: "graph file"). With `stopAtNUL` the
     /// reading ends with the first block that holds a NUL byte, so a binary
     /// file fails after its first block, not after all of it: the caller
     /// finds the NUL in what came back.
-    static func read(_ path: String, limit: Int, kind: String, stopAtNUL: Bool) throws(Refusal) -> [UInt8] {
+    package static func read(_ path: String, limit: Int, kind: String, stopAtNUL: Bool) throws(Refusal) -> [UInt8] {
         let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
         let type = info.st_mode & S_IFMT
@@ -70,7 +70,7 @@ enum InputFile {
     /// has arrived, with its 1-based number: a bad first line on a pipe fails
     /// before the writer has finished. The same refusals as `read`, and more
     /// than `limit` bytes in all is too long.
-    static func forEachLine(_ path: String, limit: Int, kind: String, _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
+    package static func forEachLine(_ path: String, limit: Int, kind: String, _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
         let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
         var pending: [UInt8] = []
@@ -174,7 +174,7 @@ enum InputFile {
 
     /// "PATH is binary (a NUL byte on line N)" when `bytes` hold a NUL, for
     /// files read without a located diagnostic (dotenv files, recordings).
-    static func binaryProblem(_ path: String, _ bytes: [UInt8]) -> String? {
+    package static func binaryProblem(_ path: String, _ bytes: [UInt8]) -> String? {
         guard let nul = bytes.firstIndex(of: 0) else { return nil }
         let line = bytes[..<nul].reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
         return "\(path) is binary (a NUL byte on line \(line))"
@@ -191,7 +191,7 @@ enum InputFile {
 
     /// `bytes` in the largest binary unit that keeps a number of at least 1
     /// ("1 TiB", "95.4 MiB").
-    static func size(_ bytes: Int) -> String {
+    package static func size(_ bytes: Int) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
         var value = Double(bytes)
         var unit = 0
