@@ -1,6 +1,7 @@
 import Foundation
 import MoonCommand
 import MoonEvents
+import MoonGraph
 import MoonSystem
 
 /// Runs a plan: starts each node when its needs have ended as its `if`
@@ -454,7 +455,7 @@ public final class Runner {
         switch stopReason {
         case .failure?: return "canceled because another node failed"
         case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
-        case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
+        case .timeout?: return "canceled: the run's --timeout of \(options.timeout.map { DurationText.format($0) } ?? "?") expired"
         case .superseded?: return "canceled: its inputs changed, it runs again"
         case nil: return "canceled"
         }
@@ -601,7 +602,7 @@ public final class Runner {
         var complete = RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
                                                                 counts: counts, criticalPath: path), interrupted: interrupted)
         complete.running = handedOver.map(\.name)
-        if stopReason == .timeout { complete.timedOut = options.timeout?.shortDescription ?? "?" }
+        if stopReason == .timeout { complete.timedOut = options.timeout.map { DurationText.format($0) } ?? "?" }
         emit(complete)
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
