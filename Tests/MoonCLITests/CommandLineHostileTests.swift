@@ -47,7 +47,7 @@ import Testing
         let cases: [(String, String)] = [
             (complete + #","node":"b"}"#, "rec.jsonl:3: not valid JSON at column 95: duplicate key 'node'"),
             (complete + #","exit_code":NaN}"#, "rec.jsonl:3: not valid JSON at column 107: expected a value, found 'N'"),
-            (complete + #","outputs":"# + String(repeating: "[", count: 100_000) + "}", "rec.jsonl:3: not valid JSON at column 617: nested deeper than 512 levels"),
+            (complete + #","outputs":"# + String(repeating: "[", count: 100_000) + "}", "rec.jsonl:3: not valid JSON at column 616: nested deeper than 512 levels"),
             (complete + #","command":"a\#u{1}"}"#, "rec.jsonl:3: not valid JSON at column 107: a control character in a string must be escaped (\\u0001)"),
         ]
         for (third, message) in cases {
