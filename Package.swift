@@ -26,8 +26,9 @@ let package = Package(
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
-        // JSON text: the event stream's strings, and the ordered values of
-        // the graph's JSON rendering and the graph file's schema.
+        // JSON text: string literals for every JSON moon writes, and
+        // ordered values with their one parser (JSON moon reads but does not
+        // own as Codable: a replayed stream, `for-each` items, outputs).
         .target(name: "MoonJSON"),
         .target(name: "MoonGraph", dependencies: ["MoonDocument", "MoonCommand", "MoonJSON", "MoonSystem"]),
         // Linux calls Swift's Glibc module does not import, and what moon
@@ -42,12 +43,13 @@ let package = Package(
         // The spawner (posix_spawn + pidfd_open), in C.
         .target(name: "CMoonSpawn"),
         // Starting, watching and reaping child processes.
-        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "MoonEventLoop", "MoonSystem"]),
-        // What a run reports (RunEvent and its parts): reporters depend on
-        // this, not on the runner, its processes or Slurm.
-        .target(name: "MoonEvents", dependencies: ["MoonSystem"]),
+        .target(name: "MoonProcess", dependencies: ["CMoonSpawn", "MoonEventLoop", "MoonSystem", "MoonCommand"]),
+        // What a run reports (RunEvent and its parts) and the `--json`
+        // stream's one writer and reader: reporters depend on this, not on
+        // the runner, its processes or Slurm.
+        .target(name: "MoonEvents", dependencies: ["MoonSystem", "MoonJSON"]),
         .target(name: "MoonRun", dependencies: [
-            "MoonEvents", "MoonGraph", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonEvents", "MoonGraph", "MoonJSON", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
         .target(name: "MoonReport", dependencies: ["MoonEvents", "MoonCommand", "MoonGraph", "MoonJSON"]),
@@ -63,7 +65,7 @@ let package = Package(
         // The output cache: entries and content-addressed blobs on disk
         // (and over HTTP), restored instead of running a node.
         .target(name: "MoonCache", dependencies: [
-            "MoonState", "MoonSystem",
+            "MoonState", "MoonJSON", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The application layer: a plain run and watch mode, the graph file
@@ -80,6 +82,7 @@ let package = Package(
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),
         .testTarget(name: "MoonDocumentTests", dependencies: ["MoonDocument"]),
+        .testTarget(name: "MoonJSONTests", dependencies: ["MoonJSON"]),
         .testTarget(name: "MoonGraphTests", dependencies: ["MoonGraph", "MoonDocument", "MoonCommand"]),
         .testTarget(name: "MoonProcessTests", dependencies: ["MoonProcess", "MoonEventLoop", "MoonSystem", "MoonCommand", "CMoonSpawn"]),
         // What the runner's and the sessions' tests share: nodes that take virtual time.

@@ -5,14 +5,15 @@ import Foundation
 /// named by content hash, symbolic links as links), its `$MOON_OUTPUT`
 /// outputs and values, and for a depfile node the files its depfile listed
 /// with their hashes (a restore requires them unchanged). JSON, so that an
-/// entry is readable with `cat` and stable across moon versions.
-public struct CacheEntry: Codable, Sendable, Equatable {
+/// entry is readable with `cat` and stable across moon versions:
+/// `JSONEncoder` writes it, `EntryReader` reads it.
+public struct CacheEntry: Encodable, Sendable, Equatable {
     /// An entry larger than this, local or remote, is refused (a miss and a
     /// warning): it is read into memory whole.
     public static let maxSize = 256 << 20
 
-    public struct File: Codable, Sendable, Equatable {
-        public enum Kind: String, Codable, Sendable { case file, directory, symlink }
+    public struct File: Encodable, Sendable, Equatable {
+        public enum Kind: String, Encodable, Sendable { case file, directory, symlink }
         public var path: String
         public var kind: Kind
         /// Permission bits (files and directories).
@@ -33,7 +34,7 @@ public struct CacheEntry: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Dependency: Codable, Sendable, Equatable {
+    public struct Dependency: Encodable, Sendable, Equatable {
         public var path: String
         public var hash: String
 
@@ -77,7 +78,7 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     }
 
     public static func decode(_ data: Data) throws -> CacheEntry {
-        let entry = try EntryReader.read([UInt8](data)) ?? JSONDecoder().decode(CacheEntry.self, from: data)
+        let entry = try data.withUnsafeBytes { raw in try EntryReader.read(raw.bindMemory(to: UInt8.self)) }
         try entry.validate()
         return entry
     }

@@ -15,7 +15,7 @@ public enum BuiltinArgument: Sendable, Hashable {
         switch self {
         case .string(let s), .path(let s), .choice(let s), .template(let s): return s
         case .integer(let n): return String(n)
-        case .duration(let d): return DurationParser.format(d)
+        case .duration(let d): return DurationText.format(d)
         }
     }
 }

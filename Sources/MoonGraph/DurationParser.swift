@@ -1,5 +1,6 @@
-/// Parses and formats the durations of graph files: `250ms`, `2s`, `1m30s`,
-/// `1h`, `1.5s`, or a bare number of seconds (`30`, `0.5`).
+/// Parses the durations of graph files and options: `250ms`, `2s`, `1m30s`,
+/// `1h`, `1.5s`, or a bare number of seconds (`30`, `0.5`). `DurationText`
+/// writes them; it reads every form that writes.
 public enum DurationParser {
     /// The accepted forms, for error messages.
     public static let acceptedForms = "a duration like 250ms, 2s, 1.5s, 1m30s, 1h, or a number of seconds"
@@ -56,41 +57,74 @@ public enum DurationParser {
         return .nanoseconds(Int64((total * 1e9).rounded()))
     }
 
-    /// The shortest text `parse` reads back as `duration`: `250ms`, `2s`, `1m30s`, `1h`, `1.5s`, `0s`.
-    public static func format(_ duration: Duration) -> String {
-        let (seconds, atto) = duration.components
-        if seconds < 0 || atto < 0 { return "-" + format(.zero - duration) }
-        let millis = atto / 1_000_000_000_000_000
-        let exactMillis = atto % 1_000_000_000_000_000 == 0
-        if seconds == 0 {
-            if atto == 0 { return "0s" }
-            if exactMillis { return "\(millis)ms" }
-            return "\(Double(atto) / 1e18)s"
-        }
-        if !exactMillis || millis != 0 {
-            let value = Double(seconds) + Double(atto) / 1e18
-            if seconds < 60 { return "\(trim(value))s" }
-        }
-        var parts = ""
-        let h = seconds / 3600, m = (seconds % 3600) / 60, s = seconds % 60
-        if h > 0 { parts += "\(h)h" }
-        if m > 0 { parts += "\(m)m" }
-        if s > 0 || atto != 0 {
-            if atto == 0 { parts += "\(s)s" } else { parts += "\(trim(Double(s) + Double(atto) / 1e18))s" }
-        }
-        return parts
-    }
-
-    private static func trim(_ value: Double) -> String {
-        var text = String(value)
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        return text
-    }
-
     private static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
     private static func isLetter(_ c: UInt8) -> Bool {
         (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
     }
+}
+
+/// How moon writes a duration, everywhere (errors, the summary, the live
+/// view, history, a graph's export): the largest unit first, `ms` below a
+/// second, seconds with a decimal below a minute, then minutes and hours
+/// with two-digit parts after them, as a clock: `250ms`, `1.5s`, `1m30s`,
+/// `2m03s`, `1h02m`. `DurationParser` reads each back.
+public enum DurationText {
+    public enum Precision: Sendable {
+        /// A duration someone configured, in full and without zero parts:
+        /// `250ms`, `2s`, `1.5s`, `1m30s`, `2m`, `1h`, `1h00m05s`.
+        case exact
+        /// A measured one, rounded down so nothing looks longer than it was:
+        /// milliseconds below a second, tenths below a minute, seconds below
+        /// an hour, minutes beyond: `12ms`, `2.0s`, `2m03s`, `1h02m`.
+        case measured
+        /// As `measured`, with tenths below a second too (`0.4s`): a live
+        /// column that keeps its shape as it ticks.
+        case ticking
+    }
+
+    public static func format(_ duration: Duration, _ precision: Precision = .exact) -> String {
+        let (seconds, atto) = duration.components
+        if seconds < 0 || atto < 0 {
+            // A measurement below zero is a clock that stepped back.
+            return precision == .exact ? "-" + format(.zero - duration, precision) : format(.zero, precision)
+        }
+        switch precision {
+        case .exact: return exact(seconds: seconds, atto: atto)
+        case .measured, .ticking:
+            let ms = seconds.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : seconds * 1000 + atto / 1_000_000_000_000_000
+            if ms < 1000, precision == .measured { return "\(ms)ms" }
+            if ms < 60_000 { return "\(ms / 1000).\(ms / 100 % 10)s" }
+            let s = ms / 1000
+            if s < 3600 { return "\(s / 60)m\(pad2(s % 60))s" }
+            return "\(s / 3600)h\(pad2(s / 60 % 60))m"
+        }
+    }
+
+    private static func exact(seconds: Int64, atto: Int64) -> String {
+        if seconds == 0 {
+            if atto == 0 { return "0s" }
+            if atto % 1_000_000_000_000_000 == 0 { return "\(atto / 1_000_000_000_000_000)ms" }
+        }
+        let fraction = fractionDigits(atto)
+        if seconds < 60 { return "\(seconds)\(fraction)s" }
+        let h = seconds / 3600, m = seconds / 60 % 60, s = seconds % 60
+        var text = h > 0 ? "\(h)h" : ""
+        let secondsPart = s > 0 || atto > 0
+        if m > 0 || (h > 0 && secondsPart) { text += h > 0 ? "\(pad2(m))m" : "\(m)m" }
+        if secondsPart { text += "\(pad2(s))\(fraction)s" }
+        return text
+    }
+
+    /// `.5`, `.25`, `.0005` for attoseconds, trailing zeros dropped; empty for none.
+    private static func fractionDigits(_ atto: Int64) -> String {
+        guard atto > 0 else { return "" }
+        var digits = String(atto)
+        digits = String(repeating: "0", count: 18 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "." + digits
+    }
+
+    private static func pad2(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 }
 
 extension String {

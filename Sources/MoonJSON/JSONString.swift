@@ -51,6 +51,16 @@ public enum JSONString {
         }
     }
 
+    /// A JSON array of string literals, without spaces: `["a","b"]`.
+    public static func array(_ strings: [String]) -> String {
+        var out = "["
+        for (i, s) in strings.enumerated() {
+            if i > 0 { out += "," }
+            quote(s, into: &out)
+        }
+        return out + "]"
+    }
+
     /// Whether `s` needs no escaping: no control character, quote,
     /// backslash or DEL, and no 0xE2 or 0xC2 byte (which start U+2028,
     /// U+2029 and the C1 controls).

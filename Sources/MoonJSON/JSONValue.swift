@@ -1,5 +1,6 @@
-/// A JSON value with ordered object keys, so the graph renderer and the
-/// graph file's schema print deterministically.
+/// A JSON value with ordered object keys: what `JSONParser` reads, and
+/// what the graph renderer and the graph file's schema print
+/// deterministically.
 public indirect enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

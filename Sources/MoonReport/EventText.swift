@@ -1,4 +1,5 @@
 import MoonEvents
+import MoonGraph
 
 /// The lines both reporters print for events, as styled text: the plain log
 /// renders them without colour, the terminal view with it.
@@ -43,7 +44,7 @@ enum EventText {
     static func succeeded(node: String, milliseconds: Int?) -> StyledLine {
         var line = StyledLine("✓ ", .green)
         line.append(node, .bold)
-        if let milliseconds { line.append(" " + DurationText.milliseconds(milliseconds), .dim) }
+        if let milliseconds { line.append(" " + DurationText.format(.milliseconds(milliseconds), .measured), .dim) }
         return line
     }
 
@@ -76,7 +77,7 @@ enum EventText {
         }
         // Nothing ran: no time to show.
         if let milliseconds, group.succeeded + group.failed + group.canceled > 0 {
-            line.append(" " + DurationText.milliseconds(milliseconds), .dim)
+            line.append(" " + DurationText.format(.milliseconds(milliseconds), .measured), .dim)
         }
         return line
     }
@@ -136,7 +137,7 @@ enum EventText {
         let canceled = error.kind == .canceled
         var line = StyledLine("✗ ", canceled ? .yellow : .red)
         line.append(node, .bold)
-        line.append(" " + DurationText.milliseconds(milliseconds), .dim)
+        line.append(" " + DurationText.format(.milliseconds(milliseconds), .measured), .dim)
         line.append(" (\(error.summary))", canceled ? .yellow : .red)
         return line
     }
@@ -146,7 +147,7 @@ enum EventText {
         line.append(node, .bold)
         // The message, not the summary: a retry event in the JSON stream
         // carries only the message, and a replay must read like the run.
-        line.append(" attempt \(attempt) failed (\(error.message)); retrying in \(DurationText.milliseconds(delayMilliseconds))")
+        line.append(" attempt \(attempt) failed (\(error.message)); retrying in \(DurationText.format(.milliseconds(delayMilliseconds), .measured))")
         return line
     }
 
@@ -169,7 +170,7 @@ enum EventText {
             line.append(" skipped (passed before with these inputs)", .dim)
         } else if let restored {
             let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
-            line.append(" restored from the cache (\(files), \(ByteText.bytes(restored.bytes)))", .dim)
+            line.append(" restored from the cache (\(files), \(ByteSize.text(restored.bytes)))", .dim)
         } else {
             line.append(" skipped (\(reason.rawValue))", .dim)
         }

@@ -234,7 +234,7 @@ public enum GraphRenderer {
     private static func argumentJSON(_ argument: BuiltinArgument) -> JSONValue {
         switch argument {
         case .integer(let n): return .int(n)
-        case .duration(let d): return .string(DurationParser.format(d))
+        case .duration(let d): return .string(DurationText.format(d))
         default: return .string(argument.text)
         }
     }

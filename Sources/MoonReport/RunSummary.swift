@@ -1,4 +1,5 @@
 import MoonEvents
+import MoonGraph
 
 /// The end of a run, for both reporters: each failed node with its command
 /// and last lines of output, the critical path with durations, the slowest
@@ -22,7 +23,7 @@ enum RunSummary {
                     if i > 0 { line.append(" → ", .dim) }
                     line.append(node, .bold)
                     if let ms = ledger.finished[node]?.durationMilliseconds {
-                        line.append(" " + DurationText.milliseconds(ms))
+                        line.append(" " + DurationText.format(.milliseconds(ms), .measured))
                     }
                 }
                 out.append(line)
@@ -33,7 +34,7 @@ enum RunSummary {
                 for (i, s) in slowest.enumerated() {
                     if i > 0 { line.append(", ", .dim) }
                     line.append(s.node, .bold)
-                    line.append(" " + DurationText.milliseconds(s.milliseconds))
+                    line.append(" " + DurationText.format(.milliseconds(s.milliseconds), .measured))
                 }
                 out.append(line)
             }
@@ -43,7 +44,7 @@ enum RunSummary {
     }
 
     /// `moon: ok - 7 succeeded in 203ms` / `moon: ok - 32 up to date in 40ms`
-    /// / `moon: ok - 1 succeeded, 30 up to date, 1 restored from the cache (2.0 KB) in 90ms`
+    /// / `moon: ok - 1 succeeded, 30 up to date, 1 restored from the cache (2 KiB) in 90ms`
     /// / `moon: FAILED - 2 succeeded, 1 failed, 1 skipped in 3ms`
     /// / `moon: interrupted (SIGINT) - 2 succeeded, 2 canceled in 2.5s`.
     /// Nodes and instances are counted, not the templates a run expands.
@@ -54,7 +55,7 @@ enum RunSummary {
         var parts: [String] = []
         if end.counts.succeeded > 0 || notRun == 0 { parts.append("\(end.counts.succeeded) succeeded") }
         if end.upToDateNodes > 0 { parts.append("\(end.upToDateNodes) up to date") }
-        if end.restoredNodes > 0 { parts.append("\(end.restoredNodes) restored from the cache (\(ByteText.bytes(end.restoredBytes)))") }
+        if end.restoredNodes > 0 { parts.append("\(end.restoredNodes) restored from the cache (\(ByteSize.text(end.restoredBytes)))") }
         if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
         let skipped = max(0, end.counts.skipped - notRun)
         if skipped > 0 { parts.append("\(skipped) skipped") }
@@ -69,7 +70,7 @@ enum RunSummary {
             line.append("FAILED", .boldRed)
             if let limit = end.timedOut { line.append(": the run's --timeout of \(limit) expired") }
         }
-        line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.milliseconds(end.durationMilliseconds))")
+        line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.format(.milliseconds(end.durationMilliseconds), .measured))")
         return line
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MoonEvents
+import MoonGraph
 
 /// The live status at the bottom of the terminal view, as lines that fit
 /// the terminal: `[done/total]`, the elapsed time, and each running node
@@ -70,7 +71,7 @@ struct StatusArea {
     /// `~12s left`: the fan-out's pace so far, once it has one.
     static func remaining(_ row: Row, elapsed: Int) -> String? {
         guard row.done > 0, row.done < row.total, elapsed >= 2_000 else { return nil }
-        return "~" + DurationText.elapsed(elapsed * (row.total - row.done) / row.done) + " left"
+        return "~" + DurationText.format(.milliseconds(elapsed * (row.total - row.done) / row.done), .ticking) + " left"
     }
 
     /// The full area: a header line, then one line per running node (the
@@ -89,10 +90,10 @@ struct StatusArea {
             line.append(pad(StyledLine(node.node).fitted(to: nameWidth).plain, nameWidth), Style.node(node.node))
             line.append("  " + pad(node.queue, queueWidth), .dim)
             let elapsed = ms(now, since: node.started)
-            line.append("  " + DurationText.elapsed(elapsed))
+            line.append("  " + DurationText.format(.milliseconds(elapsed), .ticking))
             if node.attempt > 1 { line.append(" (attempt \(node.attempt))", .yellow) }
             if let left = Self.remaining(row, elapsed: elapsed) { line.append(" · " + left, .dim) }
-            if let quiet = stalled(node, now: now) { line.append("  stalled: no output for \(DurationText.elapsed(quiet))", .yellow) }
+            if let quiet = stalled(node, now: now) { line.append("  stalled: no output for \(DurationText.format(.milliseconds(quiet), .ticking))", .yellow) }
             if !row.instances.isEmpty { line.spans += names(row.instances, room: width - 1 - line.columns).spans }
             if let partial = node.partial.map(Self.lastSegment), !partial.isEmpty {
                 line.append("  │ ", Style.node(node.node))
@@ -131,7 +132,7 @@ struct StatusArea {
         for (i, node) in running.enumerated() {
             var part = StyledLine(i == 0 ? " · " : ", ")
             part.append(node.node, Style.node(node.node))
-            part.append(" " + DurationText.elapsed(ms(now, since: node.started)))
+            part.append(" " + DurationText.format(.milliseconds(ms(now, since: node.started)), .ticking))
             if stalled(node, now: now) != nil { part.append(" (stalled)", .yellow) }
             // Keep room for "+N" rather than cutting a name in half.
             let more = " +\(running.count - i)"
@@ -148,10 +149,10 @@ struct StatusArea {
     func header(_ ledger: RunLedger, now: Date) -> StyledLine {
         var line = StyledLine("[\(ledger.done)/\(ledger.total)]", .bold)
         let elapsed = ledger.started.map { ms(now, since: $0) } ?? 0
-        line.append(" " + DurationText.elapsed(elapsed))
+        line.append(" " + DurationText.format(.milliseconds(elapsed), .ticking))
         if !ledger.running.isEmpty { line.append(" · \(ledger.running.count) running", .dim) }
         if ledger.restoredNodes > 0 {
-            line.append(" · \(ledger.restoredNodes) restored (\(ByteText.bytes(ledger.restoredBytes)))", .dim)
+            line.append(" · \(ledger.restoredNodes) restored (\(ByteSize.text(ledger.restoredBytes)))", .dim)
         }
         if ledger.failedCount > 0 { line.append(" · \(ledger.failedCount) failed", .red) }
         return line

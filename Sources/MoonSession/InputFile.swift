@@ -1,4 +1,5 @@
 import Foundation
+import MoonGraph
 
 /// How moon reads a file the user names as input (a graph file, an
 /// include, a `dotenv:` file, a recording for `moon replay`): a regular file
@@ -31,7 +32,7 @@ package enum InputFile {
         let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
         let type = info.st_mode & S_IFMT
-        let tooLong = Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))")
+        let tooLong = Refusal(message: "\(path) is longer than \(ByteSize.text(Int64(limit))); moon reads \(kind)s of at most \(ByteSize.text(Int64(limit)))")
         var failure: Int32 = 0
         var done = false
         /// Reads into `buffer` from `count` on, a block at a time, until it
@@ -86,7 +87,7 @@ package enum InputFile {
             if got < 0 { throw refusal(path, errno) }
             if got == 0 { break }
             total += got
-            if total > limit { throw Refusal(message: "\(path) is longer than \(size(limit)); moon reads \(kind)s of at most \(size(limit))") }
+            if total > limit { throw Refusal(message: "\(path) is longer than \(ByteSize.text(Int64(limit))); moon reads \(kind)s of at most \(ByteSize.text(Int64(limit)))") }
             // Only the new block is searched: a long line costs linear time.
             var from = pending.count
             pending += block[..<got]
@@ -125,7 +126,7 @@ package enum InputFile {
             switch info.st_mode & S_IFMT {
             case S_IFREG:
                 if Int(info.st_size) > limit {
-                    throw Refusal(message: "\(path) is \(size(Int(info.st_size))); moon reads \(kind)s of at most \(size(limit))")
+                    throw Refusal(message: "\(path) is \(ByteSize.text(Int64(info.st_size))); moon reads \(kind)s of at most \(ByteSize.text(Int64(limit)))")
                 }
             case S_IFDIR:
                 throw Refusal(message: "\(path) is a directory, not a \(kind)")
@@ -187,19 +188,5 @@ package enum InputFile {
         case ENXIO: return Refusal(message: "\(path) is a socket or device that cannot be read")
         default: return Refusal(message: "cannot read \(path): \(String(cString: strerror(code)))")
         }
-    }
-
-    /// `bytes` in the largest binary unit that keeps a number of at least 1
-    /// ("1 TiB", "95.4 MiB").
-    package static func size(_ bytes: Int) -> String {
-        let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        if unit == 0 { return "\(bytes) bytes" }
-        return value == value.rounded() ? "\(Int(value)) \(units[unit])" : String(format: "%.1f %@", value, units[unit])
     }
 }

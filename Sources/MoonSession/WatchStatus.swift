@@ -1,5 +1,6 @@
 import Foundation
 import MoonCommand
+import MoonGraph
 import MoonReport
 import MoonWatch
 
@@ -29,9 +30,9 @@ package final class WatchStatus {
     package func announce(_ method: FileWatcher.Method, because error: WatchError?) {
         switch (method, error) {
         case (.polling(let interval, let files), let error?):
-            Console.errorLine("moon: watch: \(error); polling \(files) files every \(interval.shortDescription) instead")
+            Console.errorLine("moon: watch: \(error); polling \(files) files every \(DurationText.format(interval)) instead")
         case (.polling(let interval, let files), nil):
-            Console.errorLine("moon: watch: polling \(files) files every \(interval.shortDescription)")
+            Console.errorLine("moon: watch: polling \(files) files every \(DurationText.format(interval))")
         case (.inotify, _):
             break
         }

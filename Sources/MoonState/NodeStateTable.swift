@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MoonJSON
 
 /// Each node's last success (`node_state`): its fingerprint, outputs,
 /// values and depfile dependencies, per graph file.
@@ -100,28 +101,32 @@ extension StateStore {
         }
     }
 
+    // The lists below are JSON text in the database (readable with
+    // `sqlite3`): `JSONString` writes them and `JSONParser` reads them.
+
     static func encodePairs(_ pairs: [(String, String)]) -> String {
         // Most nodes have none: no JSON writer for them.
         if pairs.isEmpty { return "[]" }
-        let data = try? JSONSerialization.data(withJSONObject: pairs.map { [$0.0, $0.1] })
-        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        return "[" + pairs.map { JSONString.array([$0.0, $0.1]) }.joined(separator: ",") + "]"
     }
 
     static func decodePairs(_ text: String) -> [(String, String)] {
         // Most nodes have none: no JSON parser for them.
         if text == "[]" { return [] }
-        guard let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
-        return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        guard case .array(let items)? = try? JSONParser.parse(text) else { return [] }
+        return items.compactMap { item in
+            guard let pair = item.stringArray, pair.count == 2 else { return nil }
+            return (pair[0], pair[1])
+        }
     }
 
     static func encodeList(_ list: [String]) -> String {
         if list.isEmpty { return "[]" }
-        let data = try? JSONSerialization.data(withJSONObject: list)
-        return data.map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        return JSONString.array(list)
     }
 
     static func decodeList(_ text: String) -> [String] {
         if text == "[]" { return [] }
-        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+        return (try? JSONParser.parse(text))?.stringArray ?? []
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonJSON
 
 /// What a run of a plan would do to each of its nodes, from the store,
 /// without running anything: the one place that decides "runs", "may run"
@@ -161,7 +162,7 @@ public struct RunForecast: Sendable {
                            needs: [NeedState]) -> Verdict? {
         guard verdicts[fanOut.need] == .upToDate, mayRun(index, graph: graph, sources: []) == nil,
               let text = state.stored(graph.nodes[fanOut.need].name)?.outputs.first(where: { $0.0 == fanOut.key })?.1,
-              let items = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return nil }
+              let items = (try? JSONParser.parse(text))?.stringArray else { return nil }
         let instances = graph.instances(ofDynamic: index, items: items)
         let first = state.add(instances: instances)
         var stale: [(name: String, reasons: [Staleness])] = []

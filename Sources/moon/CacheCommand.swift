@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonCache
+import MoonEvents
 import MoonGraph
 import MoonReport
 import MoonSession
@@ -16,7 +17,7 @@ struct CacheCommand: ParsableCommand {
         The cache is --cache-dir, else MOON_CACHE_DIR, else the graph file's \
         'cache: { dir }' (FILE, or the moon.yaml here or above), else \
         $XDG_CACHE_HOME/moon or ~/.cache/moon. After a run that stored outputs, moon prunes it to \
-        \(CacheUsage.defaultLimit >> 30) GB, least recently used entries first.
+        \(ByteSize.text(CacheUsage.defaultLimit)), least recently used entries first.
         """,
         subcommands: [CacheStatsCommand.self, CachePruneCommand.self])
 }
@@ -62,10 +63,9 @@ struct CacheStatsCommand: ParsableCommand {
         Console.line("cache: \(directory.path)")
         Console.line("entries: \(usage.entries)")
         Console.line("blobs: \(usage.blobs)")
-        Console.line("size: \(ByteText.bytes(usage.bytes)) (limit \(ByteText.bytes(CacheUsage.defaultLimit)) after a run)")
-        let format = ISO8601DateFormatter()
+        Console.line("size: \(ByteSize.text(usage.bytes)) (limit \(ByteSize.text(CacheUsage.defaultLimit)) after a run)")
         if let oldest = usage.oldestUse, let newest = usage.newestUse {
-            Console.line("used: \(format.string(from: oldest)) .. \(format.string(from: newest))")
+            Console.line("used: \(DateText.human(oldest)) .. \(DateText.human(newest))")
         }
     }
 }
@@ -90,7 +90,7 @@ struct CachePruneCommand: ParsableCommand {
         let directory = try location.directory()
         let pruned = CacheUsage.prune(directory, maxBytes: ByteSize.parse(maxSize)!, grace: maxSize == "0" ? 0 : 60)
         let usage = CacheUsage.measure(directory)
-        Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteText.bytes(pruned.bytes))); "
-            + "\(ByteText.bytes(usage.bytes)) left in \(directory.path)")
+        Console.line("removed \(pruned.entries) entries and \(pruned.blobs) blobs (\(ByteSize.text(pruned.bytes))); "
+            + "\(ByteSize.text(usage.bytes)) left in \(directory.path)")
     }
 }

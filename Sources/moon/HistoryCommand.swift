@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonEvents
 import MoonGraph
 import MoonSession
 import MoonState
@@ -46,9 +47,6 @@ struct HistoryCommand: ParsableCommand {
             Console.line("no runs of \(path) recorded yet")
             return
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         let idWidth = runs.map { String($0.id).count }.max()! + 1
         for run in runs {
             var counts: [String] = []
@@ -60,23 +58,17 @@ struct HistoryCommand: ParsableCommand {
             if counts.isEmpty { counts.append("nothing ran") }
             let id = ("#" + String(run.id)).padding(toLength: idWidth, withPad: " ", startingAt: 0)
             let status = (run.ok ? "ok" : run.interrupted ? "interrupted" : "FAILED").padding(toLength: 11, withPad: " ", startingAt: 0)
-            let duration = Self.duration(run.durationMilliseconds).leftPadded(to: 7)
-            Console.line("\(id)  \(formatter.string(from: run.startedAt))  \(status) \(duration)  \(counts.joined(separator: ", "))\(run.forced ? " (--force)" : "")")
+            let duration = DurationText.format(.milliseconds(run.durationMilliseconds), .measured).leftPadded(to: 7)
+            Console.line("\(id)  \(DateText.human(run.startedAt))  \(status) \(duration)  \(counts.joined(separator: ", "))\(run.forced ? " (--force)" : "")")
             guard nodes else { continue }
             let width = run.nodes.map(\.node.count).max() ?? 0
             for node in run.nodes {
                 var text = node.result.rawValue
-                if let ms = node.durationMilliseconds { text += " " + Self.duration(ms) }
+                if let ms = node.durationMilliseconds { text += " " + DurationText.format(.milliseconds(ms), .measured) }
                 if node.attempts > 1 { text += " (\(node.attempts) attempts)" }
                 Console.line("    " + node.node.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
             }
         }
-    }
-
-    static func duration(_ ms: Int) -> String {
-        if ms < 1000 { return "\(ms)ms" }
-        if ms < 60_000 { return String(format: "%.1fs", Double(ms) / 1000) }
-        return "\(ms / 60_000)m\(String(format: "%02d", (ms % 60_000) / 1000))s"
     }
 }
 

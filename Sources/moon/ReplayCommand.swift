@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonEvents
 import MoonReport
 import MoonRun
 import MoonSession
@@ -90,7 +91,7 @@ struct ReplayCommand: ParsableCommand {
             // By `InputFile`'s rules: a device is refused, a pipe is cut at the cap.
             try InputFile.forEachLine(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit, kind: "recording") { bytes, number in
                 if bytes.withUnsafeBytes({ $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }) { throw CLIError("\(name) is binary (a NUL byte on line \(number))", help: help) }
-                if let decoded = try EventDecoder.decodeLine(String(decoding: bytes, as: UTF8.self), line: number) { events.append(decoded) }
+                if let decoded = try EventDecoder.decodeLine(bytes, line: number) { events.append(decoded) }
             }
         } catch let refusal as InputFile.Refusal {
             throw CLIError(refusal.message)

@@ -196,6 +196,10 @@ import Testing
         #expect(stats.status == 0)
         #expect(stats.stdout.contains("entries: 2"), "\(stats.stdout)")
         #expect(stats.stdout.contains("blobs: 2"), "\(stats.stdout)")
+        // Sizes in binary units with IEC names, dates in the one human form.
+        #expect(stats.stdout.range(of: #"size: [0-9.]+ (B|KiB) \(limit 5 GiB after a run\)"#, options: .regularExpression) != nil, "\(stats.stdout)")
+        let date = #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#
+        #expect(stats.stdout.range(of: "used: \(date) \\.\\. \(date)\n", options: .regularExpression) != nil, "\(stats.stdout)")
         let pruned = try moon.run(["cache", "prune", "--max-size", "0"])
         #expect(pruned.status == 0, "\(pruned.stderr)")
         #expect(pruned.stdout.contains("removed 2 entries and 2 blobs"), "\(pruned.stdout)")

@@ -152,7 +152,7 @@ import Testing
             #expect(help.status == 0)
             #expect(help.stdout.contains("USAGE"))
         }
-        #expect(try moon.run(["cache", "--help"]).stdout.contains("prunes it to 5 GB"))
+        #expect(try moon.run(["cache", "--help"]).stdout.contains("prunes it to 5 GiB"))
     }
 }
 

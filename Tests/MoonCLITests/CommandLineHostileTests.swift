@@ -38,6 +38,31 @@ import Testing
         }
     }
 
+    /// A line that is not strict JSON (a key twice, NaN, nesting past the
+    /// parser's depth, bytes that are not UTF-8) is exit 2 naming the line,
+    /// the column and what was expected, never a guess or a trap.
+    @Test func replayRefusesHostileJSONWithItsPlace() throws {
+        let moon = try Moon()
+        let complete = #"{"v":1,"seq":3,"ts":"2026-11-25T12:44:36.494Z","event":"complete","node":"a","duration_ms":12"#
+        let cases: [(String, String)] = [
+            (complete + #","node":"b"}"#, "rec.jsonl:3: not valid JSON at column 95: duplicate key 'node'"),
+            (complete + #","exit_code":NaN}"#, "rec.jsonl:3: not valid JSON at column 107: expected a value, found 'N'"),
+            (complete + #","outputs":"# + String(repeating: "[", count: 100_000) + "}", "rec.jsonl:3: not valid JSON at column 616: nested deeper than 512 levels"),
+            (complete + #","command":"a\#u{1}"}"#, "rec.jsonl:3: not valid JSON at column 107: a control character in a string must be escaped (\\u0001)"),
+        ]
+        for (third, message) in cases {
+            try moon.write("rec.jsonl", Self.recording[0] + "\n" + Self.recording[1] + "\n" + third + "\n")
+            let result = try moon.run(["replay", "rec.jsonl"])
+            #expect(result.status == 2, "\(message): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+        }
+        // Bytes that are not UTF-8 inside a string: refused, not replaced by U+FFFD.
+        let bad = try shell(#"printf '%s\n%s\n{"v":1,"seq":3,"ts":"2026-11-25T12:44:36.494Z","event":"skip","node":"\377","reason":"up-to-date"}\n' "$A" "$B" > bad.jsonl; "$MOON" replay bad.jsonl"#,
+                            in: moon, environment: ["A": Self.recording[0], "B": Self.recording[1]])
+        #expect(bad.status == 2, "\(bad.status) \(bad.stderr)")
+        #expect(bad.stderr.contains("bad.jsonl:3: not valid JSON at column 70: a string that is not valid UTF-8"), "\(bad.stderr)")
+    }
+
     /// Every number of every event, set to values at and past the edges of
     /// Int32, Int64 and a double: replay ends with 0, 1 or 2, never a trap.
     @Test func replaySurvivesExtremeNumbersInEveryField() throws {

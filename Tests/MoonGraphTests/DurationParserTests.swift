@@ -23,10 +23,25 @@ import Testing
 
     @Test(arguments: [
         (Duration.milliseconds(250), "250ms"), (.seconds(2), "2s"), (.seconds(90), "1m30s"), (.seconds(3600), "1h"),
-        (.milliseconds(1500), "1.5s"), (.zero, "0s"), (.milliseconds(90_500), "1m30.5s"), (.seconds(7200 + 5), "2h5s"),
+        (.milliseconds(1500), "1.5s"), (.zero, "0s"), (.milliseconds(90_500), "1m30.5s"), (.seconds(7200 + 5), "2h00m05s"),
+        (.seconds(65), "1m05s"), (.seconds(120), "2m"), (.seconds(5400), "1h30m"), (.microseconds(500), "0.0005s"),
+        (.milliseconds(12_250), "12.25s"), (.seconds(-2), "-2s"),
     ])
     func formats(duration: Duration, expected: String) throws {
-        #expect(DurationParser.format(duration) == expected)
-        #expect(try DurationParser.parse(expected) == duration)
+        #expect(DurationText.format(duration) == expected)
+        if duration >= .zero { #expect(try DurationParser.parse(expected) == duration) }
+    }
+
+    /// A measured duration is rounded down in the same style, and reads
+    /// back too (to its precision): the summary, the live view and history.
+    @Test(arguments: [
+        (12, "12ms", "0.0s"), (999, "999ms", "0.9s"), (2_000, "2.0s", "2.0s"), (59_999, "59.9s", "59.9s"),
+        (123_456, "2m03s", "2m03s"), (3_723_000, "1h02m", "1h02m"), (-5, "0ms", "0.0s"),
+    ])
+    func measuredDurationsShareTheStyle(ms: Int, measured: String, ticking: String) throws {
+        #expect(DurationText.format(.milliseconds(ms), .measured) == measured)
+        #expect(DurationText.format(.milliseconds(ms), .ticking) == ticking)
+        let back = try DurationParser.parse(measured)
+        #expect(back <= .milliseconds(max(0, ms)) && back > .milliseconds(ms) - .seconds(60))
     }
 }

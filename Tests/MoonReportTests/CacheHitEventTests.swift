@@ -11,7 +11,7 @@ import MoonEvents
                                 restored: CacheRestore(files: 3, bytes: 2048))
 
     @Test func theEventSaysWhatWasRestored() throws {
-        let line = JSONLinesReporter.encode(Self.event, seq: 1)
+        let line = EventEncoder.encode(Self.event, seq: 1)
         #expect(line.hasSuffix(#""event":"skip","node":"build","reason":"cache-hit","restored":{"files":3,"bytes":2048}}"#), "\(line)")
         let decoded = try EventDecoder.decode(line)
         #expect(decoded.event.restored == CacheRestore(files: 3, bytes: 2048))
@@ -19,7 +19,7 @@ import MoonEvents
 
     @Test(.enabled(if: SchemaValidator.available, SchemaValidator.reason))
     func theEventIsValid() {
-        let result = SchemaValidator.validate(JSONLinesReporter.encode(Self.event, seq: 1) + "\n")
+        let result = SchemaValidator.validate(EventEncoder.encode(Self.event, seq: 1) + "\n")
         #expect(result.ok, "\(result.messages)")
         let bad = #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"a","reason":"cache-hit","restored":{"files":-1,"bytes":0}}"#
         #expect(!SchemaValidator.validate(bad + "\n").ok)
@@ -27,13 +27,13 @@ import MoonEvents
 
     @Test func theLineAndTheSummaryCountIt() {
         #expect(EventText.skipped(node: "build", reason: .cacheHit, restored: CacheRestore(files: 3, bytes: 2048)).plain
-            == "- build restored from the cache (3 files, 2.0 KB)")
+            == "- build restored from the cache (3 files, 2 KiB)")
         var ledger = RunLedger()
         ledger.apply(Self.event)
         var counts = RunCounts()
         counts.skipped = 1
         ledger.apply(RunEvent(time: Self.event.time, kind: .graphComplete(ok: true, durationMilliseconds: 5, counts: counts, criticalPath: [])))
-        #expect(RunSummary.result(ledger.end!).plain == "moon: ok - 1 restored from the cache (2.0 KB) in 5ms")
+        #expect(RunSummary.result(ledger.end!).plain == "moon: ok - 1 restored from the cache (2 KiB) in 5ms")
     }
 
     @Test func theLiveViewCountsIt() {
@@ -41,7 +41,7 @@ import MoonEvents
         ledger.apply(RunEvent(time: Self.event.time, kind: .graphStart(graph: "g", nodes: ["build", "app"], queues: [])))
         ledger.apply(Self.event)
         let area = StatusArea(width: 80, maxLines: 6, stallAfterMilliseconds: 30_000)
-        #expect(area.header(ledger, now: Self.event.time).plain == "[1/2] 0.0s · 1 restored (2.0 KB)")
+        #expect(area.header(ledger, now: Self.event.time).plain == "[1/2] 0.0s · 1 restored (2 KiB)")
     }
 }
 

@@ -9,7 +9,7 @@ import MoonEvents
         let decoded = try EventDecoder.decodeAll(text)
         #expect(decoded.count == Fixture.everyKind.count)
         #expect(decoded.map(\.seq) == Array(1...Fixture.everyKind.count))
-        let again = decoded.map { JSONLinesReporter.encode($0.event, seq: $0.seq) + "\n" }.joined()
+        let again = decoded.map { EventEncoder.encode($0.event, seq: $0.seq) + "\n" }.joined()
         #expect(again == text)
     }
 
@@ -18,30 +18,30 @@ import MoonEvents
         let event = try EventDecoder.decode(line).event
         guard case .graphStart(_, _, let queues) = event.kind else { Issue.record("not graph-start"); return }
         #expect(queues.map(\.name) == ["z", "a\"b", "m"])
-        #expect(JSONLinesReporter.encode(event, seq: 1) == line)
+        #expect(EventEncoder.encode(event, seq: 1) == line)
     }
 
     @Test func timesKeepTheirMilliseconds() throws {
         for ms in [0, 1, 7, 229, 500, 999] {
             let ts = "2026-11-22T10:04:05.\(String(format: "%03d", ms))Z"
             let line = #"{"v":1,"seq":1,"ts":"\#(ts)","event":"skip","node":"a","reason":"condition"}"#
-            #expect(JSONLinesReporter.encode(try EventDecoder.decode(line).event, seq: 1) == line)
+            #expect(EventEncoder.encode(try EventDecoder.decode(line).event, seq: 1) == line)
         }
-        #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(RFC3339.format(Date(timeIntervalSince1970: 1_795_860_245.0071)) == "2026-11-28T10:04:05.007Z")
-        #expect(RFC3339.parse("2026-11-22T12:04:05+02:00") == RFC3339.parse("2026-11-22T10:04:05Z"))
-        #expect(RFC3339.parse("2026-11-22T10:04:05") == nil)
-        #expect(RFC3339.parse("yesterday") == nil)
+        #expect(DateText.rfc3339(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(DateText.rfc3339(Date(timeIntervalSince1970: 1_795_860_245.0071)) == "2026-11-28T10:04:05.007Z")
+        #expect(DateText.parseRFC3339("2026-11-22T12:04:05+02:00") == DateText.parseRFC3339("2026-11-22T10:04:05Z"))
+        #expect(DateText.parseRFC3339("2026-11-22T10:04:05") == nil)
+        #expect(DateText.parseRFC3339("yesterday") == nil)
     }
 
     @Test func startCarriesTheCommand() throws {
-        let event = try EventDecoder.decode(JSONLinesReporter.encode(Fixture.failingRun[1], seq: 2)).event
+        let event = try EventDecoder.decode(EventEncoder.encode(Fixture.failingRun[1], seq: 2)).event
         guard case .start(_, _, _, let command, _) = event.kind else { Issue.record("not start"); return }
         #expect(command == "curl -fsS https://example.org/data.json -o data.json")
     }
 
     @Test(arguments: [
-        ("{\"v\":1", "not valid JSON"),
+        ("{\"v\":1", "not valid JSON at column 7: expected ',' or '}', found the end of the text"),
         ("[1,2]", "expected a JSON object"),
         (#"{"seq":1}"#, "missing field 'v'"),
         (#"{"v":2,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"skip"}"#, "unsupported schema version 2 (this moon reads v 1)"),
@@ -59,7 +59,7 @@ import MoonEvents
     ])
     func badLinesNameTheProblem(line: String, message: String) {
         #expect(throws: EventDecoder.DecodingError(line: 3, message: message)) {
-            try EventDecoder.decodeAll("\n" + JSONLinesReporter.encode(Fixture.passingRun[0], seq: 1) + "\n" + line + "\n")
+            try EventDecoder.decodeAll("\n" + EventEncoder.encode(Fixture.passingRun[0], seq: 1) + "\n" + line + "\n")
         }
     }
 

@@ -125,7 +125,7 @@ enum Fixture {
     }
 
     static func jsonLines(_ events: [RunEvent]) -> String {
-        events.enumerated().map { JSONLinesReporter.encode($1, seq: $0 + 1) + "\n" }.joined()
+        events.enumerated().map { EventEncoder.encode($1, seq: $0 + 1) + "\n" }.joined()
     }
 }
 

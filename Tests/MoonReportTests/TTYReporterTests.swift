@@ -3,6 +3,7 @@ import MoonCommand
 import Testing
 @testable import MoonReport
 import MoonEvents
+import MoonGraph
 
 @Suite struct TTYReporterTests {
     struct Harness {
@@ -306,15 +307,14 @@ import MoonEvents
     }
 
     @Test func durations() {
-        #expect(DurationText.milliseconds(0) == "0ms")
-        #expect(DurationText.milliseconds(999) == "999ms")
-        #expect(DurationText.milliseconds(1_299) == "1.2s")
-        #expect(DurationText.milliseconds(59_999) == "59.9s")
-        #expect(DurationText.milliseconds(123_000) == "2m03s")
-        #expect(DurationText.milliseconds(3_723_000) == "1h02m")
-        #expect(DurationText.elapsed(450) == "0.4s")
-        #expect(DurationText.elapsed(61_000) == "1m01s")
-        #expect(Duration.milliseconds(1500).moonDescription == "1.5s")
+        #expect(DurationText.format(.milliseconds(0), .measured) == "0ms")
+        #expect(DurationText.format(.milliseconds(999), .measured) == "999ms")
+        #expect(DurationText.format(.milliseconds(1_299), .measured) == "1.2s")
+        #expect(DurationText.format(.milliseconds(59_999), .measured) == "59.9s")
+        #expect(DurationText.format(.milliseconds(123_000), .measured) == "2m03s")
+        #expect(DurationText.format(.milliseconds(3_723_000), .measured) == "1h02m")
+        #expect(DurationText.format(.milliseconds(450), .ticking) == "0.4s")
+        #expect(DurationText.format(.milliseconds(61_000), .ticking) == "1m01s")
     }
 }
 

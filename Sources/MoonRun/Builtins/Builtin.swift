@@ -1,6 +1,7 @@
 import Foundation
 import MoonCommand
 import MoonGraph
+import MoonJSON
 
 /// The built-in commands (`uses:`), run inside moon without a process. Their
 /// parameters are declared once in MoonGraph's `BuiltinCatalog` (validation
@@ -148,8 +149,7 @@ enum Builtin {
         case "concat":
             result.next(all.joined())
         default:
-            let data = (try? JSONSerialization.data(withJSONObject: all, options: [.withoutEscapingSlashes])) ?? Data("[]".utf8)
-            result.next(String(decoding: data, as: UTF8.self))
+            result.next(JSONString.array(all))
         }
         result.complete()
     }

@@ -33,7 +33,7 @@ enum WaitFor {
                 if ok {
                     result.complete()
                 } else if context.scheduler.now >= deadline {
-                    result.fail("\(what) not reachable after \(timeout.shortDescription)")
+                    result.fail("\(what) not reachable after \(DurationText.format(timeout))")
                 } else {
                     cancel.inner = context.scheduler.schedule(after: interval) { attempt() }
                 }

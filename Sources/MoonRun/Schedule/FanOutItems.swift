@@ -1,5 +1,5 @@
-import Foundation
 import MoonGraph
+import MoonJSON
 import MoonSystem
 
 /// The items of a `for-each` over a need's output: the output's text must
@@ -13,8 +13,7 @@ enum FanOutItems {
 
     /// `expression` names the value in messages (`needs.shards.outputs.files`).
     static func parse(_ text: String, expression: String) -> Result<[String], FanOutError> {
-        let list = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? [Any]
-        guard let list else {
+        guard case .array(let list)? = try? JSONParser.parse(text) else {
             return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
         }
         guard list.count <= FanOutLimit.instances else {
@@ -24,8 +23,7 @@ enum FanOutItems {
         items.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
         for element in list {
-            // (NSNumber bridges to String on some platforms: ask for the real type.)
-            guard !(element is NSNumber), let item = element as? String else {
+            guard case .string(let item) = element else {
                 return .failure(FanOutError("\(expression) is not a JSON list of strings: \(quote(text))"))
             }
             if item.isEmpty {

@@ -1,5 +1,6 @@
 import MoonCommand
 import MoonEvents
+import MoonGraph
 
 /// How one node runs, as a signal of the reactive core: its command makes
 /// one attempt, the core's `timeout` limits each attempt to the node's
@@ -22,7 +23,7 @@ enum NodeSignal {
                      onRetry: @escaping (_ failedAttempt: Int, _ delay: Duration, _ error: NodeError) -> Void) -> Signal<NodeOutput> {
         var one = attempt
         if let limit = node.timeout {
-            one = one.timeoutFromRealStart(after: limit, raising: NodeError(.timeout, "timed out after \(limit.shortDescription)"),
+            one = one.timeoutFromRealStart(after: limit, raising: NodeError(.timeout, "timed out after \(DurationText.format(limit))"),
                                            on: scheduler)
         }
         guard node.retry.times > 0 else { return one }

@@ -1,5 +1,6 @@
 import Foundation
 import MoonCommand
+import MoonGraph
 import MoonEvents
 import MoonSystem
 
@@ -204,7 +205,7 @@ extension Runner {
         switch stopReason {
         case .failure?: return "canceled because another node failed"
         case .interrupt(let signal)?: return "canceled by \(signalName(signal))"
-        case .timeout?: return "canceled: the run's --timeout of \(options.timeout?.shortDescription ?? "?") expired"
+        case .timeout?: return "canceled: the run's --timeout of \(options.timeout.map { DurationText.format($0) } ?? "?") expired"
         case .superseded?: return "canceled: its inputs changed, it runs again"
         case nil: return "canceled"
         }

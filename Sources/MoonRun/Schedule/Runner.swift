@@ -1,5 +1,6 @@
 import Foundation
 import MoonCommand
+import MoonGraph
 import MoonEvents
 import MoonSystem
 
@@ -372,7 +373,7 @@ public final class Runner {
         var complete = RunEvent(time: now, kind: .graphComplete(ok: ok, durationMilliseconds: duration,
                                                                 counts: counts, criticalPath: path), interrupted: interrupted)
         complete.running = handedOver.map(\.name)
-        if stopReason == .timeout { complete.timedOut = options.timeout?.shortDescription ?? "?" }
+        if stopReason == .timeout { complete.timedOut = options.timeout.map { DurationText.format($0) } ?? "?" }
         emit(complete)
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
