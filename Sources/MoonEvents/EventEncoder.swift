@@ -11,7 +11,9 @@ public enum EventEncoder {
         encode(event, seq: seq, ending: "}")
     }
 
-    /// The object, closed with `ending` (a line: `}` and a newline).
+    /// The object, closed with `ending` (a line: `}` and a newline). One
+    /// case per event kind, in the stream's fixed field order, as the schema
+    /// lists them: kept as one switch so the order reads in one place.
     public static func encode(_ event: RunEvent, seq: Int, ending: String) -> String {
         var o = JSONObjectWriter(capacity: 192)
         o.field("v", 1)

@@ -175,6 +175,8 @@ public struct JSONParser {
     }
 
     /// A string literal, its escapes resolved; the cursor is on its quote.
+    /// One byte loop, as the other lexers: escapes, surrogate pairs and UTF-8
+    /// checks share its cursor.
     private mutating func string() throws(Error) -> String {
         at += 1
         let start = at

@@ -263,7 +263,8 @@ public enum GraphRenderer {
     /// The dry-run listing of `plan` (whose `graph` is the graph listed).
     /// `states`: what a run would do to each node (`will run`, `may run`, `up
     /// to date`, by graph node index), shown in a column and counted in the
-    /// heading; nil leaves them out.
+    /// heading; nil leaves them out. The columns are measured and filled in
+    /// one pass over the plan, which one function keeps together.
     public static func dryRun(_ plan: Plan, states: [Int: String]? = nil) -> String {
         let graph = plan.graph
         let total = graph.nodes.count(where: { !$0.isBarrier })

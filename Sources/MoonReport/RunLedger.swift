@@ -101,6 +101,8 @@ struct RunLedger {
     var total: Int { max(plan.count, finished.count + running.count) }
     var failedCount: Int { failures.count }
 
+    /// What one event changes in the run's tally: one case per event kind,
+    /// each a few lines, so it stays one switch.
     mutating func apply(_ event: RunEvent) {
         lastEventTime = event.time
         switch event.kind {
