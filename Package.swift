@@ -11,8 +11,9 @@ let package = Package(
         .executable(name: "moon", targets: ["moon"]),
         // The reactive core is usable on its own, without YAML or the CLI.
         .library(name: "MoonCommand", targets: ["MoonCommand"]),
-        // Every library the CLI is made of, for a program that reads, runs,
-        // reports, remembers, caches and watches graphs itself.
+        // The stages the CLI is made of, for a program that reads, runs,
+        // reports, remembers, caches and watches graphs itself. The session
+        // layer (MoonSession) is not in it: its API is the package's own.
         .library(name: "MoonKit", targets: ["MoonDocument", "MoonJSON", "MoonGraph", "MoonSystem", "MoonEventLoop", "MoonProcess", "MoonEvents", "MoonRun", "MoonReport",
                                             "MoonState", "MoonCache", "MoonWatch"]),
     ],
@@ -49,7 +50,7 @@ let package = Package(
         // the runner, its processes or Slurm.
         .target(name: "MoonEvents", dependencies: ["MoonSystem", "MoonJSON"]),
         .target(name: "MoonRun", dependencies: [
-            "MoonEvents", "MoonGraph", "MoonJSON", "MoonCommand", "MoonProcess", "MoonEventLoop", "MoonSystem",
+            "MoonEvents", "MoonGraph", "MoonJSON", "MoonCommand", "MoonProcess", "MoonSystem",
             .product(name: "HeapModule", package: "swift-collections"),
         ]),
         .target(name: "MoonReport", dependencies: ["MoonEvents", "MoonCommand", "MoonGraph", "MoonJSON"]),
@@ -65,7 +66,7 @@ let package = Package(
         // The output cache: entries and content-addressed blobs on disk
         // (and over HTTP), restored instead of running a node.
         .target(name: "MoonCache", dependencies: [
-            "MoonState", "MoonJSON", "MoonSystem",
+            "MoonState", "MoonGraph", "MoonJSON", "MoonSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The application layer: a plain run and watch mode, the graph file
@@ -76,8 +77,7 @@ let package = Package(
             "MoonEventLoop", "MoonSystem", "MoonCommand",
         ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonSession", "MoonWatch", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonDocument", "MoonState", "MoonCache", "MoonProcess", "MoonEventLoop", "MoonSystem",
-            "MoonCommand",
+            "MoonSession", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonState", "MoonCache", "MoonProcess", "MoonCommand",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),

@@ -1,4 +1,5 @@
 import Glibc
+import MoonGraph
 
 /// A file named relative to an open directory (`AT_FDCWD`: a plain path),
 /// and how messages name it. Inside the cache and below a restored output's
@@ -61,7 +62,7 @@ struct CacheFile {
         }
         guard Int64(info.st_size) <= maxSize else {
             close(fd)
-            throw CacheError.damaged(path, "is larger than \(maxSize >> 20) MB")
+            throw CacheError.damaged(path, "is larger than \(ByteSize.text(Int64(maxSize)))")
         }
         return CacheFile(descriptor: fd, size: Int64(info.st_size))
     }

@@ -16,4 +16,14 @@ extension Duration {
         let (seconds, attoseconds) = clamped.components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
+
+    /// Whole milliseconds, rounded toward zero and clamped to `Int`'s range:
+    /// what events and JSON carry (`delay_ms`, `timeout_ms`, `duration_ms`).
+    public var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
+        let (sum, over) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000_000_000))
+        if overflow || over { return seconds < 0 ? .min : .max }
+        return sum
+    }
 }

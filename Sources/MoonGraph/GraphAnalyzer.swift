@@ -163,7 +163,7 @@ struct GraphAnalyzer {
                 let instances: [NodeInstance?] = layout.instances[t]?.map { $0 } ?? [nil]
                 for (i, instance) in instances.enumerated() {
                     guard parsed.longestPath(instance, vars: vars) <= ExpansionLimit.varBytes else {
-                        error("a path of node '\(instance?.name ?? template.name)' (sources, generates or depfile) is longer than \(ExpansionLimit.varBytes >> 20) MiB once vars, item and matrix are put in",
+                        error("a path of node '\(instance?.name ?? template.name)' (sources, generates or depfile) is longer than \(ByteSize.text(Int64(ExpansionLimit.varBytes))) once vars, item and matrix are put in",
                               at: template.nameSpan, notes: ["help: a path repeats each value it reads; read a long var in run or with instead"])
                         return nodes
                     }

@@ -83,7 +83,7 @@ struct IncludeLoader {
         }
         bytesParsed += bytes.count
         guard bytesParsed <= Self.maxBytes else {
-            refuse("includes hold more than \(Self.maxBytes >> 20) MiB in all, a file counting each time it is included", at: include)
+            refuse("includes hold more than \(ByteSize.text(Int64(Self.maxBytes))) in all, a file counting each time it is included", at: include)
             return nil
         }
         let source = SourceFile(path: path, bytes: bytes)

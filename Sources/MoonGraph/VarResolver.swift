@@ -79,7 +79,7 @@ struct VarResolver {
         budget.varBytes += bytes
         guard budget.varBytes > ExpansionLimit.allVarBytes else { return true }
         budget.varsExhausted = true
-        diagnostics.append(.error("the vars of this graph are longer than \(ExpansionLimit.allVarBytes >> 20) MiB in all once substituted, at var '\(name)'",
+        diagnostics.append(.error("the vars of this graph are longer than \(ByteSize.text(Int64(ExpansionLimit.allVarBytes))) in all once substituted, at var '\(name)'",
                                   at: spans[name], notes: [Size.help]))
         return false
     }
@@ -103,7 +103,7 @@ struct VarResolver {
                 return false
             }
             if bytes > ExpansionLimit.varBytes {
-                diagnostics.append(.error("var '\(name)' is longer than \(ExpansionLimit.varBytes >> 20) MiB once the vars it reads are substituted",
+                diagnostics.append(.error("var '\(name)' is longer than \(ByteSize.text(Int64(ExpansionLimit.varBytes))) once the vars it reads are substituted",
                                           at: span, notes: [Self.help]))
                 return false
             }

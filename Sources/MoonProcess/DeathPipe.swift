@@ -18,8 +18,7 @@ import MoonSystem
 ///
 /// The kernel records the owner as a reference to the pid, not a number, so
 /// a recycled pid is never hit. The spawner sets the owner (`death_fds` of
-/// `moon_spawn_request`): in the child before it execs where moon's own
-/// spawner runs (x86_64), right after the spawn with posix_spawn. When the
+/// `moon_spawn_request`) right after `posix_spawn`, before it returns. When the
 /// launcher reaps a child (right after SIGKILLing its group itself), it keeps
 /// the pair for the next child, which only needs a new owner: an owner whose
 /// group is gone is never signalled.

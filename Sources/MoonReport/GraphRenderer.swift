@@ -216,12 +216,12 @@ public enum GraphRenderer {
         members += [
             ("if", .string(node.condition.rawValue)),
             ("continue_on_error", .bool(node.continueOnError)),
-            ("timeout_ms", node.timeout.map { .int(milliseconds($0)) } ?? .null),
+            ("timeout_ms", node.timeout.map { .int($0.milliseconds) } ?? .null),
             ("retry", .object([
                 ("times", .int(node.retry.times)),
-                ("delay_ms", .int(milliseconds(node.retry.delay))),
+                ("delay_ms", .int(node.retry.delay.milliseconds)),
                 ("backoff", .double(node.retry.backoff)),
-                ("max_delay_ms", node.retry.maxDelay.map { .int(milliseconds($0)) } ?? .null),
+                ("max_delay_ms", node.retry.maxDelay.map { .int($0.milliseconds) } ?? .null),
             ])),
             ("dir", node.dir.map(JSONValue.string) ?? .null),
             ("env", .object(node.env.entries.map { ($0.name, .string($0.value)) })),
@@ -353,11 +353,6 @@ public enum GraphRenderer {
             for need in plan.graph.nodes[v].needs where plan.isSelected(need) { result.append((need, v)) }
         }
         return result
-    }
-
-    private static func milliseconds(_ d: Duration) -> Int {
-        let (s, atto) = d.components
-        return Int(s) * 1000 + Int(atto / 1_000_000_000_000_000)
     }
 
     private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }

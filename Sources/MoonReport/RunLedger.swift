@@ -22,11 +22,6 @@ struct RunLedger {
         case succeeded
         case failed(NodeError)
         case skipped(SkipReason)
-
-        var isFailure: Bool {
-            if case .failed(let e) = self { return e.kind != .canceled }
-            return false
-        }
     }
 
     struct Finished {

@@ -159,7 +159,7 @@ public final class TTYReporter: Reporter {
 
     private var area: StatusArea {
         StatusArea(width: size.columns, maxLines: max(2, min(options.maxRunningLines + 1, size.rows / 2)),
-                   stallAfterMilliseconds: Self.milliseconds(options.stallAfter))
+                   stallAfterMilliseconds: options.stallAfter.milliseconds)
     }
 
     /// The status area as text.
@@ -234,7 +234,7 @@ public final class TTYReporter: Reporter {
     /// The redraw timer: one tick every `refreshInterval`, each scheduling
     /// the next, until `stopTimers`.
     private func scheduleTick(on scheduler: DateScheduler) {
-        let interval = Duration.milliseconds(max(10, Self.milliseconds(options.refreshInterval)))
+        let interval = Duration.milliseconds(max(10, options.refreshInterval.milliseconds))
         timer = scheduler.schedule(after: interval) { [weak self] in
             guard let self, self.timer != nil else { return }
             self.redraw()
@@ -249,9 +249,6 @@ public final class TTYReporter: Reporter {
         resize = nil
     }
 
-    static func milliseconds(_ d: Duration) -> Int {
-        Int(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
-    }
 }
 
 extension StyledLine {

@@ -23,7 +23,7 @@ extension IncrementalState {
             // Only a regular file, and not past the cap: it is read whole (a FIFO would block the read).
             let found = FileStat.of(scanner.fullPath(depfilePath))
             if let found, found.1 != .file || found.0.size > Self.maxDepfileSize {
-                let why = found.1 != .file ? "is not a regular file" : "is larger than \(Self.maxDepfileSize >> 20) MB"
+                let why = found.1 != .file ? "is not a regular file" : "is larger than \(ByteSize.text(Int64(Self.maxDepfileSize)))"
                 onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) \(why); it runs again next time")
                 return (fingerprint, nil, false)
             }

@@ -5,15 +5,6 @@ import MoonJSON
 /// Each node's last success (`node_state`): its fingerprint, outputs,
 /// values and depfile dependencies, per graph file.
 extension StateStore {
-    public func nodeState(graph: String, node: String) throws -> StoredNode? {
-        try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT \(nodeStateColumns) FROM node_state WHERE graph = ? AND node = ?
-                """, arguments: [graph, node]) else { return nil }
-            return Self.storedNode(row)
-        }
-    }
-
     /// Every node state of `graph`, by node name, in one read: a run that
     /// checks many nodes spares a transaction and a statement per node.
     public func nodeStates(graph: String) throws -> [String: StoredNode] {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonCommand
 import MoonCache
 import MoonGraph
 import MoonSession
@@ -107,7 +108,7 @@ extension CacheOptions {
     private static func remoteTimeout() -> Double {
         guard let text = Terminal.variable("MOON_REMOTE_CACHE_TIMEOUT"), !text.isEmpty else { return defaultRemoteTimeout }
         if let duration = try? DurationParser.parse(text) {
-            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            let seconds = duration.timeInterval
             if seconds > 0 && seconds <= RemoteCache.maxTimeoutSeconds { return seconds }
         }
         warn("MOON_REMOTE_CACHE_TIMEOUT=\(text) is not a duration above 0 and at most 1h (such as 500ms, 5s, 2m); using 5s")

@@ -6,6 +6,7 @@ import Testing
 /// pipeline): needs on the root graph from an included file (`:NAME`),
 /// `success-codes`, remembered checks, cheap checks first, forcing one node,
 /// and messages for what users of other tools write.
+/// Over 400 lines: one test per need the trials found, each with its own project.
 @Suite struct ProjectNeedsTests {
     // MARK: - :NAME, a node of the root graph
 

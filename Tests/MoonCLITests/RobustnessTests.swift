@@ -6,6 +6,7 @@ import Testing
 /// itself killed, descriptor exhaustion and the errors of the world. Every
 /// test runs the real binary; docs/promises.md names the test behind each
 /// promise.
+/// Over 400 lines: one test per kind of pressure, each a whole scenario.
 @Suite(.serialized) struct RobustnessTests {
     // MARK: Output integrity
 

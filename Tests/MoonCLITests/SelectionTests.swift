@@ -4,6 +4,7 @@ import Testing
 /// Which graph file moon reads and which of its nodes it runs: the nearest
 /// moon.yaml/moon.yml upward (as git, go-task and just find theirs), the
 /// file's `default:`, quoted globs and `--exclude`, `internal:` nodes.
+/// Over 400 lines: the suites share the discovery and selection set-up.
 @Suite struct DiscoveryTests {
     /// A graph whose nodes write where they run: paths stay relative to the graph file.
     static let graph = """

@@ -5,6 +5,7 @@ import Testing
 /// `moon run --watch` on real files: the tests edit files and wait on the
 /// JSON events moon writes (never on time alone), with bounds generous
 /// enough for a loaded machine.
+/// Over 400 lines: one scenario of watch mode per test, each with its own graph.
 @Suite("watch mode")
 struct WatchTests {
     /// A watch in progress: its events so far, read from its stdout file.

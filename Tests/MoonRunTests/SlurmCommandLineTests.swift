@@ -58,7 +58,7 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
 }
 
 @Suite struct SlurmStepTests {
-    func step() -> SlurmStep { SlurmStep(options: SlurmOptions(), graph: "g", node: "n", queue: "cluster") }
+    func step() -> SlurmStep { SlurmStep(options: SlurmOptions(), graph: "g", node: "n", queue: "cluster", programs: ProgramCache()) }
 
     @Test func readsTheJobIdAndHidesSrunsChatter() {
         let step = step()
@@ -129,7 +129,7 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
         defer { try? FileManager.default.removeItem(at: bin) }
         let srun = bin.appendingPathComponent("srun").path
         _ = FileManager.default.createFile(atPath: srun, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
-        let step = SlurmStep(options: SlurmOptions(mem: "1G"), graph: "g", node: "n", queue: "cluster")
+        let step = SlurmStep(options: SlurmOptions(mem: "1G"), graph: "g", node: "n", queue: "cluster", programs: ProgramCache())
         let spec = ProcessSpec(executable: "/bin/echo", arguments: ["hi"],
                                environment: ["PATH": bin.path, "A": "1", "SLURM_JOB_ID": "99", "SLURM_JOBID": "99"],
                                workingDirectory: "/tmp")

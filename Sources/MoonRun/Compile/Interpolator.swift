@@ -102,7 +102,7 @@ struct Interpolator {
                 let value = try value(of: expression)
                 if value.unicodeScalars.contains("\0") { throw Failure(message: "the value of \(expression.raw) contains a NUL byte") }
                 guard out.utf8.count + value.utf8.count <= ExpansionLimit.substitutedBytes else {
-                    throw Failure(message: "'\(ShellTemplate.preview(text))' would be longer than \(ExpansionLimit.substitutedBytes >> 20) MiB with its values put in")
+                    throw Failure(message: "'\(ShellTemplate.preview(text))' would be longer than \(ByteSize.text(Int64(ExpansionLimit.substitutedBytes))) with its values put in")
                 }
                 out += value
             }

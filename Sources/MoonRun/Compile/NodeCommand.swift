@@ -94,7 +94,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
         // A node on a Slurm queue runs its process as an srun job step.
         let graph = context.environment.graph
         let slurm = graph.slurmOptions(for: node).map {
-            SlurmStep(options: $0, graph: graph.name, node: node.name, queue: graph.queues[node.queue].name)
+            SlurmStep(options: $0, graph: graph.name, node: node.name, queue: graph.queues[node.queue].name,
+                      programs: context.environment.programs)
         }
         let spec: ProcessSpec
         do {

@@ -49,6 +49,9 @@ struct NodeEnvironment {
     private let sharedRefusals: [(name: String, failure: String)]
     /// The size of the shared layers, for `ExecSize`.
     private let sharedBytes: Int
+    /// Programs found on PATH, for this run's launches: a new run (a rerun
+    /// in watch mode) searches again, so a program installed meanwhile counts.
+    let programs = ProgramCache()
 
     /// moon's own variables that no node sees, not even through `${{ env.X }}`:
     /// the remote cache's token is a secret for moon alone.
@@ -145,7 +148,7 @@ struct NodeEnvironment {
         guard let program = argv.first else { return nil }
         try ExecSize.check(argv: argv, environment: env, baseBytes: sharedBytes, rendered: node.action)
         let directory = try workingDirectory(for: node, interpolator: interpolator)
-        return ProcessSpec(executable: ProgramCache.shared.lookup(program, path: env["PATH"]) ?? program,
+        return ProcessSpec(executable: programs.lookup(program, path: env["PATH"]) ?? program,
                            arguments: Array(argv.dropFirst()), processEnvironment: env,
                            workingDirectory: runsInGraphDirectory && directory == graphDirectory ? nil : directory)
     }
@@ -157,7 +160,6 @@ struct NodeEnvironment {
 /// thousand times. Only absolute PATH entries are cached; anything it
 /// cannot resolve is left to the launcher, which reports it precisely.
 final class ProgramCache: @unchecked Sendable {
-    static let shared = ProgramCache()
     private let lock = Mutex(())
     /// Answers found, most recent last. A graph has a handful of programs
     /// and PATHs, and nodes pass the very same PATH string (from the shared

@@ -109,7 +109,7 @@ enum OutputFile {
         }
         let data = (try? handle.read(upToCount: sizeLimit + 1)) ?? Data()
         if data.count > sizeLimit {
-            return .failure(Problem(message: "it is larger than \(sizeLimit >> 20) MiB"))
+            return .failure(Problem(message: "it is larger than \(ByteSize.text(Int64(sizeLimit)))"))
         }
         return self.parse(String(decoding: data, as: UTF8.self))
     }

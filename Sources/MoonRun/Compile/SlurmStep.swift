@@ -32,13 +32,15 @@ final class SlurmStep: @unchecked Sendable {
     let jobName: String
     let queue: String
     let node: String
+    private let programs: ProgramCache
     private let lock = Mutex(())
     private var job: String?
     private var taskStatus: Int32?
     private var lastError: String?
 
-    init(options: SlurmOptions, graph: String, node: String, queue: String) {
+    init(options: SlurmOptions, graph: String, node: String, queue: String, programs: ProgramCache) {
         self.options = options
+        self.programs = programs
         self.jobName = SlurmCommandLine.jobName(graph: graph, node: node)
         self.queue = queue
         self.node = node
@@ -54,7 +56,7 @@ final class SlurmStep: @unchecked Sendable {
         var environment = spec.environment
         for name in SlurmCommandLine.inheritedJobVariables { environment[name] = nil }
         let path = environment["PATH"] ?? ProcessSpec.defaultSearchPath
-        guard let srun = Self.find("srun", path: path) else {
+        guard let srun = find("srun", path: path) else {
             throw NodeError(.spawn, "cannot run node '\(node)' on Slurm (queue '\(queue)' has executor: slurm): srun was not found on PATH (\(path)); install the Slurm client or run on a cluster's login node")
         }
         let directory = spec.workingDirectory ?? FileManager.default.currentDirectoryPath
@@ -123,7 +125,7 @@ final class SlurmStep: @unchecked Sendable {
             then()
             return
         }
-        let scancel = Self.find("scancel", path: environment["PATH"] ?? ProcessSpec.defaultSearchPath) ?? "scancel"
+        let scancel = find("scancel", path: environment["PATH"] ?? ProcessSpec.defaultSearchPath) ?? "scancel"
         let spec = ProcessSpec(executable: scancel, arguments: ["--quiet", job], environment: environment)
         do {
             _ = try processes.launch(spec, onOutput: { _ in }, onExit: { _ in then() })
@@ -164,7 +166,7 @@ final class SlurmStep: @unchecked Sendable {
         return first ? .job(id, keep: keep) : (keep ? .keep : .drop)
     }
 
-    private static func find(_ program: String, path: String) -> String? {
-        ProgramCache.shared.lookup(program, path: path)
+    private func find(_ program: String, path: String) -> String? {
+        programs.lookup(program, path: path)
     }
 }
