@@ -7,7 +7,7 @@ import MoonWatch
 /// What a run or watch mode runs on, given by its caller: moon's event
 /// loop, the launcher of the nodes' processes and the file system
 /// (`MainLoop`), or, in tests, virtual time, fake nodes and the changes a
-/// test sends. Everything a session does happens on `scheduler`.
+/// test sends. Everything `RunSession` and `WatchSession` do happens on `scheduler`.
 package protocol SessionHost: AnyObject {
     var scheduler: DateScheduler { get }
     /// The nodes' processes: launched, and killed, suspended or resumed all at once.
@@ -29,7 +29,7 @@ package protocol SessionHost: AnyObject {
     func nodeLauncher(graph: Graph, plan: Plan) -> NodeLauncher?
 }
 
-/// What a session does to every node's processes at once.
+/// What `RunSession` and `WatchSession` do to every node's processes at once.
 package protocol ProcessGroups: ProcessLaunching {
     /// Makes moon the reaper of what its nodes leave behind.
     func becomeSubreaper() throws

@@ -20,7 +20,7 @@ import MoonWatch
 /// them, as it adopts the services a run left running (`WatchLive`).
 /// Every run is a fresh `Runner` on moon's event loop; everything here
 /// runs on that loop. One file over 400 lines: the watching and the runs
-/// share the session's state (the current job, the live nodes, the watcher).
+/// share watch mode's state (the current job, the live nodes, the watcher).
 package final class WatchSession {
     /// What made a run start.
     package enum Trigger {
@@ -48,7 +48,7 @@ package final class WatchSession {
     private var succeeded = Set<Int>()
     /// Per node name: the outputs and values it stands with when a rerun does not run it.
     private let results = WatchResults()
-    /// With `--resume`: the run the first run of the session resumes.
+    /// With `--resume`: the run that watch mode's first run resumes.
     private var resume: ResumeRecord?
     /// A run's cache stores still going after its nodes ended: the next run waits for them.
     private var storing: OutputCache?

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Lets a long up-to-date check stop early. The check runs on moon's event
 /// loop while it is quick; the source hasher polls `shouldStop` between
-/// blocks (the `shouldStop` a session hands the state, which points here), and on
+/// blocks (the `shouldStop` that `RunSession` and `WatchSession` hand the state, which points here), and on
 /// the loop a check that hashes for longer than `loopBudget` stops, to be
 /// done again on a worker thread (the runner's `WorkerPool`): meanwhile the loop goes on
 /// handling signals, timers, a closed pipe and other nodes' output. A check
