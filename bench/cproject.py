@@ -15,6 +15,16 @@ other work disturbs less than wall time:
   no-op             nothing changed
   one header edit   one header's content changes; the objects that include
                     it (about 4% of them) and the archive are rebuilt
+  nested header     a header no .c file includes itself, included by five
+                    other headers: the objects reaching it through them
+                    (about 6%) and the archive are rebuilt
+  one-node run      a graph of one node `run: true` against ninja with one
+                    edge whose output is never made (both run it every time)
+  c-project no-op   examples/c-project (8 sources, 4 tests) against an
+                    equivalent build.ninja
+Beside the wall and CPU medians, the user-space instructions of one no-op
+and one one-node run of each tool (valgrind's callgrind, which a loaded
+host does not disturb; skipped without valgrind).
 Each .c file includes 12 of the headers (a fixed pseudo-random choice);
 every header is small. The compiler is `cc -O0`. moon's output cache is a
 directory of the bench's own, emptied with the outputs before each clean
@@ -30,6 +40,9 @@ QUICK = "--quick" in sys.argv
 SOURCES, HEADERS, PER_FILE = 300, 1000, 12
 JOBS = 2
 EDITED = "include/h0007.h"
+# Included by no .c file, but by five headers (h0100.h … h0104.h).
+NESTED = "include/base.h"
+NESTED_BY = range(100, 105)
 CC = "cc -O0 -Iinclude"
 # moon's environment: the output cache in the bench's directory (set in main).
 MOON_ENV = dict(os.environ)
@@ -40,9 +53,12 @@ def generate(root):
     os.makedirs(os.path.join(root, "src"))
     os.makedirs(os.path.join(root, "include"))
     os.makedirs(os.path.join(root, "build"))
+    write(os.path.join(root, NESTED), nested_header(0))
     for h in range(HEADERS):
+        # The five headers' functions call base(), so an edit of base.h changes their objects.
+        inner, body = ('#include "base.h"\n', f"base(x) * {h + 1}") if h in NESTED_BY else ("", f"x * {h + 1}")
         write(os.path.join(root, f"include/h{h:04}.h"),
-              f"#ifndef H{h:04}\n#define H{h:04}\nstatic inline int h{h:04}(int x) {{ return x * {h + 1}; }}\n#endif\n")
+              f"#ifndef H{h:04}\n#define H{h:04}\n{inner}static inline int h{h:04}(int x) {{ return {body}; }}\n#endif\n")
     includes = {}
     for s in range(SOURCES):
         chosen = sorted(rng.sample(range(HEADERS), PER_FILE))
@@ -79,7 +95,66 @@ def generate(root):
     for dirpath, _, names in os.walk(root):
         for name in names:
             os.utime(os.path.join(dirpath, name), (past, past))
-    return sum(1 for s in includes.values() if 7 in s)
+    return (sum(1 for s in includes.values() if 7 in s),
+            sum(1 for s in includes.values() if any(h in NESTED_BY for h in s)))
+
+
+def nested_header(i):
+    return f"#ifndef BASE_H\n#define BASE_H\nstatic inline int base(int x) {{ return x + {i}; }}\n#endif\n"
+
+
+def one_node(root):
+    """One node that always runs `true`; ninja's edge names an output the command never makes."""
+    os.makedirs(root)
+    write(os.path.join(root, "moon.yaml"), "version: 1\nname: one\nnodes:\n  t:\n    run: \"true\"\n")
+    write(os.path.join(root, "build.ninja"), "rule t\n  command = true\nbuild never-made: t\ndefault never-made\n")
+
+
+def c_project(root, source):
+    """examples/c-project, and a build.ninja doing what its moon.yaml does."""
+    shutil.copytree(source, root)
+    srcs = sorted(f[:-2] for f in os.listdir(os.path.join(root, "src")) if f.endswith(".c") and f != "main.c")
+    tests = sorted(f[:-3] for f in os.listdir(os.path.join(root, "tests")) if f.endswith(".in"))
+    cflags = "-O2 -Wall -Wextra -std=c11"
+    lines = ["rule cc", f"  command = cc {cflags} -Iinclude -MD -MF $out.d -c $in -o $out", "  depfile = $out.d", "  deps = gcc",
+             "rule ar", "  command = rm -f $out && ar rcs $out $in",
+             "rule link", f"  command = cc {cflags} -Iinclude -MD -MF $out.d -o $out src/main.c build/libcalc.a -lm",
+             "  depfile = $out.d", "  deps = gcc",
+             "rule check", "  command = tests/check.sh build/calc $name", ""]
+    for s in srcs:
+        lines.append(f"build build/{s}.o: cc src/{s}.c")
+    lines.append("build build/libcalc.a: ar " + " ".join(f"build/{s}.o" for s in srcs))
+    lines.append("build build/calc: link src/main.c build/libcalc.a")
+    for t in tests:
+        lines.append(f"build build/tests/{t}.actual: check build/calc tests/check.sh tests/{t}.in tests/{t}.expected")
+        lines.append(f"  name = {t}")
+    lines.append("build test: phony " + " ".join(f"build/tests/{t}.actual" for t in tests))
+    lines.append("default test")
+    write(os.path.join(root, "build.ninja"), "\n".join(lines) + "\n")
+
+
+def instructions(argv, cwd, env=None):
+    """User-space instructions of one run (callgrind); None without valgrind.
+    valgrind cannot read moon's DWARF 5, so moon is measured as a `strip -g` copy."""
+    if shutil.which("valgrind") is None:
+        return None
+    out = os.path.join(cwd, ".callgrind.out")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv, cwd=cwd, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            os.remove(out)
+            return int(line.split(":")[1].strip())
+    return None
+
+
+def count_row(label, moon_cmd, ninja_cmd, moon_dir, ninja_dir):
+    m = instructions(moon_cmd, moon_dir, MOON_ENV)
+    k = instructions(ninja_cmd, ninja_dir)
+    if m is None or k is None:
+        print(f"{label:<34} (no valgrind: instructions not counted)")
+        return
+    print(f"{label:<34} moon {m / 1e6:7.2f} M instructions  ninja {k / 1e6:7.2f} M  {m / k:5.2f}x ninja")
 
 
 def write(path, text):
@@ -101,7 +176,7 @@ def timed(argv, cwd, env=None):
 
 def clean(moon_dir, ninja_dir):
     for d in (moon_dir, ninja_dir):
-        shutil.rmtree(os.path.join(d, "build"))
+        shutil.rmtree(os.path.join(d, "build"), ignore_errors=True)
         os.makedirs(os.path.join(d, "build"))
     shutil.rmtree(os.path.join(moon_dir, ".moon"), ignore_errors=True)
     shutil.rmtree(MOON_ENV["MOON_CACHE_DIR"], ignore_errors=True)
@@ -144,22 +219,35 @@ def main():
         raise SystemExit("no ninja (pip install ninja)")
     work = tempfile.mkdtemp(prefix="moon-bench-c-")
     MOON_ENV["MOON_CACHE_DIR"] = os.path.join(work, "cache")
+    # The instruction counts read a copy without debug info (valgrind cannot read DWARF 5).
+    counted = os.path.join(work, "moon-stripped")
+    subprocess.run(["strip", "-g", "-o", counted, MOON], check=False)
+    if not os.path.exists(counted):
+        counted = MOON
     try:
         moon_dir, ninja_dir = os.path.join(work, "moon"), os.path.join(work, "ninja")
-        including = generate(moon_dir)
+        including, nesting = generate(moon_dir)
         shutil.copytree(moon_dir, ninja_dir, symlinks=True)
         print(f"moon cproject bench: {SOURCES} .c files, {HEADERS} headers, {PER_FILE} includes each, -j{JOBS}, in {work}")
-        moon_cmd = [MOON, "run", "-j", str(JOBS), "-q", "--output", "plain", "moon.yaml"]
+        args = ["run", "-j", str(JOBS), "-q", "--output", "plain", "moon.yaml"]
+        moon_cmd = [MOON] + args
         ninja_cmd = [ninja, "-j", str(JOBS), "--quiet"]
 
         rounds("clean build", 1 if QUICK else 3, moon_cmd, ninja_cmd, moon_dir, ninja_dir,
                before=lambda i: clean(moon_dir, ninja_dir))
         rounds("no-op", 5 if QUICK else 21, moon_cmd, ninja_cmd, moon_dir, ninja_dir)
+        count_row("no-op, instructions", [counted] + args, ninja_cmd, moon_dir, ninja_dir)
 
         def edit(i):
             for d in (moon_dir, ninja_dir):
                 write(os.path.join(d, EDITED), f"#ifndef H0007\n#define H0007\nstatic inline int h0007(int x) {{ return x * {100 + i}; }}\n#endif\n")
         rounds(f"one header edit ({including} objects)", 3 if QUICK else 9, moon_cmd, ninja_cmd, moon_dir, ninja_dir, before=edit)
+
+        def edit_nested(i):
+            for d in (moon_dir, ninja_dir):
+                write(os.path.join(d, NESTED), nested_header(100 + i))
+        rounds(f"nested header edit ({nesting} objects)", 3 if QUICK else 9, moon_cmd, ninja_cmd, moon_dir, ninja_dir,
+               before=edit_nested)
 
         # What moon rebuilt after one more edit: only the objects that include the header, and the archive.
         edit(99)
@@ -167,6 +255,25 @@ def main():
                              capture_output=True, text=True).stdout
         ran = out.count('"event":"complete"')
         print(f"after an edit of {EDITED}: moon ran {ran} nodes ({including} objects include it, plus the archive)")
+        edit_nested(99)
+        out = subprocess.run([MOON, "run", "-j", str(JOBS), "--json", "moon.yaml"], cwd=moon_dir, env=MOON_ENV,
+                             capture_output=True, text=True).stdout
+        ran = out.count('"event":"complete"')
+        print(f"after an edit of {NESTED}: moon ran {ran} nodes ({nesting} objects reach it, plus the archive)")
+
+        one = os.path.join(work, "one")
+        one_node(one)
+        rounds("one-node run (true)", 7 if QUICK else 31, moon_cmd, ninja_cmd, one, one)
+        count_row("one-node run, instructions", [counted] + args, ninja_cmd, one, one)
+
+        example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "c-project")
+        ex_moon, ex_ninja = os.path.join(work, "ex-moon"), os.path.join(work, "ex-ninja")
+        c_project(ex_moon, example)
+        c_project(ex_ninja, example)
+        rounds("examples/c-project clean build", 1 if QUICK else 3, moon_cmd, ninja_cmd, ex_moon, ex_ninja,
+               before=lambda i: clean(ex_moon, ex_ninja))
+        rounds("examples/c-project no-op", 5 if QUICK else 21, moon_cmd, ninja_cmd, ex_moon, ex_ninja)
+        count_row("examples/c-project no-op, instr.", [counted] + args, ninja_cmd, ex_moon, ex_ninja)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
