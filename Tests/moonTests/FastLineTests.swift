@@ -176,6 +176,65 @@ import Testing
         Self.expectLeft(arguments)
     }
 
+    /// A line the fast path leaves to argument-parser gets, from the built
+    /// binary, argument-parser's own text, on the stream and with the exit
+    /// code `Moon.main` gives it: help on stdout and 0, an error on stderr and 2.
+    @Test(arguments: [
+        ["run", "--bogus"], ["--bogus", "build"], ["run", "-j0"], ["-jx", "build"], ["run", "--output", "fancy"],
+        ["run", "-q", "-v"], ["build", "-j"], ["run", "--watch-poll", "1s"], ["run", "-n", "--json"],
+        ["run", "--help"], ["--help"], ["-h"], ["--version"],
+    ])
+    func linesLeftToTheParserGetItsTextAndExitCode(_ arguments: [String]) throws {
+        Self.expectLeft(arguments)
+        var message = ""
+        var status: Int32 = 0
+        do {
+            // `--help` and `-h` parse to argument-parser's help command, which throws its text.
+            var (command, _) = try Moon.parse(arguments)
+            try #require("\(type(of: command))" == "HelpCommand", "argument-parser reads \(arguments)")
+            try command.run()
+        } catch {
+            message = Moon.fullMessage(for: error, columns: 80)
+            let code = Moon.exitCode(for: error)
+            status = code == .validationFailure ? 2 : code.rawValue
+        }
+        let result = try Self.runMoon(arguments)
+        #expect(result.status == status, "\(arguments): \(result.stderr)")
+        if status == 0 {
+            #expect(result.stdout == message + "\n", "\(arguments)")
+            #expect(result.stderr.isEmpty, "\(arguments): \(result.stderr)")
+        } else {
+            #expect(result.stderr == message + "\n", "\(arguments)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        }
+    }
+
+    /// The built binary (`MOON_BIN`, else `.build/debug/moon`), run with
+    /// `arguments` in a directory of its own holding a valid graph file.
+    static func runMoon(_ arguments: [String]) throws -> (stdout: String, stderr: String, status: Int32) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let binary = ProcessInfo.processInfo.environment["MOON_BIN"] ?? root.appendingPathComponent(".build/debug/moon").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-fastline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("version: 1\nnodes:\n  build: { run: [true] }\n".utf8).write(to: directory.appendingPathComponent("moon.yaml"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(["COLUMNS": "80"]) { $1 }
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Both pipes drained before the wait: help is longer than a pipe's buffer may be.
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self), process.terminationStatus)
+    }
+
     /// Plain `moon` runs the same request as `moon run` with no words.
     @Test func plainMoonRunsTheDefaultRequest() {
         #expect(FastLine.read([]) == .defaultNodes)
