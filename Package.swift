@@ -97,6 +97,8 @@ let package = Package(
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache", "MoonSystem",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
+        // `moon`'s fast reading of `run`'s command line, held to argument-parser's definition of it.
+        .testTarget(name: "moonTests", dependencies: ["moon", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The end-to-end tests run the built binary; GRDB's SQLite for a damaged store.
         .testTarget(name: "MoonCLITests", dependencies: ["MoonEvents", "MoonReport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],

@@ -36,7 +36,7 @@ struct CacheDirectoryOption: ParsableArguments {
 
     /// The directory; a path that is no cache directory (a file) is an error.
     func directory() throws -> CacheDirectory {
-        let directory = CacheDirectory(path: CacheOptions.resolve(option: cacheDirectory, graph: try graph()))
+        let directory = CacheDirectory(path: CacheSettings.resolve(option: cacheDirectory, graph: try graph()))
         if let problem = directory.problem {
             Console.error(problem)
             throw ExitCode.failure

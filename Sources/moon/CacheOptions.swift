@@ -25,6 +25,19 @@ struct CacheOptions: ParsableArguments {
           help: "Read the remote cache, never upload to it (also MOON_REMOTE_CACHE_READ_ONLY: 1, true, yes or on, any case; 0, false, no or off upload; another value warns and reads only).")
     var remoteReadOnly = false
 
+    var settings: CacheSettings {
+        CacheSettings(cacheDirectory: cacheDirectory, noCache: noCache, remoteCache: remoteCache, remoteReadOnly: remoteReadOnly)
+    }
+}
+
+/// The values of `CacheOptions`, as a plain value (`moon run`'s fast path
+/// fills it in without swift-argument-parser), and what they select.
+struct CacheSettings: Equatable {
+    var cacheDirectory: String?
+    var noCache = false
+    var remoteCache: String?
+    var remoteReadOnly = false
+
     /// The cache directory for `graph` (nil: `--no-cache`).
     func directory(for graph: Graph?) -> CacheDirectory? {
         guard !noCache else { return nil }
@@ -53,7 +66,7 @@ struct CacheOptions: ParsableArguments {
     }
 }
 
-extension CacheOptions {
+extension CacheSettings {
     /// The output cache of one run of `graph`, warnings on stderr.
     /// A cache directory moon must not use (one of its directories a link
     /// or another user's) is one warning, and the run goes on without it.

@@ -56,21 +56,26 @@ struct Moon: ParsableCommand {
 
     static let selectingCommands: Set<String> = ["run", "status", "graph", "export"]
 
-    /// The subcommands' names, for the hint of a node name that is close to one.
-    static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
+    /// The subcommands' names, for the hint of a node name that is close to
+    /// one and to tell `moon NODE` from `moon SUBCOMMAND`. Written out, as
+    /// reading them from `configuration` costs argument-parser's start-up;
+    /// `FastLineTests` hold them to it.
+    static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache"]
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).
     static func impliesRun(_ arguments: [String]) -> Bool {
         guard let first = arguments.first else { return false }
-        let subcommands = configuration.subcommands.map { $0._commandName } + ["help"]
+        let subcommands = commandNames + ["help"]
         let own = ["-h", "--help", "-help", "--version", "--experimental-dump-help"]
         return !subcommands.contains(first) && !own.contains(first)
             && !first.hasPrefix("--generate-completion-script") && !first.hasPrefix("---completion")
     }
 
     /// Plain `moon` (no subcommand): the default nodes run, else the list.
-    func run() throws {
+    func run() throws { try Self.runDefaultNodes() }
+
+    static func runDefaultNodes() throws {
         guard let path = try GraphFileLocator.discovered() else {
             Console.write(Moon.helpMessage() + "\n")
             return
@@ -79,7 +84,7 @@ struct Moon: ParsableCommand {
         if file.graph.defaultTargets.isEmpty {
             ListCommand.print(file.graph)
         } else {
-            try RunCommand.parse([]).run(file, words: [])
+            try RunRequest().run(file, words: [])
         }
     }
 
@@ -107,6 +112,8 @@ struct Moon: ParsableCommand {
             let arguments = NameCompletion.boundedRequest(Array(CommandLine.arguments.dropFirst()))
             if let shell = NameCompletion.scriptRequest(arguments) {
                 Console.standardOutput.write(NameCompletion.script(for: shell))
+            } else if let line = FastLine.read(arguments) {
+                try line.run()
             } else {
                 let (parsed, passthrough) = try parse(arguments)
                 var command = parsed
@@ -118,6 +125,9 @@ struct Moon: ParsableCommand {
             code = error.exitCode
         } catch let error as PrintedErrors {
             code = error.exitCode
+        } catch let exit as ExitCode {
+            // A run's own exit code: argument-parser's `exitCode(for:)` says the same, after building a usage text.
+            code = exit == .validationFailure ? ExitCode.invalidInput.rawValue : exit.rawValue
         } catch {
             let message = fullMessage(for: error)
             let exitCode = exitCode(for: error)

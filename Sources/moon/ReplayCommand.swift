@@ -52,7 +52,7 @@ struct ReplayCommand: ParsableCommand {
         let main = try MainLoop()
         let scheduler = main.loopScheduler
         let sink = OutputSink.standardOutput
-        let reporter = report.reporter(sink: sink, scheduler: scheduler)
+        let reporter = report.settings.reporter(sink: sink, scheduler: scheduler)
         var code: Int32 = 1
         func end() {
             guard !main.isFinished else { return }

@@ -6,30 +6,48 @@ import MoonSession
 
 extension ColorPolicy.Choice: ExpressibleByArgument {}
 extension NodeOutputMode: ExpressibleByArgument {}
+extension ReportSettings.Output: ExpressibleByArgument {}
 
 /// How `moon run` and `moon replay` show a run: the same options, the same
-/// values, and one place that turns them into a reporter.
+/// values (`ReportSettings`), and one place that turns them into a reporter.
 struct ReportOptions: ParsableArguments {
-    enum Output: String, ExpressibleByArgument, CaseIterable {
-        case auto, tty, plain, json
-    }
-
     @Option(help: "How to report: auto (tty on a terminal, else plain), tty, plain or json.")
-    var output: Output = .auto
+    var output: ReportSettings.Output = ReportSettings().output
 
     @Flag(help: "Events as JSON Lines on stdout (same as --output json); moon run refuses it for a dry run, which has none.")
     var json = false
 
     @Option(help: "Colour: auto (on a terminal), always (also into pipes) or never (NO_COLOR also turns it off).")
-    var color: ColorPolicy.Choice = .auto
+    var color: ColorPolicy.Choice = ReportSettings().color
 
     @Option(name: .customLong("output-mode"), help: "prefixed (each line as it comes, with its node) or grouped (each node's output together when it ends).")
-    var outputMode: NodeOutputMode = .prefixed
+    var outputMode: NodeOutputMode = ReportSettings().outputMode
 
     @Flag(name: .shortAndLong, help: "Show only failures and the summary.")
     var quiet = false
 
     @Flag(name: .shortAndLong, help: "Also show each command (every line, its values put in) as it starts.")
+    var verbose = false
+
+    func validate() throws { try settings.validate() }
+
+    var settings: ReportSettings {
+        ReportSettings(output: output, json: json, color: color, outputMode: outputMode, quiet: quiet, verbose: verbose)
+    }
+}
+
+/// The values of `ReportOptions`, as a plain value: what `moon run`'s fast
+/// path (`FastLine`) fills in without swift-argument-parser.
+struct ReportSettings: Equatable {
+    enum Output: String, CaseIterable {
+        case auto, tty, plain, json
+    }
+
+    var output = Output.auto
+    var json = false
+    var color = ColorPolicy.Choice.auto
+    var outputMode = NodeOutputMode.prefixed
+    var quiet = false
     var verbose = false
 
     func validate() throws {
@@ -54,7 +72,7 @@ struct ReportOptions: ParsableArguments {
     }
 }
 
-extension ReportOptions: ReportChoice {
+extension ReportSettings: ReportChoice {
     func showsTerminal(fd: Int32) -> Bool {
         output == .tty || (output == .auto && isatty(fd) == 1)
     }

@@ -1,14 +1,10 @@
 import ArgumentParser
-import Foundation
-import MoonGraph
-import MoonReport
-import MoonRun
-import MoonSession
-import MoonState
 
 /// `moon run [FILE] [NODE...]`: runs the graph, or only NODEs and their needs.
-/// One thread, in order: the command line, the graph file, the state store,
-/// the run.
+/// This is the one definition of `run`'s command line (its names, help and
+/// errors); the run itself reads the `RunRequest` it makes. `FastLine`
+/// reads the common lines to the same value without argument-parser, and
+/// its tests hold it to this definition.
 struct RunCommand: SelectingCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -64,7 +60,7 @@ struct RunCommand: SelectingCommand {
     var timeout: String?
 
     @Option(help: ArgumentHelp("How long a cancelled node has between SIGTERM and SIGKILL.", valueName: "duration"))
-    var grace: String = "5s"
+    var grace: String = RunRequest().grace
 
     @OptionGroup var vars: VarOverrides
 
@@ -86,143 +82,21 @@ struct RunCommand: SelectingCommand {
     @Option(name: .customLong("stall-after"),
             help: ArgumentHelp("On a terminal, mark a running node as stalled after this long without output (0: never).",
                                valueName: "duration"))
-    var stallAfter: String = "30s"
+    var stallAfter: String = RunRequest().stallAfter
 
-    func validate() throws {
-        _ = try options()
-        _ = try duration(stallAfter, option: "--stall-after")
-        _ = try vars.values()
-        // With --json, stdout carries only events (DESIGN.md §5); a dry run
-        // has none, and its text plan there would break every reader of the
-        // stream. The plan as JSON is `moon graph`'s.
-        if dryRun && report.isJSON {
-            throw ValidationError("--dry-run prints the plan as text and starts nothing, so it has no events for --json; "
-                + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
-        }
-        if dryRun && watch.watch { throw ValidationError("--dry-run starts nothing, so it has nothing to --watch") }
-        if forceOnly && watch.watch {
-            throw ValidationError("--force-only forces one run's named nodes; in watch mode, use -B to force the first run, or leave it out")
-        }
-    }
+    func validate() throws { try request(passthrough: []).validate() }
 
-    /// How the run behaves as a whole: `-j`, `-k`, `--grace`, `--timeout`.
-    func options() throws -> RunOptions {
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
-        var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
-        if let timeout {
-            options.timeout = try duration(timeout, option: "--timeout")
-            // As a node's `timeout: 0s`: a run that may not start is a mistake.
-            if options.timeout! <= .zero {
-                throw ValidationError("--timeout must be longer than 0s; leave it out for no time limit")
-            }
-        }
-        return options
-    }
-
-    private func duration(_ text: String, option: String) throws -> Duration {
-        do {
-            return try DurationParser.parse(text)
-        } catch {
-            throw ValidationError("\(option): '\(text)' is not a duration (use 250ms, 2s, 1m30s, 1h or a number of seconds)")
-        }
+    /// The values of the options, as the run reads them (`FastLine` reads
+    /// the same value from the command line on its fast path).
+    func request(passthrough: [String]) -> RunRequest {
+        RunRequest(arguments: arguments, passthrough: passthrough, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun,
+                   report: report.settings, timeout: timeout, grace: grace, assignments: vars.assignments, cache: cache.settings,
+                   resume: resume, exclude: selection.exclude, watch: watch.settings, force: force, forceOnly: forceOnly,
+                   stallAfter: stallAfter)
     }
 
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.
     func run(passthrough: [String]) throws {
-        let (path, names) = try GraphFileLocator.split(arguments)
-        let file = try GraphFile.load(path, overrides: try vars.values(), color: Terminal.stderrColor(report.color))
-        try run(file, words: names, passthrough: passthrough)
-    }
-
-    /// Runs the nodes `words` select in `file`, loaded already (plain `moon` loads it to find its `default:`).
-    func run(_ file: GraphFile, words: [String], passthrough: [String] = []) throws {
-        // Diagnostics on stderr follow --color too.
-        let diagnosticsColor = Terminal.stderrColor(report.color)
-        let graph = file.graph
-        // A dry run only reads the store (recorded durations order the plan);
-        // a run makes it, once the file proved valid.
-        let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
-        if let warning = opened.warning { warn(warning) }
-        let store = opened.store
-        let durations = store.flatMap { try? $0.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) }
-        let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
-        let plan = try GraphFileLocator.plan(for: file, words: words, passthrough: passthrough, selection: selection,
-                                             requireAll: true, weights: weights, color: diagnosticsColor)
-        let forced = forceOnly ? try namedNodes(words, passthrough: passthrough, plan: plan) : []
-        if dryRun {
-            printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil, forced: forced)
-            return
-        }
-        if watch.watch {
-            let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: selection.exclude,
-                                   commands: Moon.commandNames, overrides: try vars.values(), options: try options(), report: report,
-                                   watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                   force: force, diagnosticsColor: diagnosticsColor, store: store,
-                                   cache: { [cache] in cache.outputCache(for: $0) }, resume: resume ? lastRun(of: plan.graph) : nil)
-            let main = try MainLoop()
-            throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan, main: main).run())
-        }
-        let execution = RunSession(plan: plan, options: try options(), report: report,
-                                 stallAfter: try duration(stallAfter, option: "--stall-after"),
-                                 state: IncrementalState(graph: plan.graph, store: store, force: force, forcing: forced, onWarning: warn),
-                                 store: store,
-                                 cache: cache.outputCache(for: plan.graph),
-                                 resume: resume ? lastRun(of: plan.graph) : nil, main: try MainLoop())
-        let code = try execution.run()
-        if code != 0 { throw ExitCode(code) }
-    }
-
-    /// `--force-only`: the graph nodes the command line names (a fan-out:
-    /// all its instances); without names, every node the run selects.
-    private func namedNodes(_ words: [String], passthrough: [String], plan: Plan) throws -> Set<Int> {
-        let graph = plan.graph
-        let named = try NodeSelection.make(names: words, passthrough: passthrough, exclude: selection.exclude, graph: graph)
-        guard named.named else { return Set(plan.selected) }
-        return Set(named.targets.compactMap(graph.index(of:)))
-    }
-
-    /// The record `--resume` resumes from; nil, and a warning, when there is none to be had.
-    private func lastRun(of graph: Graph) -> ResumeRecord? {
-        switch ResumeRecord.load(graphDirectory: graph.directory, graphKey: StateStore.graphKey(forGraphAt: graph.path)) {
-        case .record(let record):
-            return record
-        case .none:
-            warn("--resume: no earlier run of this graph to resume; every node runs")
-        case .unreadable(let path):
-            warn("--resume: the record of the last run (\(path)) cannot be read; every node runs")
-        }
-        return nil
-    }
-
-    /// The plan, and for a graph with `sources` what a run would do to each
-    /// node (the forecast `moon status` prints); only "nothing to do" when
-    /// every node is up to date, as `ninja -n` and `make -n` say.
-    private func printDryRun(_ plan: Plan, store: StateStore?, storeMissing: Bool, forced: Set<Int>) {
-        let graph = plan.graph
-        guard graph.nodes.contains(where: { !$0.sources.isEmpty }) else {
-            Console.write(GraphRenderer.dryRun(plan))
-            return
-        }
-        // Without a store no node is known to be up to date: each will run,
-        // and fingerprinting the sources could not say otherwise, unless
-        // the output cache may restore some.
-        let outputCache = cache.directory(for: graph)
-        guard store != nil || outputCache?.hasEntries == true else {
-            let runs = RunForecast.Verdict.runs(reason: "").label
-            Console.write(GraphRenderer.dryRun(plan, states: Dictionary(uniqueKeysWithValues: plan.startOrder.map { ($0, runs) })))
-            return
-        }
-        let state = IncrementalState(graph: graph, store: store, force: force, forcing: forced, onWarning: warn)
-        let forecast = RunForecast(plan: plan, state: state, storeMissing: storeMissing)
-        let counts = forecast.counts
-        if counts.runs == 0 && counts.mayRun == 0 {
-            let all = counts.upToDate == 1 ? "its node is" : "all \(counts.upToDate) nodes are"
-            Console.line("dry run: graph \(graph.name), nothing to do: \(all) up to date")
-            return
-        }
-        let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast, cache: outputCache)
-        var labels = forecast.verdicts.mapValues(\.label)
-        for index in restorable { labels[index] = CacheForecast.label }
-        Console.write(GraphRenderer.dryRun(plan, states: labels))
+        try request(passthrough: passthrough).run()
     }
 }

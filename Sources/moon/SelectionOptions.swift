@@ -19,11 +19,4 @@ extension GraphFileLocator {
         try load(arguments, passthrough: passthrough, overrides: overrides, exclude: selection.exclude, requireAll: requireAll,
                  commands: Moon.commandNames)
     }
-
-    /// `plan` with the command line's `--exclude`; a word close to a subcommand's name gets a hint.
-    static func plan(for file: GraphFile, words: [String], passthrough: [String] = [], selection: SelectionOptions,
-                     requireAll: Bool, weights: [Int]? = nil, color: Bool) throws -> Plan {
-        try plan(for: file, words: words, passthrough: passthrough, exclude: selection.exclude, requireAll: requireAll,
-                 weights: weights, color: color, commands: Moon.commandNames)
-    }
 }

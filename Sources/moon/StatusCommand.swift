@@ -43,7 +43,7 @@ struct StatusCommand: SelectingCommand {
 
         let forecast = RunForecast(plan: plan, state: state, storeMissing: neverRan)
         let restorable = CacheForecast.restorable(plan: plan, state: state, forecast: forecast,
-                                                  cache: CacheDirectory(path: CacheOptions.resolve(option: nil, graph: graph)))
+                                                  cache: CacheDirectory(path: CacheSettings.resolve(option: nil, graph: graph)))
         // (A barrier is not a node of the file: its dependents' lines say what it waits for.)
         let rows = plan.selected.sorted().filter { !graph.nodes[$0].isBarrier }.map { index -> (name: String, verdict: String) in
             let verdict = forecast.verdicts[index]

@@ -9,27 +9,35 @@ struct WatchOptions: ParsableArguments {
 
     @Option(name: .customLong("watch-debounce"),
             help: ArgumentHelp("With --watch, wait for this long without changes before a rerun.", valueName: "duration"))
-    var debounce: String = "100ms"
+    var debounce: String = WatchSettings().debounce
 
     @Option(name: .customLong("watch-poll"),
             help: ArgumentHelp("With --watch, look for changes every DURATION instead of using inotify (network file systems); without it, moon polls every 1s only where inotify is unavailable or its limit is reached, and says so.",
                                valueName: "duration"))
     var poll: String?
 
-    /// The options, checked.
-    typealias Values = WatchTiming
-
     func validate() throws {
-        _ = try values()
+        _ = try settings.values()
     }
 
-    func values() throws -> Values {
+    var settings: WatchSettings { WatchSettings(watch: watch, debounce: debounce, poll: poll) }
+}
+
+/// The values of `WatchOptions`, as a plain value (`moon run`'s fast path
+/// fills it in without swift-argument-parser).
+struct WatchSettings: Equatable {
+    var watch = false
+    var debounce = "100ms"
+    var poll: String?
+
+    /// The options, checked.
+    func values() throws -> WatchTiming {
         if !watch && poll != nil { throw ValidationError("--watch-poll needs --watch") }
         let debounce = try Self.duration(self.debounce, option: "--watch-debounce")
         if debounce < .zero { throw ValidationError("--watch-debounce cannot be negative") }
         let poll = try self.poll.map { try Self.duration($0, option: "--watch-poll") }
         if let poll, poll <= .zero { throw ValidationError("--watch-poll must be longer than 0s") }
-        return Values(debounce: debounce, poll: poll)
+        return WatchTiming(debounce: debounce, poll: poll)
     }
 
     private static func duration(_ text: String, option: String) throws -> Duration {
