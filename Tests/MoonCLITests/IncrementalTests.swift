@@ -189,6 +189,7 @@ import Testing
         // Each run that ran something is in the history; a no-op (the third,
         // and the second when the first had done it all) is not.
         let ranSomething = [a, b].filter { $0.events("skip").count < 12 }.count
-        #expect(try moon.run(["history"]).stdout.split(separator: "\n").count == ranSomething)
+        let history = try moon.run(["history"]).stdout
+        #expect(history.split(separator: "\n").count == ranSomething, "\(history)")
     }
 }

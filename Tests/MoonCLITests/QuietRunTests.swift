@@ -15,7 +15,7 @@ import Testing
           gen: { sources: [in.txt], generates: [out.txt], run: "cp in.txt out.txt" }
           lint: { sources: [in.txt], run: "grep -q x in.txt" }
           all: { needs: [gen, lint] }
-          never: { if: "false", run: "touch never.ran" }
+          never: { needs: [gen], if: failure, run: "touch never.ran" }
         """
 
     /// Bytes and modification time of each file below `.moon` (the SQLite
@@ -76,7 +76,8 @@ import Testing
         let before = try Self.snapshot(moon)
         #expect(before["state.db"] != nil, "\(before.keys)")
         let temp = try Self.oldDirectory(moon, "tmp")
-        for arguments in [["run", "--json"], ["run", "-q"], ["run", "all"], ["run", "--json", "-j", "1"]] {
+        // (The same selection each time: another one's resume record has other bytes.)
+        for arguments in [["run", "--json"], ["run", "-q"], ["run", "--json", "-j", "1"], ["run", "--output", "plain", "-k"]] {
             let noop = try moon.run(arguments, environment: ["TMPDIR": temp])
             #expect(noop.status == 0, "\(arguments): \(noop.stderr)")
             #expect(noop.stderr.isEmpty, "\(arguments): \(noop.stderr)")
@@ -89,13 +90,13 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: moon.path("never.ran")))
         #expect(try moon.run(["history"]).stdout == history)
-        #expect(history.split(separator: "\n").count == 2, "\(history)")
+        #expect(history.split(separator: "\n").count == 1, "\(history)")
         // Something to do again: recorded, as before.
         try moon.write("in.txt", "xx\n")
         let changed = try moon.run(["run", "-q"], environment: ["TMPDIR": temp])
         #expect(changed.status == 0, "\(changed.stderr)")
         let after = try moon.run(["history"]).stdout.split(separator: "\n")
-        #expect(after.count == 3 && after.first?.contains("2 succeeded") == true, "\(after)")
+        #expect(after.count == 2 && after.first?.contains("3 succeeded") == true, "\(after)")
     }
 
     /// A run restored from the output cache did something: it is recorded.
