@@ -5,8 +5,8 @@ import Synchronization
 
 /// Where a run's `$MOON_OUTPUT` files go: `$TMPDIR/moon-PID-XXXXXX`, private to
 /// the user (mkdtemp makes it 0700). Made when the first node's process is
-/// about to start, so a run that starts none (a no-op, a dry run of the
-/// checks) makes nothing. Removed when the run ends (once the last node has
+/// about to start, so a run that starts none (a no-op, built-ins only)
+/// makes nothing. Removed when the run ends (once the last node has
 /// ended, before the run's history is written), or by an `atexit` handler,
 /// or — after a SIGKILL — by the next run (`removeStale`).
 public final class OutputDirectory: @unchecked Sendable {
