@@ -21,6 +21,8 @@ public final class OutputCache: @unchecked Sendable {
     private let uploading = WorkerPool(name: "moon.upload", width: 4)
     private let lock = Mutex(())
     private var stored = 0
+    /// Set by `store`: `finish` has something to wait for.
+    private var storeAsked = false
     /// Set by `cancel`: restores in progress end, later ones do not start.
     private var stopped = false
     /// Set by `interrupt`: stores end too (a failure's stop still stores what succeeded).
@@ -134,6 +136,7 @@ public final class OutputCache: @unchecked Sendable {
     /// every run and never be up to date, or leave that output stale.
     public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                       outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
+        lock.withLock { _ in storeAsked = true }
         storing.async { [self] in
             let missing = declared.notCreated(root: root)
             guard missing.isEmpty else {
@@ -172,6 +175,11 @@ public final class OutputCache: @unchecked Sendable {
                 warn("store", "cannot store node '\(node)' in the cache \(directory.path) (\(error))")
             }
         }
+    }
+
+    /// Whether `store` was called: only then has `finish` anything to wait for.
+    public var isStoring: Bool {
+        lock.withLock { _ in storeAsked }
     }
 
     /// Waits for the stores in progress; after a run that stored something,

@@ -66,12 +66,14 @@ package final class RunSession {
             reporter.finish()
             state.flush()
             summary = result
-            guard let cache else { return main.finish() }
+            // A thread only when something is being stored (a run that stored nothing has nothing to wait for).
+            guard let cache, cache.isStoring else { return main.finish() }
             // The stores end off the loop, which meanwhile hears a stop signal (and cancels them).
-            Thread.detachNewThread {
+            let finishing = {
                 cache.finish()
                 main.scheduler.schedule { main.finish() }
             }
+            if !BackgroundThread.start(name: "moon.cache", finishing) { finishing() }
         }
         stopWhenStdoutCloses(sink, runner: runner, scheduler: main.scheduler)
         // A stop signal stops the run cleanly. Ctrl-Z (SIGTSTP) stops the

@@ -100,8 +100,10 @@ package enum HistoryRecorder {
 extension HistoryRecorder {
     /// Records the run in `store`'s history (`moon history`), an
     /// interrupted one marked so; a store that cannot take it is a warning.
-    /// A plain run records once, watch mode once per run.
+    /// A plain run records once, watch mode once per run; a run that ran
+    /// nothing (`ranNothing`: a no-op) is not recorded, and writes nothing.
     package static func save(_ summary: Runner.Summary, state: IncrementalState, in store: StateStore) {
+        guard !summary.ranNothing else { return }
         var record = record(summary, graphKey: state.graphKey, forced: state.force)
         if case .interrupt? = summary.stopReason { record.interrupted = true }
         do {

@@ -7,6 +7,15 @@ import MoonGraph
 /// with no history every node weighs 1, and a cheap leaf such as a lint
 /// would start after every longer chain unless its `priority:` says so.
 public enum PriorityWeights {
+    /// The weights of `graph`'s nodes from the durations `store` recorded
+    /// (`weights(for:durations:)`). A graph of one node has nothing to
+    /// order: the store is not read.
+    public static func read(for graph: Graph, from store: StateStore?) -> [Int]? {
+        guard graph.nodes.count > 1, let store,
+              let durations = try? store.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) else { return nil }
+        return weights(for: graph, durations: durations)
+    }
+
     /// Weights indexed like `graph.nodes`, for `Plan.make(weights:)`; nil when
     /// no node has a recorded duration (then every node weighs 1). A node
     /// never timed weighs the median of the others.

@@ -11,7 +11,7 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Show the recent runs of a graph, newest first.",
         discussion: """
-        Every run records, per node, when it started, how long it took, how it ended \
+        Every run that ran something (not a no-op) records, per node, when it started, how long it took, how it ended \
         and how many attempts it made, in .moon/state.db beside the graph file (the \
         newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
         for its critical-path priority.

@@ -98,8 +98,7 @@ struct RunRequest: Equatable {
         let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
-        let durations = store.flatMap { try? $0.lastDurations(graph: StateStore.graphKey(forGraphAt: graph.path)) }
-        let weights = durations.flatMap { PriorityWeights.weights(for: graph, durations: $0) }
+        let weights = PriorityWeights.read(for: graph, from: store)
         let plan = try GraphFileLocator.plan(for: file, words: words, passthrough: passthrough, exclude: exclude, requireAll: true,
                                              weights: weights, color: diagnosticsColor, commands: Moon.commandNames)
         let forced = forceOnly ? try namedNodes(words, plan: plan) : []

@@ -132,22 +132,3 @@ final class OutputsLauncher: NodeLauncher {
         #expect(reads == ["a": false, "b": true, "c": true, "d": true, "e": true, "f": true, "g": false])
     }
 }
-
-@Suite struct OutputWatchTests {
-    /// A node's `$MOON_OUTPUT` file is opened only when its creation was
-    /// heard: created files are reported (once), others are not.
-    @Test func reportsCreatedFilesOnce() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-watch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let watch = try #require(OutputWatch(directory: directory))
-        #expect(!watch.mayExist("a.1"))
-        #expect(FileManager.default.createFile(atPath: directory + "/a.1", contents: Data("x=1\n".utf8)))
-        try Data().write(to: URL(fileURLWithPath: directory + "/moved.tmp"))
-        try FileManager.default.moveItem(atPath: directory + "/moved.tmp", toPath: directory + "/b.2")
-        #expect(watch.mayExist("a.1"))
-        #expect(!watch.mayExist("a.1"))
-        #expect(watch.mayExist("b.2"))
-        #expect(!watch.mayExist("c.1"))
-    }
-}

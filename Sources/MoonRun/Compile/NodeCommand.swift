@@ -148,10 +148,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     private func launcher(for spec: ProcessSpec, slurm: SlurmStep?, outputFile: String?, attempt: Int,
                           result: CommandResult<NodeOutput>) -> () throws -> ProcessHandle {
         let (processes, groups, index) = (context.processes, context.groups, index)
-        // A Slurm job may write its file from another host, which an inotify
-        // watch does not hear of: look its file up.
-        let report = Self.exitReport(outputFile: outputFile, watch: slurm == nil ? context.outputs?.watch : nil,
-                                     fileName: Self.outputFileName(index, attempt), successCodes: node.successCodes, result: result)
+        let report = Self.exitReport(outputFile: outputFile, successCodes: node.successCodes, result: result)
         return {
             groups.launching(index)
             do {
@@ -207,17 +204,14 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     /// its outputs, then `complete`; or an error.
     /// `successCodes`: the node's `success-codes` (an exit code among them
     /// succeeds, and is reported on `complete`).
-    private static func exitReport(outputFile: String?, watch: OutputWatch?, fileName: String, successCodes: [Int32],
+    private static func exitReport(outputFile: String?, successCodes: [Int32],
                                    result: CommandResult<NodeOutput>) -> @Sendable (Termination) -> Void {
         return { termination in
             var exited: Int32?
             if case .exited(let code) = termination { exited = code }
             // Outputs count only from a process that succeeded.
             let succeeded = exited.map(successCodes.contains) ?? false
-            let outputs = outputFile.flatMap { path -> Result<[KeyValue], OutputFile.Problem>? in
-                if let watch, !watch.mayExist(fileName) { return succeeded ? .success([]) : nil }
-                return OutputFile.consume(path, parse: succeeded)
-            }
+            let outputs = outputFile.flatMap { OutputFile.consume($0, parse: succeeded) }
             switch termination {
             case .exited(let code) where succeeded:
                 result.next(.exited(code: code))

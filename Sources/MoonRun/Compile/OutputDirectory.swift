@@ -1,24 +1,37 @@
 import Foundation
 import MoonProcess
 import MoonSystem
+import Synchronization
 
 /// Where a run's `$MOON_OUTPUT` files go: `$TMPDIR/moon-PID-XXXXXX`, private to
-/// the user (mkdtemp makes it 0700), with an inotify watch (`OutputWatch`).
-/// The `CommandLauncher` makes it; it is removed when the run ends (once the
-/// last node has ended, before the run's history is written), or by an
-/// `atexit` handler, or — after a SIGKILL — by the next run (`removeStale`).
+/// the user (mkdtemp makes it 0700). Made when the first node's process is
+/// about to start, so a run that starts none (a no-op, built-ins only)
+/// makes nothing. Removed when the run ends (once the last node has
+/// ended, before the run's history is written), or by an `atexit` handler,
+/// or — after a SIGKILL — by the next run (`removeStale`).
 public final class OutputDirectory: @unchecked Sendable {
-    /// nil when no directory could be made: nodes then get no `$MOON_OUTPUT`.
-    public let path: String?
-    let watch: OutputWatch?
+    private let lock = Mutex(())
+    // Guarded by `lock`.
+    private var made = false
+    private var madePath: String?
 
-    init() {
-        path = Self.make()
-        watch = path.flatMap { OutputWatch(directory: $0) }
+    init() {}
+
+    /// The directory, made at the first ask; nil when it could not be made:
+    /// nodes then get no `$MOON_OUTPUT`.
+    public var path: String? {
+        lock.withLock { _ in
+            if !made {
+                made = true
+                madePath = Self.make()
+            }
+            return madePath
+        }
     }
 
-    /// Removes this directory (its nodes have all ended).
+    /// Removes this directory, if it was made (its nodes have all ended).
     func remove() {
+        let path = lock.withLock { _ in madePath }
         if let path { TemporaryDirectories.remove(path) }
     }
 

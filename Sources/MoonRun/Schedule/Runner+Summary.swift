@@ -15,6 +15,11 @@ extension Runner {
         /// How each node of the plan ended, in plan order: what a history
         /// needs, without following the events.
         public var nodes: [NodeSummary]
+        /// Whether the run ran nothing: it ended ok and unstopped, and each
+        /// node was up to date, resumed or skipped by its condition (a group,
+        /// barrier or expanded template only follows its needs). Nothing of
+        /// such a run is worth recording: it changed nothing.
+        public var ranNothing = false
     }
 
     /// How one node ended: the same facts as its events.
@@ -30,6 +35,20 @@ extension Runner {
         public var durationMilliseconds: Int?
         public var result: Result
         public var attempts: Int
+    }
+
+    /// See `Summary.ranNothing` (`ok`: the run's).
+    func ranNothing(ok: Bool) -> Bool {
+        guard ok, stopReason == nil else { return false }
+        return plan.nodes.indices.allSatisfy { node in
+            switch state[node] {
+            case .done(.skipped(.upToDate)), .done(.skipped(.resumed)), .done(.skipped(.condition)): return true
+            case .done(.succeeded):
+                let own = plan.nodes[node]
+                return own.isGroup || own.isBarrier || own.isExpanded
+            default: return false
+            }
+        }
     }
 
     func nodeSummaries() -> [NodeSummary] {

@@ -377,7 +377,7 @@ public final class Runner {
         emit(complete)
         guard let onFinish else { return }
         onFinish(Summary(ok: ok, counts: counts, stopReason: stopReason, criticalPath: path, startedAt: runStart,
-                         durationMilliseconds: duration, nodes: nodeSummaries()))
+                         durationMilliseconds: duration, nodes: nodeSummaries(), ranNothing: ranNothing(ok: ok)))
     }
 
     func milliseconds(from start: Date, to end: Date) -> Int {
