@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The output cache: restoring a node against running it, and a whole
-project restored from the local cache against ninja's no-op.
+project restored from the local cache against the least that work costs.
 
 usage: bench/cache.py path/to/moon [--quick]
 
@@ -12,10 +12,13 @@ Measured, wall time of the whole `moon run` command (start-up included):
   300 objects       bench/cproject.py's project (300 objects, depfiles, the
                     archive) built once; then, in a second checkout of the
                     same tree with no outputs and no .moon/, every node
-                    restored from the shared cache; against ninja's no-op
-                    on a built copy; and the least any restore does (hash
-                    the sources, write the outputs: least_restore) in a
-                    third copy, timed in python without start-up
+                    restored from the shared cache; against the least that
+                    work costs, measured in the same rounds (turn about) in
+                    a third checkout: bench/restore_floor.c, compiled here,
+                    hashes every source and writes each output from its
+                    blob (hashed once) under a temporary name, renamed into
+                    place; wall and CPU medians, the ratio per round; and
+                    ninja's no-op on a built copy, for scale
   remote hit        the same project restored by a third checkout with an
                     empty local cache from an nginx (WebDAV PUT) on
                     127.0.0.1: the whole command's time per node
@@ -66,7 +69,7 @@ def restore_vs_run(work, env, n):
 
 
 def whole_project(work, env, n):
-    first, second, built = (os.path.join(work, d) for d in ("first", "second", "ninja"))
+    first, built = os.path.join(work, "first"), os.path.join(work, "ninja")
     cproject.generate(first)
     shutil.copytree(first, built, symlinks=True)
     cmd = [MOON, "run", "-j", str(cproject.JOBS), "-q", "--output", "plain", "moon.yaml"]
@@ -74,45 +77,93 @@ def whole_project(work, env, n):
     ninja = ninja_binary()
     ninja_cmd = [ninja, "-j", str(cproject.JOBS), "--quiet"]
     timed(ninja_cmd, built)
-    moon_t, ninja_t, floor_t = [], [], []
-    for _ in range(n):
-        for t, directory in ((moon_t, second), (floor_t, os.path.join(work, "floor"))):
-            shutil.rmtree(directory, ignore_errors=True)
+    floor_bin, sha = restore_floor(work)
+    floor_list = floor_work(env["MOON_CACHE_DIR"], os.path.join(work, "floor.list"))
+    floor_cmd = [floor_bin, floor_list]
+    moon_r, floor_r, ninja_r = [], [], []
+    # A new checkout per round, all removed at the end: ext4 skips the
+    # inodes freed in the last seconds when it makes a file, so files made
+    # just after a tree was removed cost more, and more each round.
+    for i in range(n):
+        second, floor = os.path.join(work, f"second-{i}"), os.path.join(work, f"floor-{i}")
+        # Alternate which goes first, so neither always meets a warm or a cold page cache.
+        for directory in ((second, floor) if i % 2 == 0 else (floor, second)):
             shutil.copytree(first, directory, symlinks=True, ignore=shutil.ignore_patterns(".moon", "build"))
             os.makedirs(os.path.join(directory, "build"))
-            t.append(timed(cmd, directory, env) if directory == second else least_restore(first, directory))
-        ninja_t.append(timed(ninja_cmd, built))
+            if directory == second:
+                moon_r.append(run_timed(cmd, second, env))
+            else:
+                floor_r.append(run_timed(floor_cmd, floor))
+        ninja_r.append(run_timed(ninja_cmd, built))
+    restored = sorted(os.listdir(os.path.join(second, "build")))
+    if restored != sorted(os.listdir(os.path.join(floor, "build"))):
+        raise SystemExit("the floor did not write the outputs moon restored")
     out = subprocess.run([MOON, "run", "--json", "moon.yaml"], cwd=second, capture_output=True, text=True, env=env).stdout
-    m, k, f = statistics.median(moon_t), statistics.median(ninja_t), statistics.median(floor_t)
-    print(f"{'300 objects restored (local)':<34} moon {m * 1000:8.1f} ms  ninja no-op {k * 1000:8.1f} ms  {m / k:5.1f}x ninja  ({n} rounds)")
-    print(f"  the least any restore does: {f * 1000:.1f} ms ({f / k:.1f}x ninja's no-op; moon {m / f:.2f}x that)")
+    for i in range(n):
+        for d in (f"second-{i}", f"floor-{i}"):
+            shutil.rmtree(os.path.join(work, d))
+    (mw, mc), (fw, fc), (kw, _) = (medians(r) for r in (moon_r, floor_r, ninja_r))
+    ratio = statistics.median(m[0] / f[0] for m, f in zip(moon_r, floor_r))
+    print(f"{'300 objects restored (local)':<34} moon {mw * 1000:8.1f} ms  floor {fw * 1000:8.1f} ms  {ratio:5.2f}x the floor  ({n} rounds)"
+          f"  CPU {mc * 1000:.1f} / {fc * 1000:.1f} ms  {mc / fc:5.2f}x")
+    print(f"  the floor: {len(restored)} outputs from the cache's blobs (each hashed once), every source hashed, in C"
+          f" (SHA-256: {sha}); ninja's no-op {kw * 1000:.1f} ms (moon's restore {mw / kw:.1f}x it)")
     up, started = out.count('"reason":"up-to-date"'), out.count('"event":"start"')
     print(f"  then a no-op: {up} nodes up to date, {started} started")
 
 
-def least_restore(built, root):
-    """The work no content-addressed restore of the project can skip, in
-    one thread of plain system calls: hash every source (a fresh checkout
-    has no stat cache), then write each output from a copy (blob) and hash
-    it, under a temporary name renamed into place. No start-up, no graph,
-    no store: what is left of moon's time beside it is moon's own."""
-    import hashlib
+def run_timed(argv, cwd, env=None):
+    """Wall and CPU seconds (user + sys) of one command."""
     start = time.perf_counter()
-    for folder in ("src", "include"):
-        for name in os.listdir(os.path.join(root, folder)):
-            with open(os.path.join(root, folder, name), "rb") as f:
-                hashlib.sha256(f.read()).digest()
-    outputs = os.path.join(built, "build")
-    for i, name in enumerate(os.listdir(outputs)):
-        with open(os.path.join(outputs, name), "rb") as f:
-            data = f.read()
-        hashlib.sha256(data).digest()
-        temp = os.path.join(root, "build", f".restore-{i}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        os.write(fd, data)
-        os.close(fd)
-        os.rename(temp, os.path.join(root, "build", name))
-    return time.perf_counter() - start
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{err.decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def medians(rounds):
+    return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds)
+
+
+def restore_floor(work):
+    """bench/restore_floor.c compiled into `work`: with OpenSSL's SHA-256
+    when its headers are there (as fast as moon's), else its own."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "restore_floor.c")
+    binary = os.path.join(work, "restore_floor")
+    for flags, sha in ((["-DFLOOR_OPENSSL"], "OpenSSL"), ([], "portable C")):
+        libs = ["-lcrypto"] if flags else []
+        if subprocess.run(["cc", "-O2", *flags, "-o", binary, source, *libs], capture_output=True).returncode == 0:
+            return binary, sha
+    raise SystemExit("cannot compile bench/restore_floor.c (no C compiler?)")
+
+
+def floor_work(cache, path):
+    """The list of what the least restore does (bench/restore_floor.c), from
+    the cache's entries: every source a fresh checkout's restore must hash
+    (the nodes' sources and the files their depfiles listed), and every
+    output file with its blob (the project's entries only: the cache holds
+    the other rows' too)."""
+    import json
+    nodes = {f"f{s:04}.o" for s in range(cproject.SOURCES)} | {"libapp.a"}
+    sources, outputs = set(), []
+    for name in os.listdir(os.path.join(cache, "v1", "ac")):
+        with open(os.path.join(cache, "v1", "ac", name)) as f:
+            entry = json.load(f)
+        if entry["node"] not in nodes:
+            continue
+        sources.update(d["path"] for d in entry["dependencies"])
+        for file in entry["files"]:
+            if file["kind"] == "file":
+                blob = os.path.join(cache, "v1", "cas", file["hash"][:2], file["hash"])
+                outputs.append(f"o {file.get('mode', 0o644):o} {file['hash']} {blob} {file['path']}")
+    sources.update(f"src/f{s:04}.c" for s in range(cproject.SOURCES))
+    with open(path, "w") as f:
+        f.write("".join(f"s {s}\n" for s in sorted(sources)) + "".join(o + "\n" for o in outputs))
+    return path
 
 
 def remote_hit(work, n):
@@ -170,7 +221,7 @@ def main():
         if ninja_binary() is None:
             print("300 objects: skipped (no ninja; pip install ninja)")
         else:
-            whole_project(work, env, 2 if QUICK else 5)
+            whole_project(work, env, 3 if QUICK else 9)
             remote_hit(work, 2 if QUICK else 3)
     finally:
         shutil.rmtree(work, ignore_errors=True)

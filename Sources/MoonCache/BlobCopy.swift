@@ -29,14 +29,17 @@ enum BlobCopy {
         var hasher = SHA256()
         var size: Int64 = 0
         do {
-            try pump(input, output, shouldStop: shouldStop) { chunk in
+            // A file of a known size is read to that size and no further (what was read is what is hashed).
+            let endsInHole = try pump(input, output, limit: expectedSize, shouldStop: shouldStop) { chunk in
                 hasher.update(bufferPointer: chunk)
                 size += Int64(chunk.count)
             }
             // Holes at the end are not written: the length is set instead.
-            guard ftruncate(output, off_t(size)) == 0 else { throw CacheError.io("cannot write \(destination)", errno) }
-            // The mode on the open file: `open` applies the umask, and a path lookup costs more.
-            guard fchmod(output, mode) == 0 else { throw CacheError.io("cannot set the mode of \(destination)", errno) }
+            if endsInHole, ftruncate(output, off_t(size)) != 0 { throw CacheError.io("cannot write \(destination)", errno) }
+            // `open` applies the umask: the mode is set on the open file when the umask took bits of it.
+            if mode & ~Self.creationMode(mode) != 0, fchmod(output, mode) != 0 {
+                throw CacheError.io("cannot set the mode of \(destination)", errno)
+            }
         } catch {
             close(output)
             target.unlink()
@@ -49,6 +52,33 @@ enum BlobCopy {
         }
         return (hex(hasher.finalize()), size)
     }
+
+    /// The mode `open` gives a new file asked for with `mode`: without the
+    /// process's umask (read once from /proc; none when it cannot be read,
+    /// then every mode is set again on the open file). moon never changes its umask.
+    static func creationMode(_ mode: mode_t) -> mode_t {
+        guard let umask = processUmask else { return 0 }
+        return mode & ~umask
+    }
+
+    private static let processUmask: mode_t? = {
+        // A /proc file's size is 0 by `stat`: read to its end.
+        let fd = Glibc.open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += block[0..<n]
+        }
+        guard let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }) else {
+            return nil
+        }
+        return mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+    }()
 
     /// A file's size is not the one expected (what it is).
     struct SizeMismatch: Error {
@@ -117,29 +147,32 @@ enum BlobCopy {
 
     static func sha256(_ data: Data) -> String { hex(SHA256.hash(data: data)) }
 
-    /// Reads `input` to its end, passing each block to `chunk` and writing
-    /// it to `output` (a block of zeros is skipped, left a hole), looking at
-    /// `shouldStop` before each block.
-    private static func pump(_ input: Int32, _ output: Int32, shouldStop: () -> Bool,
-                             _ chunk: (UnsafeRawBufferPointer) -> Void) throws {
+    /// Reads `input` to its end (or `limit` bytes), passing each block to
+    /// `chunk` and writing it to `output` (a block of zeros is skipped, left
+    /// a hole), looking at `shouldStop` before each block. Whether the last
+    /// block was a hole (the file is then shorter than what was read).
+    private static func pump(_ input: Int32, _ output: Int32, limit: Int64?, shouldStop: () -> Bool,
+                             _ chunk: (UnsafeRawBufferPointer) -> Void) throws -> Bool {
         // Below malloc's mmap threshold: no map and unmap per file copied.
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
-        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-        zeros.initializeMemory(as: UInt8.self, repeating: 0)
-        defer { zeros.deallocate() }
-        while true {
+        var left = limit ?? .max
+        var hole = false
+        while left > 0 {
             if shouldStop() { throw CacheError.stopped }
-            let n = Glibc.read(input, buffer.baseAddress, size)
+            let n = Glibc.read(input, buffer.baseAddress, Int(min(Int64(size), left)))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CacheError.io("read", errno)
             }
-            if n == 0 { return }
+            if n == 0 { break }
+            left -= Int64(n)
             let block = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
             chunk(block)
-            if memcmp(block.baseAddress!, zeros.baseAddress!, n) == 0 {
+            // All zeros: the first byte is, and each byte equals the next.
+            hole = block[0] == 0 && memcmp(block.baseAddress!, block.baseAddress! + 1, n - 1) == 0
+            if hole {
                 guard lseek(output, off_t(n), SEEK_CUR) >= 0 else { throw CacheError.io("write", errno) }
                 continue
             }
@@ -153,5 +186,6 @@ enum BlobCopy {
                 offset += w
             }
         }
+        return hole
     }
 }

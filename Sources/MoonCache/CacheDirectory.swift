@@ -237,7 +237,7 @@ public struct CacheDirectory: Sendable {
     /// A fresh name in `tmp/` (the directories made as needed).
     func temporaryLocation() throws -> FileLocation {
         guard let tmp = try area(.temporary, create: true) else { throw CacheError.io("cannot create \(temporary)", ENOENT) }
-        let name = "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let name = TemporaryName.next()
         return FileLocation(tmp, name, display: temporary + "/" + name)
     }
 
@@ -274,12 +274,15 @@ public struct CacheDirectory: Sendable {
             close(fd)
             throw CacheError.io("cannot open \(display)", code)
         }
-        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+        guard info.st_uid == userID || info.st_uid == 0 else {
             close(fd)
             throw CacheError.unsafe("\(display) belongs to user \(info.st_uid), not to you; moon does not use another user's cache")
         }
         return fd
     }
+
+    /// The user moon runs as (asked once: every shard a restore opens is checked against it).
+    private static let userID = geteuid()
 
     /// `mkdir -p`, failing with the error that stopped it: a file where a
     /// directory should be is ENOTDIR, not a guess.

@@ -122,14 +122,19 @@ public struct CacheEntry: Encodable, Sendable, Equatable {
     /// A relative path of plain parts (no `.`, `..` or empty one), none of
     /// whose parents is a link the entry restores.
     private static func check(_ path: String, links: Set<String>) throws {
-        var text = path
-        guard text.withUTF8(plainParts) else { throw CacheError.invalidEntry("path '\(path)'") }
+        guard isPlain(path) else { throw CacheError.invalidEntry("path '\(path)'") }
         guard !links.isEmpty else { return }
         var index = path.utf8.startIndex
         while let slash = path.utf8[index...].firstIndex(of: UInt8(ascii: "/")) {
             if links.contains(String(path[..<slash])) { throw CacheError.invalidEntry("path '\(path)' through a link") }
             index = path.utf8.index(after: slash)
         }
+    }
+
+    /// Whether `path` is parts between single slashes, none empty, `.` or `..`.
+    static func isPlain(_ path: String) -> Bool {
+        var text = path
+        return text.withUTF8(plainParts)
     }
 
     /// Whether the bytes are parts between single slashes, none empty, `.` or `..`.

@@ -117,7 +117,9 @@ public struct DeclaredOutputs: Sendable {
 
     /// A pattern without wildcards, escapes or negation names one path.
     static func isPlainPath(_ pattern: String) -> Bool {
-        !pattern.contains(where: { "*?[\\".contains($0) }) && !pattern.hasPrefix("!")
+        // Bytes, not Characters: every byte of these is ASCII, and no other character holds one.
+        !pattern.utf8.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "\\") }
+            && pattern.utf8.first != UInt8(ascii: "!")
     }
 
     /// `path` without `.` and empty parts, its `..` applied (`sub/../b.txt`
@@ -125,6 +127,8 @@ public struct DeclaredOutputs: Sendable {
     /// directory, or names that directory itself.
     static func normalized(_ path: String) -> String? {
         guard !path.hasPrefix("/") else { return nil }
+        // Already plain parts between single slashes (`build/f.o`): itself.
+        if CacheEntry.isPlain(path) { return path }
         var parts: [Substring] = []
         for part in path.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
             if part == ".." {

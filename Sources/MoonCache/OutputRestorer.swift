@@ -27,24 +27,39 @@ struct OutputRestorer {
         var bytes: Int64
     }
 
-    /// A root built under a temporary name in its parent (`parent`, open).
+    /// A root built under a temporary name in its parent (`parent`, open;
+    /// shared by the roots of one directory).
     private struct Built {
         let parent: Int32
         let temp: String
         let name: String
         let display: String
+        /// What was built is a directory (an old one in its place is moved aside, not replaced by a rename).
+        let isDirectory: Bool
     }
 
     func restore(_ entry: CacheEntry) throws -> Restored {
         let top = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard top >= 0 else { throw CacheError.io("cannot open \(root)", errno) }
         defer { close(top) }
+        // Each root's parent, opened once for the entry's roots in it (most entries write one directory).
+        var parents: [Substring: Int32] = [:]
+        defer { for fd in parents.values { close(fd) } }
         // (A missing blob fails its copy, before any rename: `missingBlob`.)
         var built: [Built] = []
-        defer { for item in built { close(item.parent) } }
         do {
             for root in entry.roots {
-                built.append(try build(root, of: entry, from: top))
+                let slash = root.utf8.lastIndex(of: UInt8(ascii: "/"))
+                let directory = slash.map { root[..<$0] } ?? ""
+                let parent: Int32
+                if let open = parents[directory] {
+                    parent = open
+                } else {
+                    parent = try openParent(of: root, from: top)
+                    parents[directory] = parent
+                }
+                let name = String(slash.map { root[root.utf8.index(after: $0)...] } ?? Substring(root))
+                built.append(try build(root, name: name, in: parent, of: entry))
             }
         } catch {
             for item in built { Self.remove(item.temp, in: item.parent) }
@@ -56,12 +71,19 @@ struct OutputRestorer {
     }
 
     /// Opens the parent of `root` (a validated path of plain parts) from
-    /// `top`, making the directories missing, never through a link.
-    private func openParent(of root: String, from top: Int32) throws -> (fd: Int32, name: String) {
+    /// `top`, making the directories missing, never through a link. The
+    /// descriptor is the caller's to close (`top` itself is not).
+    private func openParent(of root: String, from top: Int32) throws -> Int32 {
         var parts = root.split(separator: "/").map(String.init)
-        let name = parts.removeLast()
-        var fd = dup(top)
-        guard fd >= 0 else { throw CacheError.io("cannot open \(self.root)", errno) }
+        parts.removeLast()
+        guard !parts.isEmpty else {
+            let fd = dup(top)
+            guard fd >= 0 else { throw CacheError.io("cannot open \(self.root)", errno) }
+            return fd
+        }
+        var fd = top
+        // Closes what the walk opened (never `top`).
+        func release(_ fd: Int32) { if fd != top { close(fd) } }
         var walked = ""
         for part in parts {
             walked += (walked.isEmpty ? "" : "/") + part
@@ -70,7 +92,7 @@ struct OutputRestorer {
             if next < 0 && errno == ENOENT {
                 if mkdirat(fd, part, 0o777) != 0 && errno != EEXIST {
                     let code = errno
-                    close(fd)
+                    release(fd)
                     throw CacheError.io("cannot create the directory \(fullPath(walked))", code)
                 }
                 next = openat(fd, part, flags)
@@ -79,26 +101,26 @@ struct OutputRestorer {
                 let code = errno
                 var info = stat()
                 let isLink = fstatat(fd, part, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
-                close(fd)
+                release(fd)
                 if isLink { throw CacheError.unsafe("'\(walked)' is a symbolic link, and a restore never writes through a link") }
                 throw CacheError.io("cannot create the directory \(fullPath(root))" + (code == ENOTDIR ? " below \(fullPath(walked))" : ""), code)
             }
-            close(fd)
+            release(fd)
             fd = next
         }
-        return (fd, name)
+        return fd
     }
 
-    /// Builds `root`'s files under a temporary name beside it.
-    private func build(_ root: String, of entry: CacheEntry, from top: Int32) throws -> Built {
-        let (parent, name) = try openParent(of: root, from: top)
+    /// Builds `root`'s files under a temporary name beside it, in its open parent.
+    private func build(_ root: String, name: String, in parent: Int32, of entry: CacheEntry) throws -> Built {
         let final = fullPath(root)
         let slash = final.utf8.lastIndex(of: UInt8(ascii: "/"))
         let parentPath = slash.map { String(final[..<$0]) }
         // Without the output's name: the temporary name fits wherever the output's does.
-        let temp = ".moon-restore-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temp = ".moon-restore-" + TemporaryName.next()
         let tempDisplay = (parentPath.map { $0 + "/" } ?? "") + temp
         var directories: [(String, UInt32)] = []
+        var isDirectory = false
         do {
             // The tree below `temp` is new and this entry's own (a validated
             // entry has no path through one of its links): relative names are safe in it.
@@ -108,6 +130,7 @@ struct OutputRestorer {
                 let display = tempDisplay + rest
                 switch file.kind {
                 case .directory:
+                    if file.path == root { isDirectory = true }
                     guard mkdirat(parent, path, 0o700) == 0 else { throw CacheError.io("cannot create \(display)", errno) }
                     directories.append((path, Self.permissions(file.mode, or: 0o755)))
                 case .file:
@@ -130,15 +153,16 @@ struct OutputRestorer {
             }
         } catch {
             Self.remove(temp, in: parent)
-            close(parent)
             throw error
         }
-        return Built(parent: parent, temp: temp, name: name, display: final)
+        return Built(parent: parent, temp: temp, name: name, display: final, isDirectory: isDirectory)
     }
 
     /// Puts the built root in its place: one rename, after moving an old
     /// directory (or anything a directory replaces) aside.
     private func replace(_ item: Built) throws {
+        // A file or link replaces a file or link (or nothing) with the rename alone; a directory in its place fails it (EISDIR).
+        if !item.isDirectory, renameat(item.parent, item.temp, item.parent, item.name) == 0 { return }
         var old = stat()
         var new = stat()
         let exists = fstatat(item.parent, item.name, &old, AT_SYMLINK_NOFOLLOW) == 0

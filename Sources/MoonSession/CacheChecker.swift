@@ -83,7 +83,7 @@ package final class CacheChecker: UpToDateChecking {
         let moved = lock.withLock { _ in deferred.removeValue(forKey: node) }
         if let key = moved { return restore(node, key) }
         if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
-        let spec = state.node(at: index)
+        let spec = spec(index)
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
         let key = CacheKey(fingerprint: fingerprint)
         lock.withLock { _ in keys[node] = key }
@@ -98,10 +98,10 @@ package final class CacheChecker: UpToDateChecking {
     /// Restores plan node `node` from the entry under `key`; nil: run it.
     private func restore(_ node: Int, _ key: CacheKey) -> RestoredResult? {
         guard let index = inner.stateIndex(node) else { return nil }
-        let spec = state.node(at: index)
+        let spec = spec(index)
         // The depfile's files as the entry's check found them, for the record.
         var current: [Manifest.Entry]?
-        guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index),
+        guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
                                                       dependencies: { dependencies in
             current = self.currentEntries(dependencies)
             return current != nil
@@ -122,8 +122,8 @@ package final class CacheChecker: UpToDateChecking {
         }
         // A depfile that listed a file written while the command ran: what it read is unknown.
         guard let cache, let key, let index = inner.stateIndex(node), let dependencies = state.dependencies(node: index) else { return }
-        let spec = state.node(at: index)
-        cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index),
+        let spec = spec(index)
+        cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
                     dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
     }
@@ -152,9 +152,17 @@ package final class CacheChecker: UpToDateChecking {
         node.cached && !node.sources.isEmpty && !node.isService
     }
 
-    /// What graph node `index` may write, and so what its entries may hold.
-    package static func declaredOutputs(_ state: IncrementalState, _ index: Int) -> DeclaredOutputs {
-        DeclaredOutputs(generates: state.node(at: index).generates, extra: state.depfilePath(node: index).map { [$0] } ?? [])
+    /// What graph node `index` (`node`, when the caller has it) may write, and so what its entries may hold.
+    package static func declaredOutputs(_ state: IncrementalState, _ index: Int, _ node: Node? = nil) -> DeclaredOutputs {
+        let node = node ?? state.node(at: index)
+        return DeclaredOutputs(generates: node.generates, extra: node.depfile == nil ? [] : state.depfilePath(node: index).map { [$0] } ?? [])
+    }
+
+    /// Graph node `index`: a node of the graph read as it is, without the
+    /// state's lock (which a check holds while it hashes), an instance made
+    /// during the run from the state.
+    private func spec(_ index: Int) -> Node {
+        index < state.graph.nodes.count ? state.graph.nodes[index] : state.node(at: index)
     }
 
     /// With `--resume` (and not `--force`): the last run's record of graph
@@ -162,7 +170,7 @@ package final class CacheChecker: UpToDateChecking {
     /// checked as usual), and its command and environment are unchanged.
     private func resumable(_ index: Int) -> ResumeRecord.Node? {
         guard let resume, restores, !state.forced.contains(index), resume.shared == sharedDefinition else { return nil }
-        let node = state.node(at: index)
+        let node = spec(index)
         guard node.sources.isEmpty, let last = resume.nodes[node.name], last.succeeded,
               last.definition == state.definitionStamp(node: index) else { return nil }
         return last
@@ -172,13 +180,13 @@ package final class CacheChecker: UpToDateChecking {
     /// outputs may differ); a barrier's, when one of its instances did
     /// (asked once per barrier: its instances have all ended by then).
     private func needRan(_ index: Int) -> Bool {
-        let needs = state.node(at: index).needs
+        let needs = spec(index).needs
         return lock.withLock { _ in
             return needs.contains { need in
                 if started.contains(need) { return true }
-                guard state.node(at: need).isBarrier else { return false }
+                guard spec(need).isBarrier else { return false }
                 if let ran = barrierRan[need] { return ran }
-                let ran = state.node(at: need).needs.contains { started.contains($0) }
+                let ran = spec(need).needs.contains { started.contains($0) }
                 barrierRan[need] = ran
                 return ran
             }

@@ -41,4 +41,30 @@ import Testing
         do { _ = try BlobCopy.copy(from: source, to: root + "/stopped", shouldStop: { true }) } catch CacheError.stopped { stopped = true }
         #expect(stopped && access(root + "/stopped", F_OK) != 0)
     }
+
+    /// A copy of a known size (a blob's) reads to that size; data that
+    /// ends in zeros, within a block or past one, keeps its length (the
+    /// hole at the end is set by the length), and a mode the umask would
+    /// take bits of is set on the file.
+    @Test func aCopyEndingInZerosKeepsItsLengthAndItsMode() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cases: [(String, Data)] = [
+            ("past", Data("data".utf8) + Data(count: 200_000)),
+            ("within", Data("data".utf8) + Data(count: 10)),
+            ("zeros", Data(count: 131_072)),
+            ("block", Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 % 251 + 1) })),
+            ("empty", Data()),
+        ]
+        for (name, data) in cases {
+            let source = root + "/" + name
+            #expect(FileManager.default.createFile(atPath: source, contents: data))
+            let copied = try BlobCopy.copy(from: source, to: source + ".copy", mode: 0o666, expectedSize: Int64(data.count))
+            #expect(copied.size == Int64(data.count), "\(name)")
+            #expect(copied.hash == BlobCopy.sha256(data), "\(name)")
+            #expect(FileManager.default.contents(atPath: source + ".copy") == data, "\(name)")
+            var info = stat()
+            #expect(stat(source + ".copy", &info) == 0 && info.st_mode & 0o777 == 0o666, "\(name): \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
 }
