@@ -148,12 +148,13 @@ import Testing
     }
 
     /// While a node runs, moon holds no inotify instance (it looks a node's
-    /// `$MOON_OUTPUT` file up when the node ends).
+    /// `$MOON_OUTPUT` file up when the node ends). `ls` may meet a descriptor
+    /// another thread of moon closes meanwhile: that is not a failure.
     @Test func aRunHoldsNoInotifyInstance() throws {
         let moon = try Moon(graph: """
             version: 1
             nodes:
-              look: { run: "ls -l /proc/$PPID/fd > fds.txt; echo v=1 >> \\"$MOON_OUTPUT\\"" }
+              look: { run: "ls -l /proc/$PPID/fd > fds.txt 2>/dev/null || true; echo v=1 >> \\"$MOON_OUTPUT\\"" }
             """)
         let result = try moon.run(["run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
