@@ -26,11 +26,12 @@ extension StateStore {
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
         func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
+        let (manifest, stamp) = Manifest.decode(row[o + 5])
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
-                                          manifest: Manifest(encoded: row[o + 5]), combined: hash(0))
+                                          manifest: manifest, combined: hash(0))
         return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
                           updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths),
-                          patterns: row[o + 10])
+                          patterns: row[o + 10], stamp: stamp)
     }
 
     /// Marks the last successes of these nodes as unfinished (their
@@ -60,7 +61,7 @@ extension StateStore {
                 let f = state.fingerprint
                 try statement.execute(arguments: [
                     graph, node, f.combined.data, f.command.data, f.environment.data,
-                    f.needs.data, f.sources.data, f.manifest.encoded,
+                    f.needs.data, f.sources.data, f.manifest.encoded(stamp: state.stamp),
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
                     state.deps.map(Self.encodePaths), state.patterns,
                 ])

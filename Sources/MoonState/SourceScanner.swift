@@ -42,7 +42,10 @@ public struct SourceScanner: Sendable {
     /// source (a run would change its own inputs, and it would never be up
     /// to date), unless a `sources` pattern spells that very file (a node
     /// that rewrites a file in place).
-    public func scan(matching patterns: [String], leavingOut generates: [String] = []) -> SourceScan {
+    ///
+    /// `memo`: stats this run took already (`StatMemo`), so a path named
+    /// outright and walked by a glob too is stat'ed once.
+    public func scan(matching patterns: [String], leavingOut generates: [String] = [], memo: StatMemo? = nil) -> SourceScan {
         var includes: [Glob] = []
         var excludes: [Glob] = []
         for pattern in patterns {
@@ -50,7 +53,7 @@ public struct SourceScanner: Sendable {
         }
         var result: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        for glob in includes { expand(glob, into: &result, unnamable: &unnamable) }
+        for glob in includes { expand(glob, into: &result, unnamable: &unnamable, memo: memo) }
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
             unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
@@ -72,12 +75,12 @@ public struct SourceScanner: Sendable {
 
     /// Whether the pattern matches something: for a path without wildcards,
     /// that it exists (a file or a directory); else that some file matches.
-    public func exists(_ pattern: String) -> Bool {
+    public func exists(_ pattern: String, memo: StatMemo? = nil) -> Bool {
         let glob = Glob(pattern)
-        if glob.isLiteral { return FileStat.of(fullPath(glob.base)) != nil }
+        if glob.isLiteral { return (memo?.stat(glob.base, self) ?? FileStat.of(fullPath(glob.base))) != nil }
         var found: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        expand(glob, into: &found, unnamable: &unnamable)
+        expand(glob, into: &found, unnamable: &unnamable, memo: memo)
         return !found.isEmpty || !unnamable.isEmpty
     }
 
@@ -118,9 +121,9 @@ public struct SourceScanner: Sendable {
         return root == "." ? path : root + "/" + path
     }
 
-    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
+    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
         let basePath = fullPath(glob.base)
-        guard let (stat, kind) = FileStat.of(basePath) else { return }
+        guard let (stat, kind) = memo.map({ $0.stat(glob.base, self) }) ?? FileStat.of(basePath) else { return }
         if kind == .file {
             if glob.isLiteral { result.append(ScannedFile(path: glob.base, stat: stat)) }
             return
@@ -130,7 +133,7 @@ public struct SourceScanner: Sendable {
         guard fd >= 0 else { return }
         let prefix = glob.base.isEmpty ? "" : (glob.base == "/" ? "/" : glob.base + "/")
         walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.takesBaseWhole,
-             into: &result, unnamable: &unnamable)
+             into: &result, unnamable: &unnamable, memo: memo?.isEmpty == false ? memo : nil)
     }
 
     /// Reads the directory `fd` (and closes it). `everything`: the pattern
@@ -141,7 +144,7 @@ public struct SourceScanner: Sendable {
     /// over the entries that matches, recurses and records without
     /// allocating per entry (the walk of every source check).
     private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
-                      into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
+                      into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
         guard let dir = fdopendir(fd) else {
             close(fd)
             return
@@ -195,13 +198,19 @@ public struct SourceScanner: Sendable {
                     unnamable.append(unnamed)
                     continue
                 }
+                let path = prefix + name
+                // A regular file (`DT_REG`) another check stat'ed by this name.
+                if !haveStat, let known = memo?.known(path), let (stat, kind) = known, kind == .file {
+                    result.append(ScannedFile(path: path, stat: stat))
+                    continue
+                }
                 if !haveStat { guard fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue } }
-                result.append(ScannedFile(path: prefix + name, stat: FileStat(st)))
+                result.append(ScannedFile(path: path, stat: FileStat(st)))
             case .directory:
                 let child = withCName { openat(dirfd(dir), $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
                 guard child >= 0 else { continue }
                 walk(child, prefix: unnamed == nil ? prefix + name + "/" : prefix, unnamedPrefix: unnamed.map { $0 + [UInt8(ascii: "/")] },
-                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable)
+                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable, memo: memo)
             case .other:
                 continue
             }
@@ -231,4 +240,28 @@ public struct SourceScan: Sendable, Equatable {
     /// The matches whose paths are not UTF-8, as `FileName.shown` shows
     /// them (`src/caf\xE9.txt`), in the order of the walk.
     public var unnamable: [String]
+}
+
+/// Stats taken during a run's checks, by path as the graph spells it
+/// (relative to its directory, or absolute): a header that 300 depfiles
+/// list, or an object a node generates and the archive's glob walks over,
+/// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
+/// starts (then any file may change) and serializes access.
+public final class StatMemo {
+    private var known: [String: (FileStat, FileStat.Kind)?] = [:]
+
+    public init() {}
+
+    var isEmpty: Bool { known.isEmpty }
+
+    /// `stat(2)` of `path` (following links), taken once.
+    func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+        if let found = known[path] { return found }
+        let found = FileStat.of(scanner.fullPath(path))
+        known[path] = .some(found)
+        return found
+    }
+
+    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
+    func known(_ path: String) -> (FileStat, FileStat.Kind)?? { known[path] }
 }
