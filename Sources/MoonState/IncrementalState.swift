@@ -94,6 +94,8 @@ public final class IncrementalState: @unchecked Sendable {
         return lock.withLock { _ in Double(checkNanoseconds) / 1e9 }
     }
     private var checkNanoseconds: Int64 = 0
+    /// Checks that found a node up to date by stats alone (`standsByStat`).
+    private(set) var statOnly = 0
 
     /// Decides whether graph node `index` is up to date, given what its needs left it.
     /// Whether `index` is fingerprinted (it has `sources`, or a node with
@@ -137,6 +139,7 @@ public final class IncrementalState: @unchecked Sendable {
             var scan: SourceScan?
             if let stored, !force, !forced.contains(index), standsByStat(node, stored, stamp, scan: &scan) {
                 pending[index] = Pending(fingerprint: stored.fingerprint, depfile: nil, complete: true, stamp: stamp, quickNeeds: needs)
+                statOnly += 1
                 return .upToDate(outputs: stored.outputs, values: stored.values)
             }
             // Kept for `moon status` of its dependents too (hence `tracked`).
@@ -249,6 +252,7 @@ public final class IncrementalState: @unchecked Sendable {
             // All of the graph's at the first question (one read, not one per node).
             let all = try store.nodeStates(graph: graphKey)
             allStored = all
+            stats?.reserve(all.values.reduce(graph.nodes.count) { $0 + ($1.deps?.count ?? 0) })
             return all[name]
         } catch {
             failed(error)

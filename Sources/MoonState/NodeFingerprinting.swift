@@ -73,9 +73,8 @@ extension IncrementalState {
         Self.addCommand(node, to: &stamp)
         Self.add(("env", node.env), to: &stamp)
         let vars = node.vars ?? graph.vars
-        let template = node.instance?.template ?? node.name
-        let read = varsRead[template] ?? varReads.names(readBy: node)
-        varsRead[template] = read
+        // Without vars a node reads none (reading an undeclared one fails the load).
+        let read = vars.isEmpty ? [] : varsReadLocked(node)
         stamp.add(read.count)
         for name in read {
             stamp.add(name)
@@ -115,6 +114,15 @@ extension IncrementalState {
         for part in graph.cache.key { stamp.add(part) }
         sharedStamp = stamp
         return stamp
+    }
+
+    /// The vars `node` reads, parsed once per template (its instances share its script).
+    private func varsReadLocked(_ node: Node) -> [String] {
+        let template = node.instance?.template ?? node.name
+        if let read = varsRead[template] { return read }
+        let read = varReads.names(readBy: node)
+        varsRead[template] = read
+        return read
     }
 
     /// What the node runs, and where.
@@ -196,9 +204,7 @@ extension IncrementalState {
             }
         }
         let vars = node.vars ?? graph.vars
-        let template = node.instance?.template ?? node.name
-        let read = varsRead[template] ?? varReads.names(readBy: node)
-        varsRead[template] = read
+        let read = varsReadLocked(node)
         environment.add("vars read")
         environment.add(read.count)
         for name in read {

@@ -25,12 +25,13 @@ extension StateStore {
     }
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
-        func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
-        let (manifest, stamp) = Manifest.decode(row[o + 5])
+        // In place: a Data per column would be an allocation each, five per node.
+        func hash(_ i: Int) -> ContentHash { (try? row.withUnsafeData(atIndex: o + i) { $0.flatMap(ContentHash.init(bytes:)) }) ?? .zero }
+        let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 5) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: manifest, combined: hash(0))
         return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
-                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths),
+                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: try? row.withUnsafeData(atIndex: o + 9) { $0.map(decodePaths) },
                           patterns: row[o + 10], stamp: stamp)
     }
 

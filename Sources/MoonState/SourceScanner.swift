@@ -58,9 +58,11 @@ public struct SourceScanner: Sendable {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
             unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
         }
-        if !generates.isEmpty, !result.isEmpty {
+        // (Files the patterns name outright stay: the common `sources: [src/a.c]` needs no matching here.)
+        let literals = includes.lazy.filter(\.isLiteral).map(\.base)
+        if !generates.isEmpty, !result.isEmpty, !result.allSatisfy({ file in literals.contains(file.path) }) {
             let written = DeclaredPaths(generates)
-            let named = Set(includes.lazy.filter(\.isLiteral).map(\.base))
+            let named = Set(literals)
             result.removeAll { file in written.contains(file.path) && !named.contains(file.path) }
         }
         if includes.count > 1 {
@@ -167,7 +169,7 @@ public struct SourceScanner: Sendable {
             if let outcome { entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3)) }
         }
         entries.sort { a, b in
-            if a.raw == nil && b.raw == nil { return a.name.utf8.lexicographicallyPrecedes(b.name.utf8) }
+            if a.raw == nil && b.raw == nil { return Self.precedes(a.name, b.name) }
             return (a.raw ?? Array(a.name.utf8)).lexicographicallyPrecedes(b.raw ?? Array(b.name.utf8))
         }
         for (name, raw, type, next, matched) in entries {
@@ -218,6 +220,24 @@ public struct SourceScanner: Sendable {
     }
 }
 
+extension SourceScanner {
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s: one `memcmp`, where a
+    /// generic walk of the two views costs tens of instructions a byte.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let order = memcmp(p, q, common)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
+    }
+}
+
 /// The files a list of patterns means (`!` patterns remove), by the rule
 /// `Glob` states, for asking about one path at a time.
 public struct DeclaredPaths: Sendable {
@@ -248,20 +268,42 @@ public struct SourceScan: Sendable, Equatable {
 /// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
 /// starts (then any file may change) and serializes access.
 public final class StatMemo {
-    private var known: [String: (FileStat, FileStat.Kind)?] = [:]
+    private var known: [Key: (FileStat, FileStat.Kind)?] = [:]
 
     public init() {}
 
     var isEmpty: Bool { known.isEmpty }
 
+    /// Room for `count` paths, so that the table does not grow step by step.
+    func reserve(_ count: Int) { known.reserveCapacity(count) }
+
     /// `stat(2)` of `path` (following links), taken once.
     func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
-        if let found = known[path] { return found }
+        let key = Key(path)
+        if let found = known[key] { return found }
         let found = FileStat.of(scanner.fullPath(path))
-        known[path] = .some(found)
+        known[key] = .some(found)
         return found
     }
 
     /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
-    func known(_ path: String) -> (FileStat, FileStat.Kind)?? { known[path] }
+    func known(_ path: String) -> (FileStat, FileStat.Kind)?? { known[Key(path)] }
+
+    /// A path with a cheap hash of its bytes: the table is asked once per
+    /// file a depfile lists, thousands of times in a run, and a String's own
+    /// hashing of every byte costs several times this.
+    struct Key: Hashable {
+        let path: String
+        let stamp: UInt64
+
+        init(_ path: String) {
+            self.path = path
+            var stamp = CheckStamp("")
+            stamp.add(path)
+            self.stamp = stamp.a
+        }
+
+        static func == (x: Key, y: Key) -> Bool { x.stamp == y.stamp && x.path == y.path }
+        func hash(into hasher: inout Hasher) { hasher.combine(stamp) }
+    }
 }
