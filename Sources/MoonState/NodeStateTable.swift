@@ -26,7 +26,9 @@ extension StateStore {
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
         // In place: a Data per column would be an allocation each, five per node.
-        func hash(_ i: Int) -> ContentHash { (try? row.withUnsafeData(atIndex: o + i) { $0.flatMap(ContentHash.init(bytes:)) }) ?? .zero }
+        func hash(_ i: Int) -> ContentHash {
+            (try? row.withUnsafeData(atIndex: o + i) { data in data?.withUnsafeBytes { ContentHash(raw: $0) } }) ?? .zero
+        }
         let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 5) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: manifest, combined: hash(0))

@@ -154,9 +154,11 @@ public struct SourceScanner: Sendable {
         defer { closedir(dir) }
         // `raw`: the name's bytes when they are not UTF-8 (`name` is then only for sorting).
         var entries: [(name: String, raw: [UInt8]?, type: UInt8, next: Glob.States, matched: Bool)] = []
+        // Per entry, its name's first 8 bytes as one number, for the sort.
+        var leads: [(lead: UInt64, index: Int)] = []
         while let entry = readdir(dir) {
             let type = entry.pointee.d_type
-            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool)? in
+            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool, UInt64)? in
                 if name.first == UInt8(ascii: ".") {
                     if name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return nil }
                     if everything, Glob.isToolName(name) { return nil }
@@ -164,15 +166,24 @@ public struct SourceScanner: Sendable {
                 let next = everything ? states : glob.advance(states, name: name)
                 if !everything && next.isEmpty { return nil }
                 let raw = decoded == nil ? Array(name) : nil
-                return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next))
+                return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next), Self.lead(name))
             }
-            if let outcome { entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3)) }
+            if let outcome {
+                leads.append((outcome.4, entries.count))
+                entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3))
+            }
         }
-        entries.sort { a, b in
+        // By name bytes: most names differ in their first 8 bytes, so most
+        // comparisons are of two numbers, and the entries themselves never move.
+        leads.sort { x, y in
+            if x.lead != y.lead { return x.lead < y.lead }
+            let a = entries[x.index], b = entries[y.index]
             if a.raw == nil && b.raw == nil { return Self.precedes(a.name, b.name) }
             return (a.raw ?? Array(a.name.utf8)).lexicographicallyPrecedes(b.raw ?? Array(b.name.utf8))
         }
-        for (name, raw, type, next, matched) in entries {
+        let known = memo?.knowsDirectory(prefix) == true ? memo : nil
+        for (_, index) in leads {
+            let (name, raw, type, next, matched) = entries[index]
             // The path below which `name` is unnamable, when it or its directory is not UTF-8.
             let unnamed: [UInt8]? = (raw != nil || unnamedPrefix != nil)
                 ? (unnamedPrefix ?? Array(prefix.utf8)) + (raw ?? Array(name.utf8)) : nil
@@ -202,11 +213,11 @@ public struct SourceScanner: Sendable {
                 }
                 let path = prefix + name
                 // A regular file (`DT_REG`) another check stat'ed by this name.
-                if !haveStat, let known = memo?.known(path), let (stat, kind) = known, kind == .file {
+                if !haveStat, let known = known?.known(path), let (stat, kind) = known, kind == .file {
                     result.append(ScannedFile(path: path, stat: stat))
                     continue
                 }
-                if !haveStat { guard fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue } }
+                if !haveStat { guard withCName({ fstatat(dirfd(dir), $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue } }
                 result.append(ScannedFile(path: path, stat: FileStat(st)))
             case .directory:
                 let child = withCName { openat(dirfd(dir), $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
@@ -221,6 +232,14 @@ public struct SourceScanner: Sendable {
 }
 
 extension SourceScanner {
+    /// The first 8 bytes of a name, most significant first, zero-padded: in
+    /// the order of the names' bytes (no name holds a zero byte).
+    static func lead(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var lead: UInt64 = 0
+        for k in 0..<8 { lead = lead << 8 | UInt64(k < name.count ? name[k] : 0) }
+        return lead
+    }
+
     /// Whether `a`'s UTF-8 bytes sort before `b`'s: one `memcmp`, where a
     /// generic walk of the two views costs tens of instructions a byte.
     static func precedes(_ a: String, _ b: String) -> Bool {
@@ -269,10 +288,26 @@ public struct SourceScan: Sendable, Equatable {
 /// starts (then any file may change) and serializes access.
 public final class StatMemo {
     private var known: [Key: (FileStat, FileStat.Kind)?] = [:]
+    /// The directories of the paths it holds (`src/` of `src/a.c`), so a
+    /// walk asks about the files of a directory only when it may know some.
+    /// Each by a stamp of its bytes (a false "may" costs only lookups).
+    private var directories = Set<UInt64>()
 
     public init() {}
 
     var isEmpty: Bool { known.isEmpty }
+
+    /// Whether it may hold files of the directory `prefix` (`src/`, or "" for the graph's).
+    func knowsDirectory(_ prefix: String) -> Bool {
+        var prefix = prefix
+        return prefix.withUTF8 { directories.contains(Self.stamp(UnsafeRawBufferPointer($0))) }
+    }
+
+    private static func stamp(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var stamp = CheckStamp("")
+        stamp.add(bytes: bytes)
+        return stamp.a
+    }
 
     /// Room for `count` paths, so that the table does not grow step by step.
     func reserve(_ count: Int) { known.reserveCapacity(count) }
@@ -283,6 +318,11 @@ public final class StatMemo {
         if let found = known[key] { return found }
         let found = FileStat.of(scanner.fullPath(path))
         known[key] = .some(found)
+        var path = path
+        path.withUTF8 { bytes in
+            let end = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+            directories.insert(Self.stamp(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end]))))
+        }
         return found
     }
 
