@@ -162,7 +162,7 @@ public final class IncrementalState: @unchecked Sendable {
             guard store != nil else { return .stale([.noStore]) }
             guard let stored else { return .stale([.neverRun]) }
             if stored.unfinished { return .stale([.unfinished]) }
-            if let path = node.depfile, stored.deps == nil { return .stale([.depfileUnread(path)]) }
+            if let path = node.depfile, stored.listed == nil { return .stale([.depfileUnread(path)]) }
             var reasons: [Staleness] = []
             let old = stored.fingerprint
             if old.command != fingerprint.command { reasons.append(.commandChanged) }
@@ -184,7 +184,7 @@ public final class IncrementalState: @unchecked Sendable {
             if stored.stamp != stamp || (stored.patterns == nil && taken.complete)
                 || stored.fingerprint.manifest.entries != fingerprint.manifest.entries {
                 succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
-                                              updatedAt: stored.updatedAt, deps: stored.deps,
+                                              updatedAt: stored.updatedAt, listed: stored.listed,
                                               patterns: taken.complete ? Self.patternsKey(node) : nil, stamp: stamp)
             }
             return .upToDate(outputs: stored.outputs, values: stored.values)
@@ -199,23 +199,22 @@ public final class IncrementalState: @unchecked Sendable {
     /// no file. `scan`: the patterns' files, for the full check when not.
     private func standsByStat(_ node: Node, _ stored: StoredNode, _ stamp: CheckStamp, scan: inout SourceScan?) -> Bool {
         guard stored.stamp == stamp, !stored.unfinished, stored.patterns != nil else { return false }
-        var deps: [String] = []
-        if node.depfile != nil {
-            guard let listed = stored.deps else { return false }
-            deps = listed
-        }
         let entries = stored.fingerprint.manifest.entries
         let found = scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
         scan = found
-        guard found.unnamable.isEmpty, entries.count == found.files.count + deps.count else { return false }
+        guard found.unnamable.isEmpty, entries.count >= found.files.count else { return false }
+        // After the patterns' files, the manifest holds exactly the files the depfile listed.
+        let listed = entries[found.files.count...]
+        if node.depfile == nil {
+            guard listed.isEmpty else { return false }
+        } else {
+            guard stored.lists(listed) else { return false }
+        }
         for (file, entry) in zip(found.files, entries) where entry.racy || file.stat != entry.stat || file.path != entry.path {
             return false
         }
-        var k = found.files.count
-        for dep in deps {
-            let entry = entries[k]
-            k += 1
-            guard !entry.racy, let now = dependencyStat(dep), now.1 == .file, now.0 == entry.stat, dep == entry.path else { return false }
+        for entry in listed {
+            guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
         }
         for pattern in node.generates where !scanner.exists(pattern, memo: stats) { return false }
         return true
@@ -252,7 +251,7 @@ public final class IncrementalState: @unchecked Sendable {
             // All of the graph's at the first question (one read, not one per node).
             let all = try store.nodeStates(graph: graphKey)
             allStored = all
-            stats?.reserve(all.values.reduce(graph.nodes.count) { $0 + ($1.deps?.count ?? 0) })
+            stats?.reserve(all.values.reduce(graph.nodes.count) { $0 + $1.fingerprint.manifest.entries.count })
             return all[name]
         } catch {
             failed(error)

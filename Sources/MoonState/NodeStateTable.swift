@@ -19,22 +19,27 @@ extension StateStore {
         }
     }
 
+    /// The five digests come as one column of 160 bytes (SQLite joins
+    /// blobs byte for byte): one read per node, not five.
     private var nodeStateColumns: String {
-        "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps, "
+        "CAST(fingerprint || command || environment || needs || sources AS BLOB), manifest, outputs, node_values, updated_at, deps, "
             + (hasPatterns ? "patterns" : "NULL")
     }
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
-        // In place: a Data per column would be an allocation each, five per node.
-        func hash(_ i: Int) -> ContentHash {
-            (try? row.withUnsafeData(atIndex: o + i) { data in data?.withUnsafeBytes { ContentHash(raw: $0) } }) ?? .zero
-        }
-        let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 5) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
+        // In place: a Data per column would be an allocation each.
+        let hashes = (try? row.withUnsafeData(atIndex: o) { data in
+            data?.withUnsafeBytes { raw in
+                (0..<5).map { i in raw.count == 160 ? ContentHash(raw: UnsafeRawBufferPointer(rebasing: raw[(32 * i)..<(32 * i + 32)])) ?? .zero : .zero }
+            }
+        }) ?? nil
+        func hash(_ i: Int) -> ContentHash { hashes?[i] ?? .zero }
+        let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 1) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: manifest, combined: hash(0))
-        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
-                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: try? row.withUnsafeData(atIndex: o + 9) { $0.map(decodePaths) },
-                          patterns: row[o + 10], stamp: stamp)
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 2]), values: decodeList(row[o + 3]),
+                          updatedAt: Date(timeIntervalSince1970: row[o + 4]), listed: row[o + 5],
+                          patterns: row[o + 6], stamp: stamp)
     }
 
     /// Marks the last successes of these nodes as unfinished (their
@@ -66,7 +71,7 @@ extension StateStore {
                     graph, node, f.combined.data, f.command.data, f.environment.data,
                     f.needs.data, f.sources.data, f.manifest.encoded(stamp: state.stamp),
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
-                    state.deps.map(Self.encodePaths), state.patterns,
+                    state.listed, state.patterns,
                 ])
             }
         }
