@@ -54,6 +54,35 @@ public struct CheckStamp: Sendable, Equatable {
     }
 }
 
+/// `DigestBuilder.stamp()` of the same parts (FNV-1a over the same
+/// length-prefixed bytes), taken as they come: a run stamps every node's
+/// definition for its resume record. Once the parts reach the builder's
+/// block, its stamp folds a SHA-256 instead: `tooLong` then says to take it
+/// with the builder.
+struct StreamedStamp: DigestParts {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    private var count = 0
+    private static let block = 64 * 1024
+
+    init(_ label: String) { add(label) }
+
+    /// The byte count, when the builder would have hashed its block.
+    var tooLong: Int? { count >= Self.block ? count : nil }
+
+    private mutating func add(byte: UInt8) { value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+
+    mutating func add(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            withUnsafeBytes(of: UInt64(utf8.count).littleEndian) { for byte in $0 { add(byte: byte) } }
+            for byte in utf8 { add(byte: byte) }
+            count += 8 + utf8.count
+        }
+    }
+
+    mutating func add(_ number: Int) { add(String(number)) }
+}
+
 /// The parts a fingerprint digest and a check stamp are made of, so that
 /// both are built from one description of a node (`addCommand`).
 protocol DigestParts {

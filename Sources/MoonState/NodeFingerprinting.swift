@@ -34,11 +34,22 @@ extension IncrementalState {
     public func definitionStamp(node index: Int) -> String {
         return lock.withLock { _ in
             let node = nodeLocked(index)
-            var digest = DigestBuilder("definition", capacity: 256)
-            Self.addCommand(node, to: &digest)
-            Self.add(("env", node.env), to: &digest)
-            if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
-            let hex = String(digest.stamp(), radix: 16)
+            func parts<Parts: DigestParts>(_ digest: inout Parts) {
+                Self.addCommand(node, to: &digest)
+                Self.add(("env", node.env), to: &digest)
+                if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
+            }
+            // Streamed, with no buffer; a definition as long as a
+            // DigestBuilder's block is stamped by the builder, whose value that is.
+            var streamed = StreamedStamp("definition")
+            parts(&streamed)
+            var value = streamed.value
+            if let long = streamed.tooLong {
+                var digest = DigestBuilder("definition", capacity: long)
+                parts(&digest)
+                value = digest.stamp()
+            }
+            let hex = String(value, radix: 16)
             return String(repeating: "0", count: 16 - hex.utf8.count) + hex
         }
     }

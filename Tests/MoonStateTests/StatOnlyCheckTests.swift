@@ -185,3 +185,25 @@ import Testing
         return []
     }
 }
+
+/// The definition stamp of `--resume` is streamed, and is the value the
+/// builder gave it, so a record an older moon wrote still resumes.
+@Suite struct DefinitionStampTests {
+    @Test func theStreamedStampIsTheBuildersForShortAndLongDefinitions() throws {
+        for script in ["make-it", String(repeating: "x", count: 70_000)] {
+            var streamed = StreamedStamp("definition")
+            var built = DigestBuilder("definition")
+            for part in [script, "", "é ünicode"] {
+                streamed.add(part)
+                built.add(part)
+            }
+            streamed.add(42)
+            built.add(42)
+            if script.count < 1000 {
+                #expect(streamed.tooLong == nil && streamed.value == built.stamp())
+            } else {
+                #expect(streamed.tooLong != nil)
+            }
+        }
+    }
+}
