@@ -11,7 +11,7 @@ extension IncrementalState {
     /// source's content could restore outputs made from other content.
     public func cacheFingerprint(node index: Int) -> ContentHash? {
         return lock.withLock { _ in
-            guard let taken = pending[index] else { return nil }
+            guard let taken = takenLocked(index) else { return nil }
             guard let depfile = taken.depfile else { return taken.complete ? taken.fingerprint.combined : nil }
             guard depfile.patternsComplete else { return nil }
             var all = DigestBuilder("moon-cache-depfile-1")

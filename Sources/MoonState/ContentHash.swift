@@ -32,6 +32,12 @@ public struct ContentHash: Sendable, Hashable {
         words = (w[0], w[1], w[2], w[3])
     }
 
+    /// The 32 bytes at `raw` (nil unless exactly 32), read in place.
+    init?(raw: UnsafeRawBufferPointer) {
+        guard raw.count == 32 else { return nil }
+        self.init(contiguous: raw)
+    }
+
     /// Exactly 32 bytes, most significant first.
     private init(contiguous raw: UnsafeRawBufferPointer) {
         func word(_ i: Int) -> UInt64 { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }

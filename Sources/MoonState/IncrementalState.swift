@@ -24,6 +24,8 @@ public final class IncrementalState: @unchecked Sendable {
     /// dir), so a fan-out parses its script once. Used with the lock held.
     var varsRead: [String: [String]] = [:]
     let lock = Mutex(())
+    /// `checkStampLocked`'s part that every node shares (taken once).
+    var sharedStamp: CheckStamp?
     private var cache: StatCache?
     /// Per graph node: whether its state is worth keeping — it has
     /// `sources`, or a node that needs it has (`moon status` of that one
@@ -42,6 +44,12 @@ public final class IncrementalState: @unchecked Sendable {
         var complete: Bool
         /// Files its patterns match whose names are not UTF-8 (`FileName.shown`).
         var unnamable: [String] = []
+        /// Its `CheckStamp`, stored with its success.
+        var stamp: CheckStamp
+        /// Set when `check` found it up to date by stats alone: `fingerprint`
+        /// is then the stored one, and no digest of it was taken. What needs
+        /// more (a cache key, a success) takes it anew with these needs (`taken`).
+        var quickNeeds: [NeedState]?
     }
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
@@ -86,6 +94,8 @@ public final class IncrementalState: @unchecked Sendable {
         return lock.withLock { _ in Double(checkNanoseconds) / 1e9 }
     }
     private var checkNanoseconds: Int64 = 0
+    /// Checks that found a node up to date by stats alone (`standsByStat`).
+    private(set) var statOnly = 0
 
     /// Decides whether graph node `index` is up to date, given what its needs left it.
     /// Whether `index` is fingerprinted (it has `sources`, or a node with
@@ -125,8 +135,15 @@ public final class IncrementalState: @unchecked Sendable {
             // The last success first: its manifest spares re-reading unchanged files.
             let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
             if stored != nil { remembered.insert(index) }
+            let stamp = checkStampLocked(node, needs: needs)
+            var scan: SourceScan?
+            if let stored, !force, !forced.contains(index), standsByStat(node, stored, stamp, scan: &scan) {
+                pending[index] = Pending(fingerprint: stored.fingerprint, depfile: nil, complete: true, stamp: stamp, quickNeeds: needs)
+                statOnly += 1
+                return .upToDate(outputs: stored.outputs, values: stored.values)
+            }
             // Kept for `moon status` of its dependents too (hence `tracked`).
-            let taken = fingerprintLocked(index, needs: needs, previous: stored)
+            let taken = fingerprintLocked(index, needs: needs, previous: stored, stamp: stamp, scan: scan)
             let fingerprint = taken.fingerprint
             pending[index] = taken
             guard !node.sources.isEmpty else { return .untracked }
@@ -145,7 +162,7 @@ public final class IncrementalState: @unchecked Sendable {
             guard store != nil else { return .stale([.noStore]) }
             guard let stored else { return .stale([.neverRun]) }
             if stored.unfinished { return .stale([.unfinished]) }
-            if let path = node.depfile, stored.deps == nil { return .stale([.depfileUnread(path)]) }
+            if let path = node.depfile, stored.listed == nil { return .stale([.depfileUnread(path)]) }
             var reasons: [Staleness] = []
             let old = stored.fingerprint
             if old.command != fingerprint.command { reasons.append(.commandChanged) }
@@ -156,21 +173,64 @@ public final class IncrementalState: @unchecked Sendable {
                 reasons.append(.sourcesChanged(changed: diff.changed, added: diff.added, removed: diff.removed))
             }
             if reasons.isEmpty, old.combined != fingerprint.combined { reasons.append(.commandChanged) }
-            for pattern in node.generates where !scanner.exists(pattern) {
+            for pattern in node.generates where !scanner.exists(pattern, memo: stats) {
                 reasons.append(.outputMissing(pattern))
             }
             guard reasons.isEmpty else { return .stale(reasons) }
-            // Files that were racy at the last success and are settled now: keep
-            // the settled manifest, so later checks need not load the stat cache.
-            if stored.fingerprint.manifest.entries.contains(where: \.racy),
-               fingerprint.manifest.entries.count == stored.fingerprint.manifest.entries.count,
-               fingerprint.manifest.entries.filter(\.racy).count < stored.fingerprint.manifest.entries.filter(\.racy).count {
+            // Up to date by its digests, not by stats alone: files touched
+            // without a change, racy files that settled, or a record without
+            // a stamp. Keep the new stats and stamp, so the next check needs
+            // no digest and no stat cache.
+            if stored.stamp != stamp || (stored.patterns == nil && taken.complete)
+                || stored.fingerprint.manifest.entries != fingerprint.manifest.entries {
                 succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: stored.outputs, values: stored.values,
-                                              updatedAt: stored.updatedAt, deps: stored.deps,
-                                              patterns: taken.complete ? Self.patternsKey(node) : nil)
+                                              updatedAt: stored.updatedAt, listed: stored.listed,
+                                              patterns: taken.complete ? Self.patternsKey(node) : nil, stamp: stamp)
             }
             return .upToDate(outputs: stored.outputs, values: stored.values)
         }
+    }
+
+    /// Whether the last success `stored` stands by stats alone: the same
+    /// check stamp (command, environment, patterns, what the needs left),
+    /// a complete record, every file its patterns match and its depfile
+    /// listed with the stat its manifest holds (none racy), and each
+    /// `generates` pattern matching something. Takes no digest and reads
+    /// no file. `scan`: the patterns' files, for the full check when not.
+    private func standsByStat(_ node: Node, _ stored: StoredNode, _ stamp: CheckStamp, scan: inout SourceScan?) -> Bool {
+        guard stored.stamp == stamp, !stored.unfinished, stored.patterns != nil else { return false }
+        let entries = stored.fingerprint.manifest.entries
+        let found = scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
+        scan = found
+        guard found.unnamable.isEmpty, entries.count >= found.files.count else { return false }
+        // After the patterns' files, the manifest holds exactly the files the depfile listed.
+        let listed = entries[found.files.count...]
+        if node.depfile == nil {
+            guard listed.isEmpty else { return false }
+        } else {
+            guard stored.lists(listed) else { return false }
+        }
+        for (file, entry) in zip(found.files, entries) where entry.racy || file.stat != entry.stat || file.path != entry.path {
+            return false
+        }
+        for entry in listed {
+            guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
+        }
+        for pattern in node.generates where !scanner.exists(pattern, memo: stats) { return false }
+        return true
+    }
+
+    /// What `check` took of graph node `index`, with its digests: one it
+    /// found up to date by stats alone has them taken now, from the needs
+    /// it was checked with. Called with the lock held.
+    func takenLocked(_ index: Int) -> Pending? {
+        guard let taken = pending[index] else { return nil }
+        guard let needs = taken.quickNeeds else { return taken }
+        let node = nodeLocked(index)
+        let full = fingerprintLocked(index, needs: needs, previous: store == nil ? nil : storedLocked(node.name), stamp: taken.stamp,
+                                     scan: nil)
+        pending[index] = full
+        return full
     }
 
     /// The source files (and depfile dependencies) `check` found for graph
@@ -191,6 +251,7 @@ public final class IncrementalState: @unchecked Sendable {
             // All of the graph's at the first question (one read, not one per node).
             let all = try store.nodeStates(graph: graphKey)
             allStored = all
+            stats?.reserve(all.values.reduce(graph.nodes.count) { $0 + $1.fingerprint.manifest.entries.count })
             return all[name]
         } catch {
             failed(error)
@@ -201,16 +262,16 @@ public final class IncrementalState: @unchecked Sendable {
     /// The store's node states of this graph as the run began (read once).
     private var allStored: [String: StoredNode]?
 
-    /// Stats of depfile dependencies (many nodes list the same headers),
-    /// kept only while no node of this run has started: once one has, any
-    /// file may change, and each check stats afresh.
-    private var dependencyStats: [String: (FileStat, FileStat.Kind)?]? = [:]
+    /// Stats of paths named outright (depfile dependencies, which many
+    /// nodes list; literal sources and outputs, which a later glob walks
+    /// over), so each is stat'ed once per run; kept only while no node of
+    /// this run has started: once one has, any file may change, and each
+    /// check stats afresh.
+    private(set) var stats: StatMemo? = StatMemo()
 
     func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
-        if let known = dependencyStats?[path] { return known }
-        let stat = FileStat.of(scanner.fullPath(path))
-        dependencyStats?[path] = .some(stat)
-        return stat
+        guard let stats else { return FileStat.of(scanner.fullPath(path)) }
+        return stats.stat(path, scanner)
     }
 
     /// Graph nodes about to start: their last success no longer says they
@@ -219,7 +280,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// a run that starts nothing it remembered writes nothing here.
     public func starting(nodes indices: [Int]) {
         lock.withLock { _ in
-            dependencyStats = nil
+            stats = nil
             let names = indices.filter { remembered.remove($0) != nil }.map { nodeLocked($0).name }
             guard let store, !names.isEmpty else { return }
             do {
@@ -235,7 +296,8 @@ public final class IncrementalState: @unchecked Sendable {
     /// depfile's files `currentEntries` found unchanged.
     public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String], restored: [Manifest.Entry]? = nil) {
         lock.withLock { _ in
-            guard let taken = pending.removeValue(forKey: index) else { return }
+            guard let taken = takenLocked(index) else { return }
+            pending[index] = nil
             var fingerprint = taken.fingerprint
             var deps: [String]?
             var complete = taken.complete
@@ -247,7 +309,7 @@ public final class IncrementalState: @unchecked Sendable {
                 }
             }
             succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
-                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil)
+                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
         }
     }
 

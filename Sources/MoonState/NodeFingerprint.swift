@@ -63,10 +63,26 @@ public struct Manifest: Sendable {
 
     static let fixedSize = 4 + 8 + 8 + 8 + 1 + 32
 
+    /// Marks a record that starts with the node's `CheckStamp` (16 bytes).
+    /// Read by an older moon as a path of 843 MB, that is as no entries:
+    /// it then hashes the files again, as for a node it never saw.
+    static let stampedMagic: UInt32 = 0x3246_4e4d  // "MNF2"
+
     public init(encoded data: Data) {
+        self = Self.decode(data).manifest
+    }
+
+    /// The entries, and the check stamp a newer moon stored before them.
+    public static func decode(_ data: Data) -> (manifest: Manifest, stamp: CheckStamp?) {
         var entries: [Entry] = []
+        var stamp: CheckStamp?
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var i = 0
+            if raw.count >= 20, UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)) == stampedMagic {
+                stamp = CheckStamp(a: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt64.self)),
+                                   b: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt64.self)))
+                i = 20
+            }
             while i + 4 <= raw.count {
                 let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
                 let start = i + 4
@@ -83,14 +99,22 @@ public struct Manifest: Sendable {
                 i = o
             }
         }
-        self.entries = entries
+        return (Manifest(entries: entries), stamp)
     }
 
-    public var encoded: Data {
+    public var encoded: Data { encoded(stamp: nil) }
+
+    /// The binary record, with `stamp` before the entries when given.
+    public func encoded(stamp: CheckStamp?) -> Data {
         var out: [UInt8] = []
-        out.reserveCapacity(entries.count * (Self.fixedSize + 32))
+        out.reserveCapacity(20 + entries.count * (Self.fixedSize + 32))
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+        }
+        if let stamp {
+            append(Self.stampedMagic)
+            append(stamp.a)
+            append(stamp.b)
         }
         for entry in entries {
             var path = entry.path

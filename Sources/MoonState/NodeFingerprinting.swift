@@ -6,19 +6,24 @@ import MoonGraph
 extension IncrementalState {
     /// The fingerprint of graph node `index` now.
     public func fingerprint(node index: Int, needs: [NeedState]) -> NodeFingerprint {
-        return lock.withLock { _ in fingerprintLocked(index, needs: needs, previous: nil).fingerprint }
+        return lock.withLock { _ in
+            fingerprintLocked(index, needs: needs, previous: nil, stamp: checkStampLocked(nodeLocked(index), needs: needs), scan: nil)
+                .fingerprint
+        }
     }
 
     /// The fingerprint of graph node `index`, with what `recordSuccess`
     /// needs to digest its depfile; `previous` (its last success) spares
     /// hashing files whose stat is unchanged, and digesting sources that
-    /// are all as they were. Called with the lock held.
-    func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?) -> Pending {
+    /// are all as they were; `scan`, the files its patterns match when
+    /// `check` found them already. Called with the lock held.
+    func fingerprintLocked(_ index: Int, needs: [NeedState], previous: StoredNode?, stamp: CheckStamp, scan: SourceScan?) -> Pending {
         let node = nodeLocked(index)
-        let sources = sourcesDigest(node, previous: previous)
+        let sources = sourcesDigest(node, previous: previous, scan: scan)
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
                                           needs: Self.needsDigest(needs), sources: sources.digest, manifest: sources.manifest)
-        return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete, unnamable: sources.unnamable)
+        return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete, unnamable: sources.unnamable,
+                       stamp: stamp)
     }
 
     /// What graph node `index` is, apart from its inputs and what every
@@ -29,11 +34,22 @@ extension IncrementalState {
     public func definitionStamp(node index: Int) -> String {
         return lock.withLock { _ in
             let node = nodeLocked(index)
-            var digest = DigestBuilder("definition", capacity: 256)
-            Self.addCommand(node, to: &digest)
-            Self.add(("env", node.env), to: &digest)
-            if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
-            let hex = String(digest.stamp(), radix: 16)
+            func parts<Parts: DigestParts>(_ digest: inout Parts) {
+                Self.addCommand(node, to: &digest)
+                Self.add(("env", node.env), to: &digest)
+                if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
+            }
+            // Streamed, with no buffer; a definition as long as a
+            // DigestBuilder's block is stamped by the builder, whose value that is.
+            var streamed = StreamedStamp("definition")
+            parts(&streamed)
+            var value = streamed.value
+            if let long = streamed.tooLong {
+                var digest = DigestBuilder("definition", capacity: long)
+                parts(&digest)
+                value = digest.stamp()
+            }
+            let hex = String(value, radix: 16)
             return String(repeating: "0", count: 16 - hex.utf8.count) + hex
         }
     }
@@ -48,13 +64,76 @@ extension IncrementalState {
         return digest.finish()
     }
 
-    private static func add(_ part: (label: String, variables: Variables), to digest: inout DigestBuilder) {
+    private static func add<Parts: DigestParts>(_ part: (label: String, variables: Variables), to digest: inout Parts) {
         digest.add(part.label)
         digest.add(part.variables.count)
         for entry in part.variables {
             digest.add(entry.name)
             digest.add(entry.value)
         }
+    }
+
+    /// What `check` compares, besides the files, to find graph node
+    /// `index` up to date with no digest taken: what its command,
+    /// environment and sources digests read of the node and the graph
+    /// (`commandDigest`, `environmentDigest`, `patternsKey`) and what its
+    /// needs left (`needsDigest`). Called with the lock held.
+    func checkStampLocked(_ node: Node, needs: [NeedState]) -> CheckStamp {
+        var stamp = CheckStamp("check-1")
+        stamp.add(sharedStampLocked())
+        Self.addCommand(node, to: &stamp)
+        Self.add(("env", node.env), to: &stamp)
+        let vars = node.vars ?? graph.vars
+        // Without vars a node reads none (reading an undeclared one fails the load).
+        let read = vars.isEmpty ? [] : varsReadLocked(node)
+        stamp.add(read.count)
+        for name in read {
+            stamp.add(name)
+            stamp.add(vars[name] ?? "")
+            let items = vars.items(name)
+            stamp.add(items.map { $0.count + 1 } ?? 0)
+            for item in items ?? [] { stamp.add(item) }
+        }
+        for patterns in [node.sources, node.generates] {
+            stamp.add(patterns.count)
+            for pattern in patterns { stamp.add(pattern) }
+        }
+        stamp.add(node.depfile.map { "depfile " + $0 } ?? "")
+        stamp.add(needs.count)
+        for need in needs {
+            stamp.add(need.name)
+            stamp.add(need.result)
+            stamp.add(need.outputs.count)
+            // Sorted only when there are several, as `needsDigest` does.
+            for (key, value) in need.outputs.count > 1 ? need.outputs.sorted(by: { $0.0 < $1.0 }) : need.outputs {
+                stamp.add(key)
+                stamp.add(value)
+            }
+            stamp.add(need.values.count)
+            for value in need.values { stamp.add(value) }
+        }
+        return stamp
+    }
+
+    /// What every node's environment digest reads of the graph (dotenv,
+    /// `env`, `cache: key:`), stamped once per run.
+    private func sharedStampLocked() -> CheckStamp {
+        if let sharedStamp { return sharedStamp }
+        var stamp = CheckStamp("shared")
+        for part in [("dotenv", graph.dotenvValues), ("env", graph.env)] { Self.add(part, to: &stamp) }
+        stamp.add(graph.cache.key.count)
+        for part in graph.cache.key { stamp.add(part) }
+        sharedStamp = stamp
+        return stamp
+    }
+
+    /// The vars `node` reads, parsed once per template (its instances share its script).
+    private func varsReadLocked(_ node: Node) -> [String] {
+        let template = node.instance?.template ?? node.name
+        if let read = varsRead[template] { return read }
+        let read = varReads.names(readBy: node)
+        varsRead[template] = read
+        return read
     }
 
     /// What the node runs, and where.
@@ -64,7 +143,7 @@ extension IncrementalState {
         return command.finish()
     }
 
-    private static func addCommand(_ node: Node, to command: inout DigestBuilder) {
+    private static func addCommand<Parts: DigestParts>(_ node: Node, to command: inout Parts) {
         switch node.action {
         case .shell(let script):
             command.add("shell")
@@ -136,9 +215,7 @@ extension IncrementalState {
             }
         }
         let vars = node.vars ?? graph.vars
-        let template = node.instance?.template ?? node.name
-        let read = varsRead[template] ?? varReads.names(readBy: node)
-        varsRead[template] = read
+        let read = varsReadLocked(node)
         environment.add("vars read")
         environment.add(read.count)
         for name in read {
@@ -191,7 +268,7 @@ extension IncrementalState {
 
     /// The node's patterns, the files they match and their content, then
     /// the files its last success's depfile listed.
-    private func sourcesDigest(_ node: Node, previous: StoredNode?) -> Sources {
+    private func sourcesDigest(_ node: Node, previous: StoredNode?, scan found: SourceScan?) -> Sources {
         var sources = DigestBuilder("sources")
         var manifest: [Manifest.Entry] = []
         for (label, patterns) in [("sources", node.sources), ("generates", node.generates)] {
@@ -200,7 +277,7 @@ extension IncrementalState {
             for pattern in patterns { sources.add(pattern) }
         }
         guard !node.sources.isEmpty else { return Sources(digest: sources.finish(), manifest: Manifest(entries: []), complete: true) }
-        let scan = scanner.scan(matching: node.sources, leavingOut: node.generates)
+        let scan = found ?? scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
         let files = scan.files
         manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
         sources.add(files.count)

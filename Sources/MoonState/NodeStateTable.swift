@@ -19,18 +19,27 @@ extension StateStore {
         }
     }
 
+    /// The five digests come as one column of 160 bytes (SQLite joins
+    /// blobs byte for byte): one read per node, not five.
     private var nodeStateColumns: String {
-        "fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps, "
+        "CAST(fingerprint || command || environment || needs || sources AS BLOB), manifest, outputs, node_values, updated_at, deps, "
             + (hasPatterns ? "patterns" : "NULL")
     }
 
     private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
-        func hash(_ i: Int) -> ContentHash { ContentHash(bytes: row[o + i] as Data) ?? .zero }
+        // In place: a Data per column would be an allocation each.
+        let hashes = (try? row.withUnsafeData(atIndex: o) { data in
+            data?.withUnsafeBytes { raw in
+                (0..<5).map { i in raw.count == 160 ? ContentHash(raw: UnsafeRawBufferPointer(rebasing: raw[(32 * i)..<(32 * i + 32)])) ?? .zero : .zero }
+            }
+        }) ?? nil
+        func hash(_ i: Int) -> ContentHash { hashes?[i] ?? .zero }
+        let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 1) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
-                                          manifest: Manifest(encoded: row[o + 5]), combined: hash(0))
-        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 6]), values: decodeList(row[o + 7]),
-                          updatedAt: Date(timeIntervalSince1970: row[o + 8]), deps: (row[o + 9] as Data?).map(decodePaths),
-                          patterns: row[o + 10])
+                                          manifest: manifest, combined: hash(0))
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 2]), values: decodeList(row[o + 3]),
+                          updatedAt: Date(timeIntervalSince1970: row[o + 4]), listed: row[o + 5],
+                          patterns: row[o + 6], stamp: stamp)
     }
 
     /// Marks the last successes of these nodes as unfinished (their
@@ -60,9 +69,9 @@ extension StateStore {
                 let f = state.fingerprint
                 try statement.execute(arguments: [
                     graph, node, f.combined.data, f.command.data, f.environment.data,
-                    f.needs.data, f.sources.data, f.manifest.encoded,
+                    f.needs.data, f.sources.data, f.manifest.encoded(stamp: state.stamp),
                     Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
-                    state.deps.map(Self.encodePaths), state.patterns,
+                    state.listed, state.patterns,
                 ])
             }
         }

@@ -42,7 +42,10 @@ public struct SourceScanner: Sendable {
     /// source (a run would change its own inputs, and it would never be up
     /// to date), unless a `sources` pattern spells that very file (a node
     /// that rewrites a file in place).
-    public func scan(matching patterns: [String], leavingOut generates: [String] = []) -> SourceScan {
+    ///
+    /// `memo`: stats this run took already (`StatMemo`), so a path named
+    /// outright and walked by a glob too is stat'ed once.
+    public func scan(matching patterns: [String], leavingOut generates: [String] = [], memo: StatMemo? = nil) -> SourceScan {
         var includes: [Glob] = []
         var excludes: [Glob] = []
         for pattern in patterns {
@@ -50,14 +53,16 @@ public struct SourceScanner: Sendable {
         }
         var result: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        for glob in includes { expand(glob, into: &result, unnamable: &unnamable) }
+        for glob in includes { expand(glob, into: &result, unnamable: &unnamable, memo: memo) }
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
             unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
         }
-        if !generates.isEmpty, !result.isEmpty {
+        // (Files the patterns name outright stay: the common `sources: [src/a.c]` needs no matching here.)
+        let literals = includes.lazy.filter(\.isLiteral).map(\.base)
+        if !generates.isEmpty, !result.isEmpty, !result.allSatisfy({ file in literals.contains(file.path) }) {
             let written = DeclaredPaths(generates)
-            let named = Set(includes.lazy.filter(\.isLiteral).map(\.base))
+            let named = Set(literals)
             result.removeAll { file in written.contains(file.path) && !named.contains(file.path) }
         }
         if includes.count > 1 {
@@ -72,12 +77,12 @@ public struct SourceScanner: Sendable {
 
     /// Whether the pattern matches something: for a path without wildcards,
     /// that it exists (a file or a directory); else that some file matches.
-    public func exists(_ pattern: String) -> Bool {
+    public func exists(_ pattern: String, memo: StatMemo? = nil) -> Bool {
         let glob = Glob(pattern)
-        if glob.isLiteral { return FileStat.of(fullPath(glob.base)) != nil }
+        if glob.isLiteral { return (memo?.stat(glob.base, self) ?? FileStat.of(fullPath(glob.base))) != nil }
         var found: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        expand(glob, into: &found, unnamable: &unnamable)
+        expand(glob, into: &found, unnamable: &unnamable, memo: memo)
         return !found.isEmpty || !unnamable.isEmpty
     }
 
@@ -118,9 +123,9 @@ public struct SourceScanner: Sendable {
         return root == "." ? path : root + "/" + path
     }
 
-    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
+    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
         let basePath = fullPath(glob.base)
-        guard let (stat, kind) = FileStat.of(basePath) else { return }
+        guard let (stat, kind) = memo.map({ $0.stat(glob.base, self) }) ?? FileStat.of(basePath) else { return }
         if kind == .file {
             if glob.isLiteral { result.append(ScannedFile(path: glob.base, stat: stat)) }
             return
@@ -130,7 +135,7 @@ public struct SourceScanner: Sendable {
         guard fd >= 0 else { return }
         let prefix = glob.base.isEmpty ? "" : (glob.base == "/" ? "/" : glob.base + "/")
         walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.takesBaseWhole,
-             into: &result, unnamable: &unnamable)
+             into: &result, unnamable: &unnamable, memo: memo?.isEmpty == false ? memo : nil)
     }
 
     /// Reads the directory `fd` (and closes it). `everything`: the pattern
@@ -141,7 +146,7 @@ public struct SourceScanner: Sendable {
     /// over the entries that matches, recurses and records without
     /// allocating per entry (the walk of every source check).
     private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
-                      into result: inout [ScannedFile], unnamable: inout [[UInt8]]) {
+                      into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
         guard let dir = fdopendir(fd) else {
             close(fd)
             return
@@ -149,9 +154,11 @@ public struct SourceScanner: Sendable {
         defer { closedir(dir) }
         // `raw`: the name's bytes when they are not UTF-8 (`name` is then only for sorting).
         var entries: [(name: String, raw: [UInt8]?, type: UInt8, next: Glob.States, matched: Bool)] = []
+        // Per entry, its name's first 8 bytes as one number, for the sort.
+        var leads: [(lead: UInt64, index: Int)] = []
         while let entry = readdir(dir) {
             let type = entry.pointee.d_type
-            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool)? in
+            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool, UInt64)? in
                 if name.first == UInt8(ascii: ".") {
                     if name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return nil }
                     if everything, Glob.isToolName(name) { return nil }
@@ -159,15 +166,24 @@ public struct SourceScanner: Sendable {
                 let next = everything ? states : glob.advance(states, name: name)
                 if !everything && next.isEmpty { return nil }
                 let raw = decoded == nil ? Array(name) : nil
-                return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next))
+                return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next), Self.lead(name))
             }
-            if let outcome { entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3)) }
+            if let outcome {
+                leads.append((outcome.4, entries.count))
+                entries.append((outcome.0, outcome.1, type, outcome.2, outcome.3))
+            }
         }
-        entries.sort { a, b in
-            if a.raw == nil && b.raw == nil { return a.name.utf8.lexicographicallyPrecedes(b.name.utf8) }
+        // By name bytes: most names differ in their first 8 bytes, so most
+        // comparisons are of two numbers, and the entries themselves never move.
+        leads.sort { x, y in
+            if x.lead != y.lead { return x.lead < y.lead }
+            let a = entries[x.index], b = entries[y.index]
+            if a.raw == nil && b.raw == nil { return Self.precedes(a.name, b.name) }
             return (a.raw ?? Array(a.name.utf8)).lexicographicallyPrecedes(b.raw ?? Array(b.name.utf8))
         }
-        for (name, raw, type, next, matched) in entries {
+        let known = memo?.knowsDirectory(prefix) == true ? memo : nil
+        for (_, index) in leads {
+            let (name, raw, type, next, matched) = entries[index]
             // The path below which `name` is unnamable, when it or its directory is not UTF-8.
             let unnamed: [UInt8]? = (raw != nil || unnamedPrefix != nil)
                 ? (unnamedPrefix ?? Array(prefix.utf8)) + (raw ?? Array(name.utf8)) : nil
@@ -195,15 +211,47 @@ public struct SourceScanner: Sendable {
                     unnamable.append(unnamed)
                     continue
                 }
-                if !haveStat { guard fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue } }
-                result.append(ScannedFile(path: prefix + name, stat: FileStat(st)))
+                let path = prefix + name
+                // A regular file (`DT_REG`) another check stat'ed by this name.
+                if !haveStat, let known = known?.known(path), let (stat, kind) = known, kind == .file {
+                    result.append(ScannedFile(path: path, stat: stat))
+                    continue
+                }
+                if !haveStat { guard withCName({ fstatat(dirfd(dir), $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue } }
+                result.append(ScannedFile(path: path, stat: FileStat(st)))
             case .directory:
                 let child = withCName { openat(dirfd(dir), $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
                 guard child >= 0 else { continue }
                 walk(child, prefix: unnamed == nil ? prefix + name + "/" : prefix, unnamedPrefix: unnamed.map { $0 + [UInt8(ascii: "/")] },
-                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable)
+                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable, memo: memo)
             case .other:
                 continue
+            }
+        }
+    }
+}
+
+extension SourceScanner {
+    /// The first 8 bytes of a name, most significant first, zero-padded: in
+    /// the order of the names' bytes (no name holds a zero byte).
+    static func lead(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var lead: UInt64 = 0
+        for k in 0..<8 { lead = lead << 8 | UInt64(k < name.count ? name[k] : 0) }
+        return lead
+    }
+
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s: one `memcmp`, where a
+    /// generic walk of the two views costs tens of instructions a byte.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let order = memcmp(p, q, common)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
             }
         }
     }
@@ -231,4 +279,71 @@ public struct SourceScan: Sendable, Equatable {
     /// The matches whose paths are not UTF-8, as `FileName.shown` shows
     /// them (`src/caf\xE9.txt`), in the order of the walk.
     public var unnamable: [String]
+}
+
+/// Stats taken during a run's checks, by path as the graph spells it
+/// (relative to its directory, or absolute): a header that 300 depfiles
+/// list, or an object a node generates and the archive's glob walks over,
+/// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
+/// starts (then any file may change) and serializes access.
+public final class StatMemo {
+    private var known: [Key: (FileStat, FileStat.Kind)?] = [:]
+    /// The directories of the paths it holds (`src/` of `src/a.c`), so a
+    /// walk asks about the files of a directory only when it may know some.
+    /// Each by a stamp of its bytes (a false "may" costs only lookups).
+    private var directories = Set<UInt64>()
+
+    public init() {}
+
+    var isEmpty: Bool { known.isEmpty }
+
+    /// Whether it may hold files of the directory `prefix` (`src/`, or "" for the graph's).
+    func knowsDirectory(_ prefix: String) -> Bool {
+        var prefix = prefix
+        return prefix.withUTF8 { directories.contains(Self.stamp(UnsafeRawBufferPointer($0))) }
+    }
+
+    private static func stamp(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var stamp = CheckStamp("")
+        stamp.add(bytes: bytes)
+        return stamp.a
+    }
+
+    /// Room for `count` paths, so that the table does not grow step by step.
+    func reserve(_ count: Int) { known.reserveCapacity(count) }
+
+    /// `stat(2)` of `path` (following links), taken once.
+    func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+        let key = Key(path)
+        if let found = known[key] { return found }
+        let found = FileStat.of(scanner.fullPath(path))
+        known[key] = .some(found)
+        var path = path
+        path.withUTF8 { bytes in
+            let end = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+            directories.insert(Self.stamp(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end]))))
+        }
+        return found
+    }
+
+    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
+    func known(_ path: String) -> (FileStat, FileStat.Kind)?? { known[Key(path)] }
+
+    /// A path with a cheap hash of its bytes: the table is asked once per
+    /// file a depfile lists, thousands of times in a run, and a String's own
+    /// hashing of every byte costs several times this.
+    struct Key: Hashable {
+        let path: String
+        let stamp: UInt64
+
+        init(_ path: String) {
+            self.path = path
+            var stamp = CheckStamp("")
+            stamp.add(path)
+            self.stamp = stamp.a
+        }
+
+        static func == (x: Key, y: Key) -> Bool { x.stamp == y.stamp && x.path == y.path }
+        func hash(into hasher: inout Hasher) { hasher.combine(stamp) }
+    }
 }

@@ -13,7 +13,9 @@ import Darwin
 public enum FileName {
     /// The name as a String, or nil when its bytes are not UTF-8.
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        String(validating: bytes, as: UTF8.self)
+        // ASCII, as nearly every name is, needs no validating (a walk of 20,000 files names each).
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String? {
