@@ -2,7 +2,7 @@ import MoonCommand
 import MoonDocument
 
 /// One node of a validated graph, with the graph's defaults already applied.
-public struct Node: Sendable {
+public struct Node: Sendable, Codable {
     public var name: String
     /// The span of the node's name (its key under `nodes:`); diagnostics about the node point here.
     public var nameSpan: SourceSpan
@@ -129,7 +129,7 @@ public struct Node: Sendable {
         rare = Rare(fields)
     }
 
-    private struct RareFields: Sendable {
+    private struct RareFields: Sendable, Codable {
         var description: String?
         var slurm = SlurmOptions()
         var instance: NodeInstance?
@@ -146,9 +146,12 @@ public struct Node: Sendable {
         var priority = 0
     }
 
-    private final class Rare: Sendable {
+    private final class Rare: Sendable, Codable {
         let fields: RareFields
         init(_ fields: RareFields) { self.fields = fields }
+        // Coded as its fields, so that `Node`'s synthesized coding reaches every one of them.
+        init(from decoder: Decoder) throws { fields = try RareFields(from: decoder) }
+        func encode(to encoder: Encoder) throws { try fields.encode(to: encoder) }
         /// The empty fields every node starts with.
         static let none = Rare(RareFields())
     }
