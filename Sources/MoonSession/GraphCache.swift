@@ -203,10 +203,11 @@ package struct GraphCache: Sendable {
         return bytes
     }
 
-    /// Whether `path` is a directory (or file) of the user's that no other user can write.
+    /// Whether `path` is a directory (or file) of the user's that no other
+    /// user can write; a link is not followed (a planted one leads elsewhere).
     private func isPrivate(_ path: String, directory: Bool) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0 else { return false }
+        guard lstat(path, &info) == 0 else { return false }
         return info.st_mode & S_IFMT == (directory ? S_IFDIR : S_IFREG) && info.st_uid == geteuid()
             && info.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
