@@ -122,6 +122,16 @@ public struct Node: Sendable, Codable {
         set { update { $0.vars = newValue } }
     }
 
+    /// Sets every rare field at once, in one box (`GraphBinary`).
+    mutating func setRare(description: String?, slurm: SlurmOptions, instance: NodeInstance?, fanOut: DynamicFanOut?,
+                          params: [NodeParameter], arguments: NodeArguments, isInternal: Bool, isBarrier: Bool, isService: Bool,
+                          restartsOnChange: Bool, namespace: String, vars: Variables?, successCodes: [Int32], priority: Int) {
+        rare = Rare(RareFields(description: description, slurm: slurm, instance: instance, fanOut: fanOut, params: params,
+                               arguments: arguments, isInternal: isInternal, isBarrier: isBarrier, isService: isService,
+                               restartsOnChange: restartsOnChange, namespace: namespace, vars: vars, successCodes: successCodes,
+                               priority: priority))
+    }
+
     /// Writes the rare fields into a box of this node's own: boxes are shared between copies and never change.
     private mutating func update(_ change: (inout RareFields) -> Void) {
         var fields = rare.fields

@@ -82,7 +82,12 @@ public struct Variables: Sendable, Hashable, Sequence {
 /// (`BinaryCodingTests` checks that these two are all it stores).
 extension Variables: Codable {
     public init(from decoder: Decoder) throws {
-        entries = try [Entry](from: decoder)
+        self.init(entries: try [Entry](from: decoder))
+    }
+
+    /// Entries written by a `Variables` (names unique), taken as they are.
+    init(entries: [Entry]) {
+        self.entries = entries
         positions.reserveCapacity(entries.count)
         for (i, entry) in entries.enumerated() where positions[entry.name] == nil { positions[entry.name] = i }
     }

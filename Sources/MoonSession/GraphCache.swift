@@ -4,7 +4,7 @@ import Synchronization
 
 /// The compiled form of a graph file, so that a run whose graph did not
 /// change skips the YAML parse and the decode (`GraphFile.load`). An entry is
-/// the loaded `Graph` in `BinaryCoding`'s form, keyed on everything the load
+/// the loaded `Graph` in `GraphBinary`'s form, keyed on everything the load
 /// read and depended on: the stat (device, inode, size, mtime, ctime, mode,
 /// owner) of the graph file, of each included and dotenv file (or that it is
 /// absent), what each `for-each` glob listed (listed again on every use), the
@@ -86,7 +86,9 @@ package struct GraphCache: Sendable {
     }
 
     struct Key: Codable, Equatable {
+        /// The running executable, and the file its path names (under valgrind, the first is valgrind's).
         var build: Stamp
+        var executable: Stamp
         var workingDirectory: String
         var path: String
         var discovered: Bool
@@ -94,10 +96,7 @@ package struct GraphCache: Sendable {
         /// The graph file first, then each included and dotenv file in the order read.
         var files: [Stamp]
         var globs: [Glob]
-    }
-
-    struct Value: Codable {
-        var graph: Graph
+        /// Not a key: the included paths the load returns beside the graph.
         var included: [String]
     }
 
@@ -132,10 +131,16 @@ package struct GraphCache: Sendable {
         var globs: [Glob] { log.withLock { $0.globs } }
     }
 
-    /// The stat of the running executable: an entry of another moon build is a miss.
-    private static let build: Stamp? = {
-        guard let stamp = Stamp.of("/proc/self/exe"), stamp.isRegularFile else { return nil }
-        return stamp
+    /// The stat of the running executable and of the file its path names:
+    /// an entry of another moon build is a miss.
+    private static let build: (running: Stamp, named: Stamp)? = {
+        guard let running = Stamp.of("/proc/self/exe"), running.isRegularFile else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        buffer[length] = 0
+        guard let named = Stamp.of(String(cString: buffer)), named.isRegularFile else { return nil }
+        return (running, named)
     }()
 
     private static func workingDirectory() -> String? {
@@ -166,7 +171,7 @@ package struct GraphCache: Sendable {
             let keyStart = Self.magic.count + 8
             guard keyLength >= 0, keyLength <= raw.count - keyStart else { return nil }
             guard let key = try? BinaryCoding.decode(Key.self, from: UnsafeRawBufferPointer(rebasing: raw[keyStart..<keyStart + keyLength])),
-                  key.build == build, key.workingDirectory == cwd, key.path == path, key.discovered == discovered,
+                  key.build == build.running, key.executable == build.named, key.workingDirectory == cwd, key.path == path, key.discovered == discovered,
                   key.overrides == overrides, key.files.first?.path == path,
                   key.files.allSatisfy({ Stamp.of($0.path) == $0 }) else { return nil }
             // A discovered graph reads only files that pass `DiscoveryTrust`, whose rule reaches beyond their own stat.
@@ -175,11 +180,9 @@ package struct GraphCache: Sendable {
                 let now = files.glob(glob.directory, glob.pattern, glob.exclude)
                 guard now.files == glob.matches, now.unnamable == glob.unnamable else { return nil }
             }
-            guard let value = try? BinaryCoding.decode(Value.self, from: UnsafeRawBufferPointer(rebasing: raw[(keyStart + keyLength)...])) else {
-                return nil
-            }
+            guard let graph = try? GraphBinary.decode(UnsafeRawBufferPointer(rebasing: raw[(keyStart + keyLength)...])) else { return nil }
             let globs = key.globs.map { FanOutGlob(directory: $0.directory, pattern: $0.pattern, exclude: $0.exclude, files: $0.matches) }
-            return (value.graph, value.included, globs)
+            return (graph, key.included, globs)
         }
     }
 
@@ -238,11 +241,10 @@ package struct GraphCache: Sendable {
             }
             stamps.append(stamp)
         }
-        let key = Key(build: build, workingDirectory: cwd, path: path, discovered: discovered, overrides: overrides, files: stamps,
-                      globs: reads.globs)
-        guard let keyBytes = try? BinaryCoding.encode(key),
-              let valueBytes = try? BinaryCoding.encode(Value(graph: graph, included: included)),
-              makeDirectory() else { return }
+        let key = Key(build: build.running, executable: build.named, workingDirectory: cwd, path: path, discovered: discovered, overrides: overrides, files: stamps,
+                      globs: reads.globs, included: included)
+        guard let keyBytes = try? BinaryCoding.encode(key), makeDirectory() else { return }
+        let valueBytes = GraphBinary.encode(graph)
         var bytes = Self.magic
         withUnsafeBytes(of: UInt64(keyBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes += keyBytes

@@ -136,4 +136,51 @@ struct BinaryCodingTests {
         let bytes = try BinaryCoding.encode(sample)
         #expect(try bytes.withUnsafeBytes { try BinaryCoding.decode(Sample.self, from: $0) } == sample)
     }
+
+    // MARK: - GraphBinary, the compiled graph's fast form
+
+    @Test func theFastFormGivesTheSameGraph() throws {
+        let original = try graph(Self.rich)
+        let fast = GraphBinary.encode(original)
+        let back = try fast.withUnsafeBytes { try GraphBinary.decode($0) }
+        #expect(try BinaryCoding.encode(back) == BinaryCoding.encode(original))
+        for node in original.nodes where !node.isBarrier { #expect(back.index(of: node.name) == original.index(of: node.name)) }
+        #expect(back.templateNames == original.templateNames)
+    }
+
+    /// `GraphBinary.fields` is what each type stores: a property added to
+    /// one of them fails here until the fast form writes it too.
+    @Test func theFastFormWritesEveryStoredProperty() throws {
+        let g = try graph(Self.rich)
+        func labels(_ value: Any) -> [String] { Mirror(reflecting: value).children.compactMap(\.label) }
+        let span = g.nodes[0].span
+        let node = try #require(g.nodes.first { $0.instance != nil })
+        let rare = try #require(Mirror(reflecting: node).children.first { $0.label == "rare" }?.value)
+        let samples: [String: Any] = [
+            "Graph": g, "Node": node, "RareFields": try #require(Mirror(reflecting: rare).children.first?.value),
+            "Variables": g.vars, "Entry": g.vars.entries[0], "DotenvFile": g.dotenv[0], "CacheSettings": g.cache,
+            "QueueSpec": g.queues[0], "SlurmOptions": SlurmOptions(), "NodeDefaults": g.defaults, "RetryPolicy": g.defaults.retry,
+            "RootNeed": RootNeed(nodes: 0..<1, name: "x", span: span), "NodeInstance": node.instance!,
+            "DynamicFanOut": DynamicFanOut(need: 0, key: "k"), "NodeParameter": NodeParameter(name: "p", span: span),
+            "NodeArguments": NodeArguments(), "SourceSpan": span, "SourceLocation": span.start,
+        ]
+        #expect(Set(samples.keys) == Set(GraphBinary.fields.keys))
+        for (type, sample) in samples {
+            #expect(labels(sample) == GraphBinary.fields[type], "\(type)")
+        }
+    }
+
+    @Test func theFastFormRefusesShortOrCorruptInput() throws {
+        let bytes = GraphBinary.encode(try graph(Self.rich))
+        for length in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 400)) {
+            #expect(throws: (any Error).self) { try Array(bytes.prefix(length)).withUnsafeBytes { try GraphBinary.decode($0) } }
+        }
+        for position in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 300)) {
+            for value: UInt8 in [0x00, 0x01, 0x7F, 0xFF] {
+                var changed = bytes
+                changed[position] = value
+                _ = try? changed.withUnsafeBytes { try GraphBinary.decode($0) }
+            }
+        }
+    }
 }

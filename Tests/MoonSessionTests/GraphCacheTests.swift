@@ -138,7 +138,7 @@ import Testing
         let good = try Data(contentsOf: URL(fileURLWithPath: entry))
         var damaged: [Data] = [Data(), good.prefix(good.count / 2), good.prefix(good.count - 1), good + Data([0]), Data("moon-graph\0".utf8) + Data([9]) + good.dropFirst(12)]
         var flipped = good
-        // The inode of moon's executable, in the entry's key: an entry of another moon build.
+        // The inode of moon's executable, first in the entry's key: an entry of another moon build.
         flipped[12 + 8 + 8 + "/proc/self/exe".utf8.count + 1 + 8] ^= 0xFF
         damaged.append(flipped)
         for bytes in damaged {
@@ -253,6 +253,8 @@ import Testing
             let bytes = try BinaryCoding.encode(graph)
             let back = try bytes.withUnsafeBytes { try BinaryCoding.decode(Graph.self, from: $0) }
             #expect(try BinaryCoding.encode(back) == bytes, "\(file)")
+            let fast = try GraphBinary.encode(graph).withUnsafeBytes { try GraphBinary.decode($0) }
+            #expect(try BinaryCoding.encode(fast) == bytes, "\(file)")
             for node in graph.nodes where !node.isBarrier { #expect(back.index(of: node.name) == graph.index(of: node.name)) }
             compared += 1
         }
