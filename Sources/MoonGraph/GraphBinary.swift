@@ -50,14 +50,15 @@ public enum GraphBinary {
         return graph
     }
 
-    struct Writer {
-        var bytes: [UInt8] = []
+    public struct Writer {
+        public private(set) var bytes: [UInt8] = []
+        public init() {}
         /// Strings written before, by index: a span's file name is written once.
         var table: [String: Int] = [:]
 
-        mutating func int(_ value: Int) { withUnsafeBytes(of: Int64(value).littleEndian) { bytes.append(contentsOf: $0) } }
-        mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
-        mutating func string(_ value: String) {
+        public mutating func int(_ value: Int) { withUnsafeBytes(of: Int64(value).littleEndian) { bytes.append(contentsOf: $0) } }
+        public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+        public mutating func string(_ value: String) {
             var value = value
             value.withUTF8 { utf8 in
                 int(utf8.count)
@@ -74,11 +75,11 @@ public enum GraphBinary {
             bool(true)
             write(&self, value)
         }
-        mutating func array<T>(_ values: [T], _ write: (inout Writer, T) -> Void) {
+        public mutating func array<T>(_ values: [T], _ write: (inout Writer, T) -> Void) {
             int(values.count)
             for value in values { write(&self, value) }
         }
-        mutating func strings(_ values: [String]) { array(values) { $0.string($1) } }
+        public mutating func strings(_ values: [String]) { array(values) { $0.string($1) } }
         mutating func duration(_ value: Duration) {
             let (seconds, attoseconds) = value.components
             int(Int(seconds))
@@ -159,16 +160,18 @@ public enum GraphBinary {
             optional(q.span) { $0.span($1) }
         }
 
+        mutating func raw<T: CaseIterable & Equatable>(_ value: T) where T.AllCases == [T] { int(T.allCases.firstIndex(of: value)!) }
+
         mutating func codes(_ codes: [Int32]) { array(codes) { $0.int(Int($1)) } }
 
         mutating func defaults(_ d: NodeDefaults) {
             int(d.queue)
             optional(d.timeout) { $0.duration($1) }
             retry(d.retry)
-            string(d.shell.rawValue)
+            raw(d.shell)
             optional(d.dir) { $0.string($1) }
             bool(d.continueOnError)
-            string(d.condition.rawValue)
+            raw(d.condition)
             codes(d.successCodes)
         }
 
@@ -206,9 +209,9 @@ public enum GraphBinary {
             int(n.queue)
             optional(n.timeout) { $0.duration($1) }
             retry(n.retry)
-            string(n.condition.rawValue)
+            raw(n.condition)
             bool(n.continueOnError)
-            string(n.shell.rawValue)
+            raw(n.shell)
             strings(n.sources)
             strings(n.generates)
             optional(n.depfile) { $0.string($1) }
@@ -258,29 +261,31 @@ public enum GraphBinary {
         }
     }
 
-    struct Reader {
+    public struct Reader {
         let bytes: UnsafeRawBufferPointer
-        var offset = 0
+        public private(set) var offset = 0
         var table: [String] = []
 
-        var malformed: BinaryCoding.Failure { BinaryCoding.Failure(description: "malformed compiled graph at byte \(offset)") }
+        public init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-        mutating func int() throws -> Int {
+        public var malformed: BinaryCoding.Failure { BinaryCoding.Failure(description: "malformed compiled graph at byte \(offset)") }
+
+        public mutating func int() throws -> Int {
             guard bytes.count - offset >= 8 else { throw malformed }
             defer { offset += 8 }
             return Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
         }
-        mutating func bool() throws -> Bool {
+        public mutating func bool() throws -> Bool {
             guard offset < bytes.count, bytes[offset] <= 1 else { throw malformed }
             defer { offset += 1 }
             return bytes[offset] == 1
         }
-        mutating func count() throws -> Int {
+        public mutating func count() throws -> Int {
             let n = try int()
             guard n >= 0, n <= bytes.count - offset else { throw malformed }
             return n
         }
-        mutating func string() throws -> String {
+        public mutating func string() throws -> String {
             let n = try count()
             defer { offset += n }
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n]), as: UTF8.self)
@@ -299,14 +304,14 @@ public enum GraphBinary {
         mutating func optional<T>(_ read: (inout Reader) throws -> T) throws -> T? {
             try bool() ? try read(&self) : nil
         }
-        mutating func array<T>(_ read: (inout Reader) throws -> T) throws -> [T] {
+        public mutating func array<T>(_ read: (inout Reader) throws -> T) throws -> [T] {
             let n = try count()
             var values: [T] = []
             values.reserveCapacity(n)
             for _ in 0..<n { values.append(try read(&self)) }
             return values
         }
-        mutating func strings() throws -> [String] { try array { try $0.string() } }
+        public mutating func strings() throws -> [String] { try array { try $0.string() } }
         mutating func duration() throws -> Duration {
             let seconds = try int()
             guard bytes.count - offset >= 8 else { throw malformed }
@@ -314,9 +319,10 @@ public enum GraphBinary {
             let attoseconds = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
             return Duration(secondsComponent: Int64(seconds), attosecondsComponent: attoseconds)
         }
-        mutating func raw<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == String {
-            guard let value = T(rawValue: try string()) else { throw malformed }
-            return value
+        mutating func raw<T: CaseIterable>(_ type: T.Type) throws -> T where T.AllCases == [T] {
+            let index = try int()
+            guard T.allCases.indices.contains(index) else { throw malformed }
+            return T.allCases[index]
         }
 
         mutating func graph() throws -> Graph {

@@ -87,6 +87,7 @@ extension Variables: Codable {
 
     /// Entries written by a `Variables` (names unique), taken as they are.
     init(entries: [Entry]) {
+        guard !entries.isEmpty else { return }
         self.entries = entries
         positions.reserveCapacity(entries.count)
         for (i, entry) in entries.enumerated() where positions[entry.name] == nil { positions[entry.name] = i }

@@ -52,7 +52,7 @@ package struct GraphCache: Sendable {
     // MARK: What an entry is keyed on
 
     /// What `stat(2)` says of a file the load read, or that it was absent.
-    struct Stamp: Codable, Equatable {
+    struct Stamp: Equatable {
         var path: String
         var exists: Bool
         var device: UInt64 = 0
@@ -77,7 +77,7 @@ package struct GraphCache: Sendable {
     }
 
     /// One `for-each` glob and what it listed.
-    struct Glob: Codable, Equatable {
+    struct Glob: Equatable {
         var directory: String
         var pattern: String
         var exclude: [String]
@@ -85,7 +85,7 @@ package struct GraphCache: Sendable {
         var unnamable: [String]
     }
 
-    struct Key: Codable, Equatable {
+    struct Key: Equatable {
         /// The running executable, and the file its path names (under valgrind, the first is valgrind's).
         var build: Stamp
         var executable: Stamp
@@ -170,7 +170,8 @@ package struct GraphCache: Sendable {
             let keyLength = Int(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: Self.magic.count, as: UInt64.self)))
             let keyStart = Self.magic.count + 8
             guard keyLength >= 0, keyLength <= raw.count - keyStart else { return nil }
-            guard let key = try? BinaryCoding.decode(Key.self, from: UnsafeRawBufferPointer(rebasing: raw[keyStart..<keyStart + keyLength])),
+            var reader = GraphBinary.Reader(bytes: UnsafeRawBufferPointer(rebasing: raw[keyStart..<keyStart + keyLength]))
+            guard let key = try? Key(reading: &reader), reader.offset == keyLength,
                   key.build == build.running, key.executable == build.named, key.workingDirectory == cwd, key.path == path, key.discovered == discovered,
                   key.overrides == overrides, key.files.first?.path == path,
                   key.files.allSatisfy({ Stamp.of($0.path) == $0 }) else { return nil }
@@ -243,7 +244,10 @@ package struct GraphCache: Sendable {
         }
         let key = Key(build: build.running, executable: build.named, workingDirectory: cwd, path: path, discovered: discovered, overrides: overrides, files: stamps,
                       globs: reads.globs, included: included)
-        guard let keyBytes = try? BinaryCoding.encode(key), makeDirectory() else { return }
+        guard makeDirectory() else { return }
+        var writer = GraphBinary.Writer()
+        key.write(to: &writer)
+        let keyBytes = writer.bytes
         let valueBytes = GraphBinary.encode(graph)
         var bytes = Self.magic
         withUnsafeBytes(of: UInt64(keyBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
@@ -306,4 +310,86 @@ package struct GraphCache: Sendable {
         if path.hasPrefix("/") { return path }
         return (workingDirectory() ?? ".") + "/" + path
     }
+}
+
+// MARK: The key's form
+
+extension GraphCache.Key {
+    /// The stored properties written, in order (`GraphCacheTests` checks them against the type).
+    static let fields = ["build", "executable", "workingDirectory", "path", "discovered", "overrides", "files", "globs", "included"]
+
+    func write(to w: inout GraphBinary.Writer) {
+        build.write(to: &w)
+        executable.write(to: &w)
+        w.string(workingDirectory)
+        w.string(path)
+        w.bool(discovered)
+        let names = overrides.keys.sorted()
+        w.int(names.count)
+        for name in names {
+            w.string(name)
+            w.string(overrides[name]!)
+        }
+        w.array(files) { $1.write(to: &$0) }
+        w.array(globs) { w, glob in
+            w.string(glob.directory)
+            w.string(glob.pattern)
+            w.strings(glob.exclude)
+            w.strings(glob.matches)
+            w.strings(glob.unnamable)
+        }
+        w.strings(included)
+    }
+
+    init(reading r: inout GraphBinary.Reader) throws {
+        build = try GraphCache.Stamp(reading: &r)
+        executable = try GraphCache.Stamp(reading: &r)
+        workingDirectory = try r.string()
+        path = try r.string()
+        discovered = try r.bool()
+        var overrides: [String: String] = [:]
+        for _ in 0..<(try r.count()) {
+            let name = try r.string()
+            overrides[name] = try r.string()
+        }
+        self.overrides = overrides
+        files = try r.array { try GraphCache.Stamp(reading: &$0) }
+        globs = try r.array { r in
+            GraphCache.Glob(directory: try r.string(), pattern: try r.string(), exclude: try r.strings(), matches: try r.strings(),
+                            unnamable: try r.strings())
+        }
+        included = try r.strings()
+    }
+}
+
+extension GraphCache.Stamp {
+    static let fields = ["path", "exists", "device", "inode", "size", "mtime", "ctime", "mode", "owner"]
+
+    func write(to w: inout GraphBinary.Writer) {
+        w.string(path)
+        w.bool(exists)
+        w.int(Int(truncatingIfNeeded: device))
+        w.int(Int(truncatingIfNeeded: inode))
+        w.int(Int(size))
+        w.int(Int(mtime))
+        w.int(Int(ctime))
+        w.int(Int(mode))
+        w.int(Int(owner))
+    }
+
+    init(reading r: inout GraphBinary.Reader) throws {
+        path = try r.string()
+        exists = try r.bool()
+        device = UInt64(truncatingIfNeeded: try r.int())
+        inode = UInt64(truncatingIfNeeded: try r.int())
+        size = Int64(try r.int())
+        mtime = Int64(try r.int())
+        ctime = Int64(try r.int())
+        mode = UInt32(truncatingIfNeeded: try r.int())
+        owner = UInt32(truncatingIfNeeded: try r.int())
+    }
+}
+
+extension GraphCache.Glob {
+    static let fields = ["directory", "pattern", "exclude", "matches", "unnamable"]
 }

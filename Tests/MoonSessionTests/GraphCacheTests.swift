@@ -82,6 +82,18 @@ import Testing
         #expect(entries().count == 1)
     }
 
+    /// The key's form writes every stored property of its types.
+    @Test func theKeyWritesEveryStoredProperty() throws {
+        func labels(_ value: Any) -> [String] { Mirror(reflecting: value).children.compactMap(\.label) }
+        let stamp = GraphCache.Stamp(path: "p", exists: false)
+        let glob = GraphCache.Glob(directory: ".", pattern: "*", exclude: [], matches: [], unnamable: [])
+        let key = GraphCache.Key(build: stamp, executable: stamp, workingDirectory: "/", path: "p", discovered: false, overrides: [:],
+                                 files: [], globs: [], included: [])
+        #expect(labels(stamp) == GraphCache.Stamp.fields)
+        #expect(labels(glob) == GraphCache.Glob.fields)
+        #expect(labels(key) == GraphCache.Key.fields)
+    }
+
     /// A file changed within `racyWindow` of the load could later look
     /// unchanged in its timestamps: such a load is not stored.
     @Test func aLoadOfAFileChangedJustBeforeIsNotStored() throws {
