@@ -199,6 +199,10 @@ public enum GraphBinary {
             }
         }
 
+        /// A node with every rare field at its default.
+        static let plain = Node(name: "", nameSpan: SourceSpan(file: "", start: SourceLocation(line: 0, column: 0, offset: 0),
+                                                                 end: SourceLocation(line: 0, column: 0, offset: 0)), action: .group)
+
         mutating func node(_ n: Node) {
             string(n.name)
             span(n.nameSpan)
@@ -218,7 +222,7 @@ public enum GraphBinary {
             bool(n.cached)
             span(n.span)
             // The rare fields: a flag, then each, only for a node with any set.
-            let plain = Node(name: n.name, nameSpan: n.nameSpan, action: n.action)
+            let plain = Self.plain
             let hasRare = n.description != nil || n.slurm != plain.slurm || n.instance != nil || n.fanOut != nil || !n.params.isEmpty
                 || n.arguments != plain.arguments || n.isInternal || n.isBarrier || n.isService || n.restartsOnChange != plain.restartsOnChange
                 || n.namespace != plain.namespace || n.vars != nil || n.successCodes != plain.successCodes || n.priority != plain.priority
