@@ -198,6 +198,23 @@ import Testing
         #expect(lookup() == nil)
     }
 
+    /// A graph moon found by searching reads only trusted includes: an
+    /// include's directory made writable by others since (which changes no
+    /// stat the entry holds) is a miss, and the fresh load says why.
+    @Test func aDiscoveredGraphAsksTrustAgain() throws {
+        try project()
+        let reads = GraphCache.Reads()
+        let parsed = try GraphFile.parse(path("moon.yaml"), overrides: [:], reads: reads)
+        cache.store(try #require(parsed.result.graph), included: [path("lib.yaml")], path: path("moon.yaml"), overrides: [:],
+                    discovered: true, reads: reads, started: GraphCache.now() + 3_000_000_000)
+        let lookup = { cache.lookup(path("moon.yaml"), overrides: [:], discovered: true, files: GraphFile.discoveredFiles) }
+        #expect(lookup() != nil)
+        #expect(cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: GraphFile.files) == nil)
+        chmod(root, 0o777)
+        defer { chmod(root, 0o755) }
+        #expect(lookup() == nil)
+    }
+
     /// A cache directory moon cannot make is no error and no output.
     @Test func anUnwritableLocationIsSilent() throws {
         try project()
