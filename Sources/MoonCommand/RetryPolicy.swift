@@ -1,6 +1,6 @@
 /// How often and how patiently a failing signal is tried again: the graph's
 /// `retry:` and the ``Signal/retry(_:on:onRetry:)`` operator share it.
-public struct RetryPolicy: Sendable, Hashable {
+public struct RetryPolicy: Sendable, Hashable, Codable {
     /// Extra attempts after the first; 0 means no retry.
     public var times: Int
     /// The wait before the first retry.

@@ -1,7 +1,7 @@
 /// A position in a source file. `line` and `column` are 1-based (libyaml's
 /// 0-based marks are converted once, in the loader); `column` counts
 /// characters (Unicode scalars), as editors do; `offset` is the 0-based byte offset.
-public struct SourceLocation: Hashable, Sendable, Comparable {
+public struct SourceLocation: Hashable, Sendable, Comparable, Codable {
     // Stored in 32 bits, since every YAML node and every `needs` entry has
     // a span of two locations (a graph file of 4 GiB is far beyond what moon
     // reads; larger values are clamped, never trapped on).
@@ -37,7 +37,7 @@ public struct SourceLocation: Hashable, Sendable, Comparable {
 
 /// The range of text a YAML node or a diagnostic refers to: `start` is
 /// inclusive, `end` exclusive.
-public struct SourceSpan: Hashable, Sendable {
+public struct SourceSpan: Hashable, Sendable, Codable {
     public var file: String
     public var start: SourceLocation
     public var end: SourceLocation

@@ -1,5 +1,5 @@
 /// One validated `with:` value of a built-in, typed by the built-in's parameter schema.
-public enum BuiltinArgument: Sendable, Hashable {
+public enum BuiltinArgument: Sendable, Hashable, Codable {
     case string(String)
     case integer(Int)
     case duration(Duration)

@@ -5,7 +5,7 @@ import MoonDocument
 /// machine-specific (`key:`, e.g. a compiler version). The command line and
 /// the environment (`--cache-dir`, `MOON_CACHE_DIR`, `--remote-cache`,
 /// `MOON_REMOTE_CACHE`) override `dir` and `remote`.
-public struct CacheSettings: Sendable, Equatable {
+public struct CacheSettings: Sendable, Equatable, Codable {
     /// `dir:` as written (relative to the graph file's directory, `~/` allowed).
     public var dir: String?
     /// `remote:` as written: the base URL of a Bazel HTTP remote cache.

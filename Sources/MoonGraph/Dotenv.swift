@@ -2,7 +2,7 @@ import MoonDocument
 
 /// One entry of the top-level `dotenv:` list: a file of environment
 /// variables, relative to the graph file.
-public struct DotenvFile: Sendable, Hashable {
+public struct DotenvFile: Sendable, Hashable, Codable {
     public var path: String
     /// When true, a missing file is skipped; otherwise it is an error.
     public var optional: Bool

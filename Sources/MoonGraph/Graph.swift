@@ -171,3 +171,57 @@ public struct Graph: Sendable {
         return String(path[..<slash])
     }
 }
+
+/// Coded field by field in `CodingKeys` order; the name and template
+/// indexes are rebuilt from `nodes`, as `init` builds them.
+/// `BinaryCodingTests` checks that `CodingKeys` names every other stored property.
+extension Graph: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, description, path, directory, vars, env, dotenv, dotenvValues, cache, queues, defaults, nodes,
+             defaultTargets, rootNeeds
+    }
+
+    /// The stored properties `CodingKeys` leaves out, since they are derived.
+    static let derivedProperties: Set<String> = ["positions", "templates"]
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try c.decode(String.self, forKey: .name)
+        let description = try c.decodeIfPresent(String.self, forKey: .description)
+        let path = try c.decode(String.self, forKey: .path)
+        let directory = try c.decode(String.self, forKey: .directory)
+        let vars = try c.decode(Variables.self, forKey: .vars)
+        let env = try c.decode(Variables.self, forKey: .env)
+        let dotenv = try c.decode([DotenvFile].self, forKey: .dotenv)
+        let dotenvValues = try c.decode(Variables.self, forKey: .dotenvValues)
+        let cache = try c.decode(CacheSettings.self, forKey: .cache)
+        let queues = try c.decode([QueueSpec].self, forKey: .queues)
+        let defaults = try c.decode(NodeDefaults.self, forKey: .defaults)
+        let nodes = try c.decode([Node].self, forKey: .nodes)
+        self.init(name: name, description: description, path: path, vars: vars, env: env, queues: queues, defaults: defaults, nodes: nodes)
+        self.directory = directory
+        self.dotenv = dotenv
+        self.dotenvValues = dotenvValues
+        self.cache = cache
+        defaultTargets = try c.decode([String].self, forKey: .defaultTargets)
+        rootNeeds = try c.decode([RootNeed].self, forKey: .rootNeeds)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encodeIfPresent(description, forKey: .description)
+        try c.encode(path, forKey: .path)
+        try c.encode(directory, forKey: .directory)
+        try c.encode(vars, forKey: .vars)
+        try c.encode(env, forKey: .env)
+        try c.encode(dotenv, forKey: .dotenv)
+        try c.encode(dotenvValues, forKey: .dotenvValues)
+        try c.encode(cache, forKey: .cache)
+        try c.encode(queues, forKey: .queues)
+        try c.encode(defaults, forKey: .defaults)
+        try c.encode(nodes, forKey: .nodes)
+        try c.encode(defaultTargets, forKey: .defaultTargets)
+        try c.encode(rootNeeds, forKey: .rootNeeds)
+    }
+}

@@ -2,7 +2,7 @@ import MoonCommand
 import MoonDocument
 
 /// One node of a validated graph, with the graph's defaults already applied.
-public struct Node: Sendable {
+public struct Node: Sendable, Codable {
     public var name: String
     /// The span of the node's name (its key under `nodes:`); diagnostics about the node point here.
     public var nameSpan: SourceSpan
@@ -122,6 +122,16 @@ public struct Node: Sendable {
         set { update { $0.vars = newValue } }
     }
 
+    /// Sets every rare field at once, in one box (`GraphBinary`).
+    mutating func setRare(description: String?, slurm: SlurmOptions, instance: NodeInstance?, fanOut: DynamicFanOut?,
+                          params: [NodeParameter], arguments: NodeArguments, isInternal: Bool, isBarrier: Bool, isService: Bool,
+                          restartsOnChange: Bool, namespace: String, vars: Variables?, successCodes: [Int32], priority: Int) {
+        rare = Rare(RareFields(description: description, slurm: slurm, instance: instance, fanOut: fanOut, params: params,
+                               arguments: arguments, isInternal: isInternal, isBarrier: isBarrier, isService: isService,
+                               restartsOnChange: restartsOnChange, namespace: namespace, vars: vars, successCodes: successCodes,
+                               priority: priority))
+    }
+
     /// Writes the rare fields into a box of this node's own: boxes are shared between copies and never change.
     private mutating func update(_ change: (inout RareFields) -> Void) {
         var fields = rare.fields
@@ -129,7 +139,7 @@ public struct Node: Sendable {
         rare = Rare(fields)
     }
 
-    private struct RareFields: Sendable {
+    private struct RareFields: Sendable, Codable {
         var description: String?
         var slurm = SlurmOptions()
         var instance: NodeInstance?
@@ -146,9 +156,12 @@ public struct Node: Sendable {
         var priority = 0
     }
 
-    private final class Rare: Sendable {
+    private final class Rare: Sendable, Codable {
         let fields: RareFields
         init(_ fields: RareFields) { self.fields = fields }
+        // Coded as its fields, so that `Node`'s synthesized coding reaches every one of them.
+        init(from decoder: Decoder) throws { fields = try RareFields(from: decoder) }
+        func encode(to encoder: Encoder) throws { try fields.encode(to: encoder) }
         /// The empty fields every node starts with.
         static let none = Rare(RareFields())
     }

@@ -1,5 +1,5 @@
 /// What a node does: `run` (shell or exec form), `uses`, or nothing (a group).
-public enum NodeAction: Sendable, Hashable {
+public enum NodeAction: Sendable, Hashable, Codable {
     /// `run: SCRIPT` — run by the node's `shell` (`sh -e -c SCRIPT`).
     case shell(String)
     /// `run: [PROGRAM, ARG...]` — spawned directly, no shell (never empty).

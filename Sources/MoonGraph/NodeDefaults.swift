@@ -2,7 +2,7 @@ import MoonCommand
 
 /// The `defaults:` section: values every node gets unless it sets its own.
 /// Already applied to `Graph.nodes`; kept for listings and tools.
-public struct NodeDefaults: Sendable, Hashable {
+public struct NodeDefaults: Sendable, Hashable, Codable {
     /// Index into `Graph.queues` (0, `default`, unless set).
     public var queue: Int = 0
     public var timeout: Duration?

@@ -1,7 +1,7 @@
 /// What makes a node one instance of a `for-each` or `matrix` template: the
 /// template's name, the label in its brackets, and the values its
 /// expressions read. The node's name is `template[label]`.
-public struct NodeInstance: Sendable, Hashable {
+public struct NodeInstance: Sendable, Hashable, Codable {
     /// The template's name (`obj`, `lib:test`).
     public var template: String
     /// What goes in the brackets: the item (`src/lapi.c`), or the matrix
@@ -34,7 +34,7 @@ public struct NodeInstance: Sendable, Hashable {
 /// A `for-each: ${{ needs.X.outputs.KEY }}`: the template stays one node of
 /// the graph, whose expressions read `item`; it is expanded at run time,
 /// when the need completes, into one instance per item of the JSON list.
-public struct DynamicFanOut: Sendable, Hashable {
+public struct DynamicFanOut: Sendable, Hashable, Codable {
     /// The need's index in `Graph.nodes` (always one of the node's `needs`).
     public var need: Int
     /// The output key that holds the JSON list of strings.

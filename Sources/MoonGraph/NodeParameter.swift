@@ -2,7 +2,7 @@ import MoonDocument
 
 /// One entry of a node's `params:`: `NAME: { default: VALUE }` or
 /// `NAME: { required: true, description: TEXT }`; read as `${{ params.NAME }}`.
-public struct NodeParameter: Sendable, Hashable {
+public struct NodeParameter: Sendable, Hashable, Codable {
     public var name: String
     /// The value when none is given; nil for a required parameter.
     public var defaultValue: String?
@@ -22,7 +22,7 @@ public struct NodeParameter: Sendable, Hashable {
 /// What the command line gives one node: `NAME=VALUE` parameters and the
 /// words after `--` (`${{ args }}`, one word each). `Graph.bind` checks and
 /// completes them; they are part of the node's fingerprint.
-public struct NodeArguments: Sendable, Hashable {
+public struct NodeArguments: Sendable, Hashable, Codable {
     /// Every declared parameter's value once bound (given, or its default).
     public var params: [String: String]
     public var args: [String]

@@ -1,8 +1,8 @@
 import MoonDocument
 
 /// A named execution queue: how many nodes it runs at once and where.
-public struct QueueSpec: Sendable, Hashable {
-    public enum Concurrency: Sendable, Hashable {
+public struct QueueSpec: Sendable, Hashable, Codable {
+    public enum Concurrency: Sendable, Hashable, Codable {
         /// As many as the machine has CPUs.
         case auto
         /// At most this many (always positive; 1 makes a serial queue).
@@ -17,7 +17,7 @@ public struct QueueSpec: Sendable, Hashable {
         }
     }
 
-    public enum Executor: Sendable, Hashable {
+    public enum Executor: Sendable, Hashable, Codable {
         case local
         case slurm(SlurmOptions)
 

@@ -4,7 +4,7 @@ import MoonDocument
 /// the file `moon` was given, whichever file writes it. An included file
 /// cannot see the root's nodes while it is analyzed on its own, so the need
 /// waits, carried up through every includer, until the root resolves it.
-public struct RootNeed: Sendable {
+public struct RootNeed: Sendable, Codable {
     /// The nodes that need it (a template's instances), as indices of the
     /// graph that carries it; shifted as includes are merged.
     public var nodes: Range<Int>

@@ -1,5 +1,5 @@
 /// The shell that runs shell-form `run:` scripts.
-public enum Shell: String, Sendable, Hashable, CaseIterable {
+public enum Shell: String, Sendable, Hashable, CaseIterable, Codable {
     case sh, bash
 
     /// The argv that runs `script` with this shell: `-e` so the first failing

@@ -1,6 +1,6 @@
 /// Resources for a Slurm job step. Set on a Slurm queue and overridden per node;
 /// every field is optional so a node's options can be layered over its queue's.
-public struct SlurmOptions: Sendable, Hashable {
+public struct SlurmOptions: Sendable, Hashable, Codable {
     public var partition: String?
     public var cpusPerTask: Int?
     /// Memory as Slurm writes it: `4G`, `512M`, `1000`.

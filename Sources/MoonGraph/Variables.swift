@@ -1,7 +1,7 @@
 /// An ordered list of name/value pairs (`vars`, `env`): file order is kept so
 /// that listings and environments are deterministic, and lookup is by name.
 public struct Variables: Sendable, Hashable, Sequence {
-    public struct Entry: Sendable, Hashable {
+    public struct Entry: Sendable, Hashable, Codable {
         public var name: String
         /// The value; for a list, its items joined by spaces (how it reads inside a larger string).
         public var value: String
@@ -76,4 +76,22 @@ public struct Variables: Sendable, Hashable, Sequence {
 
     public static func == (a: Variables, b: Variables) -> Bool { a.entries == b.entries }
     public func hash(into hasher: inout Hasher) { hasher.combine(entries) }
+}
+
+/// Coded as its entries; the name index is rebuilt from them
+/// (`BinaryCodingTests` checks that these two are all it stores).
+extension Variables: Codable {
+    public init(from decoder: Decoder) throws {
+        self.init(entries: try [Entry](from: decoder))
+    }
+
+    /// Entries written by a `Variables` (names unique), taken as they are.
+    init(entries: [Entry]) {
+        guard !entries.isEmpty else { return }
+        self.entries = entries
+        positions.reserveCapacity(entries.count)
+        for (i, entry) in entries.enumerated() where positions[entry.name] == nil { positions[entry.name] = i }
+    }
+
+    public func encode(to encoder: Encoder) throws { try entries.encode(to: encoder) }
 }

@@ -3,17 +3,60 @@ import MoonDocument
 import MoonGraph
 import MoonReport
 import MoonState
+import Synchronization
 
 /// Reads and validates a graph file for every subcommand, printing its
 /// diagnostics compiler-style on stderr. One place decides that an invalid
 /// file ends moon with exit code 2.
 package struct GraphFile {
-    package let source: SourceFile
+    /// The graph file's text, for diagnostics that quote it; read when
+    /// first asked for after a load from `GraphCache`.
+    package var source: SourceFile { text.file }
+    private let text: SourceText
     package let graph: Graph
     /// The paths of the graph files `includes:` read, for watch mode.
     package var included: [String] = []
     /// The `for-each` globs the load expanded, for watch mode.
     package var fanOutGlobs: [FanOutGlob] = []
+
+    package init(source: SourceFile, graph: Graph, included: [String] = [], fanOutGlobs: [FanOutGlob] = []) {
+        text = SourceText(source)
+        self.graph = graph
+        self.included = included
+        self.fanOutGlobs = fanOutGlobs
+    }
+
+    private init(path: String, graph: Graph, included: [String], fanOutGlobs: [FanOutGlob]) {
+        text = SourceText(path: path)
+        self.graph = graph
+        self.included = included
+        self.fanOutGlobs = fanOutGlobs
+    }
+
+    /// A file's text read once, now or when first needed.
+    private final class SourceText: Sendable {
+        private let path: String
+        private let read: Mutex<SourceFile?>
+
+        init(_ file: SourceFile) {
+            path = file.path
+            read = Mutex(file)
+        }
+
+        init(path: String) {
+            self.path = path
+            read = Mutex(nil)
+        }
+
+        var file: SourceFile {
+            read.withLock { file in
+                if let file { return file }
+                let loaded = (try? GraphFile.read(path)) ?? SourceFile(path: path, bytes: [])
+                file = loaded
+                return loaded
+            }
+        }
+    }
 
     /// A file read and checked, its diagnostics not printed yet.
     package struct Parsed {
@@ -24,19 +67,38 @@ package struct GraphFile {
 
     /// Loads `path`; prints warnings; throws `PrintedErrors` after
     /// printing every error. A file that cannot be read is a `CLIError`.
+    /// A graph whose files did not change since a load without diagnostics
+    /// comes from `GraphCache`, exactly as that load made it.
     package static func load(_ path: String, overrides: [String: String] = [:], color: Bool = Terminal.stderrColor) throws -> GraphFile {
-        let parsed = try parse(path, overrides: overrides)
+        let started = GraphCache.now()
+        let discovered = GraphFileLocator.wasDiscovered(path)
+        let cache = GraphCache.standard
+        if let hit = cache?.lookup(path, overrides: overrides, discovered: discovered, files: discovered ? discoveredFiles : files) {
+            return GraphFile(path: path, graph: hit.graph, included: hit.included, fanOutGlobs: hit.globs)
+        }
+        let reads = GraphCache.Reads()
+        let parsed = try parse(path, overrides: overrides, reads: reads)
         print(parsed.result.diagnostics, source: parsed.source, color: color, included: parsed.result.included)
         guard !parsed.result.hasErrors, let graph = parsed.result.graph else {
             if let hint = GraphFileLocator.nodeHint(forInvalidFile: parsed.source.path) { Console.errorLine(hint) }
             throw PrintedErrors()
         }
-        return GraphFile(source: parsed.source, graph: graph, included: parsed.result.included.map(\.path), fanOutGlobs: parsed.fanOutGlobs)
+        let included = parsed.result.included.map(\.path)
+        // A load with warnings is not stored: a hit prints nothing.
+        if parsed.result.diagnostics.isEmpty {
+            cache?.store(graph, included: included, path: path, overrides: overrides, discovered: discovered, reads: reads, started: started)
+        }
+        return GraphFile(source: parsed.source, graph: graph, included: included, fanOutGlobs: parsed.fanOutGlobs)
     }
 
     /// Reads and checks `path`, printing nothing. A file that cannot be
     /// read is a `CLIError`.
     package static func parse(_ path: String, overrides: [String: String] = [:]) throws -> Parsed {
+        try parse(path, overrides: overrides, reads: nil)
+    }
+
+    /// `parse`, recording in `reads` what the load read besides `path`.
+    static func parse(_ path: String, overrides: [String: String], reads: GraphCache.Reads?) throws -> Parsed {
         let source = try read(path)
         // A graph moon found by searching reads only includes and dotenv files that pass the same rule as itself.
         let discovered = GraphFileLocator.wasDiscovered(path)
@@ -44,14 +106,19 @@ package struct GraphFile {
         let globs = FanOutGlobLog()
         do {
             let root = try YAMLLoader.load(source)
+            let access = discovered ? discoveredFiles : files
             result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source,
-                                        files: globs.recording(discovered ? discoveredFiles : files))
+                                        files: globs.recording(reads?.recording(access) ?? access))
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
         if var graph = result.graph {
             // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
-            result.diagnostics += graph.loadDotenv(reading: discovered ? readDiscoveredDotenv : readDotenv)
+            let reader = discovered ? readDiscoveredDotenv : readDotenv
+            result.diagnostics += graph.loadDotenv(reading: { path in
+                reads?.note(path)
+                return reader(path)
+            })
             result.graph = graph
         }
         return Parsed(source: source, result: result, fanOutGlobs: globs.recorded)
