@@ -47,6 +47,26 @@ enum StateSchema {
         }
     }
 
+    /// Whether the store is of this schema, with every table (and
+    /// `node_state.patterns`), so that nothing is to migrate, in one
+    /// statement that also probes each table (see `StateStore.probe`).
+    /// False when a table is missing or the version differs: `migrate`
+    /// then decides. Throws what else SQLite says (corruption, busy).
+    static func isCurrent(_ db: Database) throws -> Bool {
+        let row: Row?
+        do {
+            row = try Row.fetchOne(db, sql: currentProbe)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            return false
+        }
+        guard let row, Int.fromDatabaseValue(row[0]) == version else { return false }
+        return String.fromDatabaseValue(row[1])?.contains("patterns") == true
+    }
+
+    /// The version, `node_state`'s definition and the first row of each table.
+    private static let currentProbe = "SELECT user_version, (SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'node_state'), "
+        + tables.map { "(SELECT 1 FROM \($0))" }.joined(separator: ", ") + " FROM pragma_user_version"
+
     /// Whether `node_state` has its `patterns` column: one look at the
     /// table's definition, no scan.
     static func hasPatterns(_ db: Database) throws -> Bool {
