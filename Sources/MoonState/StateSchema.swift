@@ -50,8 +50,9 @@ enum StateSchema {
     /// Whether the store is of this schema, with every table (and
     /// `node_state.patterns`), so that nothing is to migrate, in one
     /// statement that also probes each table (see `StateStore.probe`).
-    /// False when a table is missing or the version differs: `migrate`
-    /// then decides. Throws what else SQLite says (corruption, busy).
+    /// False when a table or the column is missing (the statement does not
+    /// compile) or the version differs: `migrate` then decides. Throws what
+    /// else SQLite says (corruption, busy).
     static func isCurrent(_ db: Database) throws -> Bool {
         let row: Row?
         do {
@@ -59,13 +60,13 @@ enum StateSchema {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             return false
         }
-        guard let row, Int.fromDatabaseValue(row[0]) == version else { return false }
-        return String.fromDatabaseValue(row[1])?.contains("patterns") == true
+        return row.flatMap { Int.fromDatabaseValue($0[0]) } == version
     }
 
-    /// The version, `node_state`'s definition and the first row of each table.
-    private static let currentProbe = "SELECT user_version, (SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'node_state'), "
-        + tables.map { "(SELECT 1 FROM \($0))" }.joined(separator: ", ") + " FROM pragma_user_version"
+    /// The version and the first row of each table (`node_state`'s names `patterns`).
+    private static let currentProbe = "SELECT user_version, "
+        + tables.map { $0 == "node_state" ? "(SELECT patterns IS NULL FROM node_state)" : "(SELECT 1 FROM \($0))" }.joined(separator: ", ")
+        + " FROM pragma_user_version"
 
     /// Whether `node_state` has its `patterns` column: one look at the
     /// table's definition, no scan.
