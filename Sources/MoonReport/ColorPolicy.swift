@@ -29,16 +29,22 @@ public struct ColorPolicy: Sendable, Equatable {
 
     /// Resolves `choice` for output on `isTerminal` with `environment`.
     public static func resolve(_ choice: Choice, environment: [String: String], isTerminal: Bool) -> ColorPolicy {
+        resolve(choice, variable: { environment[$0] }, isTerminal: isTerminal)
+    }
+
+    /// Resolves `choice` reading each variable through `variable` (moon's
+    /// own environment needs no dictionary of it).
+    public static func resolve(_ choice: Choice, variable: (String) -> String?, isTerminal: Bool) -> ColorPolicy {
         switch choice {
         case .always: return .on
         case .never: return .off
         case .auto: break
         }
-        if let value = environment["NO_COLOR"], !value.isEmpty { return .off }
+        if let value = variable("NO_COLOR"), !value.isEmpty { return .off }
         for key in ["FORCE_COLOR", "CLICOLOR_FORCE"] {
-            if let value = environment[key], !value.isEmpty, value != "0", value != "false" { return .on }
+            if let value = variable(key), !value.isEmpty, value != "0", value != "false" { return .on }
         }
-        if environment["TERM"] == "dumb" { return .off }
+        if variable("TERM") == "dumb" { return .off }
         return ColorPolicy(enabled: isTerminal)
     }
 

@@ -9,17 +9,16 @@ package enum Terminal {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// The variables colour decisions read, for `ColorPolicy`.
-    package static var colorEnvironment: [String: String] {
-        var result: [String: String] = [:]
-        for name in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM"] { result[name] = variable(name) }
-        return result
-    }
-
     /// Colour for diagnostics on stderr, by the rules of stdout's
     /// (`ColorPolicy`): `choice` is the command's `--color`, for those that have one.
     package static func stderrColor(_ choice: ColorPolicy.Choice = .auto) -> Bool {
-        ColorPolicy.resolve(choice, environment: colorEnvironment, fd: 2).enabled
+        color(choice, fd: 2)
+    }
+
+    /// Colour for output on `fd` (`ColorPolicy`), reading moon's environment
+    /// variable by variable.
+    package static func color(_ choice: ColorPolicy.Choice, fd: Int32) -> Bool {
+        ColorPolicy.resolve(choice, variable: variable, isTerminal: isatty(fd) == 1).enabled
     }
 
     package static var stderrColor: Bool { stderrColor() }

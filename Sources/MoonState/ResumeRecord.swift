@@ -105,35 +105,41 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     var json: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + nodes.count * 64)
-        out.append(contentsOf: #"{"nodes":{"#.utf8)
+        Self.append(#"{"nodes":{"#, to: &out)
         for (i, name) in nodes.keys.sorted().enumerated() {
             let node = nodes[name]!
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONString.quote(name, into: &out)
-            out.append(contentsOf: #":{"#.utf8)
+            Self.append(#":{"#, to: &out)
             if let definition = node.definition {
-                out.append(contentsOf: #""definition":"#.utf8)
+                Self.append(#""definition":"#, to: &out)
                 JSONString.quote(definition, into: &out)
                 out.append(UInt8(ascii: ","))
             }
-            out.append(contentsOf: #""outputs":["#.utf8)
+            Self.append(#""outputs":["#, to: &out)
             for (k, pair) in node.outputs.enumerated() {
                 if k > 0 { out.append(UInt8(ascii: ",")) }
                 Self.append(pair, to: &out)
             }
-            out.append(contentsOf: #"],"succeeded":"#.utf8)
-            out.append(contentsOf: (node.succeeded ? "true" : "false").utf8)
-            out.append(contentsOf: #","values":"#.utf8)
+            Self.append(#"],"succeeded":"#, to: &out)
+            Self.append(node.succeeded ? "true" : "false", to: &out)
+            Self.append(#","values":"#, to: &out)
             Self.append(node.values, to: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "}"))
         if let shared {
-            out.append(contentsOf: #","shared":"#.utf8)
+            Self.append(#","shared":"#, to: &out)
             JSONString.quote(shared, into: &out)
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// A literal's bytes, copied whole (the generic append of a `String`'s
+    /// UTF-8 view goes byte by byte).
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     private static func append(_ strings: [String], to out: inout [UInt8]) {

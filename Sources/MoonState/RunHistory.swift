@@ -22,10 +22,13 @@ extension StateStore {
             let id = db.lastInsertedRowID
             try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
             let oldest = id - Int64(Self.historyLimit)
-            for sql in ["DELETE FROM run_nodes WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
-                        "DELETE FROM node_runs WHERE run_id IN (SELECT id FROM runs WHERE graph = ? AND id <= ?)",
-                        "DELETE FROM runs WHERE graph = ? AND id <= ?"] {
-                try db.execute(sql: sql, arguments: [run.graph, oldest])
+            try db.execute(sql: "DELETE FROM runs WHERE graph = ? AND id <= ?", arguments: [run.graph, oldest])
+            // Their nodes, only when runs went (most runs drop none): no
+            // run of any graph at or below `oldest` has its nodes without
+            // its `runs` row, as every drop ends here.
+            guard db.changesCount > 0 else { return }
+            for table in ["run_nodes", "node_runs"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)", arguments: [oldest])
             }
         }
     }
@@ -44,14 +47,16 @@ extension StateStore {
     static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)",
                        arguments: [runID, NodeRunsText.encode(nodes)])
-        // One prepared statement for every row.
-        let durations = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id) VALUES (?, ?, ?, ?)
-            """)
+        // One prepared statement for every row, prepared only when a duration changed.
+        var durations: Statement?
         for node in nodes {
             if node.result == .succeeded, let duration = node.durationMilliseconds, !Self.close(duration, known[node.node]) {
-                durations.setUncheckedArguments([graph, node.node, duration, runID])
-                try durations.execute()
+                let statement = try durations ?? db.cachedStatement(sql: """
+                    INSERT OR REPLACE INTO node_durations (graph, node, duration_ms, run_id) VALUES (?, ?, ?, ?)
+                    """)
+                durations = statement
+                statement.setUncheckedArguments([graph, node.node, duration, runID])
+                try statement.execute()
             }
         }
     }

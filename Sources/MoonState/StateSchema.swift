@@ -47,6 +47,27 @@ enum StateSchema {
         }
     }
 
+    /// Whether the store is of this schema, with every table (and
+    /// `node_state.patterns`), so that nothing is to migrate, in one
+    /// statement that also probes each table (see `StateStore.probe`).
+    /// False when a table or the column is missing (the statement does not
+    /// compile) or the version differs: `migrate` then decides. Throws what
+    /// else SQLite says (corruption, busy).
+    static func isCurrent(_ db: Database) throws -> Bool {
+        let row: Row?
+        do {
+            row = try Row.fetchOne(db, sql: currentProbe)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            return false
+        }
+        return row.flatMap { Int.fromDatabaseValue($0[0]) } == version
+    }
+
+    /// The version and the first row of each table (`node_state`'s names `patterns`).
+    private static let currentProbe = "SELECT user_version, "
+        + tables.map { $0 == "node_state" ? "(SELECT patterns IS NULL FROM node_state)" : "(SELECT 1 FROM \($0))" }.joined(separator: ", ")
+        + " FROM pragma_user_version"
+
     /// Whether `node_state` has its `patterns` column: one look at the
     /// table's definition, no scan.
     static func hasPatterns(_ db: Database) throws -> Bool {

@@ -213,7 +213,7 @@ public final class StateStore: @unchecked Sendable {
     /// it can be read (a reader), and probes the tables for garbage.
     /// `fresh`: the file is being made now (see `configuration`).
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) throws -> StateStore {
-        let db = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout, readonly: readonly, fresh: fresh))
+        let db = try DatabaseQueue(path: path, configuration: configuration(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh))
         var hasPatterns = true
         if readonly {
             hasPatterns = try db.read { db in
@@ -222,9 +222,14 @@ public final class StateStore: @unchecked Sendable {
                 return try StateSchema.hasPatterns(db)
             }
         } else {
-            try db.write { db in
-                try StateSchema.migrate(db)
-                try probe(db)
+            // A store this moon made, at its version, is read once (`isCurrent`);
+            // any other goes through the migration and the probe.
+            let current = try !fresh && db.writeWithoutTransaction { try StateSchema.isCurrent($0) }
+            if !current {
+                try db.write { db in
+                    try StateSchema.migrate(db)
+                    try probe(db)
+                }
             }
             if fresh { try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") } }
             try checkpointIfLarge(db, path: path)
@@ -236,7 +241,7 @@ public final class StateStore: @unchecked Sendable {
     static let pageCacheKiB = 256
 
     /// moon's settings of its connection.
-    private static func configuration(busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) -> Configuration {
+    private static func configuration(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) -> Configuration {
         var config = Configuration()
         // The writer turns WAL on with its own pragma (below): GRDB's `.wal`
         // also reads the -wal file's attributes through Foundation, which
@@ -246,11 +251,13 @@ public final class StateStore: @unchecked Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.readonly = readonly
         config.label = "moon.state"
+        // moon deletes a run's rows itself (`record`); GRDB's default would
+        // set the pragma at every open.
+        config.foreignKeysEnabled = false
         config.prepareDatabase { db in
             // moon's queries are point lookups and one short write per run;
             // the kernel's page cache holds the file anyway.
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
-            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB); PRAGMA journal_size_limit = \(Self.walSizeLimit)")
             guard !readonly else { return }
             // A store made now holds nothing yet: it is made and given its
             // tables without a sync (`make` turns them on after), as a
@@ -258,21 +265,34 @@ public final class StateStore: @unchecked Sendable {
             // run moves aside, and a fresh checkout's first run need not
             // wait for the flushes of an empty file.
             if fresh { try db.execute(sql: "PRAGMA synchronous = OFF") }
-            // A no-op read once the file is in WAL mode, which persists.
-            let mode = String.fromDatabaseValue(try firstValue(db, sql: "PRAGMA journal_mode = WAL"))
-            guard mode == "wal" else {
-                throw DatabaseError(message: "cannot turn on WAL mode (journal_mode is \(mode ?? "unknown"))")
+            // WAL mode persists, and SQLite opens a file whose header says
+            // so in it: the pragma is needed only for a file not yet in it.
+            if fresh || !Self.headerSaysWAL(path) {
+                let mode = String.fromDatabaseValue(try firstValue(db, sql: "PRAGMA journal_mode = WAL"))
+                guard mode == "wal" else {
+                    throw DatabaseError(message: "cannot turn on WAL mode (journal_mode is \(mode ?? "unknown"))")
+                }
             }
             // In WAL mode: commits are not synced, checkpoints are (the WAL
             // before the database is written, the database after), so a
             // run's end waits for no sync. A power loss can lose the last
             // runs' commits (their history, their nodes' fingerprints: those
             // nodes run again), never corrupt the file.
-            if !fresh { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             // Checkpoints happen at the opening (`checkpointIfLarge`).
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            try db.execute(sql: (fresh ? "" : "PRAGMA synchronous = NORMAL; ") + "PRAGMA wal_autocheckpoint = 0")
         }
         return config
+    }
+
+    /// Whether the database file's header marks it a WAL database (its
+    /// read and write versions, bytes 18 and 19, are 2).
+    static func headerSaysWAL(_ path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var versions: (UInt8, UInt8) = (0, 0)
+        let count = withUnsafeMutableBytes(of: &versions) { pread(fd, $0.baseAddress, 2, 18) }
+        return count == 2 && versions.0 == 2 && versions.1 == 2
     }
 
     /// The WAL's size (bytes) past which the opening checkpoints it.

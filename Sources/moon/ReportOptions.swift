@@ -62,7 +62,7 @@ struct ReportSettings: Equatable {
     /// The reporter these options ask for, writing to `sink` and called on
     /// `scheduler` (which also drives the terminal view's redraws).
     func reporter(sink: OutputSink, scheduler: DateScheduler, stallAfter: Duration = .seconds(30)) -> Reporter {
-        let color = ColorPolicy.resolve(color, environment: Terminal.colorEnvironment, fd: sink.fd).enabled
+        let color = Terminal.color(color, fd: sink.fd)
         if isJSON { return JSONLinesReporter(sink: sink) }
         if showsTerminal(fd: sink.fd) {
             let options = TTYReporter.Options(verbosity: verbosity, outputMode: outputMode, color: color, stallAfter: stallAfter)

@@ -57,7 +57,23 @@ struct NodeEnvironment {
     /// the remote cache's token is a secret for moon alone.
     static let withheld: Set<String> = ["MOON_REMOTE_CACHE_TOKEN"]
 
-    init(graph: Graph, base: [String: String] = ProcessInfo.processInfo.environment) {
+    /// moon's environment, read from `environ` as `ProcessInfo.environment`
+    /// reads it (split at the first `=`, a later entry of a name wins, an
+    /// entry that is not UTF-8 left out) without Foundation's bridging.
+    static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        let entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard let entries else { return result }
+        var index = 0
+        while let entry = entries[index] {
+            index += 1
+            guard let text = String(validatingCString: entry), let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            result[String(text[..<equals])] = String(text[text.utf8.index(after: equals)...])
+        }
+        return result
+    }
+
+    init(graph: Graph, base: [String: String] = NodeEnvironment.processEnvironment()) {
         self.graph = graph
         self.base = base
         let dir = graph.directory
