@@ -45,6 +45,8 @@ public final class OutputCache: @unchecked Sendable {
         public var values: [String]
         public var files: Int
         public var bytes: Int64
+        /// The entry's files, each checked against its hash as it was written.
+        public var written: [CacheEntry.File] = []
     }
 
     /// Whether a restore of `key` is worth trying: the local cache has its
@@ -108,7 +110,7 @@ public final class OutputCache: @unchecked Sendable {
             var restorer = OutputRestorer(root: root, cache: directory)
             restorer.shouldStop = { [weak self] in self?.isStopped ?? true }
             let restored = try restorer.restore(entry)
-            return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes)
+            return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes, written: entry.files)
         } catch CacheError.missingBlob, CacheError.stopped {
             return nil
         } catch CacheError.damaged(let path, let why) {

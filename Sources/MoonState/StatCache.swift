@@ -53,10 +53,32 @@ public final class StatCache {
         return entries[file.path]
     }
 
-    /// The cached entry of `file` when its stat is unchanged (and it was not racy).
+    /// The cached entry of `file` when its stat is unchanged (and it was not
+    /// racy), or the hash a restore of this run wrote it with (`restored`).
     func known(_ file: ScannedFile) -> Entry? {
         loadIfNeeded()
-        guard let entry = entries[file.path], entry.stat == file.stat, !entry.racy else { return nil }
+        guard let entry = entries[file.path], entry.stat == file.stat, !entry.racy else { return restoredEntry(file) }
+        reused += 1
+        return entry
+    }
+
+    /// Files a cache restore of this run wrote, with the hash their blob
+    /// was checked against while being written and their stat taken once
+    /// in place. A later write changes the stat, and the file is read again.
+    private var restoredFiles: [String: (stat: FileStat, hash: ContentHash)] = [:]
+
+    /// A file a restore wrote (`restoredFiles`); its stat taken after it is in place.
+    func restored(_ file: ScannedFile, hash: ContentHash) {
+        restoredFiles[file.path] = (file.stat, hash)
+    }
+
+    /// What a read of `file` would find now, when a restore wrote it and its
+    /// stat is unchanged: kept as if read now (racy as a fresh hash would be).
+    private func restoredEntry(_ file: ScannedFile) -> Entry? {
+        guard let written = restoredFiles[file.path], written.stat == file.stat else { return nil }
+        let entry = Entry(stat: file.stat, hash: written.hash, racy: file.stat.isRacy(hashedAt: FileStat.nowNanoseconds()))
+        entries[file.path] = entry
+        changed[file.path] = entry
         reused += 1
         return entry
     }
