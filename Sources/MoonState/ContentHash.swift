@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import MoonSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -155,12 +156,26 @@ public struct ContentHash: Sendable, Hashable {
     ]
 
     /// Whether `fd` is a regular file on a file system that keeps content.
+    /// Its file system's type is asked once per device (`fstatfs`), and
+    /// never for a device with a block device behind it: the pseudo file
+    /// systems are all anonymous (major number 0).
     static func isContentFile(_ fd: Int32) -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
-        guard let type = LinuxCalls.fileSystemType(fd) else { return true }
-        return !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: type))
+        let device = UInt64(info.st_dev)
+        #if os(Linux)
+        // glibc's `major()`: bits 8–19 and 32–43.
+        guard (device >> 8) & 0xfff | (device >> 32) & ~0xfff == 0 else { return true }
+        #endif
+        if let known = contentDevices.withLock({ $0[device] }) { return known }
+        let content = LinuxCalls.fileSystemType(fd).map { !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: $0)) } ?? true
+        contentDevices.withLock { $0[device] = content }
+        return content
     }
+
+    /// `isContentFile`'s answer per anonymous device (tmpfs, overlay,
+    /// btrfs, proc…): a device number stands for one mounted file system.
+    private static let contentDevices = Mutex<[UInt64: Bool]>([:])
 }
 
 /// Builds a digest from labelled parts, each length-prefixed so that no two

@@ -123,6 +123,8 @@ public final class IncrementalState: @unchecked Sendable {
 
     /// Graph node `index`, or an instance `add` made.
     public func node(at index: Int) -> Node {
+        // The graph's own nodes never change during a run; only the instances added by `add` need the lock.
+        if index < graph.nodes.count { return graph.nodes[index] }
         return lock.withLock { _ in nodeLocked(index) }
     }
 
