@@ -167,9 +167,10 @@ package struct GraphCache: Sendable {
               let bytes = readEntry(entryPath(cwd: cwd, path: path)) else { return nil }
         return bytes.withUnsafeBytes { raw -> (Graph, [String], [FanOutGlob])? in
             guard raw.count > Self.magic.count + 8, raw.prefix(Self.magic.count).elementsEqual(Self.magic) else { return nil }
-            let keyLength = Int(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: Self.magic.count, as: UInt64.self)))
+            // A damaged length is a miss, never a trap: any value that does not fit the entry.
+            let storedLength = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: Self.magic.count, as: UInt64.self))
             let keyStart = Self.magic.count + 8
-            guard keyLength >= 0, keyLength <= raw.count - keyStart else { return nil }
+            guard let keyLength = Int(exactly: storedLength), keyLength <= raw.count - keyStart else { return nil }
             var reader = GraphBinary.Reader(bytes: UnsafeRawBufferPointer(rebasing: raw[keyStart..<keyStart + keyLength]))
             guard let key = try? Key(reading: &reader), reader.offset == keyLength,
                   key.build == build.running, key.executable == build.named, key.workingDirectory == cwd, key.path == path, key.discovered == discovered,

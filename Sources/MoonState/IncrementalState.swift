@@ -267,13 +267,20 @@ public final class IncrementalState: @unchecked Sendable {
     /// Stats of paths named outright (depfile dependencies, which many
     /// nodes list; literal sources and outputs, which a later glob walks
     /// over), so each is stat'ed once per run; kept only while no node of
-    /// this run has started: once one has, any file may change, and each
-    /// check stats afresh.
+    /// this run has started and no restore has written: once one has, any
+    /// file may change, and each check stats afresh.
     private(set) var stats: StatMemo? = StatMemo()
 
     func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
         guard let stats else { return FileStat.of(scanner.fullPath(path)) }
         return stats.stat(path, scanner)
+    }
+
+    /// Files of the tree are about to change outside a node's process (a
+    /// cache restore writes outputs): the stats this run remembered no
+    /// longer stand, as when a node starts.
+    public func filesChanging() {
+        lock.withLock { _ in stats = nil }
     }
 
     /// Graph nodes about to start: their last success no longer says they

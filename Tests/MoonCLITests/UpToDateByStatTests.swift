@@ -119,4 +119,34 @@ import Testing
         let outcomes = try run(moon).outcomes
         #expect(outcomes == ["up-to-date", "up-to-date", "ran"] || outcomes == ["up-to-date", "up-to-date", "cache-hit"], "\(outcomes)")
     }
+
+    /// A restore writes files in the middle of the checks: a node reading
+    /// what its need restored is judged by the restored file, not by a stat
+    /// taken before the restore (in.txt X, then YY, then X again: gen comes
+    /// back from the cache, and use must not keep YY's final.txt).
+    @Test func aFileRestoredDuringTheRunIsStatedAfresh() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen: { sources: [in.txt], generates: [out.txt], run: cp in.txt out.txt }
+              use: { needs: [gen], sources: [out.txt], generates: [final.txt], run: cp out.txt final.txt }
+            """)
+        func step(_ text: String, secondsAgo: TimeInterval) throws -> [String] {
+            try moon.write("in.txt", text)
+            try settle(moon, ["in.txt"], secondsAgo: secondsAgo)
+            let result = try moon.run(["run", "--json", "use"])
+            #expect(result.status == 0, "\(result.stderr)")
+            // Outputs written just now are racy; settled, the next run trusts their stats.
+            try settle(moon, ["out.txt", "final.txt"], secondsAgo: secondsAgo - 5)
+            return ["gen", "use"].map(result.outcome)
+        }
+        #expect(try step("X\n", secondsAgo: 60) == ["ran", "ran"])
+        #expect(try step("YY\n", secondsAgo: 50) == ["ran", "ran"])
+        let result = try moon.run(["run", "--json", "use"])
+        #expect(["gen", "use"].map(result.outcome) == ["up-to-date", "up-to-date"], "\(result.stdout)")
+        let back = try step("X\n", secondsAgo: 40)
+        #expect(back.first == "cache-hit", "\(back)")
+        #expect(moon.read("out.txt") == "X\n")
+        #expect(moon.read("final.txt") == "X\n", "use kept the output of YY: \(back)")
+    }
 }

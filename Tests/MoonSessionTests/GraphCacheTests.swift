@@ -153,6 +153,12 @@ import Testing
         // The inode of moon's executable, first in the entry's key: an entry of another moon build.
         flipped[12 + 8 + 8 + "/proc/self/exe".utf8.count + 1 + 8] ^= 0xFF
         damaged.append(flipped)
+        // The key's length, just after the magic: huge values (2^63 and above, the largest) are a miss, not a trap.
+        for length in [UInt64(1) << 63, UInt64.max, UInt64(good.count)] {
+            var long = good
+            withUnsafeBytes(of: length.littleEndian) { long.replaceSubrange(12..<20, with: $0) }
+            damaged.append(long)
+        }
         for bytes in damaged {
             try bytes.write(to: URL(fileURLWithPath: entry))
             #expect(lookup() == nil)
