@@ -25,7 +25,10 @@ class Watch:
     def __init__(self, directory, extra=()):
         self.out = open(os.path.join(directory, ".events.jsonl"), "w+")
         self.err = open(os.path.join(directory, ".stderr"), "w+")
-        self.process = subprocess.Popen([MOON, "run", "--watch", "--json", *extra], cwd=directory,
+        # An output cache of the bench's own: an edit back to content some
+        # earlier run stored would be restored, not run, and start nothing.
+        env = dict(os.environ, MOON_CACHE_DIR=os.path.join(directory, ".cache"))
+        self.process = subprocess.Popen([MOON, "run", "--watch", "--json", *extra], cwd=directory, env=env,
                                         stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self.read = 0
         self.events = []
