@@ -35,6 +35,15 @@ public struct SlurmOptions: Sendable, Hashable, Codable {
             args: args + overrides.args)
     }
 
+    /// These options, with `time` set from a node's `timeout:` (and a
+    /// minute more) when they have none (see `Graph.slurmOptions(for:)`).
+    public func limited(by timeout: Duration?) -> SlurmOptions {
+        guard time == nil, let timeout else { return self }
+        var options = self
+        options.time = Self.time(timeout + .seconds(60))
+        return options
+    }
+
     /// `partition=debug cpus-per-task=4 mem=4G`, in the file's key names, for listings.
     public var summary: String {
         var parts: [String] = []

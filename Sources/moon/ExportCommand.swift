@@ -17,8 +17,9 @@ struct ExportCommand: SelectingCommand {
         discussion: """
         moon export --format sbatch moon.yaml -o submit.sh && sh submit.sh
 
-        The script submits one batch job per node with sbatch --parsable, each \
-        held with --dependency=afterok:... until its needs have ended, so the \
+        The script submits one batch job per node with sbatch --parsable (a \
+        for-each or matrix fan-out as one job array, --array=0-N), each held \
+        with --dependency=afterok:... until its needs have ended, so the \
         graph runs on the cluster without moon. Values passed between nodes \
         (needs.X.outputs) and built-ins other than sleep, echo, fail, \
         write-file and exists cannot be exported: moon says which and exits 2.

@@ -228,6 +228,43 @@ struct SlurmClusterTests {
         #expect(state("cleanup") == "COMPLETED")
         #expect(moon.read("moon-slurm-logs/bad.\(ids["bad"] ?? "").out") == "on purpose\n")
     }
+
+    /// An 8-item fan-out is one job array of 8 tasks on the cluster: each
+    /// task runs its own instance, and the node that needs them all runs
+    /// after the whole array.
+    @Test func anExportedFanOutRunsAsOneJobArray() throws {
+        let (name, moon) = try SlurmCluster.project("array", cluster: "{ executor: slurm, slurm: { mem: 20M } }", """
+            defaults: { queue: cluster }
+            nodes:
+              part:
+                for-each: [a, b, c, d, e, f, g, "h i"]
+                run: 'echo "$MOON_NODE ${{ item }}" | tee "part-${{ item }}.txt"'
+              all: { needs: part, run: 'cat part-*.txt | sort > all.txt' }
+            """)
+        let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let script = moon.read("submit.sh") ?? ""
+        #expect(script.components(separatedBy: "$(sbatch ").count - 1 == 2)
+        #expect(script.contains("--array=0-7"))
+        #expect(script.contains("--mem=20M"))
+        let submit = SlurmCluster.shell("sh submit.sh", directory: moon.directory.path)
+        #expect(submit.status == 0)
+        let ids = submit.out.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        #expect(ids.count == 9)
+        #expect(eventually(60) { SlurmCluster.jobs(of: name).isEmpty }, "still queued: \(SlurmCluster.jobs(of: name))")
+        let items: [String] = ["a", "b", "c", "d", "e", "f", "g", "h i"]
+        let lines: [String] = items.map { item in "part[" + item + "] " + item }
+        let expected: String = lines.sorted().joined(separator: "\n") + "\n"
+        #expect(moon.read("all.txt") == expected)
+        // One array job: its tasks share the array's id (`JOB_K`).
+        let tasks: [[Substring]] = ids.prefix(8).map { $0.split(separator: "_") }
+        #expect(Set(tasks.map { $0.first ?? "" }).count == 1)
+        let indices: [String] = tasks.map { String($0.last ?? "") }
+        #expect(indices == ["0", "1", "2", "3", "4", "5", "6", "7"])
+        // Each task's log is named by its id, as the script printed it.
+        #expect(moon.read("moon-slurm-logs/part.\(ids[0]).out") == "part[a] a\n")
+        #expect(moon.read("moon-slurm-logs/part.\(ids[7]).out") == "part[h i] h i\n")
+    }
 }
 
 /// What happens without a reachable cluster; needs no running cluster.

@@ -118,6 +118,53 @@ import Testing
         }
     }
 
+    /// A fan-out is one job array: task K runs instance K, its dependents
+    /// wait on the array's id once, and the script prints each instance's
+    /// task id (`JOB_K`, the name of its log).
+    @Test func aFanOutIsOneJobArray() throws {
+        let text = try script("""
+            version: 1
+            name: arr
+            queues:
+              cluster: { executor: slurm, slurm: { mem: 1G } }
+            nodes:
+              prep: { run: mkdir -p out }
+              item:
+                for-each: [a, b, c, "d e", "$(x)", f, g, h]
+                needs: prep
+                run: echo ${{ item }} > out/${{ item }}.txt
+                queue: cluster
+              sum: { needs: item, run: cat out/*.txt }
+            """)
+        #expect(text.components(separatedBy: "sbatch ").count - 1 == 3, "\(text)")
+        #expect(text.contains("j2=$(sbatch --parsable --job-name=moon.arr.item --array=0-7 --chdir=/work/proj --kill-on-invalid-dep=yes \"--dependency=afterok:$j1\" --mem=1G --output=\"$logs/item.%A_%a.out\" <<'MOON_JOB_EOF'\n#!/bin/sh\ncase \"${SLURM_ARRAY_TASK_ID:-}\" in\n0)\n"))
+        #expect(text.contains("\n4)\n  export MOON_NODE='item[$(x)]'\n"))
+        #expect(text.contains("printf '%s\\n' \"moon: this job array has no task ${SLURM_ARRAY_TASK_ID:-(none)}\" >&2; exit 1 ;;\nesac\n"))
+        // The barrier (and through it `sum`) waits on the array once.
+        #expect(text.contains("\"--dependency=afterok:$j2\""))
+        #expect(!text.contains("$j2:$j2"))
+        #expect(text.contains("printf '%s %s\\n' 'item[a]' \"${j2}_0\"\n"))
+        #expect(text.contains("printf '%s %s\\n' 'item[h]' \"${j2}_7\"\n"))
+        #expect(text.contains("printf '%s %s\\n' 'item[$(x)]' \"${j2}_4\"\n"))
+    }
+
+    /// Instances whose jobs differ (here their directories) are submitted
+    /// one by one, and a `timeout:` without a `time:` asks Slurm for a minute more.
+    @Test func instancesThatDifferAreJobsOfTheirOwn() throws {
+        let text = try script("""
+            version: 1
+            nodes:
+              item: { for-each: [a, b], dir: "${{ item }}", run: "true", timeout: 90s }
+              after: { needs: item, run: "true" }
+            """)
+        #expect(!text.contains("--array"))
+        #expect(text.contains("j1=$(sbatch --parsable '--job-name=moon.moon.item[a]' --chdir=/work/proj/a"))
+        #expect(text.contains("j1_1=$(sbatch --parsable '--job-name=moon.moon.item[b]' --chdir=/work/proj/b"))
+        #expect(text.contains("\"--dependency=afterok:$j1:$j1_1\""))
+        #expect(text.contains("--time=00:02:30"))
+        #expect(text.contains("printf '%s %s\\n' 'item[b]' \"$j1_1\"\n"))
+    }
+
     /// The here-document's delimiter occurs nowhere in the job's text, in
     /// one pass, whatever the text holds.
     @Test func theHereDocumentDelimiterIsFoundNowhereInTheBody() {

@@ -3,7 +3,8 @@ import MoonCommand
 import MoonGraph
 
 /// `moon export --format sbatch`: the planned nodes as a POSIX shell script
-/// that submits one batch job per node with `sbatch --parsable`, each held
+/// that submits one batch job per node with `sbatch --parsable` (a fan-out's
+/// instances as one job array), each held
 /// with `--dependency` until its needs have ended as its `if:` requires, and
 /// `--kill-on-invalid-dep=yes` so that a job whose need failed is cancelled
 /// instead of pending forever. For users who submit and log off: after the
@@ -36,17 +37,40 @@ public enum SlurmExport {
         let nodeEnvironment = NodeEnvironment(graph: graph, base: environment)
         var refusals: [Refusal] = []
         var jobs: [String] = []
+        // Per node: the shell variable holding its job id, and for an
+        // instance of a job array its task index.
         var variable: [Int: String] = [:]
+        var task: [Int: Int] = [:]
         let order = plan.levels.flatMap { $0 }
-        for (number, index) in order.enumerated() {
-            let node = graph.nodes[index]
-            variable[index] = "j\(number + 1)"
-            do {
-                jobs.append(try job(for: node, number: number + 1, variables: variable, in: graph, environment: nodeEnvironment))
-            } catch let refusal as Refusal {
-                refusals.append(refusal)
-            } catch {
-                refusals.append(Refusal(node: node.name, reason: "\(error)"))
+        for (number, unit) in units(order, in: plan).enumerated() {
+            let name = "j\(number + 1)"
+            var parts: [JobParts] = []
+            for index in unit {
+                do {
+                    parts.append(try jobParts(for: graph.nodes[index], variables: variable, in: graph, environment: nodeEnvironment))
+                } catch let refusal as Refusal {
+                    refusals.append(refusal)
+                } catch {
+                    refusals.append(Refusal(node: graph.nodes[index].name, reason: "\(error)"))
+                }
+            }
+            guard parts.count == unit.count else {
+                for index in unit { variable[index] = name }
+                continue
+            }
+            if unit.count > 1, Set(parts.map(\.arrayKey)).count == 1 {
+                jobs.append(arrayJob(parts, template: graph.nodes[unit[0]].instance!.template, graph: graph, name: name))
+                for (position, index) in unit.enumerated() {
+                    variable[index] = name
+                    task[index] = position
+                }
+            } else {
+                // Instances that differ in directory, resources or needs: a job each.
+                for (offset, (index, part)) in zip(unit, parts).enumerated() {
+                    let own = offset == 0 ? name : name + "_" + String(offset)
+                    jobs.append(singleJob(part, node: graph.nodes[index], graph: graph, name: own))
+                    variable[index] = own
+                }
             }
         }
         guard refusals.isEmpty else { throw Refusals(items: refusals) }
@@ -71,17 +95,52 @@ public enum SlurmExport {
         for job in jobs { out += "\n" + job }
         out += "\n"
         for index in order {
-            out += "printf '%s %s\\n' \(quote(graph.nodes[index].name)) \"$\(variable[index]!)\"\n"
+            let id = task[index].map { "${\(variable[index]!)}_\($0)" } ?? "$\(variable[index]!)"
+            out += "printf '%s %s\\n' \(quote(graph.nodes[index].name)) \"\(id)\"\n"
         }
         return out
     }
 
-    /// The `sbatch` call (and the batch script it reads from stdin) for one node.
-    static func job(for node: Node, number: Int, variables: [Int: String], in graph: Graph, environment: NodeEnvironment) throws -> String {
+    /// What one node's job is made of: the lines of its batch script after
+    /// `#!/bin/sh`, and the `sbatch` options other than its name and output.
+    struct JobParts {
+        var body: [String]
+        var directory: String
+        var options: [String]
+
+        /// Instances of one template with equal keys become one job array.
+        var arrayKey: [String] { [directory] + options }
+    }
+
+    /// The units of the export in submission order: a node alone, or every
+    /// instance of a `for-each`/`matrix` template when they all sit in one
+    /// level of the plan (so none needs another, and whatever needs one
+    /// comes later), which may become one job array.
+    static func units(_ order: [Int], in plan: Plan) -> [[Int]] {
+        let graph = plan.graph
+        var instances: [String: [Int]] = [:]
+        for index in order {
+            if let template = graph.nodes[index].instance?.template { instances[template, default: []].append(index) }
+        }
+        var units: [[Int]] = []
+        var placed = Set<String>()
+        for index in order {
+            guard let template = graph.nodes[index].instance?.template, let all = instances[template], all.count > 1,
+                  all.allSatisfy({ plan.level[$0] == plan.level[index] }) else {
+                units.append([index])
+                continue
+            }
+            if placed.insert(template).inserted { units.append(all) }
+        }
+        return units
+    }
+
+    /// The parts of one node's job (see `JobParts`).
+    static func jobParts(for node: Node, variables: [Int: String], in graph: Graph, environment: NodeEnvironment) throws -> JobParts {
         try refuseValuesFromNeeds(node, in: graph)
         let prepared = try environment.prepare(node, attempt: 1, inputs: NodeInputs(values: []), outputFile: nil)
         let directory = try environment.workingDirectory(for: node, interpolator: prepared.interpolator)
-        var body = ["#!/bin/sh"]
+        var body: [String] = []
         // The variables moon would set from the graph; the rest of the job's
         // environment is the submitter's (sbatch's default --export=ALL).
         var names = graph.dotenvValues.map(\.name) + graph.env.map(\.name) + node.env.map(\.name)
@@ -93,21 +152,47 @@ public enum SlurmExport {
         // Outputs have no reader in an export; writing them still works.
         body.append("export MOON_OUTPUT=/dev/null")
         body += try command(for: node, prepared: prepared, directory: environment.graphDirectory)
-
-        var arguments = ["--parsable", "--job-name=" + SlurmCommandLine.jobName(graph: graph.name, node: node.name),
-                         "--chdir=" + directory, "--kill-on-invalid-dep=yes"]
+        var options = ["--chdir=" + directory, "--kill-on-invalid-dep=yes"]
         if let dependency = try dependency(of: node, variables: variables, in: graph) {
-            arguments.append(dependency)
+            options.append(dependency)
         }
-        arguments += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions())
-        let script = body.joined(separator: "\n")
-        let delimiter = hereDocumentDelimiter(for: script)
-        let name = "j\(number)"
-        var text = "# \(commentText(node.name))\n"
-        text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
+        options += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions().limited(by: node.timeout))
+        return JobParts(body: body, directory: directory, options: options)
+    }
+
+    /// The `sbatch` call (and the batch script it reads from stdin) for one node.
+    static func singleJob(_ parts: JobParts, node: Node, graph: Graph, name: String) -> String {
         // The node's name is data (an instance's item may hold `$(…)` or a
         // quote): single-quoted unless plain; `%%` is sbatch's literal `%`.
-        let file = node.name.replacing("%", with: "%%") + ".%j.out"
+        submission(name: name, comment: node.name, jobName: SlurmCommandLine.jobName(graph: graph.name, node: node.name),
+                   options: parts.options, file: node.name.replacing("%", with: "%%") + ".%j.out",
+                   body: ["#!/bin/sh"] + parts.body)
+    }
+
+    /// One job array for the instances of `template` (`--array=0-N`): task
+    /// K runs the K-th instance, chosen by `$SLURM_ARRAY_TASK_ID`. Its log
+    /// is `TEMPLATE.JOBID_K.out`, the id the script prints for the instance.
+    static func arrayJob(_ parts: [JobParts], template: String, graph: Graph, name: String) -> String {
+        var body = ["#!/bin/sh", "case \"${SLURM_ARRAY_TASK_ID:-}\" in"]
+        for (task, part) in parts.enumerated() {
+            body.append("\(task))")
+            body += part.body.map { "  " + $0 }
+            body.append("  ;;")
+        }
+        body += ["*) printf '%s\\n' \"moon: this job array has no task ${SLURM_ARRAY_TASK_ID:-(none)}\" >&2; exit 1 ;;", "esac"]
+        return submission(name: name, comment: template + " (\(parts.count) instances)",
+                          jobName: SlurmCommandLine.jobName(graph: graph.name, node: template),
+                          options: ["--array=0-\(parts.count - 1)"] + parts[0].options,
+                          file: template.replacing("%", with: "%%") + ".%A_%a.out", body: body)
+    }
+
+    /// `NAME=$(sbatch … <<'EOF' … EOF)`, keeping the job id alone in `$NAME`.
+    static func submission(name: String, comment: String, jobName: String, options: [String], file: String, body: [String]) -> String {
+        let script = body.joined(separator: "\n")
+        let delimiter = hereDocumentDelimiter(for: script)
+        let arguments = ["--parsable", "--job-name=" + jobName] + options
+        var text = "# \(commentText(comment))\n"
+        text += "\(name)=$(sbatch " + arguments.map(quoteIfNeeded).joined(separator: " ")
         let output = quoteIfNeeded(file) == file ? "\"$logs/\(file)\"" : "\"$logs\"/" + quote(file)
         text += " --output=\(output) <<'\(delimiter)'\n"
         text += script + "\n\(delimiter)\n)\n"
@@ -139,9 +224,17 @@ public enum SlurmExport {
             return "--dependency=afternotok:" + ok[0]
         }
         var parts: [String] = []
+        // The instances of one job array share its id: each is named once.
+        ok = unique(ok)
+        any = unique(any)
         if !ok.isEmpty { parts.append("afterok:" + ok.joined(separator: ":")) }
         if !any.isEmpty { parts.append("afterany:" + any.joined(separator: ":")) }
         return "--dependency=" + parts.joined(separator: ",")
+    }
+
+    static func unique(_ ids: [String]) -> [String] {
+        var seen = Set<String>()
+        return ids.filter { seen.insert($0).inserted }
     }
 
     /// The lines of the batch script that run the node.
