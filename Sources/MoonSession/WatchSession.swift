@@ -378,9 +378,11 @@ package final class WatchSession {
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
+        // Read again by each run: a rotated token is picked up without restarting moon.
+        let secrets = SecretValues.read(for: graph)
         let launcher = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
-                                       grace: setup.options.grace)
+                                       grace: setup.options.grace, secrets: secrets)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
                             launcher: launcher, scheduler: main.scheduler) { [unowned self] event in
@@ -390,6 +392,7 @@ package final class WatchSession {
             if case .expand(let template, let names) = event.kind { expanded(template, into: names) }
             reporter.report(event)
         }
+        runner.secretMask = secrets.mask
         runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
                                        names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
