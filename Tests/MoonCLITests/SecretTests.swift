@@ -84,7 +84,7 @@ import Testing
         // Masked, not dropped: each line, the split one too, the output and what a dependent read.
         #expect(json.printed("leak") == ["stdout: ***", "split: ***", "key: ***", "opt=[]"])
         #expect(json.events("next", node: "leak").contains { $0.stream == .stderr && $0.text == "stderr: ***" })
-        #expect(json.events("complete", node: "leak").first?.outputs == [KeyValue("derived", "pre***post")])
+        #expect(json.events("complete", node: "leak").first?.outputs == ["derived": "pre***post"])
         #expect(json.printed("reader") == ["got pre***post"])
         #expect(json.events("next", node: "fails").first?.text == "about to fail with ***")
         #expect(json.events("start", node: "leak").first?.command?.contains("${{ secrets.token }}") == true)
@@ -284,8 +284,8 @@ import Testing
         #expect(result.stderr.contains("moon.yaml:5:3: error: secret 'both' has both 'env' and 'file'; keep one"), "\(result.stderr)")
         #expect(result.stderr.contains("moon.yaml:6:3: error: secret 'neither' needs 'env: VAR' or 'file: PATH'"), "\(result.stderr)")
         #expect(result.stderr.contains("moon.yaml:2:17: error: secrets are only available in a node's run, env, with and dir; the graph's env cannot read them"), "\(result.stderr)")
-        #expect(result.stderr.contains("moon.yaml:9:19: error: 'sources' is read before the node runs"), "\(result.stderr)")
-        #expect(result.stderr.contains("moon.yaml:10:17: error: undeclared secret 'tokn' (did you mean 'token'?)"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:9:16: error: 'sources' is read before the node runs"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:10:15: error: undeclared secret 'tokn' (did you mean 'token'?)"), "\(result.stderr)")
         #expect(result.stderr.contains("help: declare it under 'secrets:' as tokn: {env: VARIABLE} or tokn: {file: PATH}"), "\(result.stderr)")
     }
 }
