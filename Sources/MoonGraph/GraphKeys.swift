@@ -125,7 +125,7 @@ enum GraphKeys {
     ]
 
     static let secret: [Key] = [
-        Key("env", "The environment variable that holds the value (moon's environment, then the dotenv files)."),
+        Key("env", "The environment variable of moon's environment that holds the value (dotenv files are not read for secrets)."),
         Key("file", "The file that holds the value, relative to the graph file (trailing line breaks dropped)."),
         Key("required", "false: a missing value is the empty string; by default a node that reads a missing secret fails before it starts."),
     ]

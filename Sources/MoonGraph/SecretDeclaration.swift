@@ -6,7 +6,7 @@ import MoonDocument
 /// (`SecretValues`) and never written anywhere (docs/secrets.md).
 public struct SecretDeclaration: Sendable, Hashable, Codable {
     public enum Source: Sendable, Hashable, Codable {
-        /// `env: VAR`: moon's environment variable (or a `dotenv:` file's).
+        /// `env: VAR`: moon's environment variable (not a `dotenv:` file's).
         case environment(String)
         /// `file: PATH`: a file, relative to the graph file's directory.
         case file(String)
@@ -29,7 +29,7 @@ public struct SecretDeclaration: Sendable, Hashable, Codable {
     /// What to do to provide it, for the error about a missing one.
     public var howToProvide: String {
         switch source {
-        case .environment(let variable): return "set the environment variable \(variable) (or put it in a dotenv file)"
+        case .environment(let variable): return "set the environment variable \(variable)"
         case .file(let path): return "write it to the file \(path) (relative to the graph file)"
         }
     }

@@ -137,7 +137,8 @@ import Testing
     func theLiveViewNeverShowsIt() throws {
         let moon = try Self.checkout()
         let session = TmuxSession(in: moon)
-        session.start("run -k -v", environment: Self.environment, height: 60)
+        // Its own cache: an entry of another test would restore the node instead of running it.
+        session.start("run -k -v", environment: Self.environment.merging(["MOON_CACHE_DIR": moon.path(".cache")]) { a, _ in a }, height: 60)
         var screens: [String] = []
         let end = session.waitFor(30) { screen in
             screens.append(screen)
@@ -255,16 +256,33 @@ import Testing
             """)
         let result = try moon.run(["run", "-k", "--json"])
         #expect(result.status == 1)
-        #expect(result.error(of: "deploy")?.message == "secret 'token' (moon.yaml:3:3) is not set; set the environment variable MOON_TEST_TOKEN_UNSET (or put it in a dotenv file), or declare it with 'required: false'")
+        #expect(result.error(of: "deploy")?.message == "secret 'token' (moon.yaml:3:3) is not set; set the environment variable MOON_TEST_TOKEN_UNSET, or declare it with 'required: false'")
         #expect(result.error(of: "keyed")?.message.contains("secret 'key' (moon.yaml:5:3) is not set; write it to the file missing.key") == true)
         #expect(result.printed("optional") == ["[]"])
         #expect(result.outcome("build") == "ran")
-        // An empty variable is a missing one; a dotenv file may hold it.
+        // An empty variable is a missing one; a dotenv file is no source of secrets (every node gets its values).
         #expect(try moon.run(["run", "--json", "deploy"], environment: ["MOON_TEST_TOKEN_UNSET": ""]).status == 1)
         try moon.write(".env", "MOON_TEST_TOKEN_UNSET=from-dotenv\n")
         try moon.write("moon.yaml", (moon.read("moon.yaml") ?? "").replacingOccurrences(of: "secrets:\n", with: "dotenv: [{path: .env}]\nsecrets:\n"))
-        let fromDotenv = try moon.run(["run", "--json", "deploy"])
-        #expect(fromDotenv.printed("deploy") == ["***"], "\(fromDotenv.stdout)\(fromDotenv.stderr)")
+        #expect(try moon.run(["run", "--json", "deploy"]).status == 1)
+        // Too short to mask: refused, saying why.
+        let short = try moon.run(["run", "--json", "deploy"], environment: ["MOON_TEST_TOKEN_UNSET": "abc"])
+        #expect(short.error(of: "deploy")?.message.contains("is 3 bytes long; moon masks secrets as *** in what it writes, and needs at least 4 bytes") == true)
+        let set = try moon.run(["run", "--json", "deploy"], environment: ["MOON_TEST_TOKEN_UNSET": "abcd"])
+        #expect(set.printed("deploy") == ["***"], "\(set.stdout)\(set.stderr)")
+    }
+
+    @Test func anExportRefusesANodeThatReadsASecret() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            secrets: { token: { env: DEPLOY_TOKEN } }
+            nodes:
+              deploy: { run: 'echo ${{ secrets.token }}' }
+            """)
+        let result = try moon.run(["export", "--format", "sbatch"], environment: Self.environment)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("cannot export node 'deploy': ${{ secrets.token }} is a secret, which an exported script would hold in its text"), "\(result.stderr)")
+        #expect(Self.leaks(result.stdout + result.stderr).isEmpty)
     }
 
     @Test func badDeclarationsAndReadsAreLoadErrors() throws {

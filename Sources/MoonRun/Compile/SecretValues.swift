@@ -28,8 +28,9 @@ public struct SecretValues: Sendable {
     }
 
     /// Reads each of `graph.secrets`: `env:` from `environment` (moon's
-    /// own), then the `dotenv:` files; `file:` through `readFile`, relative
-    /// to the graph file's directory. An empty value is a missing one.
+    /// own; not the `dotenv:` files, whose values every node receives and
+    /// the compiled graph stores); `file:` through `readFile`, relative to
+    /// the graph file's directory. An empty value is a missing one.
     public init(graph: Graph, environment: [String: String], readFile: FileReader) {
         var values: [String: String] = [:]
         var problems: [String: String] = [:]
@@ -38,7 +39,7 @@ public struct SecretValues: Sendable {
             switch secret.source {
             case .environment(let variable):
                 // moon's own secret (the remote cache's token) is no node's.
-                found = NodeEnvironment.withheld.contains(variable) ? nil : environment[variable] ?? graph.dotenvValues[variable]
+                found = NodeEnvironment.withheld.contains(variable) ? nil : environment[variable]
             case .file(let path):
                 let full = path.hasPrefix("/") || graph.directory == "." ? path : graph.directory + "/" + path
                 let bytes: [UInt8]?
