@@ -89,8 +89,10 @@ public struct SecretMask: Sendable {
             // No secret that starts before `cut` can go on into the next part.
             var cut = max(0, bytes.count - (longest - 1))
             while cut > 0, cut < bytes.count, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
-            // Not inside a masked run: that run goes whole into the next part.
-            if let start = coveredRunStart(in: bytes, at: cut) { cut = start }
+            // Not inside a masked run: that run goes whole into the next part;
+            // one that starts the buffer (a flood of secrets) ends this part,
+            // so the carry stays bounded.
+            if let run = coveredRun(in: bytes, at: cut) { cut = run.lowerBound > 0 ? run.lowerBound : run.upperBound }
             carry = Array(bytes[cut...])
             return cut == 0 ? nil : OutputBytes.decode(masked(bytes, upTo: cut))
         }
@@ -169,18 +171,19 @@ public struct SecretMask: Sendable {
         return out
     }
 
-    /// Where the masked run that covers byte `at` starts; nil when no occurrence covers it.
-    private func coveredRunStart(in bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
+    /// The masked run (bytes that occurrences cover, end to end) that holds byte `position`, if one does.
+    private func coveredRun(in bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Range<Int>? {
         guard position < bytes.count else { return nil }
         var coverEnd = 0
-        var runStart: Int?
-        for i in 0...position {
+        var runStart = 0
+        var i = 0
+        while i < bytes.count, i <= position || i < coverEnd {
             let length = match(bytes, at: i)
-            if i >= coverEnd { runStart = nil }
-            if length > 0, runStart == nil, i + length > coverEnd { runStart = i }
+            if length > 0, i >= coverEnd { runStart = i }
             coverEnd = max(coverEnd, i + length)
+            i += 1
         }
-        return position < coverEnd ? runStart : nil
+        return position < coverEnd && runStart <= position ? runStart..<coverEnd : nil
     }
 }
 

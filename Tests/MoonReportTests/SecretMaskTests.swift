@@ -66,6 +66,19 @@ struct SecretMaskTests {
         #expect((first ?? "") + (second ?? "") == "xxxxxxxxxx***yy")
     }
 
+    @Test func aFloodOfSecretsInPartsKeepsTheCarrySmall() throws {
+        let mask = try mask(["abcdefgh"])
+        let line = String(repeating: "abcdefgh", count: 1000)
+        var carry: [UInt8] = []
+        var shown = ""
+        for k in 0..<8 {
+            let part = String(line.dropFirst(k * 1000).prefix(1000))
+            shown += mask.mask(part: part, continued: k < 7, carry: &carry) ?? ""
+            #expect(carry.count < 16, "part \(k): \(carry.count) bytes carried")
+        }
+        #expect(!shown.contains("abcd") && !shown.contains("efgh") && shown.allSatisfy { $0 == "*" }, "\(shown)")
+    }
+
     @Test func aLineBeingWrittenShowsNoStartOfASecret() throws {
         let mask = try mask(["SECRET-VALUE"])
         #expect(mask.mask(partial: "progress SECR", truncated: false) == "progress ")
