@@ -37,11 +37,21 @@ public struct SecretMask: Sendable {
             }
         }
         guard !set.isEmpty else { return nil }
+        self.init(needles: set)
+    }
+
+    private init(needles set: Set<[UInt8]>) {
         needles = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
         var starts = [Bool](repeating: false, count: 256)
         for needle in needles { starts[Int(needle[0])] = true }
         self.starts = starts
         longest = needles[0].count
+    }
+
+    /// A mask of this one's secrets and `other`'s.
+    public func adding(_ other: SecretMask?) -> SecretMask {
+        guard let other else { return self }
+        return SecretMask(needles: Set(needles).union(other.needles))
     }
 
     /// `text` with every occurrence of a secret masked; `text` itself when it holds none.

@@ -87,6 +87,11 @@ struct SecretMaskTests {
         #expect(mask.mask(partial: "ET-VALUE and on", truncated: false) == "ET-VALUE and on")
     }
 
+    @Test func aRotatedValueStaysMaskedWithTheNewOne() throws {
+        let both = try mask(["old-token"]).adding(SecretMask(secrets: ["new-token"]))
+        #expect(both.mask("old-token new-token") == "*** ***")
+    }
+
     @Test func errorsAndOutputs() throws {
         let mask = try mask(["hunter22"])
         #expect(mask.mask(NodeError(.exit, "bad hunter22")).message == "bad ***")
