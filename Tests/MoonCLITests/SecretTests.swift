@@ -272,6 +272,38 @@ import Testing
         #expect(set.printed("deploy") == ["***"], "\(set.stdout)\(set.stderr)")
     }
 
+    @Test func watchModeReadsARotatedSecretAndMasksTheOldOneToo() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            secrets: { key: { file: key.txt } }
+            nodes:
+              show:
+                sources: [a.txt]
+                run: cat a.txt; echo "key ${{ secrets.key }}"
+              server:
+                service: true
+                env: { K: "${{ secrets.key }}" }
+                run: 'while true; do echo "serving $K"; sleep 0.1; done'
+            """)
+        try moon.write("a.txt", "one\n")
+        try moon.write("key.txt", "first-key-value\n")
+        let running = try moon.start(["run", "--watch", "--json"])
+        func texts() -> [String] { running.events.filter { $0.name == "next" }.compactMap(\.text) }
+        #expect(eventually(60) { running.events.contains { $0.name == "graph-complete" } && texts().contains("serving ***") })
+        try moon.write("key.txt", "second-key-value\n")
+        try moon.write("a.txt", "two\n")
+        #expect(eventually(60) { running.events.filter { $0.name == "graph-complete" }.count >= 2 })
+        // The service, started with the first value, goes on printing it, between runs and in the next.
+        let printed = texts().count
+        #expect(eventually(10) { texts().count > printed + 3 })
+        running.signal(SIGINT)
+        let result = try running.wait(limit: 30)
+        let lines = result.events.filter { $0.name == "next" }.compactMap(\.text)
+        #expect(lines.filter { $0.hasPrefix("key ") } == ["key ***", "key ***"], "\(lines)")
+        #expect(lines.contains("serving ***"))
+        #expect(!result.stdout.contains("first-key") && !result.stdout.contains("second-key") && !result.stderr.contains("-key-value"))
+    }
+
     @Test func anExportRefusesANodeThatReadsASecret() throws {
         let moon = try Moon(graph: """
             version: 1
