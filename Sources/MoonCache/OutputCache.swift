@@ -50,9 +50,10 @@ public final class OutputCache: @unchecked Sendable {
     }
 
     /// Whether a restore of `key` is worth trying: the local cache has its
-    /// entry, or a remote cache may have it.
-    public func mayHave(_ key: CacheKey) -> Bool {
-        directory.hasEntry(key) || (remote.map { !$0.isOff } ?? false)
+    /// entry, or a remote cache may have it (`shared`: the node's outputs
+    /// may come from the remote cache).
+    public func mayHave(_ key: CacheKey, shared: Bool = true) -> Bool {
+        directory.hasEntry(key) || (shared && (remote.map { !$0.isOff } ?? false))
     }
 
     /// The run stops: restores, stores and remote requests in flight end,
@@ -82,7 +83,9 @@ public final class OutputCache: @unchecked Sendable {
     /// what the node `declared`, and `dependencies` accepts its depfile's
     /// files; nil: run the node. A remote entry is checked before any of
     /// its blobs is downloaded, and kept locally only when it passes.
-    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs,
+    /// `shared` false: only the local cache is asked (a node that reads a
+    /// secret: docs/secrets.md).
+    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs, shared: Bool = true,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
         guard !isStopped else { return nil }
         let local: CacheEntry?
@@ -95,7 +98,7 @@ public final class OutputCache: @unchecked Sendable {
         } catch {
             local = nil
         }
-        guard let (entry, data) = local.map({ ($0, nil) }) ?? remoteEntry(key, node: node) else { return nil }
+        guard let (entry, data) = local.map({ ($0, nil) }) ?? (shared ? remoteEntry(key, node: node) : nil) else { return nil }
         let source = data == nil ? "in the cache \(directory.path)" : "from the remote cache \(remote?.url ?? "")"
         if let refusal = declared.refusal(of: entry) {
             warn("refused:" + node, "not restoring node '\(node)' \(source): \(refusal); running it")
@@ -136,8 +139,10 @@ public final class OutputCache: @unchecked Sendable {
     /// not when it left a declared output missing or one the cache cannot
     /// carry (a warning says which): such an entry would be restored on
     /// every run and never be up to date, or leave that output stale.
+    /// `shared` false: kept in the local cache only, never uploaded (a node
+    /// that reads a secret may have put it in its outputs: docs/secrets.md).
     public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
-                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
+                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency], shared: Bool = true) {
         lock.withLock { _ in storeAsked = true }
         storing.async { [self] in
             let missing = declared.notCreated(root: root)
@@ -165,7 +170,7 @@ public final class OutputCache: @unchecked Sendable {
                 try directory.store(entry, as: key)
                 placed = []
                 lock.withLock { _ in stored += 1 }
-                upload(entry, as: key)
+                if shared { upload(entry, as: key) }
             } catch CacheError.stopped {
                 return
             } catch CacheError.tooLarge(let path, let size) {

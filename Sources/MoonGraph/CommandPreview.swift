@@ -153,7 +153,8 @@ public struct CommandPreview {
         case .parameter(let name):
             return node.node.arguments.params[name] ?? node.node.params.first { $0.name == name }?.defaultValue
         case .arguments: return node.node.arguments.args.joined(separator: " ")
-        case .output, .result, .environment: return nil
+        // A secret is never read for a preview: it stays as written.
+        case .output, .result, .environment, .secret: return nil
         }
     }
 

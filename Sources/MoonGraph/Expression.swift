@@ -18,12 +18,14 @@ public enum ExpressionReference: Sendable, Hashable {
     case parameter(String)
     /// `args`: the words after `--` on the command line, each one word.
     case arguments
+    /// `secrets.NAME`: a secret declared under `secrets:`, read by the run (docs/secrets.md).
+    case secret(String)
 
     /// The need this reference reads, if any.
     public var node: String? {
         switch self {
         case .output(let node, _), .result(let node): return node
-        case .variable, .environment, .item, .matrix, .parameter, .arguments: return nil
+        case .variable, .environment, .item, .matrix, .parameter, .arguments, .secret: return nil
         }
     }
 }
@@ -155,7 +157,7 @@ public struct Template: Sendable, Hashable {
         return (Template(parts: parts), problems)
     }
 
-    public static let contexts = ["needs", "vars", "env", "item", "matrix", "params", "args"]
+    public static let contexts = ["needs", "vars", "env", "item", "matrix", "params", "args", "secrets"]
 
     /// `needs.NODE.outputs.KEY`, `needs.NODE.result`, `vars.NAME`, `env.NAME`.
     /// Node names may contain dots, so a `needs` path is read from its end.
@@ -187,10 +189,11 @@ public struct Template: Sendable, Hashable {
                 return .failure(Message("unknown part '\(rest)' of item\(Suggestion.clause(for: rest, in: ["name", "stem", "ext", "dir"])); write item, item.name, item.stem, item.ext or item.dir"))
             }
             return .success(.item(part))
-        case "matrix", "params":
+        case "matrix", "params", "secrets":
             guard ValueDecoding.isIdentifier(rest, allowDash: true) else {
                 return .failure(Message("invalid name '\(rest)' in '\(path)'; write \(context).NAME"))
             }
+            if context == "secrets" { return .success(.secret(rest)) }
             return .success(context == "matrix" ? .matrix(rest) : .parameter(rest))
         case "needs":
             if rest.hasSuffix(".result") {
@@ -209,12 +212,12 @@ public struct Template: Sendable, Hashable {
 
     /// What to write for a context named without the part it needs.
     private static let wholeContext = ["needs": "needs.NODE.outputs.KEY or needs.NODE.result", "vars": "vars.NAME",
-                                       "env": "env.NAME", "matrix": "matrix.KEY", "params": "params.NAME"]
+                                       "env": "env.NAME", "matrix": "matrix.KEY", "params": "params.NAME", "secrets": "secrets.NAME"]
 
     private static func unknownContext(_ word: String) -> Message {
         var hint = Suggestion.clause(for: word, in: contexts)
-        if hint.isEmpty, ["steps", "inputs", "github", "secrets"].contains(word) { hint = " (moon has no '\(word)')" }
-        return Message("unknown context '\(word)'\(hint) in an expression; use needs, vars, env, item, matrix, params or args")
+        if hint.isEmpty, ["steps", "inputs", "github"].contains(word) { hint = " (moon has no '\(word)')" }
+        return Message("unknown context '\(word)'\(hint) in an expression; use needs, vars, env, item, matrix, params, args or secrets")
     }
 
     public struct Message: Error, Sendable, Hashable {

@@ -46,6 +46,8 @@ struct ExpressionChecker {
     let source: SourceFile?
     let vars: Set<String>
     let nodes: [String]
+    /// The names under `secrets:`.
+    var secrets: [String] = []
     /// Every var an expression reads, declared or not: a `--set` of a var
     /// that is neither declared nor read is most likely a typo.
     private(set) var usedVars: Set<String> = []
@@ -168,6 +170,15 @@ struct ExpressionChecker {
         case .arguments:
             if scope.params != nil { return nil }
             return ("'args' is only available in a node; \(scope.owner) has none", [])
+        case .secret(let name):
+            // Only a node's own values: the run reads a secret for the nodes that use it, and no other node sees it.
+            guard scope.ownerNode != nil else {
+                return ("secrets are only available in a node's run, env, with and dir; \(scope.owner) cannot read them",
+                        ["help: read ${{ secrets.\(name) }} in the env of each node that needs it"])
+            }
+            if secrets.contains(name) { return nil }
+            return ("undeclared secret '\(name)'\(Suggestion.clause(for: name, in: secrets))",
+                    ["help: declare it under 'secrets:' as \(name): {env: VARIABLE} or \(name): {file: PATH}"])
         }
     }
 

@@ -21,6 +21,8 @@ public struct Graph: Sendable {
     public var dotenvValues = Variables()
     /// `cache:`: the output cache's directory, remote and key.
     public var cache = CacheSettings()
+    /// `secrets:`: where each secret's value comes from (never the value).
+    public var secrets: [SecretDeclaration] = []
     /// Every queue; `queues[0]` is always `default`, the others follow in file order.
     public var queues: [QueueSpec]
     public var defaults: NodeDefaults
@@ -180,7 +182,7 @@ public struct Graph: Sendable {
 /// `BinaryCodingTests` checks that `CodingKeys` names every other stored property.
 extension Graph: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, description, path, directory, vars, env, dotenv, dotenvValues, cache, queues, defaults, nodes,
+        case name, description, path, directory, vars, env, dotenv, dotenvValues, cache, secrets, queues, defaults, nodes,
              defaultTargets, rootNeeds
     }
 
@@ -198,6 +200,7 @@ extension Graph: Codable {
         let dotenv = try c.decode([DotenvFile].self, forKey: .dotenv)
         let dotenvValues = try c.decode(Variables.self, forKey: .dotenvValues)
         let cache = try c.decode(CacheSettings.self, forKey: .cache)
+        let secrets = try c.decode([SecretDeclaration].self, forKey: .secrets)
         let queues = try c.decode([QueueSpec].self, forKey: .queues)
         let defaults = try c.decode(NodeDefaults.self, forKey: .defaults)
         let nodes = try c.decode([Node].self, forKey: .nodes)
@@ -206,6 +209,7 @@ extension Graph: Codable {
         self.dotenv = dotenv
         self.dotenvValues = dotenvValues
         self.cache = cache
+        self.secrets = secrets
         defaultTargets = try c.decode([String].self, forKey: .defaultTargets)
         rootNeeds = try c.decode([RootNeed].self, forKey: .rootNeeds)
     }
@@ -221,6 +225,7 @@ extension Graph: Codable {
         try c.encode(dotenv, forKey: .dotenv)
         try c.encode(dotenvValues, forKey: .dotenvValues)
         try c.encode(cache, forKey: .cache)
+        try c.encode(secrets, forKey: .secrets)
         try c.encode(queues, forKey: .queues)
         try c.encode(defaults, forKey: .defaults)
         try c.encode(nodes, forKey: .nodes)

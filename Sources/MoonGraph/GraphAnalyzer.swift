@@ -37,6 +37,7 @@ struct GraphAnalyzer {
         vars = resolver.resolve()
         diagnostics += resolver.diagnostics
         expressions = ExpressionChecker(source: source, vars: Set(vars.names), nodes: declaration.nodeNames)
+        expressions.secrets = declaration.secrets.map(\.name)
         if let env = declaration.envValue { diagnostics += expressions.check(env: env, scope: .init(needs: nil, owner: "the graph's env")) }
         if let dir = declaration.defaultsDir { check(dir, scope: .init(needs: nil, owner: "defaults")) }
 
@@ -78,6 +79,7 @@ struct GraphAnalyzer {
                           defaults: declaration.defaults, nodes: nodes)
         graph.dotenv = declaration.dotenv
         graph.cache = declaration.cache
+        graph.secrets = declaration.secrets
         graph.defaultTargets = defaultTargets
         if !root { graph.rootNeeds = rootNeeds.pending }
         return graph

@@ -13,8 +13,8 @@ import MoonDocument
 public enum GraphBinary {
     /// The stored properties written per type, in order (`GraphBinaryTests` checks them against each type).
     static let fields: [String: [String]] = [
-        "Graph": ["name", "description", "path", "directory", "vars", "env", "dotenv", "dotenvValues", "cache", "queues", "defaults",
-                  "nodes", "defaultTargets", "rootNeeds", "positions", "templates"],
+        "Graph": ["name", "description", "path", "directory", "vars", "env", "dotenv", "dotenvValues", "cache", "secrets", "queues",
+                  "defaults", "nodes", "defaultTargets", "rootNeeds", "positions", "templates"],
         "Node": ["name", "nameSpan", "needs", "action", "env", "dir", "queue", "timeout", "retry", "condition", "continueOnError",
                  "shell", "sources", "generates", "depfile", "cached", "span", "rare"],
         "RareFields": ["description", "slurm", "instance", "fanOut", "params", "arguments", "isInternal", "isBarrier", "isService",
@@ -23,6 +23,7 @@ public enum GraphBinary {
         "Entry": ["name", "value", "items"],
         "DotenvFile": ["path", "optional", "span"],
         "CacheSettings": ["dir", "remote", "key"],
+        "SecretDeclaration": ["name", "source", "required", "span"],
         "QueueSpec": ["name", "concurrency", "executor", "span"],
         "SlurmOptions": ["partition", "cpusPerTask", "mem", "time", "account", "args"],
         "NodeDefaults": ["queue", "timeout", "retry", "shell", "dir", "continueOnError", "condition", "successCodes"],
@@ -102,6 +103,15 @@ public enum GraphBinary {
             optional(g.cache.dir) { $0.string($1) }
             optional(g.cache.remote) { $0.string($1) }
             strings(g.cache.key)
+            array(g.secrets) { w, s in
+                w.string(s.name)
+                switch s.source {
+                case .environment(let variable): w.bool(false); w.string(variable)
+                case .file(let path): w.bool(true); w.string(path)
+                }
+                w.bool(s.required)
+                w.optional(s.span) { $0.span($1) }
+            }
             array(g.queues) { $0.queue($1) }
             defaults(g.defaults)
             array(g.nodes) { $0.node($1) }
@@ -341,6 +351,11 @@ public enum GraphBinary {
             }
             let dotenvValues = try variables()
             let cache = CacheSettings(dir: try optional { try $0.string() }, remote: try optional { try $0.string() }, key: try strings())
+            let secrets = try array { r in
+                let name = try r.string()
+                let source: SecretDeclaration.Source = try r.bool() ? .file(try r.string()) : .environment(try r.string())
+                return SecretDeclaration(name: name, source: source, required: try r.bool(), span: try r.optional { try $0.span() })
+            }
             let queues = try array { try $0.queue() }
             let defaults = try self.defaults()
             let nodes = try array { try $0.node() }
@@ -350,6 +365,7 @@ public enum GraphBinary {
             graph.dotenv = dotenv
             graph.dotenvValues = dotenvValues
             graph.cache = cache
+            graph.secrets = secrets
             graph.defaultTargets = try strings()
             graph.rootNeeds = try array { r in
                 let lower = try r.int(), upper = try r.int()

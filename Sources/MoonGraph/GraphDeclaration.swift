@@ -12,6 +12,7 @@ struct GraphDeclaration {
     var vars = Variables()
     var env = Variables()
     var dotenv: [DotenvFile] = []
+    var secrets: [SecretDeclaration] = []
     var cache = CacheSettings()
     var queues: [QueueSpec] = [QueueSpec(name: QueueSpec.defaultName)]
     var defaults = NodeDefaults()

@@ -39,6 +39,7 @@ struct GraphDecoder {
             graph.envValue = e.value
         }
         if let d = keys["dotenv"] { graph.dotenv = dotenv(d.value) }
+        if let s = keys["secrets"] { graph.secrets = values.secrets(s.value) }
         if let c = keys["cache"] { graph.cache = values.cacheSettings(c.value) }
         graph.nodeNames = keys["nodes"]?.value.pairs?.compactMap(\.key.scalar) ?? []
         graph.defaultsDir = keys["defaults"]?.value.pairs?.first(where: { $0.key.scalar == "dir" })?.value

@@ -22,6 +22,7 @@ enum GraphKeys {
         Key("queues", "Named execution queues; `default` always exists."),
         Key("defaults", "Values applied to every node that does not set its own."),
         Key("cache", "The output cache: {dir, remote, key} (docs/incremental.md, Cache)."),
+        Key("secrets", "Secrets for ${{ secrets.NAME }}: a mapping of NAME to {env: VAR} or {file: PATH}, with optional required: false; read by each run, masked as *** in everything moon writes (docs/secrets.md)."),
         Key("nodes", "The nodes: a mapping of name to node."),
     ]
 
@@ -121,6 +122,12 @@ enum GraphKeys {
         Key("dir", "The cache directory (default $XDG_CACHE_HOME/moon or ~/.cache/moon), relative to the graph file."),
         Key("remote", "A Bazel HTTP remote cache URL (GET/PUT URL/ac/… and URL/cas/…)."),
         Key("key", "Strings that make cached outputs specific, e.g. a compiler version."),
+    ]
+
+    static let secret: [Key] = [
+        Key("env", "The environment variable of moon's environment that holds the value (dotenv files are not read for secrets)."),
+        Key("file", "The file that holds the value, relative to the graph file (trailing line breaks dropped)."),
+        Key("required", "false: a missing value is the empty string; by default a node that reads a missing secret fails before it starts."),
     ]
 
     static let dotenv: [Key] = [

@@ -54,6 +54,10 @@ public enum GraphSchema {
             "queues": map(keyPattern: nodeNamePattern, value: ref("queue")),
             "defaults": ref("defaults"),
             "cache": closedObject(GraphKeys.cache, types: cacheTypes),
+            "secrets": map(keyPattern: varNamePattern, value: .object([("oneOf", .array([
+                closedObject(GraphKeys.secret, types: secretTypes, required: ["env"]),
+                closedObject(GraphKeys.secret, types: secretTypes, required: ["file"]),
+            ]))])),
             "nodes": map(keyPattern: nodeNamePattern, value: ref("node")),
         ]
     }
@@ -188,6 +192,14 @@ public enum GraphSchema {
             "delay": ref("duration"),
             "backoff": .object([("type", .string("number")), ("minimum", .int(1))]),
             "max-delay": ref("duration"),
+        ]
+    }
+
+    private static var secretTypes: [String: JSONValue] {
+        [
+            "env": .object([("type", .string("string")), ("pattern", .string(envNamePattern))]),
+            "file": .object([("type", .string("string")), ("minLength", .int(1))]),
+            "required": .object([("type", .string("boolean"))]),
         ]
     }
 
@@ -351,7 +363,7 @@ public enum GraphSchema {
             (GraphKeys.top, topTypes), (GraphKeys.node, nodeTypes), (GraphKeys.queue, queueTypes),
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
             (GraphKeys.dotenv, dotenvTypes), (GraphKeys.forEach, forEachTypes), (GraphKeys.parameter, parameterTypes),
-            (GraphKeys.include, includeTypes), (GraphKeys.cache, cacheTypes),
+            (GraphKeys.include, includeTypes), (GraphKeys.cache, cacheTypes), (GraphKeys.secret, secretTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

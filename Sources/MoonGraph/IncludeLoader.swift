@@ -109,6 +109,9 @@ struct IncludeLoader {
         if !declaration.dotenv.isEmpty {
             diagnostics.append(.error("an included file cannot load 'dotenv'; load it in the main graph file", at: declaration.dotenv[0].span))
         }
+        if let secret = declaration.secrets.first {
+            diagnostics.append(.error("an included file cannot declare 'secrets'; declare them in the main graph file", at: secret.span))
+        }
         var overrides: [String: String] = [:]
         // A list stays a list: each item one word where the included file uses it.
         var lists: [String: [String]] = [:]

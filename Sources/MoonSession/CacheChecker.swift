@@ -87,7 +87,7 @@ package final class CacheChecker: UpToDateChecking {
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
         let key = CacheKey(fingerprint: fingerprint)
         lock.withLock { _ in keys[node] = key }
-        guard restores, !state.forced.contains(index), cache.mayHave(key) else { return nil }
+        guard restores, !state.forced.contains(index), cache.mayHave(key, shared: isShared(spec)) else { return nil }
         if interruption?.moveOffLoop() == true {
             lock.withLock { _ in deferred[node] = key }
             return nil
@@ -104,7 +104,7 @@ package final class CacheChecker: UpToDateChecking {
         // The depfile's files as the entry's check found them, for the record.
         var current: [Manifest.Entry]?
         guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
-                                                      dependencies: { dependencies in
+                                                      shared: isShared(spec), dependencies: { dependencies in
             current = self.currentEntries(dependencies)
             return current != nil
         }) else { return nil }
@@ -129,7 +129,7 @@ package final class CacheChecker: UpToDateChecking {
         let spec = spec(index)
         cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
-                    dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) })
+                    dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) }, shared: isShared(spec))
     }
 
     /// What `--resume` of the next run needs: how each node of this run
@@ -165,6 +165,12 @@ package final class CacheChecker: UpToDateChecking {
     /// Graph node `index`: a node of the graph read as it is, without the
     /// state's lock (which a check holds while it hashes), an instance made
     /// during the run from the state.
+    /// Whether the node's outputs go through the remote cache: not when it
+    /// reads a secret, which it may have written into them (docs/secrets.md).
+    private func isShared(_ node: Node) -> Bool {
+        state.graph.secrets.isEmpty || node.secretNames.isEmpty
+    }
+
     private func spec(_ index: Int) -> Node {
         index < state.graph.nodes.count ? state.graph.nodes[index] : state.node(at: index)
     }

@@ -104,11 +104,13 @@ package final class RunSession {
     /// store which nodes are up to date.
     private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
+        let secrets = SecretValues.read(for: graph)
         let nodes = main.nodeLauncher(graph: graph, plan: plan)
-            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace, secrets: secrets)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
+        runner.secretMask = secrets.mask
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         self.checker = checker
         runner.upToDate = checker

@@ -18,6 +18,11 @@ package final class WatchLive {
     private let report: (RunEvent) -> Void
     /// A node ended between runs: its name, and whether it succeeded.
     package var onEnded: ((String, Bool) -> Void)?
+    /// The secrets of the run that handed the nodes over, hidden in what they
+    /// print between runs as the runner hides them (docs/secrets.md).
+    package var secretMask: SecretMask?
+    /// Per node and stream: the end of a long line's part that may start a secret.
+    private var maskCarry: [String: [UInt8]] = [:]
 
     package init(scheduler: DateScheduler, report: @escaping (RunEvent) -> Void) {
         self.scheduler = scheduler
@@ -65,9 +70,17 @@ package final class WatchLive {
         let now = scheduler.now
         switch event {
         case .next(.line(let stream, let text, let continued)):
-            report(RunEvent(time: now, kind: .next(node: name, stream: stream, text: text, continued: continued)))
+            var shown: String? = text
+            if let secretMask {
+                let key = name + (stream == .stderr ? "\u{1}2" : "\u{1}1")
+                var carry = maskCarry.removeValue(forKey: key) ?? []
+                shown = secretMask.mask(part: text, continued: continued, carry: &carry)
+                if continued { maskCarry[key] = carry }
+            }
+            guard let shown else { return }
+            report(RunEvent(time: now, kind: .next(node: name, stream: stream, text: shown, continued: continued)))
         case .next(.value(let value)):
-            report(RunEvent(time: now, kind: .next(node: name, stream: .value, text: value, continued: false)))
+            report(RunEvent(time: now, kind: .next(node: name, stream: .value, text: secretMask?.mask(value) ?? value, continued: false)))
         case .next(.exited(let code)):
             exitCodes[name] = code
         case .next:
@@ -76,7 +89,8 @@ package final class WatchLive {
             guard let node = nodes.removeValue(forKey: name) else { return }
             let duration = max(0, Int((now.timeIntervalSince(node.firstStart ?? now) * 1000).rounded()))
             if case .error(let error) = event {
-                report(RunEvent(time: now, kind: .error(node: name, durationMilliseconds: duration, error: error as? NodeError ?? NodeError(.canceled, "\(error)"))))
+                let failure = error as? NodeError ?? NodeError(.canceled, "\(error)")
+                report(RunEvent(time: now, kind: .error(node: name, durationMilliseconds: duration, error: secretMask?.mask(failure) ?? failure)))
             } else {
                 report(RunEvent(time: now, kind: .complete(node: name, durationMilliseconds: duration, exitCode: exitCodes[name],
                                                           outputs: [])))

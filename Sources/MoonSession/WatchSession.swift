@@ -50,6 +50,9 @@ package final class WatchSession {
     private let results = WatchResults()
     /// With `--resume`: the run that watch mode's first run resumes.
     private var resume: ResumeRecord?
+    /// Every secret value a run of this session read: a node started by an
+    /// earlier run (a service) may print a value since rotated.
+    private var secretMask: SecretMask?
     /// A run's cache stores still going after its nodes ended: the next run waits for them.
     private var storing: OutputCache?
     /// The output cache, kept from run to run until a run is stopped (a
@@ -378,9 +381,12 @@ package final class WatchSession {
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
+        // Read again by each run: a rotated token is picked up without restarting moon.
+        let secrets = SecretValues.read(for: graph)
+        secretMask = secretMask.map { $0.adding(secrets.mask) } ?? secrets.mask
         let launcher = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
-                                       grace: setup.options.grace)
+                                       grace: setup.options.grace, secrets: secrets)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
                             launcher: launcher, scheduler: main.scheduler) { [unowned self] event in
@@ -390,6 +396,7 @@ package final class WatchSession {
             if case .expand(let template, let names) = event.kind { expanded(template, into: names) }
             reporter.report(event)
         }
+        runner.secretMask = secretMask
         runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
                                        names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
@@ -403,6 +410,7 @@ package final class WatchSession {
             state.flush()
             if let store = setup.store { HistoryRecorder.save(summary, state: state, in: store) }
             if summary.stopReason == .superseded { carried = nodes.subtracting(ended) }
+            live.secretMask = self.secretMask
             live.add(runner.handedOver)
             // The end of a run in watch mode is what moon's exit is to a
             // plain run: what its nodes left behind is killed, except what

@@ -278,9 +278,10 @@ import Testing
                 6 |     run: echo ${{ needs.build.outputs.sha }} ${{ vars.chanel }}
                   |                                              ^~~~~~~~~~~~~~~~~~
                   = help: declare it under 'vars:', or pass --set chanel=VALUE
-            graph.yaml:11:12: error: unknown context 'secrets' (moon has no 'secrets') in an expression; use needs, vars, env, item, matrix, params or args
+            graph.yaml:11:12: error: undeclared secret 'token'
                11 |       echo ${{ secrets.token }}; eval ${{ vars.channel }}
                   |            ^~~~~~~~~~~~~~~~~~~~
+                  = help: declare it under 'secrets:' as token: {env: VARIABLE} or token: {file: PATH}
             graph.yaml:11:39: error: eval runs its arguments as shell code, so a value there would be code; pass the value through 'env:' and use "$NAME" inside single quotes (eval 'echo "$NAME"')
                11 |       echo ${{ secrets.token }}; eval ${{ vars.channel }}
                   |                                       ^~~~~~~~~~~~~~~~~~~

@@ -159,6 +159,7 @@ struct BinaryCodingTests {
         let samples: [String: Any] = [
             "Graph": g, "Node": node, "RareFields": try #require(Mirror(reflecting: rare).children.first?.value),
             "Variables": g.vars, "Entry": g.vars.entries[0], "DotenvFile": g.dotenv[0], "CacheSettings": g.cache,
+            "SecretDeclaration": SecretDeclaration(name: "s", source: .environment("S"), span: span),
             "QueueSpec": g.queues[0], "SlurmOptions": SlurmOptions(), "NodeDefaults": g.defaults, "RetryPolicy": g.defaults.retry,
             "RootNeed": RootNeed(nodes: 0..<1, name: "x", span: span), "NodeInstance": node.instance!,
             "DynamicFanOut": DynamicFanOut(need: 0, key: "k"), "NodeParameter": NodeParameter(name: "p", span: span),

@@ -253,7 +253,7 @@ struct ExpressionCheckTests {
             "7:15: error: undeclared var 'chanel' (did you mean 'channel'?)",
             "7:38: error: node 'a' reads 'b', which is not one of its needs",
             "10:46: error: node 'b' reads 'c', which is not one of its needs",
-            "10:74: error: unknown context 'nope' in an expression; use needs, vars, env, item, matrix, params or args",
+            "10:74: error: unknown context 'nope' in an expression; use needs, vars, env, item, matrix, params, args or secrets",
             "12:31: error: unclosed '${{'; close the expression with '}}' on the same line",
             "16:23: error: node 'c' reads unknown node 'zz'",
             "17:10: error: node 'c' reads 'a', which is not one of its needs",

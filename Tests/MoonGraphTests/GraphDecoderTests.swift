@@ -124,7 +124,7 @@ import Testing
     @Test func unknownTopLevelKeySuggestsAndListsValidKeys() throws {
         let result = decode(["version": 1, "nodez": [:], "nodes": ["a": ["run": "x"]]])
         #expect(lines(result) == ["2:1: error: unknown key 'nodez' at the top level (did you mean 'nodes'?)"])
-        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, default, includes, vars, env, dotenv, queues, defaults, cache, nodes"])
+        #expect(result.diagnostics[0].notes == ["valid keys: version, name, description, default, includes, vars, env, dotenv, queues, defaults, cache, secrets, nodes"])
     }
 
     @Test func xPrefixedTopLevelKeysAreIgnored() {

@@ -32,14 +32,15 @@ public final class CommandLauncher: NodeLauncher {
     /// runner's, which must be where `processes` reports (moon's event
     /// loop: a child's exit, the runner's decision and the next spawn on
     /// one thread, with no hop and no backpressure to arrange).
+    /// `secrets`: the values the run read for `${{ secrets.NAME }}`.
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
-                environment base: [String: String]? = nil) {
+                environment base: [String: String]? = nil, secrets: SecretValues = SecretValues()) {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
         commands = Array(repeating: nil, count: plan.selected.count)
         context = NodeCommand.Context(
-            environment: base.map { NodeEnvironment(graph: graph, base: $0) } ?? NodeEnvironment(graph: graph),
+            environment: base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets),
             processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory())
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in

@@ -23,6 +23,8 @@ struct Interpolator {
 
     /// The namespace of an included node: its `needs.NAME` are `NAMESPACE + NAME` in the graph.
     var namespace = ""
+    /// The run's secrets, for `secrets.NAME` (none outside a node).
+    var secrets = SecretValues()
 
     init(vars: Variables, env: [String: String], inputs: NodeInputs, node: Node? = nil) {
         self.vars = node?.vars ?? vars
@@ -75,6 +77,8 @@ struct Interpolator {
             return value
         case .arguments:
             return arguments.args.joined(separator: " ")
+        case .secret(let name):
+            return try secrets.value(name)
         }
     }
 

@@ -40,6 +40,8 @@ struct NodeEnvironment {
     private let runsInGraphDirectory: Bool
     /// moon's own environment.
     let base: [String: String]
+    /// The run's secrets, which only the nodes' own values read.
+    let secrets: SecretValues
     /// dotenv, moon's environment and the file's `env:`, resolved and
     /// encoded once.
     private let shared: Result<ProcessEnvironment.Base, Interpolator.Failure>
@@ -73,9 +75,10 @@ struct NodeEnvironment {
         return result
     }
 
-    init(graph: Graph, base: [String: String] = NodeEnvironment.processEnvironment()) {
+    init(graph: Graph, base: [String: String] = NodeEnvironment.processEnvironment(), secrets: SecretValues = SecretValues()) {
         self.graph = graph
         self.base = base
+        self.secrets = secrets
         let dir = graph.directory
         let cwd = FileManager.default.currentDirectoryPath
         if dir.hasPrefix("/") {
@@ -111,7 +114,8 @@ struct NodeEnvironment {
     /// The node's environment and the interpolator for its `run`, `with` and `dir`.
     func prepare(_ node: Node, attempt: Int, inputs: NodeInputs, outputFile: String?) throws -> Prepared {
         let shared = try shared.get()
-        let interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs, node: node)
+        var interpolator = Interpolator(vars: graph.vars, env: shared.values, inputs: inputs, node: node)
+        interpolator.secrets = secrets
         var env = ProcessEnvironment(base: shared, capacity: node.env.count + 4)
         let runsShell = node.runsShell
         for entry in node.env {

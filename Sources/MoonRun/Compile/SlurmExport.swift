@@ -336,7 +336,12 @@ public enum SlurmExport {
             for argument in written.values { if case .template(let text) = argument { texts.append(text) } }
         }
         for text in texts where Template.containsExpression(text) {
-            for expression in Template.parse(text).template.expressions where expression.reference.node != nil {
+            for expression in Template.parse(text).template.expressions {
+                // The script would hold the value: a file moon writes (docs/secrets.md).
+                if case .secret = expression.reference {
+                    throw Refusal(node: node.name, reason: "\(expression.raw) is a secret, which an exported script would hold in its text; pass it to the job in an environment variable (sbatch --export) and read it as \"$NAME\"")
+                }
+                guard expression.reference.node != nil else { continue }
                 throw Refusal(node: node.name, reason: "\(expression.raw) is a value from a need, which only exists while moon runs the graph; an sbatch export cannot pass values between jobs (run it with `moon run` on a Slurm queue instead)")
             }
         }

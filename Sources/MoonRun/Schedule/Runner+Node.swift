@@ -2,6 +2,7 @@ import Foundation
 import MoonCommand
 import MoonGraph
 import MoonEvents
+import MoonProcess
 import MoonSystem
 
 /// A node's run: the runner subscribes to its signal (`NodeSignal`), turns
@@ -46,7 +47,9 @@ extension Runner {
         case .completed:
             ended(node, .success(exitCode: exitCodes[node], outputs: attemptOutputs[node]))
             attemptOutputs[node] = []
-        case .error(let error): ended(node, .failure(NodeError(error)))
+        case .error(let error):
+            let error = NodeError(error)
+            ended(node, .failure(secretMask?.mask(error) ?? error))
         }
     }
 
@@ -71,7 +74,7 @@ extension Runner {
         announced[node] = true
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: command(of: node), jobID: jobID),
+                                                       attempt: attempt[node], command: masked(command(of: node)), jobID: jobID),
                       instance: spec.instance))
     }
 
@@ -82,6 +85,12 @@ extension Runner {
 
     private func received(_ output: NodeOutput, from node: Int) {
         let name = plan.nodes[node].name
+        var output = output
+        // Before anything sees it (reporters, the state, dependents, the cache): the run's secrets hidden.
+        if let secretMask {
+            guard let shown = masked(output, from: node, mask: secretMask) else { return }
+            output = shown
+        }
         switch output {
         case .line(let stream, let text, let continued):
             announce(node, jobID: nil)
@@ -101,8 +110,35 @@ extension Runner {
         }
     }
 
+    /// `text` with the run's secrets hidden.
+    func masked(_ text: String) -> String {
+        secretMask?.mask(text) ?? text
+    }
+
+    /// A node's output with the run's secrets hidden: a long line's parts
+    /// as the whole line would be (`SecretMask.mask(part:…)`); nil output
+    /// lines are parts held back whole.
+    private func masked(_ output: NodeOutput, from node: Int, mask: SecretMask) -> NodeOutput? {
+        switch output {
+        case .line(let stream, let text, let continued):
+            let key = 2 * node + (stream == .stderr ? 1 : 0)
+            guard continued || maskCarry[key] != nil else { return .line(stream, mask.mask(text), continued: false) }
+            var carry = maskCarry[key] ?? []
+            let shown = mask.mask(part: text, continued: continued, carry: &carry)
+            maskCarry[key] = continued ? carry : nil
+            return shown.map { .line(stream, $0, continued: continued) }
+        case .partial(let stream, let text):
+            let truncated = text.utf8.count >= OutputLine.partialLimit - 3 || maskCarry[2 * node + (stream == .stderr ? 1 : 0)] != nil
+            return .partial(stream, mask.mask(partial: text, truncated: truncated))
+        case .value(let value): return .value(mask.mask(value))
+        case .outputs(let outputs): return .outputs(mask.mask(outputs))
+        case .exited, .job, .waiting: return output
+        }
+    }
+
     /// The `retry` operator is about to wait before the node's next attempt.
     func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
+        let error = secretMask?.mask(error) ?? error
         announce(node, jobID: nil)
         state[node] = .retrying
         emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,
@@ -163,6 +199,7 @@ extension Runner {
 
     /// Emits the node's `error` and ends it failed (or cancelled).
     func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
+        let error = secretMask?.mask(error) ?? error
         let spec = plan.nodes[node]
         emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
                       instance: spec.instance))

@@ -118,6 +118,12 @@ public final class Runner {
     public var onFinish: ((Summary) -> Void)?
     /// Asked before a node starts whether it is up to date (nil: always run).
     public var upToDate: UpToDateChecking?
+    /// Hides the run's secrets in every node's output, values, outputs,
+    /// errors and command before anything sees them (nil: no secrets).
+    public var secretMask: SecretMask?
+    /// Per node and stream (`2 * node + 1` for stderr): the end of a long
+    /// line's part that may start a secret, put before its next part.
+    var maskCarry: [Int: [UInt8]] = [:]
     /// Stops a slow up-to-date check (the source hasher polls it), when it
     /// overruns its time on the loop or the run stops.
     public let checkInterruption = CheckInterruption()
