@@ -126,6 +126,14 @@ public final class Runner {
     /// only after it).
     lazy var checkWorker = WorkerPool(name: "moon.check")
     var offLoopWork = 0
+    /// Admission by memory and slots (Runner+Admission); nil unless a node
+    /// declares or learned resources, and then made when the run starts.
+    var budget: ResourceBudget?
+    var usesResources = false
+    /// The best ready node while it does not fit; what ends is kept for it.
+    var waitingForResources: Int?
+    /// Nodes larger than the memory budget, warned about once.
+    var warnedLarge: Set<Int> = []
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -141,7 +149,9 @@ public final class Runner {
         dependents = Array(repeating: [], count: n)
         for (index, node) in plan.nodes.enumerated() {
             for need in node.needs { dependents[need].append(index) }
+            if node.memory != nil || node.slots != 1 { usesResources = true }
         }
+        if !options.resources.learned.isEmpty { learnResources() }
         ready = plan.queues.map { _ in ReadyQueue() }
         inFlight = Array(repeating: 0, count: plan.queues.count)
         attempt = Array(repeating: 0, count: n)
@@ -161,6 +171,7 @@ public final class Runner {
     /// Announces the plan and starts every node without needs.
     public func start() {
         runStart = scheduler.now
+        if usesResources { makeBudget() }
         emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.filter { !$0.isBarrier }.map(\.name),
                                                                  queues: plan.queues)))
         announceAdopted()
@@ -210,9 +221,11 @@ public final class Runner {
                     best = head
                 }
             }
-            guard let node = best else { break }
+            guard let best else { break }
+            // With resources, the best node may not fit: one behind it may start instead, or none.
+            guard let node = budget == nil ? best : admit(best) else { break }
             let q = plan.nodes[node].queue
-            _ = ready[q].pop()
+            if node == best { _ = ready[q].pop() } else { ready[q].remove(node) }
             inFlight[q] += 1
             totalInFlight += 1
             starting.append(node)
@@ -225,6 +238,7 @@ public final class Runner {
             if let stop = stopReason, stop != .failure || plan.nodes[node].condition == .success {
                 inFlight[plan.nodes[node].queue] -= 1
                 totalInFlight -= 1
+                budget?.give(need(node))
                 skip(node, .canceled)
                 continue
             }
@@ -247,6 +261,7 @@ public final class Runner {
         if wasInFlight && !releasedEarly {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
+            if budget != nil { giveBack(node) }
         }
         if plan.nodes[node].isBarrier { return barrierDone(node) }
         // An expanded template is counted as its instances, not as one more node.
