@@ -151,7 +151,6 @@ public final class Runner {
             for need in node.needs { dependents[need].append(index) }
             if node.memory != nil || node.slots != 1 { usesResources = true }
         }
-        if !options.resources.learned.isEmpty { learnResources() }
         ready = plan.queues.map { _ in ReadyQueue() }
         inFlight = Array(repeating: 0, count: plan.queues.count)
         attempt = Array(repeating: 0, count: n)
@@ -164,6 +163,7 @@ public final class Runner {
         announced = Array(repeating: false, count: n)
         exitCodes = Array(repeating: nil, count: n)
         attemptOutputs = Array(repeating: [], count: n)
+        if !options.resources.learned.isEmpty { learnResources() }
     }
 
     // MARK: - Control (call on the scheduler)
