@@ -33,7 +33,8 @@ public struct Simulation {
     public struct Wait: Sendable, Equatable {
         public var node: String
         public var milliseconds: Int
-        /// "need NAME", "a slot of -j", "a slot of queue NAME", "memory".
+        /// "need NAME", or what was full once it was ready: "memory", "a slot of queue NAME",
+        /// "a slot of -j" (joined by "and"), or "nodes of higher priority".
         public var reason: String
     }
 
@@ -138,9 +139,7 @@ public struct Simulation {
 
     /// Each node's waits: for the need that ended last (from the end of the
     /// first of its needs to the end of the last, when it has several), and
-    /// once ready, for what held it. What held it is read off what ran when it became
-    /// ready: memory when the budget was full, else a slot of its queue or
-    /// of `-j`.
+    /// once ready, for what held it, read off what ran when it became ready.
     private func waits(_ plan: RunPlan, _ spans: [Int: (start: TimeInterval, end: TimeInterval)], events: [RunEvent], start: Date,
                        options: RunOptions, budget: ResourceBudget?) -> [Wait] {
         // When each node ended (groups and skips included), in virtual seconds.
@@ -175,15 +174,19 @@ public struct Simulation {
             // What ran just after it became ready.
             let running = spans.filter { $0.key != node && $0.value.start <= readyAt && $0.value.end > readyAt }.map(\.key)
             let memoryInUse = running.reduce(Int64(0)) { $0 + (plan.nodes[$1].memory ?? 0) }
-            let reason: String
+            var reasons: [String] = []
             if let budget, budget.memory != .max, let memory = spec.memory, memoryInUse + memory > budget.memory {
-                reason = "memory"
-            } else if running.filter({ plan.nodes[$0].queue == spec.queue }).reduce(0, { $0 + plan.nodes[$1].slots }) + spec.slots
-                        > plan.queues[spec.queue].concurrency {
-                reason = "a slot of queue \(plan.queues[spec.queue].name)"
-            } else {
-                reason = "a slot of -j"
+                reasons.append("memory")
             }
+            if running.filter({ plan.nodes[$0].queue == spec.queue }).reduce(0, { $0 + plan.nodes[$1].slots }) + spec.slots
+                > plan.queues[spec.queue].concurrency {
+                reasons.append("a slot of queue \(plan.queues[spec.queue].name)")
+            }
+            if let jobs = options.jobs, running.reduce(0, { $0 + plan.nodes[$1].slots }) + spec.slots > jobs {
+                reasons.append("a slot of -j")
+            }
+            // Nothing was full: nodes of higher priority took what freed at that instant.
+            let reason = reasons.isEmpty ? "nodes of higher priority" : reasons.joined(separator: " and ")
             result.append(Wait(node: spec.name, milliseconds: Int((held * 1000).rounded()), reason: reason))
         }
         return result.sorted { $0.milliseconds != $1.milliseconds ? $0.milliseconds > $1.milliseconds : $0.node < $1.node }
