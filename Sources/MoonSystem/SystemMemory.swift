@@ -15,6 +15,16 @@ public enum SystemMemory {
         }
     }
 
+    /// How many processes the kernel's OOM killer has killed since boot
+    /// (`oom_kill` in /proc/vmstat, Linux 4.13 and later), in any cgroup.
+    public static func oomKills() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/vmstat", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("oom_kill ") {
+            return Int(line.dropFirst("oom_kill ".count))
+        }
+        return nil
+    }
+
     /// `MemAvailable:  123456 kB` in bytes.
     static func memAvailable(meminfo: String) -> Int64? {
         for line in meminfo.split(separator: "\n") where line.hasPrefix("MemAvailable:") {

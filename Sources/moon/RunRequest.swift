@@ -69,6 +69,7 @@ struct RunRequest: Equatable {
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
         options.resources.memory = try memoryBudget()
         options.resources.available = { SystemMemory.available() }
+        options.resources.oomKills = { SystemMemory.oomKills() }
         options.resources.warn = { warn($0) }
         if let timeout {
             options.timeout = try duration(timeout, option: "--timeout")

@@ -150,4 +150,26 @@ import Testing
         let lines = result.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(lines == ["NODE MEMORY CPUS", "build 1 GiB declared 4 declared", "test 300 MiB declared 1"], "\(result.stdout)")
     }
+
+    /// A real OOM kill: the node moves itself into a memory cgroup (v1) of
+    /// 32M and allocates 256M. Needs root and a writable memory controller
+    /// (as CI has); elsewhere there is nothing to test.
+    @Test func aNodeTheKernelKilledForMemoryIsReportedAsOutOfMemory() throws {
+        let group = "/sys/fs/cgroup/memory/moon-test-oom-\(getpid())"
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), mkdir(group, 0o755) == 0 else { return }
+        defer { _ = eventually(10) { rmdir(group) == 0 } }
+        guard (try? "32M".write(toFile: group + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)) != nil else { return }
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              hog:
+                run: echo $$ > \(group)/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20); print(len(b))'
+                resources: {memory: 100M}
+            """)
+        let result = try moon.run(["--json", "--memory", "1G"], limit: 60)
+        #expect(result.status == 1)
+        let message = result.error(of: "hog")?.message ?? ""
+        #expect(message.hasPrefix("killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with 100 MiB"),
+                "\(message) \(result.stderr)")
+    }
 }

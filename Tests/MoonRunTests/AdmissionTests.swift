@@ -114,4 +114,43 @@ import MoonEvents
         h.run()
         #expect(h.launcher.maxRunning == 1)
     }
+
+    /// Every attempt is killed by SIGKILL after a virtual second.
+    final class KilledLauncher: NodeLauncher {
+        let scheduler: TestScheduler
+        init(scheduler: TestScheduler) { self.scheduler = scheduler }
+        func attempt(node: Int, number: Int, inputs: NodeInputs) -> Signal<NodeOutput> {
+            Signal { [scheduler] observer, lifetime in
+                if let timer = scheduler.schedule(after: .seconds(1), {
+                    observer.send(error: NodeError(.signal, "killed by SIGKILL", signal: 9))
+                }) { lifetime.add(timer) }
+            }
+        }
+        func settled(node: Int) -> Signal<Never> { Signal { observer, _ in observer.sendCompleted() } }
+        func killNow() {}
+    }
+
+    @Test func aNodeKilledWhileTheOOMKillerRanIsReportedAsOutOfMemory() {
+        for (kills, expected) in [((0, 1), true), ((3, 3), false)] {
+            let scheduler = TestScheduler()
+            let counter = Warnings()
+            var options = Self.options(memory: 1000)
+            options.resources.oomKills = { counter.add("read"); return counter.lines.count == 1 ? kills.0 : kills.1 }
+            var events: [RunEvent] = []
+            let runner = Runner(plan: RunPlan(graphName: "g", nodes: [Self.sized("hog", memory: 300)],
+                                              queues: [QueueWidth(name: "default", concurrency: 8)]),
+                                options: options, launcher: KilledLauncher(scheduler: scheduler), scheduler: scheduler) { events.append($0) }
+            runner.start()
+            scheduler.run()
+            let message = events.compactMap { event -> String? in
+                if case .error(_, _, let error) = event.kind { return error.message }
+                return nil
+            }.first
+            if expected {
+                #expect(message == "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with 300 B; declare more in resources: {memory})")
+            } else {
+                #expect(message == "killed by SIGKILL", "no OOM kill while it ran: no guess")
+            }
+        }
+    }
 }

@@ -29,6 +29,9 @@ public struct ResourceOptions: Sendable {
     /// Memory learned from recent runs, by node name (`LearnedResources`),
     /// for nodes that declare none.
     public var learned: [String: Int64] = [:]
+    /// The kernel's count of OOM kills so far (`oom_kill` of /proc/vmstat),
+    /// read when a node that needs memory starts and when one is SIGKILLed.
+    public var oomKills: @Sendable () -> Int? = { nil }
     /// Where the runner's warnings go (a node larger than the budget).
     public var warn: @Sendable (String) -> Void = { _ in }
 

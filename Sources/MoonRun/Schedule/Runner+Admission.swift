@@ -1,3 +1,4 @@
+import MoonEvents
 import MoonGraph
 
 /// Admission by memory and slots (`resources:`, `--memory`): which ready
@@ -44,6 +45,18 @@ extension Runner {
                 + "\(ByteSize.text(budget.memory)); it runs alone (raise --memory, or lower its resources)")
         }
         budget.take(need)
+        if need.memory > 0 { oomKillsAtStart[node] = options.resources.oomKills() }
+    }
+
+    /// A node that needs memory and was killed by SIGKILL (not from moon)
+    /// while the kernel's OOM killer ran says so; any other error is as it was.
+    func outOfMemory(_ node: Int, _ error: NodeError) -> NodeError {
+        guard error.kind == .signal, error.signal == 9, let before = oomKillsAtStart[node], let now = options.resources.oomKills(),
+              now > before, let memory = plan.nodes[node].memory else { return error }
+        var changed = error
+        changed.message = "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with "
+            + "\(ByteSize.text(memory)); declare more in resources: {memory})"
+        return changed
     }
 
     /// A node ended (or a service started): what it held goes back, first to the node waiting for it.

@@ -164,6 +164,7 @@ extension Runner {
     /// Emits the node's `error` and ends it failed (or cancelled).
     func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
         let spec = plan.nodes[node]
+        let error = budget == nil ? error : outOfMemory(node, error)
         emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
                       instance: spec.instance))
         if error.kind == .canceled {

@@ -134,6 +134,8 @@ public final class Runner {
     var waitingForResources: Int?
     /// Nodes larger than the memory budget, warned about once.
     var warnedLarge: Set<Int> = []
+    /// The kernel's count of OOM kills when each node that needs memory started.
+    var oomKillsAtStart: [Int: Int] = [:]
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
