@@ -77,7 +77,7 @@ let package = Package(
             "MoonEventLoop", "MoonSystem", "MoonCommand",
         ]),
         .executableTarget(name: "moon", dependencies: [
-            "MoonSession", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonState", "MoonCache", "MoonProcess", "MoonCommand",
+            "MoonSession", "MoonReport", "MoonEvents", "MoonRun", "MoonGraph", "MoonState", "MoonCache", "MoonProcess", "MoonCommand", "MoonSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MoonCommandTests", dependencies: ["MoonCommand"]),

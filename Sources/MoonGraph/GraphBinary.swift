@@ -18,7 +18,7 @@ public enum GraphBinary {
         "Node": ["name", "nameSpan", "needs", "action", "env", "dir", "queue", "timeout", "retry", "condition", "continueOnError",
                  "shell", "sources", "generates", "depfile", "cached", "span", "rare"],
         "RareFields": ["description", "slurm", "instance", "fanOut", "params", "arguments", "isInternal", "isBarrier", "isService",
-                       "restartsOnChange", "namespace", "vars", "successCodes", "priority"],
+                       "restartsOnChange", "namespace", "vars", "successCodes", "priority", "resources"],
         "Variables": ["entries", "positions"],
         "Entry": ["name", "value", "items"],
         "DotenvFile": ["path", "optional", "span"],
@@ -26,7 +26,8 @@ public enum GraphBinary {
         "SecretDeclaration": ["name", "source", "required", "span"],
         "QueueSpec": ["name", "concurrency", "executor", "span"],
         "SlurmOptions": ["partition", "cpusPerTask", "mem", "time", "account", "args"],
-        "NodeDefaults": ["queue", "timeout", "retry", "shell", "dir", "continueOnError", "condition", "successCodes"],
+        "NodeDefaults": ["queue", "timeout", "retry", "shell", "dir", "continueOnError", "condition", "successCodes", "resources"],
+        "ResourceSpec": ["memory", "cpus"],
         "RetryPolicy": ["times", "delay", "backoff", "maxDelay"],
         "RootNeed": ["nodes", "name", "span"],
         "NodeInstance": ["template", "label", "item", "matrix"],
@@ -183,6 +184,7 @@ public enum GraphBinary {
             bool(d.continueOnError)
             raw(d.condition)
             codes(d.successCodes)
+            resources(d.resources)
         }
 
         mutating func action(_ a: NodeAction) {
@@ -236,6 +238,7 @@ public enum GraphBinary {
             let hasRare = n.description != nil || n.slurm != plain.slurm || n.instance != nil || n.fanOut != nil || !n.params.isEmpty
                 || n.arguments != plain.arguments || n.isInternal || n.isBarrier || n.isService || n.restartsOnChange != plain.restartsOnChange
                 || n.namespace != plain.namespace || n.vars != nil || n.successCodes != plain.successCodes || n.priority != plain.priority
+                || n.resources != plain.resources
             bool(hasRare)
             guard hasRare else { return }
             optional(n.description) { $0.string($1) }
@@ -272,6 +275,12 @@ public enum GraphBinary {
             optional(n.vars) { $0.variables($1) }
             codes(n.successCodes)
             int(n.priority)
+            resources(n.resources)
+        }
+
+        mutating func resources(_ r: ResourceSpec) {
+            optional(r.memory) { $0.int(Int($1)) }
+            optional(r.cpus) { $0.int($1) }
         }
     }
 
@@ -420,6 +429,10 @@ public enum GraphBinary {
             return QueueSpec(name: name, concurrency: concurrency, executor: executor, span: try optional { try $0.span() })
         }
 
+        mutating func resources() throws -> ResourceSpec {
+            ResourceSpec(memory: try optional { Int64(try $0.int()) }, cpus: try optional { try $0.int() })
+        }
+
         mutating func codes() throws -> [Int32] {
             try array { r in
                 guard let code = Int32(exactly: try r.int()) else { throw r.malformed }
@@ -437,6 +450,7 @@ public enum GraphBinary {
             d.continueOnError = try bool()
             d.condition = try raw(RunCondition.self)
             d.successCodes = try codes()
+            d.resources = try resources()
             return d
         }
 
@@ -495,6 +509,8 @@ public enum GraphBinary {
                          arguments: try arguments(), isInternal: try bool(), isBarrier: try bool(), isService: try bool(),
                          restartsOnChange: try bool(), namespace: try string(), vars: try optional { try $0.variables() },
                          successCodes: try codes(), priority: try int())
+            let resources = try self.resources()
+            if !resources.isEmpty { node.resources = resources }
             return node
         }
 

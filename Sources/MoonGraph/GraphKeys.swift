@@ -43,6 +43,7 @@ enum GraphKeys {
         Key("success-codes", "The exit codes that count as success, e.g. [0, 5] for pytest's 'no tests collected' (default [0]); integers 0–255."),
         Key("shell", "The shell for a string `run`: sh or bash."),
         Key("slurm", "Slurm resources overriding the queue's (Slurm queues only)."),
+        Key("resources", "What the node needs to start: {memory: 2G, cpus: 2}; it starts only when its memory fits in the run's budget (--memory) beside what runs, and takes cpus slots of -j and of its queue."),
         Key("sources", "Input files (globs relative to the graph file, `**` for any depth; a directory means every file below it, hidden ones included, not .git or .moon; the node's own generates are left out): when they, the command, its env, the vars it reads and its needs' outputs are unchanged since the last success, the node is skipped as up to date."),
         Key("generates", "Files the node makes (globs relative to the graph file; a directory is taken whole, as sources read it): the node is not up to date while one is missing. Two nodes may not generate one path."),
         Key("depfile", "A Makefile-style dependency file the command writes (gcc -MD -MF, clang, swiftc -emit-dependencies), relative to the node's dir: after a success, the files it lists count as further sources."),
@@ -70,13 +71,12 @@ enum GraphKeys {
         let needs = Synonym(suggestion: "needs", help: "help: 'needs' names the nodes that must finish first")
         let run = Synonym(suggestion: "run", help: "help: 'run' holds the command: a string runs in the shell ('shell' names which: sh or bash)")
         let dir = Synonym(suggestion: "dir", help: "help: 'dir' is the working directory, relative to the graph file")
-        let resources = Synonym(suggestion: nil, help: "help: moon has no resources key yet; to bound how many such nodes run at once, "
-            + "give them a queue (queues: {heavy: {concurrency: 2}}, then queue: heavy on each)")
+        let resources = Synonym(suggestion: "resources", help: "help: 'resources' says what a node needs to start: resources: {memory: 2G, cpus: 2}")
         return ["input": sources, "inputs": sources, "output": generates, "outputs": generates,
                 "deps": needs, "depends": needs, "depends_on": needs, "depends-on": needs, "dependencies": needs, "requires": needs,
                 "cmd": run, "cmds": run, "command": run, "commands": run, "script": run,
                 "cwd": dir, "workdir": dir, "working_dir": dir, "working-directory": dir,
-                "resources": resources, "threads": resources, "cpus": resources, "mem": resources, "mem_mb": resources]
+                "threads": resources, "cpus": resources, "mem": resources, "mem_mb": resources]
     }()
 
     static let forEach: [Key] = [
@@ -144,5 +144,19 @@ enum GraphKeys {
         Key("continue-on-error", "The continue-on-error of nodes that do not set it."),
         Key("if", "The condition of nodes that do not set one."),
         Key("success-codes", "The success-codes of nodes that do not set them."),
+        Key("resources", "The resources of nodes that do not set them (each key apart)."),
+    ]
+
+    /// Snakemake's and Slurm's words inside `resources:`.
+    static let resourceSynonyms: [String: Synonym] = {
+        let memory = Synonym(suggestion: "memory", help: "help: 'memory' takes a size with its unit: memory: 100M")
+        let cpus = Synonym(suggestion: "cpus", help: "help: 'cpus' is how many slots of -j the node takes")
+        return ["mem": memory, "mem_mb": memory, "mem_gb": memory, "ram": memory, "threads": cpus, "cores": cpus, "cpu": cpus,
+                "cpus-per-task": cpus]
+    }()
+
+    static let resources: [Key] = [
+        Key("memory", "Memory the node needs, with a unit: 512M, 2G, 1.5GiB (powers of 1024)."),
+        Key("cpus", "How many slots the node takes, of -j and of its queue's concurrency (default 1)."),
     ]
 }

@@ -87,6 +87,7 @@ public enum GraphSchema {
                                  ("maximum", .int(Plan.priorities.upperBound))]),
             "shell": ref("shell"),
             "slurm": ref("slurm"),
+            "resources": ref("resources"),
             "sources": globList,
             "generates": globList,
             "depfile": .object([("type", .string("string")), ("minLength", .int(1))]),
@@ -220,6 +221,14 @@ public enum GraphSchema {
             "continue-on-error": .object([("type", .string("boolean"))]),
             "if": ref("condition"),
             "success-codes": ref("successCodes"),
+            "resources": ref("resources"),
+        ]
+    }
+
+    private static var resourcesTypes: [String: JSONValue] {
+        [
+            "memory": .object([("type", .string("string")), ("pattern", .string("^[0-9]+(\\.[0-9]+)? *[KMGTPEkmgtpe](i?[Bb])?$"))]),
+            "cpus": .object([("type", .string("integer")), ("minimum", .int(1)), ("maximum", .int(4096))]),
         ]
     }
 
@@ -266,6 +275,7 @@ public enum GraphSchema {
                 closedObject(GraphKeys.retry, types: retryTypes, required: ["times"]),
             ]))])),
             ("slurm", closedObject(GraphKeys.slurm, types: slurmTypes)),
+            ("resources", closedObject(GraphKeys.resources, types: resourcesTypes)),
             ("queue", closedObject(GraphKeys.queue, types: queueTypes)),
             ("defaults", closedObject(GraphKeys.defaults, types: defaultsTypes)),
             ("node", nodeDefinition),
@@ -364,6 +374,7 @@ public enum GraphSchema {
             (GraphKeys.slurm, slurmTypes), (GraphKeys.retry, retryTypes), (GraphKeys.defaults, defaultsTypes),
             (GraphKeys.dotenv, dotenvTypes), (GraphKeys.forEach, forEachTypes), (GraphKeys.parameter, parameterTypes),
             (GraphKeys.include, includeTypes), (GraphKeys.cache, cacheTypes), (GraphKeys.secret, secretTypes),
+            (GraphKeys.resources, resourcesTypes),
         ]
         return tables.flatMap { keys, types in keys.map(\.name).filter { types[$0] == nil } }
     }

@@ -115,6 +115,11 @@ public struct Node: Sendable, Codable {
         get { rare.fields.successCodes }
         set { update { $0.successCodes = newValue } }
     }
+    /// `resources:` (over `defaults:`): what it needs to start; empty unless set.
+    public var resources: ResourceSpec {
+        get { rare.fields.resources }
+        set { update { $0.resources = newValue } }
+    }
     /// For a node of an included file: that file's vars, which its
     /// `${{ vars.NAME }}` read; nil for the graph file's own nodes (`Graph.vars`).
     public var vars: Variables? {
@@ -154,6 +159,7 @@ public struct Node: Sendable, Codable {
         var vars: Variables?
         var successCodes = Node.defaultSuccessCodes
         var priority = 0
+        var resources = ResourceSpec()
     }
 
     private final class Rare: Sendable, Codable {

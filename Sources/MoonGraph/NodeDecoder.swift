@@ -23,6 +23,7 @@ struct NodeDecoder {
                         condition: defaults.condition, continueOnError: defaults.continueOnError,
                         shell: defaults.shell, span: pair.value.span)
         if defaults.successCodes != Node.defaultSuccessCodes { node.successCodes = defaults.successCodes }
+        if !defaults.resources.isEmpty { node.resources = defaults.resources }
         var references = NodeReferences()
         if pair.value.isNull {
             if !keyDedented {
@@ -63,6 +64,7 @@ struct NodeDecoder {
         references.with = keys["with"]?.value
         references.dir = keys["dir"]?.value
         files(of: &node, keys: keys, &values)
+        if let r = keys["resources"], let spec = ResourceSpec.decode(r.value, &values) { node.resources = spec.over(defaults.resources) }
         if let s = keys["slurm"], !s.value.isNull, let options = QueueDecoder.slurm(s.value, &values) {
             node.slurm = options
             if queues[node.queue].slurm == nil {

@@ -13,6 +13,8 @@ public struct NodeDefaults: Sendable, Hashable, Codable {
     public var condition: RunCondition = .success
     /// `success-codes:`: the exit codes that count as success.
     public var successCodes = Node.defaultSuccessCodes
+    /// `resources:`; each node's own keys override these one by one.
+    public var resources = ResourceSpec()
 
     public init() {}
 }

@@ -104,6 +104,7 @@ enum QueueDecoder {
         if let c = keys["continue-on-error"], let b = values.bool(c.value, key: "continue-on-error") { defaults.continueOnError = b }
         if let i = keys["if"], let condition = values.condition(i.value) { defaults.condition = condition }
         if let c = keys["success-codes"], let codes = values.successCodes(c.value) { defaults.successCodes = codes }
+        if let r = keys["resources"], let spec = ResourceSpec.decode(r.value, &values) { defaults.resources = spec }
         return defaults
     }
 

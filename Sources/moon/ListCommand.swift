@@ -1,6 +1,7 @@
 import ArgumentParser
 import MoonGraph
 import MoonSession
+import MoonState
 
 /// `moon list [FILE]`: the nodes, with descriptions, needs and queue;
 /// `internal:` nodes are left out, as the command line cannot select them.
@@ -15,13 +16,43 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print only the names the command line can select, one per line (for scripts and shell completion).")
     var names = false
 
+    @Flag(help: "Show each node's memory and cpus: declared (resources:), or learned from its recent runs.")
+    var resources = false
+
     func run() throws {
         let graph = try GraphFile.load(file ?? GraphFileLocator.defaultFile()).graph
         if names {
             for name in NameCompletion.names(in: graph) { Console.line(name) }
             return
         }
+        if resources { return Self.printResources(graph) }
         Self.print(graph)
+    }
+
+    /// `--resources`: one line per node (an instance on its own line, as
+    /// each learns apart), its memory and cpus and where each comes from.
+    static func printResources(_ graph: Graph) {
+        let opened = StateStore.open(graphDirectory: graph.directory, create: false)
+        let learned = LearnedResources(graph: graph, store: opened.store)
+        let nodes = graph.nodes.filter { !$0.isInternal }
+        let rows = nodes.map { node -> [String] in
+            let memory: String
+            if let declared = node.resources.memory {
+                memory = "\(ByteSize.text(declared)) declared"
+            } else if let value = learned.learnedMemory(node: node.name) {
+                memory = "\(ByteSize.text(value)) learned"
+            } else {
+                memory = "-"
+            }
+            let cpus = node.resources.cpus.map { "\($0) declared" } ?? "1"
+            return [node.name, memory, cpus]
+        }
+        let table = [["NODE", "MEMORY", "CPUS"]] + rows
+        let widths = (0..<2).map { column in table.map { $0[column].count }.max() ?? 0 }
+        for row in table {
+            Console.line(row[0].padding(toLength: widths[0] + 2, withPad: " ", startingAt: 0)
+                + row[1].padding(toLength: widths[1] + 2, withPad: " ", startingAt: 0) + row[2])
+        }
     }
 
     /// One line per node; a fan-out's instances share one line under the

@@ -84,6 +84,10 @@ struct RunCommand: SelectingCommand {
                                valueName: "duration"))
     var stallAfter: String = RunRequest().stallAfter
 
+    @Option(help: ArgumentHelp("The memory budget for nodes that declare resources: {memory} (e.g. 8G; default: MOON_MEMORY, else what is available when the run starts).",
+                               valueName: "size"))
+    var memory: String?
+
     func validate() throws { try request(passthrough: []).validate() }
 
     /// The values of the options, as the run reads them (`FastLine` reads
@@ -92,7 +96,7 @@ struct RunCommand: SelectingCommand {
         RunRequest(arguments: arguments, passthrough: passthrough, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun,
                    report: report.settings, timeout: timeout, grace: grace, assignments: vars.assignments, cache: cache.settings,
                    resume: resume, exclude: selection.exclude, watch: watch.settings, force: force, forceOnly: forceOnly,
-                   stallAfter: stallAfter)
+                   stallAfter: stallAfter, memory: memory)
     }
 
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.

@@ -5,6 +5,7 @@ import MoonReport
 import MoonRun
 import MoonSession
 import MoonState
+import MoonSystem
 
 /// What `moon run` was asked to do: every option of `RunCommand`, as a plain
 /// value. `RunCommand`'s options make it, and so does `FastLine` for the
@@ -32,6 +33,8 @@ struct RunRequest: Equatable {
     var force = false
     var forceOnly = false
     var stallAfter = "30s"
+    /// `--memory SIZE` (else `MOON_MEMORY`): the run's memory budget.
+    var memory: String?
 
     /// Every rule the options must meet, `RunCommand`'s option groups' with
     /// its own (the fast path runs them all at once; argument-parser each in its place).
@@ -64,6 +67,10 @@ struct RunRequest: Equatable {
     func options() throws -> RunOptions {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
+        options.resources.memory = try memoryBudget()
+        options.resources.available = { SystemMemory.available() }
+        options.resources.oomKills = { SystemMemory.oomKills() }
+        options.resources.warn = { warn($0) }
         if let timeout {
             options.timeout = try duration(timeout, option: "--timeout")
             // As a node's `timeout: 0s`: a run that may not start is a mistake.
@@ -72,6 +79,21 @@ struct RunRequest: Equatable {
             }
         }
         return options
+    }
+
+    /// `--memory`, else `MOON_MEMORY`, in bytes; nil: the memory available when the run starts.
+    func memoryBudget() throws -> Int64? {
+        if let memory { return try Self.size(memory, option: "--memory") }
+        guard let text = ProcessInfo.processInfo.environment["MOON_MEMORY"], !text.isEmpty else { return nil }
+        return try Self.size(text, option: "MOON_MEMORY")
+    }
+
+    /// A memory size with its unit (`900M`, `2G`, `1.5GiB`), as `resources: {memory}` reads it.
+    static func size(_ text: String, option: String) throws -> Int64 {
+        guard text.contains(where: \.isLetter), let bytes = ByteSize.parse(text), bytes > 0 else {
+            throw ValidationError("\(option): '\(text)' is not a memory size; write one with its unit, like 900M, 2G or 1.5GiB")
+        }
+        return bytes
     }
 
     private func duration(_ text: String, option: String) throws -> Duration {
@@ -106,16 +128,18 @@ struct RunRequest: Equatable {
             printDryRun(plan, store: store, storeMissing: store == nil && opened.warning == nil, forced: forced)
             return
         }
+        var options = try options()
+        options.resources.learned = LearnedResources(graph: graph, store: store).memory
         if watch.watch {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: exclude,
-                                   commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: try options(), report: report,
+                                   commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: options, report: report,
                                    watch: try watch.values(), stallAfter: try duration(stallAfter, option: "--stall-after"),
                                    force: force, diagnosticsColor: diagnosticsColor, store: store,
                                    cache: { [cache] in cache.outputCache(for: $0) }, resume: resume ? lastRun(of: plan.graph) : nil)
             let main = try MainLoop()
             throw ExitCode(try WatchSession(setup: setup, file: file, plan: plan, main: main).run())
         }
-        let execution = RunSession(plan: plan, options: try options(), report: report,
+        let execution = RunSession(plan: plan, options: options, report: report,
                                  stallAfter: try duration(stallAfter, option: "--stall-after"),
                                  state: IncrementalState(graph: plan.graph, store: store, force: force, forcing: forced, onWarning: warn),
                                  store: store,

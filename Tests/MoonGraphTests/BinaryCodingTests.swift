@@ -26,6 +26,7 @@ struct BinaryCodingTests {
           timeout: 10m
           retry: { times: 2, delay: 1s, backoff: 2 }
           success-codes: [0, 5]
+          resources: { memory: 1G }
         default: [build]
         nodes:
           build:
@@ -37,6 +38,7 @@ struct BinaryCodingTests {
             env: { A: "1" }
             dir: sub
             priority: 3
+            resources: { memory: 2G, cpus: 2 }
           test:
             needs: [build]
             run: [./test, --fast]
@@ -164,6 +166,7 @@ struct BinaryCodingTests {
             "RootNeed": RootNeed(nodes: 0..<1, name: "x", span: span), "NodeInstance": node.instance!,
             "DynamicFanOut": DynamicFanOut(need: 0, key: "k"), "NodeParameter": NodeParameter(name: "p", span: span),
             "NodeArguments": NodeArguments(), "SourceSpan": span, "SourceLocation": span.start,
+            "ResourceSpec": ResourceSpec(),
         ]
         #expect(Set(samples.keys) == Set(GraphBinary.fields.keys))
         for (type, sample) in samples {

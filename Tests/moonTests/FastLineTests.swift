@@ -62,7 +62,7 @@ import Testing
     static let samples: [String: String] = [
         "--jobs": "3", "--output": "plain", "--color": "never", "--output-mode": "grouped", "--timeout": "10m",
         "--grace": "250ms", "--set": "greeting=hi", "--cache-dir": "/tmp/moon-cache", "--remote-cache": "http://cache.example/moon",
-        "--exclude": "test[*]", "--watch-debounce": "200ms", "--watch-poll": "2s", "--stall-after": "0",
+        "--exclude": "test[*]", "--watch-debounce": "200ms", "--watch-poll": "2s", "--stall-after": "0", "--memory": "900M",
     ]
 
     /// What an option needs beside it to be valid.

@@ -33,6 +33,14 @@ struct ReadyQueue {
         heap.popMax().map(Self.node(of:))
     }
 
+    /// Its nodes in no particular order.
+    var nodes: [Int] { heap.unordered.map(Self.node(of:)) }
+
+    /// Removes `node`, wherever it is (a node started ahead of the head, Runner+Admission): O(n).
+    mutating func remove(_ node: Int) {
+        heap = Heap(heap.unordered.filter { Self.node(of: $0) != node })
+    }
+
     /// Empties the queue; returns its nodes in no particular order.
     mutating func removeAll() -> [Int] {
         defer { heap = Heap() }

@@ -42,6 +42,10 @@ public struct RunNode: Sendable {
     public var isBarrier = false
     /// `uses:`: it reads the values of each of its needs, a barrier's instances included.
     public var isBuiltin = false
+    /// `resources:`: the memory it is admitted with (nil: none counted) and
+    /// the slots it takes of `-j` and of its queue (Runner+Admission).
+    public var memory: Int64?
+    public var slots = 1
 
     /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
     /// a JSON list of strings.
@@ -103,6 +107,11 @@ extension RunPlan {
             run.isBarrier = node.isBarrier
             if case .builtin = node.action { run.isBuiltin = true }
             run.isService = node.isService
+            let resources = node.resources
+            if !resources.isEmpty {
+                run.memory = resources.memory
+                run.slots = resources.cpus ?? 1
+            }
             // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
             run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }
             return run

@@ -162,11 +162,13 @@ extension Runner {
     private func holdSlot(_ node: Int) {
         inFlight[plan.nodes[node].queue] += 1
         totalInFlight += 1
+        budget?.take(need(node))
     }
 
     private func freeSlot(_ node: Int) {
         inFlight[plan.nodes[node].queue] -= 1
         totalInFlight -= 1
+        if budget != nil { giveBack(node) }
     }
 
     /// Detaches a running node: its subscription and processes go on, its

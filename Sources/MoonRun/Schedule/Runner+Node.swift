@@ -201,6 +201,7 @@ extension Runner {
     func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
         let error = secretMask?.mask(error) ?? error
         let spec = plan.nodes[node]
+        let error = budget == nil ? error : outOfMemory(node, error)
         emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
                       instance: spec.instance))
         if error.kind == .canceled {

@@ -132,6 +132,16 @@ public final class Runner {
     /// only after it).
     lazy var checkWorker = WorkerPool(name: "moon.check")
     var offLoopWork = 0
+    /// Admission by memory and slots (Runner+Admission); nil unless a node
+    /// declares or learned resources, and then made when the run starts.
+    var budget: ResourceBudget?
+    var usesResources = false
+    /// The best ready node while it does not fit; what ends is kept for it.
+    var waitingForResources: Int?
+    /// Nodes larger than the memory budget, warned about once.
+    var warnedLarge: Set<Int> = []
+    /// The kernel's count of OOM kills when each node that needs memory started.
+    var oomKillsAtStart: [Int: Int] = [:]
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -147,6 +157,7 @@ public final class Runner {
         dependents = Array(repeating: [], count: n)
         for (index, node) in plan.nodes.enumerated() {
             for need in node.needs { dependents[need].append(index) }
+            if node.memory != nil || node.slots != 1 { usesResources = true }
         }
         ready = plan.queues.map { _ in ReadyQueue() }
         inFlight = Array(repeating: 0, count: plan.queues.count)
@@ -160,6 +171,7 @@ public final class Runner {
         announced = Array(repeating: false, count: n)
         exitCodes = Array(repeating: nil, count: n)
         attemptOutputs = Array(repeating: [], count: n)
+        if !options.resources.learned.isEmpty { learnResources() }
     }
 
     // MARK: - Control (call on the scheduler)
@@ -167,6 +179,7 @@ public final class Runner {
     /// Announces the plan and starts every node without needs.
     public func start() {
         runStart = scheduler.now
+        if usesResources { makeBudget() }
         emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.filter { !$0.isBarrier }.map(\.name),
                                                                  queues: plan.queues)))
         announceAdopted()
@@ -216,9 +229,11 @@ public final class Runner {
                     best = head
                 }
             }
-            guard let node = best else { break }
+            guard let best else { break }
+            // With resources, the best node may not fit: one behind it may start instead, or none.
+            guard let node = budget == nil ? best : admit(best) else { break }
             let q = plan.nodes[node].queue
-            _ = ready[q].pop()
+            if node == best { _ = ready[q].pop() } else { ready[q].remove(node) }
             inFlight[q] += 1
             totalInFlight += 1
             starting.append(node)
@@ -231,6 +246,7 @@ public final class Runner {
             if let stop = stopReason, stop != .failure || plan.nodes[node].condition == .success {
                 inFlight[plan.nodes[node].queue] -= 1
                 totalInFlight -= 1
+                budget?.give(need(node))
                 skip(node, .canceled)
                 continue
             }
@@ -253,6 +269,7 @@ public final class Runner {
         if wasInFlight && !releasedEarly {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
+            if budget != nil { giveBack(node) }
         }
         if plan.nodes[node].isBarrier { return barrierDone(node) }
         // An expanded template is counted as its instances, not as one more node.

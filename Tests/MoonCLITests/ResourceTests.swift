@@ -1,0 +1,175 @@
+import Foundation
+import MoonEvents
+import Testing
+
+/// `resources:` and `--memory` on the built binary: real processes, admitted
+/// by the memory they declare (docs/scheduling.md).
+@Suite struct ResourceTests {
+    /// Four nodes of 300M each on a queue wide enough for all of them.
+    static let fourOf300 = """
+        version: 1
+        queues:
+          wide: {concurrency: 8}
+        defaults:
+          queue: wide
+          resources: {memory: 300M}
+        nodes:
+          a: {run: sleep 0.4}
+          b: {run: sleep 0.4}
+          c: {run: sleep 0.4}
+          d: {run: sleep 0.4}
+        """
+
+    /// The most nodes that ran at once, from the `start` and `complete` events' times.
+    static func mostAtOnce(_ events: [RunEvent]) -> Int {
+        var marks: [(time: Date, delta: Int)] = []
+        for event in events {
+            switch event.kind {
+            case .start: marks.append((event.time, 1))
+            case .complete, .error: marks.append((event.time, -1))
+            default: break
+            }
+        }
+        // An end and a start at the same instant: the end first.
+        marks.sort { $0.time != $1.time ? $0.time < $1.time : $0.delta < $1.delta }
+        var running = 0, most = 0
+        for mark in marks {
+            running += mark.delta
+            most = max(most, running)
+        }
+        return most
+    }
+
+    @Test func nodesRunOnlyWhileTheirMemoryFitsTheBudget() throws {
+        let moon = try Moon(graph: Self.fourOf300)
+        // 3 × 300M is exactly 900M: three fit, never four.
+        let exact = try moon.run(["--json", "--memory", "900M"])
+        #expect(exact.status == 0, "\(exact.stderr)")
+        #expect(Self.mostAtOnce(exact.events) <= 3)
+        // Under 900M, never three at once.
+        let less = try moon.run(["--json", "--memory", "899M"])
+        #expect(less.status == 0, "\(less.stderr)")
+        #expect(Self.mostAtOnce(less.events) == 2)
+        // MOON_MEMORY says the same when --memory is not given.
+        let env = try moon.run(["--json"], environment: ["MOON_MEMORY": "600M"])
+        #expect(env.status == 0, "\(env.stderr)")
+        #expect(Self.mostAtOnce(env.events) == 2)
+        // Without a budget that binds, all four run at once.
+        let roomy = try moon.run(["--json", "--memory", "4G"])
+        #expect(Self.mostAtOnce(roomy.events) == 4)
+    }
+
+    @Test func aNodeLargerThanTheBudgetRunsAloneWithOneWarning() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              wide: {concurrency: 8}
+            defaults:
+              queue: wide
+            nodes:
+              big:
+                run: sleep 0.3
+                resources: {memory: 2G}
+                priority: 5
+              small1: {run: sleep 0.3, resources: {memory: 100M}}
+              small2: {run: sleep 0.3, resources: {memory: 100M}}
+            """)
+        let result = try moon.run(["--json", "--memory", "1G"], limit: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "needs 2 GiB of memory, more than the run's budget of 1 GiB; it runs alone").count == 2,
+                "one warning: \(result.stderr)")
+        let bigEnd = try #require(result.events("complete", node: "big").first?.time)
+        for small in ["small1", "small2"] {
+            let start = try #require(result.events("start", node: small).first?.time)
+            #expect(start >= bigEnd, "\(small) started beside the node larger than the budget")
+        }
+    }
+
+    @Test func cpusTakeSlotsOfJobs() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              wide: {concurrency: 8}
+            defaults:
+              queue: wide
+              resources: {cpus: 2}
+            nodes:
+              a: {run: sleep 0.3}
+              b: {run: sleep 0.3}
+              c: {run: sleep 0.3, resources: {cpus: 1}}
+              d: {run: sleep 0.3, resources: {cpus: 1}}
+            """)
+        let result = try moon.run(["--json", "-j", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.events
+        // Each of a and b holds both slots: neither runs beside anything.
+        for wide in ["a", "b"] {
+            let start = try #require(result.events("start", node: wide).first?.time)
+            let end = try #require(result.events("complete", node: wide).first?.time)
+            let others = events.filter { if case .start(let n, _, _, _, _) = $0.kind { return n != wide }; return false }
+            #expect(!others.contains { $0.time > start && $0.time < end }, "a node started beside \(wide)")
+        }
+    }
+
+    @Test func badResourcesNameTheirPlace() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults:
+              resources: {memory: 0M}
+            nodes:
+              a:
+                run: "true"
+                resources: {memory: 512, cpus: 0}
+              b:
+                run: "true"
+                resources: {memory: lots, threads: 2}
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("moon.yaml:3:23: error: invalid memory '0M'"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:7:25: error: invalid memory '512'; write a size with its unit, like 512M, 2G or 1.5GiB"))
+        #expect(result.stderr.contains("moon.yaml:7:36: error: invalid cpus '0'"))
+        #expect(result.stderr.contains("moon.yaml:10:25: error: invalid memory 'lots'"))
+        #expect(result.stderr.contains("moon.yaml:10:31: error: unknown key 'threads' in resources (did you mean 'cpus'?)"))
+        let option = try moon.run(["--memory", "900", "a"])
+        #expect(option.status == 2)
+        #expect(option.stderr.contains("--memory: '900' is not a memory size; write one with its unit"), "\(option.stderr)")
+    }
+
+    @Test func listShowsDeclaredResources() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            defaults:
+              resources: {memory: 1G}
+            nodes:
+              build: {run: "true", resources: {cpus: 4}}
+              test: {run: "true", resources: {memory: 300M}}
+            """)
+        let result = try moon.run(["list", "--resources"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(lines == ["NODE MEMORY CPUS", "build 1 GiB declared 4 declared", "test 300 MiB declared 1"], "\(result.stdout)")
+    }
+
+    /// A real OOM kill: the node moves itself into a memory cgroup (v1) of
+    /// 32M and allocates 256M. Needs root and a writable memory controller
+    /// (as CI has); elsewhere there is nothing to test.
+    @Test func aNodeTheKernelKilledForMemoryIsReportedAsOutOfMemory() throws {
+        let group = "/sys/fs/cgroup/memory/moon-test-oom-\(getpid())"
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), mkdir(group, 0o755) == 0 else { return }
+        defer { _ = eventually(10) { rmdir(group) == 0 } }
+        guard (try? "32M".write(toFile: group + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)) != nil else { return }
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              hog:
+                run: echo $$ > \(group)/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20); print(len(b))'
+                resources: {memory: 100M}
+            """)
+        let result = try moon.run(["--json", "--memory", "1G"], limit: 60)
+        #expect(result.status == 1)
+        let message = result.error(of: "hog")?.message ?? ""
+        #expect(message.hasPrefix("killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with 100 MiB"),
+                "\(message) \(result.stderr)")
+    }
+}
