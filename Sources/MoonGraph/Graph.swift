@@ -142,12 +142,13 @@ public struct Graph: Sendable {
     }
 
     /// The Slurm options a node runs with (its queue's, overridden by its own),
-    /// or nil when its queue runs locally. Without a `time:`, a node with a
+    /// or nil when its queue runs locally. Without `mem:` or `cpus-per-task:`,
+    /// its `resources:` ask for them. Without a `time:`, a node with a
     /// `timeout:` asks for that and a minute more: moon (or coreutils'
     /// `timeout` in an export) ends it exactly, before Slurm's whole-minute
     /// limit would, and Slurm can still plan around the limit.
     public func slurmOptions(for node: Node) -> SlurmOptions? {
-        queues[node.queue].slurm.map { $0.overridden(by: node.slurm).limited(by: node.timeout) }
+        queues[node.queue].slurm.map { $0.overridden(by: node.slurm).requesting(node.resources).limited(by: node.timeout) }
     }
 
     /// For each node, the indices of the nodes that need it, in file order.

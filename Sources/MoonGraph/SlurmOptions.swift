@@ -35,6 +35,17 @@ public struct SlurmOptions: Sendable, Hashable, Codable {
             args: args + overrides.args)
     }
 
+    /// These options, with `mem` and `cpus-per-task` taken from a node's
+    /// `resources:` where they set none (memory in whole MiB, rounded up).
+    public func requesting(_ resources: ResourceSpec) -> SlurmOptions {
+        var options = self
+        if options.mem == nil, let bytes = resources.memory {
+            options.mem = String((bytes + (1 << 20) - 1) >> 20) + "M"
+        }
+        if options.cpusPerTask == nil, let cpus = resources.cpus { options.cpusPerTask = cpus }
+        return options
+    }
+
     /// These options, with `time` set from a node's `timeout:` (and a
     /// minute more) when they have none (see `Graph.slurmOptions(for:)`).
     public func limited(by timeout: Duration?) -> SlurmOptions {

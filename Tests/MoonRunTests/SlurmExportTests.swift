@@ -154,7 +154,7 @@ import Testing
         let text = try script("""
             version: 1
             nodes:
-              item: { for-each: [a, b], dir: "${{ item }}", run: "true", timeout: 90s }
+              item: { for-each: [a, b], dir: "${{ item }}", run: "true", timeout: 90s, resources: { memory: 1.5G, cpus: 2 } }
               after: { needs: item, run: "true" }
             """)
         #expect(!text.contains("--array"))
@@ -162,6 +162,7 @@ import Testing
         #expect(text.contains("j1_1=$(sbatch --parsable '--job-name=moon.moon.item[b]' --chdir=/work/proj/b"))
         #expect(text.contains("\"--dependency=afterok:$j1:$j1_1\""))
         #expect(text.contains("--time=00:02:30"))
+        #expect(text.contains("--mem=1536M --cpus-per-task=2") || text.contains("--cpus-per-task=2 --mem=1536M"))
         #expect(text.contains("printf '%s %s\\n' 'item[b]' \"$j1_1\"\n"))
     }
 

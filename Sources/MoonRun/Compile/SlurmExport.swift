@@ -156,7 +156,7 @@ public enum SlurmExport {
         if let dependency = try dependency(of: node, variables: variables, in: graph) {
             options.append(dependency)
         }
-        options += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions().limited(by: node.timeout))
+        options += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions().requesting(node.resources).limited(by: node.timeout))
         return JobParts(body: body, directory: directory, options: options)
     }
 

@@ -199,9 +199,9 @@ extension Runner {
 
     /// Emits the node's `error` and ends it failed (or cancelled).
     func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
-        let error = secretMask?.mask(error) ?? error
         let spec = plan.nodes[node]
-        let error = budget == nil ? error : outOfMemory(node, error)
+        let masked = secretMask?.mask(error) ?? error
+        let error = budget == nil ? masked : outOfMemory(node, masked)
         emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
                       instance: spec.instance))
         if error.kind == .canceled {
