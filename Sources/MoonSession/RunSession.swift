@@ -104,11 +104,14 @@ package final class RunSession {
     /// store which nodes are up to date.
     private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
+        let terminal = TerminalHandover(reporter: reporter, scheduler: scheduler)
         let nodes = main.nodeLauncher(graph: graph, plan: plan)
-            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace,
+                               terminal: terminal.processTerminal)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
+        runner.terminal = terminal
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         self.checker = checker
         runner.upToDate = checker

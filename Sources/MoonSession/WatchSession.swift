@@ -378,9 +378,10 @@ package final class WatchSession {
         let cache = self.cache
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         resume = nil
+        let terminal = TerminalHandover(reporter: reporter, scheduler: main.scheduler)
         let launcher = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
-                                       grace: setup.options.grace)
+                                       grace: setup.options.grace, terminal: terminal.processTerminal)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
                             launcher: launcher, scheduler: main.scheduler) { [unowned self] event in
@@ -393,6 +394,7 @@ package final class WatchSession {
         runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
                                        names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
+        runner.terminal = terminal
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
         checker.interruption = interruption

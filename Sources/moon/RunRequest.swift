@@ -32,6 +32,8 @@ struct RunRequest: Equatable {
     var force = false
     var forceOnly = false
     var stallAfter = "30s"
+    /// `--yes`: every `confirm:` question answered yes.
+    var yes = false
 
     /// Every rule the options must meet, `RunCommand`'s option groups' with
     /// its own (the fast path runs them all at once; argument-parser each in its place).
@@ -64,6 +66,7 @@ struct RunRequest: Equatable {
     func options() throws -> RunOptions {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
+        options.assumeYes = yes
         if let timeout {
             options.timeout = try duration(timeout, option: "--timeout")
             // As a node's `timeout: 0s`: a run that may not start is a mistake.
@@ -96,6 +99,7 @@ struct RunRequest: Equatable {
         // A dry run only reads the store (recorded durations order the plan);
         // a run makes it, once the file proved valid.
         let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
+        if opened.refused, let refusal = opened.warning { throw CLIError(refusal) }
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
         let weights = PriorityWeights.read(for: graph, from: store)

@@ -33,14 +33,15 @@ public final class CommandLauncher: NodeLauncher {
     /// loop: a child's exit, the runner's decision and the next spawn on
     /// one thread, with no hop and no backpressure to arrange).
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
-                environment base: [String: String]? = nil) {
+                environment base: [String: String]? = nil, terminal: (() -> TerminalUse)? = nil) {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
         commands = Array(repeating: nil, count: plan.selected.count)
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0) } ?? NodeEnvironment(graph: graph),
-            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory())
+            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
+            terminal: terminal)
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]

@@ -8,6 +8,8 @@ public struct RunOptions: Sendable {
     public var grace: Duration = .seconds(5)
     /// The whole run's limit (`--timeout`).
     public var timeout: Duration?
+    /// `--yes`: every `confirm:` question is answered yes without asking.
+    public var assumeYes = false
 
     public init(jobs: Int? = nil, keepGoing: Bool = false, grace: Duration = .seconds(5), timeout: Duration? = nil) {
         self.jobs = jobs

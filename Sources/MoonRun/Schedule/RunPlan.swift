@@ -42,6 +42,10 @@ public struct RunNode: Sendable {
     public var isBarrier = false
     /// `uses:`: it reads the values of each of its needs, a barrier's instances included.
     public var isBuiltin = false
+    /// `interactive: true`: it holds moon's terminal while it runs (Runner+Terminal).
+    public var isInteractive = false
+    /// `confirm:`: the question asked before it starts (Runner+Terminal).
+    public var confirm: String?
 
     /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
     /// a JSON list of strings.
@@ -103,6 +107,8 @@ extension RunPlan {
             run.isBarrier = node.isBarrier
             if case .builtin = node.action { run.isBuiltin = true }
             run.isService = node.isService
+            run.isInteractive = node.isInteractive
+            run.confirm = node.confirm
             // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
             run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }
             return run
