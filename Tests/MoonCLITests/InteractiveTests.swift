@@ -26,7 +26,7 @@ struct InteractiveTests {
             """)
         let session = TmuxSession(in: moon)
         session.start("run")
-        let asked = try #require(session.waitFor { $0.contains("name? ") }, "no prompt:\n\(session.screen())")
+        let asked = try #require(session.waitFor { $0.contains("name?") }, "no prompt:\n\(session.screen())")
         // The status area stepped aside: no `[0/2]` line under the node's prompt.
         #expect(!asked.contains("[0/2]"), "\(asked)")
         session.type("Ada", "Enter")
@@ -70,7 +70,7 @@ struct InteractiveTests {
             """)
         let session = TmuxSession(in: moon)
         session.start("run")
-        _ = try #require(session.waitFor { $0.contains("continue? ") }, "no prompt:\n\(session.screen())")
+        _ = try #require(session.waitFor { $0.contains("continue?") }, "no prompt:\n\(session.screen())")
         // busy runs meanwhile; its lines are held, not drawn over the prompt.
         #expect(eventually(20) { FileManager.default.fileExists(atPath: moon.path("busy.done")) })
         let held = session.screen()
@@ -88,17 +88,17 @@ struct InteractiveTests {
             nodes:
               first:
                 interactive: true
-                run: 'printf "first? "; read a; echo "$a" > first.out'
+                run: 'printf "first?"; read a; echo "$a" > first.out'
               second:
                 interactive: true
-                run: 'printf "second? "; read b; echo "$b" > second.out'
+                run: 'printf "second?"; read b; echo "$b" > second.out'
             """)
         let session = TmuxSession(in: moon)
         session.start("run")
-        let one = try #require(session.waitFor { $0.contains("first? ") || $0.contains("second? ") }, "no prompt:\n\(session.screen())")
-        #expect(!(one.contains("first? ") && one.contains("second? ")), "\(one)")
+        let one = try #require(session.waitFor { $0.contains("first?") || $0.contains("second?") }, "no prompt:\n\(session.screen())")
+        #expect(!(one.contains("first?") && one.contains("second?")), "\(one)")
         session.type("one", "Enter")
-        _ = try #require(session.waitFor { $0.contains("first? ") && $0.contains("second? ") }, "no second prompt:\n\(session.screen())")
+        _ = try #require(session.waitFor { $0.contains("first?") && $0.contains("second?") }, "no second prompt:\n\(session.screen())")
         session.type("two", "Enter")
         let done = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "did not finish:\n\(session.screen())")
         #expect(done.contains("MOON-EXIT=0"), "\(done)")
