@@ -58,6 +58,28 @@ struct InteractiveTests {
         #expect(done.contains("exit code 3") || done.contains("exited 3") || done.contains("3"), "\(done)")
     }
 
+    @Test func aCancelledInteractiveNodeGivesTheTerminalBackAsItWas() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              raw:
+                interactive: true
+                run: 'stty -echo -icanon; echo raw-set; sleep 30'
+            """)
+        let session = TmuxSession(in: moon)
+        // After moon: the terminal's modes, then a read that only the
+        // foreground group can do (a background one is stopped by SIGTTIN).
+        session.start("run --timeout 1s --grace 1s; stty -a > stty.txt; read typed; echo typed=$typed")
+        _ = try #require(session.waitFor { $0.contains("raw-set") }, "did not start:\n\(session.screen())")
+        #expect(eventually(30) { moon.read("stty.txt") != nil })
+        session.type("abc", "Enter")
+        let done = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "the shell did not get the terminal back:\n\(session.screen())")
+        #expect(done.contains("typed=abc"), "\(done)")
+        let modes = moon.read("stty.txt") ?? ""
+        #expect(modes.contains(" echo ") && modes.contains(" icanon"), "\(modes)")
+        #expect(!modes.contains("-echo ") && !modes.contains("-icanon"), "\(modes)")
+    }
+
     @Test func otherNodesKeepRunningAndTheirOutputIsHeldUntilTheInteractiveNodeEnds() throws {
         let moon = try Moon(graph: """
             version: 1
