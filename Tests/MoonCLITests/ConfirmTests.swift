@@ -50,6 +50,7 @@ struct ConfirmTests {
         #expect(done.contains("deploy skipped (declined)"), "\(done)")
         #expect(done.contains("announce skipped (declined)"), "\(done)")
         #expect(done.contains("2 declined"), "\(done)")
+        #expect(done.contains("FAILED: a confirmation was declined"), "\(done)")
         #expect(!FileManager.default.fileExists(atPath: moon.path("deployed")))
         #expect(!FileManager.default.fileExists(atPath: moon.path("announced")))
         // A node that does not depend on it ran.
@@ -96,6 +97,53 @@ struct ConfirmTests {
         #expect(events.outcome("deploy") == "declined", "\(events.stdout)")
         #expect(events.outcome("announce") == "declined", "\(events.stdout)")
         #expect(events.outcome("lint") == "ran", "\(events.stdout)")
+    }
+
+    @Test func aNodeThatWouldNotRunAsksNothing() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              deploy:
+                confirm: "Deploy?"
+                sources: [in.txt]
+                run: 'touch deployed'
+            """)
+        try moon.write("in.txt", "1")
+        #expect(try moon.run(["run", "--yes"]).status == 0)
+        // Up to date: no question, so no terminal needed and no --yes.
+        let again = try moon.run(["run", "--json"], limit: 20)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.outcome("deploy") == "up-to-date", "\(again.stdout)")
+        // Changed: it asks again (and, with no terminal, fails saying so).
+        try moon.write("in.txt", "2")
+        let changed = try moon.run(["run", "--json"], limit: 20)
+        #expect(changed.status == 1)
+        #expect(changed.error(of: "deploy")?.message.contains("--yes") == true, "\(changed.stdout)")
+    }
+
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed"))
+    func aHostileQuestionIsPrintedWithoutItsEscapes() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              first:
+                run: echo first-line
+              deploy:
+                needs: [first]
+                confirm: "Deploy?\\e[2J\\e[H\\e]2;pwned\\a\\nnow"
+                run: "true"
+            """)
+        let session = TmuxSession(in: moon)
+        session.start("run")
+        let asked = try #require(session.waitFor { $0.contains("[y/N]") }, "no question:\n\(session.screen())")
+        // The screen was not cleared (what came before is still there) and the question is one line.
+        #expect(asked.contains("first-line"), "\(asked)")
+        #expect(asked.contains("moon: deploy: Deploy?"), "\(asked)")
+        #expect(asked.split(separator: "\n").contains { $0.contains("now [y/N]") && $0.contains("Deploy?") }, "\(asked)")
+        session.type("n", "Enter")
+        _ = session.waitFor { $0.contains("MOON-EXIT=") }
+        let title = spawnAndWait(TmuxSession.tmux!, ["-L", session.socket, "display-message", "-p", "#{pane_title}"]).stdout
+        #expect(!title.contains("pwned"), "\(title)")
     }
 
     @Test func aQuestionFromAHostileRepoCannotReachTheTerminalAsEscapes() throws {
