@@ -62,8 +62,10 @@ package final class TerminalHandover: RunTerminal {
         }
         return ActionDisposable { [weak self] in
             guard withdrawn.raise() else { return }
-            // The prompt's line ends; the question is no longer asked.
+            // The prompt's line ends; the question is no longer asked, and
+            // what was typed for it does not reach the shell after moon.
             Self.write(" (withdrawn)\n", to: out)
+            tcflush(0, TCIFLUSH)
             self?.live?.comeBack()
         }
     }

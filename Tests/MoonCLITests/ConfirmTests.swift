@@ -57,6 +57,19 @@ struct ConfirmTests {
         #expect(FileManager.default.fileExists(atPath: moon.path("linted")))
     }
 
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed"))
+    func ctrlCWithdrawsAnOpenQuestion() throws {
+        let moon = try Moon(graph: deployGraph)
+        let session = TmuxSession(in: moon)
+        session.start("run")
+        _ = try #require(session.waitFor { $0.contains("[y/N]") }, "no question:\n\(session.screen())")
+        session.type("C-c")
+        let done = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "did not stop:\n\(session.screen())")
+        #expect(done.contains("(withdrawn)"), "\(done)")
+        #expect(done.contains("MOON-EXIT=130"), "\(done)")
+        #expect(!FileManager.default.fileExists(atPath: moon.path("deployed")))
+    }
+
     @Test func withoutATerminalTheNodeFailsAtOnceSayingToPassYes() throws {
         let moon = try Moon(graph: deployGraph)
         let started = Date()

@@ -64,7 +64,7 @@ struct InteractiveTests {
             nodes:
               raw:
                 interactive: true
-                run: 'stty -echo -icanon; echo raw-set; sleep 30'
+                run: 'stty -echo -icanon; echo $$ > pid; echo raw-set; sleep 30'
             """)
         let session = TmuxSession(in: moon)
         // After moon: the terminal's modes, then a read that only the
@@ -78,6 +78,9 @@ struct InteractiveTests {
         let modes = moon.read("stty.txt") ?? ""
         #expect(modes.contains(" echo ") && modes.contains(" icanon"), "\(modes)")
         #expect(!modes.contains("-echo ") && !modes.contains("-icanon"), "\(modes)")
+        // Cancelled by the run's --timeout, the node left no process behind.
+        let pid = try #require(Int32((moon.read("pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(!isAlive(pid))
     }
 
     @Test func otherNodesKeepRunningAndTheirOutputIsHeldUntilTheInteractiveNodeEnds() throws {
