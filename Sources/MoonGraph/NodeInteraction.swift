@@ -20,8 +20,14 @@ enum NodeInteraction {
                 node.isInteractive = true
             }
         }
-        guard let c = keys["confirm"], !c.value.isNull,
-              let question = values.string(c.value, expecting: "a question (a string), such as \"Deploy to production?\"", allowNull: false)
+        guard let c = keys["confirm"], !c.value.isNull else { return }
+        // `confirm: true` (go-task's `prompt` is text too): the question is missing, not "true".
+        if case .scalar(let text, let style, let tag) = c.value.kind, ValueDecoding.isResolvable(style, tag, "bool"),
+           ["true", "false", "True", "False", "TRUE", "FALSE"].contains(text) {
+            values.error("'confirm' is the question to ask, not \(text); write confirm: \"Deploy to production?\"", at: c.value.span)
+            return
+        }
+        guard let question = values.string(c.value, expecting: "a question (a string), such as \"Deploy to production?\"", allowNull: false)
         else { return }
         let trimmed = String(question.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         if trimmed.isEmpty {

@@ -150,6 +150,35 @@ struct InteractiveTests {
         #expect(json.stdout.contains("answer=z"), "\(json.stdout)")
     }
 
+    @Test func badValuesAreErrorsWithTheirLocation() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              a:
+                run: "true"
+                confirm: true
+              b:
+                run: "true"
+                confirm: "  "
+              c:
+                run: "true"
+                interactive: yes-please
+              d:
+                run: "true"
+                service: true
+                interactive: true
+            defaults:
+              interactive: true
+            """)
+        let result = try moon.run(["check"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("moon.yaml:5:14: error: 'confirm' is the question to ask, not true"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:8:14: error: 'confirm' is empty"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:11:18: error: expected true or false for 'interactive'"), "\(result.stderr)")
+        #expect(result.stderr.contains("cannot be both a service and interactive"), "\(result.stderr)")
+        #expect(result.stderr.contains("unknown key 'interactive'"), "\(result.stderr)")
+    }
+
     @Test func aGroupCannotBeInteractive() throws {
         let moon = try Moon(graph: """
             version: 1
