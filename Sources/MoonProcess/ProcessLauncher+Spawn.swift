@@ -79,6 +79,7 @@ extension ProcessLauncher {
             spawnsInFlight -= 1
         }
         monitor.watch(process, stdout: pipes.stdout.read, stderr: pipes.stderr.read, pidfd: pidfd)
+        if let restore, let fd = spec.terminal?.foreground { watchForStop(pid: pid, fd: fd, restore: restore, loop: monitor.loop) }
         return process
     }
 

@@ -34,24 +34,40 @@ public struct TerminalUse: Sendable, Hashable {
 final class TerminalRestore: @unchecked Sendable {
     private let fd: Int32
     private var modes = termios()
-    private let hasModes: Bool
+    private var hasModes = false
 
     init(fd: Int32) {
         self.fd = fd
+        save()
+    }
+
+    /// Takes the terminal's modes as they are now (moon's, when it has it).
+    func save() {
         hasModes = tcgetattr(fd, &modes) == 0
+    }
+
+    /// The child's group (`pid`, its leader's) is the foreground again, after a stop.
+    func handOver(to pid: pid_t) {
+        withSIGTTOUBlocked { _ = tcsetpgrp(fd, pid) }
     }
 
     /// moon's group is the foreground again (SIGTTOU, which a background
     /// group's `tcsetpgrp` raises, is ignored in moon: `Console.takeOverSignals`),
     /// and the modes are as before.
     func restore() {
-        // Blocked here as well, whatever moon's disposition of it.
+        withSIGTTOUBlocked {
+            _ = tcsetpgrp(fd, getpgrp())
+            if hasModes { _ = tcsetattr(fd, TCSADRAIN, &modes) }
+        }
+    }
+
+    /// `body` with SIGTTOU blocked on this thread, whatever moon's disposition of it.
+    private func withSIGTTOUBlocked(_ body: () -> Void) {
         var block = sigset_t(), previous = sigset_t()
         sigemptyset(&block)
         sigaddset(&block, SIGTTOU)
         pthread_sigmask(SIG_BLOCK, &block, &previous)
-        _ = tcsetpgrp(fd, getpgrp())
-        if hasModes { _ = tcsetattr(fd, TCSADRAIN, &modes) }
+        body()
         pthread_sigmask(SIG_SETMASK, &previous, nil)
     }
 }

@@ -83,6 +83,29 @@ struct InteractiveTests {
         #expect(!isAlive(pid))
     }
 
+    @Test func ctrlZStopsTheRunAndFgGivesTheTerminalBackToTheNode() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              setup:
+                interactive: true
+                run: 'printf "name? "; read name; echo "hello $name" > out'
+            """)
+        let session = TmuxSession(in: moon)
+        // An interactive shell, for its job control (`fg`).
+        let script = "cd '\(moon.directory.path)' && env -u NO_COLOR TERM=xterm-256color PS1='$ ' bash --norc --noprofile -i"
+        spawnAndWait(TmuxSession.tmux!, ["-L", session.socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", script])
+        session.type("'\(Moon.binary)' run", "Enter")
+        _ = try #require(session.waitFor { $0.contains("name?") && !$0.contains("name? $") }, "no prompt:\n\(session.screen())")
+        session.type("C-z")
+        _ = try #require(session.waitFor { $0.contains("Stopped") }, "the shell did not see moon stop:\n\(session.screen())")
+        session.type("fg", "Enter")
+        // The node has the terminal again: what is typed reaches its read.
+        session.type("Ada", "Enter")
+        let done = try #require(session.waitFor { $0.contains("moon: ok - 1 succeeded") }, "did not finish:\n\(session.screen())")
+        #expect(moon.read("out") == "hello Ada\n", "\(done)")
+    }
+
     @Test func otherNodesKeepRunningAndTheirOutputIsHeldUntilTheInteractiveNodeEnds() throws {
         let moon = try Moon(graph: """
             version: 1
