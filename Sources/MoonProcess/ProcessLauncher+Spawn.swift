@@ -34,8 +34,11 @@ extension ProcessLauncher {
         // fails are the directory and the program examined, for a clear
         // message.
         let path = try programPath(spec)
-        // An interactive node reads moon's stdin (when moon has one open); every other child /dev/null.
-        let stdin = spec.terminal != nil && fcntl(0, F_GETFD) >= 0 ? 0 : try devNullDescriptor(program: program)
+        // An interactive node reads moon's stdin (when moon has one open,
+        // and it is not a terminal moon cannot lend: a reader in the
+        // background would be stopped by SIGTTIN); every other child /dev/null.
+        let lendsStdin = spec.terminal.map { $0.foreground != nil || (fcntl(0, F_GETFD) >= 0 && isatty(0) == 0) } ?? false
+        let stdin = lendsStdin ? 0 : try devNullDescriptor(program: program)
         let restore = spec.terminal?.foreground.map(TerminalRestore.init(fd:))
         if let restore {
             onExit = { termination in
