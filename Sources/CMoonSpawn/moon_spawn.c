@@ -44,7 +44,13 @@ static int add_standard_descriptors(struct spawn_setup *setup, const struct moon
 }
 
 static int prepare(struct spawn_setup *setup, const struct moon_spawn_request *request) {
-    int error = add_standard_descriptors(setup, request);
+    int error = 0;
+    // First, while the terminal's descriptor is still the one moon holds:
+    // glibc runs it in the child after setpgid, with every signal blocked,
+    // so the child's group is in the foreground before it can read.
+    if (request->foreground_fd >= 0)
+        error = posix_spawn_file_actions_addtcsetpgrp_np(&setup->actions, request->foreground_fd);
+    if (!error) error = add_standard_descriptors(setup, request);
     // Nothing else reaches the child, O_CLOEXEC or not.
     if (!error) error = posix_spawn_file_actions_addclosefrom_np(&setup->actions, 3);
     if (!error && request->directory) error = posix_spawn_file_actions_addchdir_np(&setup->actions, request->directory);

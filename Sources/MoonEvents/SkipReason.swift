@@ -9,4 +9,6 @@ public enum SkipReason: String, Sendable {
     /// nothing it needs ran since; its recorded outputs and values stand.
     case resumed
     case canceled
+    /// Its `confirm:` question was answered no, or a need of it was declined.
+    case declined
 }

@@ -18,7 +18,7 @@ public enum GraphBinary {
         "Node": ["name", "nameSpan", "needs", "action", "env", "dir", "queue", "timeout", "retry", "condition", "continueOnError",
                  "shell", "sources", "generates", "depfile", "cached", "span", "rare"],
         "RareFields": ["description", "slurm", "instance", "fanOut", "params", "arguments", "isInternal", "isBarrier", "isService",
-                       "restartsOnChange", "namespace", "vars", "successCodes", "priority", "resources"],
+                       "restartsOnChange", "namespace", "vars", "successCodes", "priority", "resources", "isInteractive", "confirm"],
         "Variables": ["entries", "positions"],
         "Entry": ["name", "value", "items"],
         "DotenvFile": ["path", "optional", "span"],
@@ -239,6 +239,7 @@ public enum GraphBinary {
                 || n.arguments != plain.arguments || n.isInternal || n.isBarrier || n.isService || n.restartsOnChange != plain.restartsOnChange
                 || n.namespace != plain.namespace || n.vars != nil || n.successCodes != plain.successCodes || n.priority != plain.priority
                 || n.resources != plain.resources
+                || n.isInteractive || n.confirm != nil
             bool(hasRare)
             guard hasRare else { return }
             optional(n.description) { $0.string($1) }
@@ -275,6 +276,8 @@ public enum GraphBinary {
             optional(n.vars) { $0.variables($1) }
             codes(n.successCodes)
             int(n.priority)
+            bool(n.isInteractive)
+            optional(n.confirm) { $0.string($1) }
             resources(n.resources)
         }
 
@@ -508,7 +511,8 @@ public enum GraphBinary {
                          },
                          arguments: try arguments(), isInternal: try bool(), isBarrier: try bool(), isService: try bool(),
                          restartsOnChange: try bool(), namespace: try string(), vars: try optional { try $0.variables() },
-                         successCodes: try codes(), priority: try int())
+                         successCodes: try codes(), priority: try int(),
+                         isInteractive: try bool(), confirm: try optional { try $0.string() })
             let resources = try self.resources()
             if !resources.isEmpty { node.resources = resources }
             return node

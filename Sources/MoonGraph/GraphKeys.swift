@@ -54,6 +54,8 @@ enum GraphKeys {
         Key("internal", "When true, the node is hidden from `moon list` and cannot be selected by name or pattern; it runs as a need."),
         Key("service", "When true, the node is not expected to end (a dev server): its dependents start once it has started (a wait-for need says when it is ready), and moon stops it (SIGTERM, grace) when nothing else is left, which is not a failure."),
         Key("restart", "Watch mode: on-change (default) restarts the node when its inputs change while it runs; never leaves a service running (one that reloads by itself)."),
+        Key("interactive", "When true, the node gets moon's terminal: it reads what is typed, and on the live view writes to the terminal itself (the view steps aside). One interactive node runs at a time; without a terminal it reads moon's standard input."),
+        Key("confirm", "A question asked on the terminal (y/N) before the node starts, once its needs succeeded and only if it is to run; declined, it and its dependents are skipped and the run fails. --yes answers yes; without a terminal and without --yes the node fails at once."),
     ]
 
     /// A word another tool (Snakemake, make, go-task, GitHub Actions) uses

@@ -94,6 +94,8 @@ public enum GraphSchema {
             "cache": .object([("type", .string("boolean"))]),
             "service": .object([("type", .string("boolean"))]),
             "restart": .object([("enum", .strings(["on-change", "never"]))]),
+            "interactive": .object([("type", .string("boolean"))]),
+            "confirm": .object([("type", .string("string")), ("minLength", .int(1)), ("maxLength", .int(NodeInteraction.maxQuestionLength))]),
             "for-each": .object([("anyOf", .array([
                 .object([("type", .string("array")), ("items", ref("scalar"))]),
                 closedObject(GraphKeys.forEach, types: forEachTypes, required: ["glob"]),

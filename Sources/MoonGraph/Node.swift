@@ -126,15 +126,27 @@ public struct Node: Sendable, Codable {
         get { rare.fields.vars }
         set { update { $0.vars = newValue } }
     }
+    /// `interactive: true`: the node gets moon's terminal (stdin, and on
+    /// the live view stdout and stderr too), one such node at a time.
+    public var isInteractive: Bool {
+        get { rare.fields.isInteractive }
+        set { update { $0.isInteractive = newValue } }
+    }
+    /// `confirm:`: the question asked (y/N) before the node starts; nil when none.
+    public var confirm: String? {
+        get { rare.fields.confirm }
+        set { update { $0.confirm = newValue } }
+    }
 
     /// Sets every rare field at once, in one box (`GraphBinary`).
     mutating func setRare(description: String?, slurm: SlurmOptions, instance: NodeInstance?, fanOut: DynamicFanOut?,
                           params: [NodeParameter], arguments: NodeArguments, isInternal: Bool, isBarrier: Bool, isService: Bool,
-                          restartsOnChange: Bool, namespace: String, vars: Variables?, successCodes: [Int32], priority: Int) {
+                          restartsOnChange: Bool, namespace: String, vars: Variables?, successCodes: [Int32], priority: Int,
+                          isInteractive: Bool, confirm: String?) {
         rare = Rare(RareFields(description: description, slurm: slurm, instance: instance, fanOut: fanOut, params: params,
                                arguments: arguments, isInternal: isInternal, isBarrier: isBarrier, isService: isService,
                                restartsOnChange: restartsOnChange, namespace: namespace, vars: vars, successCodes: successCodes,
-                               priority: priority))
+                               priority: priority, isInteractive: isInteractive, confirm: confirm))
     }
 
     /// Writes the rare fields into a box of this node's own: boxes are shared between copies and never change.
@@ -160,6 +172,8 @@ public struct Node: Sendable, Codable {
         var successCodes = Node.defaultSuccessCodes
         var priority = 0
         var resources = ResourceSpec()
+        var isInteractive = false
+        var confirm: String?
     }
 
     private final class Rare: Sendable, Codable {

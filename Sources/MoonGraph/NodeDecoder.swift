@@ -56,6 +56,7 @@ struct NodeDecoder {
         if let p = keys["params"], !p.value.isNull { node.params = params(p.value, &values) }
         if let i = keys["internal"], let b = values.bool(i.value, key: "internal") { node.isInternal = b }
         lifecycle(of: &node, keys: keys, &values)
+        if keys["interactive"] != nil || keys["confirm"] != nil { NodeInteraction.decode(&node, keys: keys, &values) }
         references.sources = keys["sources"]?.value
         references.generates = keys["generates"]?.value
         references.depfile = keys["depfile"]?.value

@@ -150,8 +150,14 @@ extension ProcessLauncher {
     /// reach) and the orphans, then moon itself; once moon is continued
     /// (`fg`, `bg`), continues them all. Call on the loop's thread.
     public func suspend() {
+        suspend(whileStopped: {})
+    }
+
+    /// `suspend`, calling `continued` after moon is continued and before the nodes are.
+    func suspend(whileStopped continued: () -> Void) {
         signalEverything(SIGSTOP)
         _ = Glibc.kill(getpid(), SIGSTOP)
+        continued()
         resume()
     }
 

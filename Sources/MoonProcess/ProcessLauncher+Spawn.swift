@@ -25,15 +25,27 @@ extension ProcessLauncher {
     func launchOnce(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
-        onExit: @escaping @Sendable (Termination) -> Void
+        onExit givenExit: @escaping @Sendable (Termination) -> Void
     ) throws -> any ProcessHandle {
+        var onExit = givenExit
         let program = spec.executable
         let monitor = try startedMonitor(program: program)
         // Nothing is checked up front: the spawn finds out, and only when it
         // fails are the directory and the program examined, for a clear
         // message.
         let path = try programPath(spec)
-        let stdin = try devNullDescriptor(program: program)
+        // An interactive node reads moon's stdin (when moon has one open,
+        // and it is not a terminal moon cannot lend: a reader in the
+        // background would be stopped by SIGTTIN); every other child /dev/null.
+        let lendsStdin = spec.terminal.map { $0.foreground != nil || (fcntl(0, F_GETFD) >= 0 && isatty(0) == 0) } ?? false
+        let stdin = lendsStdin ? 0 : try devNullDescriptor(program: program)
+        let restore = spec.terminal?.foreground.map(TerminalRestore.init(fd:))
+        if let restore {
+            onExit = { termination in
+                restore.restore()
+                givenExit(termination)
+            }
+        }
         let deathPipe = try takeDeathPipe(program: program)
         let pipes: OutputPipes
         do {
@@ -52,6 +64,7 @@ extension ProcessLauncher {
         case .success(let child):
             (pid, pidfd) = child
         case .failure(let error):
+            restore?.restore()
             lock.withLock { _ in spawnsInFlight -= 1 }
             close(pipes.stdout.read)
             close(pipes.stderr.read)
@@ -69,6 +82,7 @@ extension ProcessLauncher {
             spawnsInFlight -= 1
         }
         monitor.watch(process, stdout: pipes.stdout.read, stderr: pipes.stderr.read, pidfd: pidfd)
+        if let restore, let fd = spec.terminal?.foreground { watchForStop(pid: pid, fd: fd, restore: restore, loop: monitor.loop) }
         return process
     }
 
@@ -101,13 +115,17 @@ extension ProcessLauncher {
         var pidfd: Int32 = -1
         // (The closures capture single fields: capturing `spec` copies it.)
         let workingDirectory = spec.workingDirectory
+        // Moon's own stdout and stderr for an interactive child on the live
+        // view: its pipes are then unused, their write ends closed at once.
+        let ownOutput = spec.terminal?.output == true
+        let foreground = spec.terminal?.foreground ?? -1
         let status: Int32 = withSpawnVectors(program: spec.executable, arguments: spec.arguments, environment: spec.processEnvironment) { argv, envp in
             path.withCString { path in
                 withOptionalCString(workingDirectory) { directory in
                     var request = moon_spawn_request(
                         path: path, argv: argv, envp: envp, directory: directory,
-                        stdin_fd: stdin, stdout_fd: pipes.stdout.write, stderr_fd: pipes.stderr.write,
-                        death_fds: (deathPipe.readEnd, deathPipe.writeEnd))
+                        stdin_fd: stdin, stdout_fd: ownOutput ? 1 : pipes.stdout.write, stderr_fd: ownOutput ? 2 : pipes.stderr.write,
+                        death_fds: (deathPipe.readEnd, deathPipe.writeEnd), foreground_fd: foreground)
                     var status: Int32 = 0
                     for attempt in 0..<(retryBusy ? Self.busyRetryLimit : 1) {
                         status = moon_spawn(&request, &pid, &pidfd)

@@ -20,6 +20,9 @@ public struct ProcessSpec: Sendable, Hashable {
     /// The child's working directory; `nil` keeps moon's. It must exist and
     /// be a directory, or `launch` throws `.invalidWorkingDirectory`.
     public var workingDirectory: String?
+    /// An interactive node's share of moon's terminal (`TerminalUse`); nil
+    /// for every other child, whose stdin is `/dev/null`.
+    public var terminal: TerminalUse?
 
     /// The complete environment of the child, as a dictionary (built on
     /// each read when the spec has a shared base; setting it replaces

@@ -68,6 +68,8 @@ struct RunLedger {
         var upToDateNodes = 0
         var restoredNodes = 0
         var restoredBytes: Int64 = 0
+        /// Of the skipped nodes: those whose `confirm:` question, or a need's, was declined.
+        var declinedNodes = 0
     }
 
     static let tailLines = 20
@@ -88,6 +90,8 @@ struct RunLedger {
     private(set) var lastEventTime: Date?
     /// Nodes skipped as up to date (or resumed), not counting a template of the run's.
     private(set) var upToDateNodes = 0
+    /// Nodes skipped as declined (their question, or a need's, answered no).
+    private(set) var declinedNodes = 0
     /// Nodes restored from the output cache, and the bytes they restored.
     private(set) var restoredNodes = 0
     private(set) var restoredBytes: Int64 = 0
@@ -146,6 +150,8 @@ struct RunLedger {
                 restoredBytes += restored.bytes
             } else if (reason == .upToDate || reason == .resumed) && groups[node]?.hasNode != true {
                 upToDateNodes += 1
+            } else if reason == .declined && groups[node]?.hasNode != true {
+                declinedNodes += 1
             }
             forget(node)
             count(event) { group in
@@ -164,7 +170,8 @@ struct RunLedger {
         case .graphComplete(let ok, let duration, let counts, let path):
             running.removeAll()
             end = End(ok: ok, durationMilliseconds: duration, counts: counts, criticalPath: path, interrupted: event.interrupted,
-                      timedOut: event.timedOut, upToDateNodes: upToDateNodes, restoredNodes: restoredNodes, restoredBytes: restoredBytes)
+                      timedOut: event.timedOut, upToDateNodes: upToDateNodes, restoredNodes: restoredNodes, restoredBytes: restoredBytes,
+                      declinedNodes: declinedNodes)
         case .watch:
             // Watch mode's trigger: the rerun's own events follow.
             break

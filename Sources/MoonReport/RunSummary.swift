@@ -57,7 +57,8 @@ enum RunSummary {
         if end.upToDateNodes > 0 { parts.append("\(end.upToDateNodes) up to date") }
         if end.restoredNodes > 0 { parts.append("\(end.restoredNodes) restored from the cache (\(ByteSize.text(end.restoredBytes)))") }
         if end.counts.failed > 0 { parts.append("\(end.counts.failed) failed") }
-        let skipped = max(0, end.counts.skipped - notRun)
+        let skipped = max(0, end.counts.skipped - notRun - end.declinedNodes)
+        if end.declinedNodes > 0 { parts.append("\(end.declinedNodes) declined") }
         if skipped > 0 { parts.append("\(skipped) skipped") }
         if end.counts.canceled > 0 { parts.append("\(end.counts.canceled) canceled") }
         var line = StyledLine("moon: ", .dim)
@@ -68,6 +69,7 @@ enum RunSummary {
             line.append(" (\(signal))")
         } else {
             line.append("FAILED", .boldRed)
+            if end.declinedNodes > 0 && end.counts.failed == 0 { line.append(": a confirmation was declined") }
             if let limit = end.timedOut { line.append(": the run's --timeout of \(limit) expired") }
         }
         line.append(" - \(parts.joined(separator: ", ")) in \(DurationText.format(.milliseconds(end.durationMilliseconds), .measured))")

@@ -64,6 +64,9 @@ public final class TTYReporter: Reporter {
     private var resize: DispatchSourceSignal?
     private var ended = false
     private var prefixWidth = 0
+    /// An interactive node or a question has the terminal: nothing is
+    /// drawn, and lines wait in `pending` (`stepAside`).
+    private var aside = false
 
     /// - Parameters:
     ///   - scheduler: the serial context that calls `report` (moon's event
@@ -139,7 +142,7 @@ public final class TTYReporter: Reporter {
     /// Erases the status area, prints the queued lines and draws the status
     /// area again, in one write. The timer calls it; tests call it directly.
     func redraw() {
-        guard !ended else { return }
+        guard !ended, !aside else { return }
         size = measure()
         let status = statusText()
         if pending.isEmpty && status == lastFrame { return }
@@ -149,6 +152,24 @@ public final class TTYReporter: Reporter {
         pending = ""
         lastFrame = status
         sink.write(frame)
+    }
+
+    /// Lends the terminal (docs/terminal.md): erases the status area, prints
+    /// the lines queued so far, and draws nothing more until `comeBack`;
+    /// what nodes print meanwhile is held.
+    public func stepAside() {
+        guard !ended, !aside else { return }
+        let frame = erase() + pending
+        pending = ""
+        aside = true
+        if !frame.isEmpty { sink.write(frame) }
+    }
+
+    /// The terminal is back: the held lines, then the status area.
+    public func comeBack() {
+        guard aside else { return }
+        aside = false
+        redraw()
     }
 
     /// The view's "now": the last event's time plus what has passed since.
@@ -197,6 +218,7 @@ public final class TTYReporter: Reporter {
     }
 
     private func end() {
+        aside = false
         ended = true
         stopTimers()
         for node in groups.keys.sorted() { flushGroup(node) }

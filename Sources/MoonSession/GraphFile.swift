@@ -103,15 +103,19 @@ package struct GraphFile {
         // A graph moon found by searching reads only includes and dotenv files that pass the same rule as itself.
         let discovered = GraphFileLocator.wasDiscovered(path)
         var result: GraphLoadResult
+        var foreign: String?
         let globs = FanOutGlobLog()
         do {
             let root = try YAMLLoader.load(source)
+            foreign = ForeignGraphFile.moonrepoMessage(root, path: source.path)
             let access = discovered ? discoveredFiles : files
-            result = GraphLoader.decode(root, path: source.path, overrides: overrides, source: source,
+            result = foreign != nil ? GraphLoadResult(graph: nil, diagnostics: []) : GraphLoader.decode(root, path: source.path, overrides: overrides, source: source,
                                         files: globs.recording(reads?.recording(access) ?? access))
         } catch {
             result = GraphLoadResult(graph: nil, diagnostics: error.items)
         }
+        // One line naming the other tool, not a diagnostic per key it does not know.
+        if let foreign { throw CLIError(foreign) }
         if var graph = result.graph {
             // `dotenv:` files are read here, so a missing one is an invalid graph (exit 2) for check and run alike.
             let reader = discovered ? readDiscoveredDotenv : readDotenv

@@ -105,12 +105,15 @@ package final class RunSession {
     private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
         let secrets = SecretValues.read(for: graph)
+        let terminal = TerminalHandover(reporter: reporter, scheduler: scheduler)
         let nodes = main.nodeLauncher(graph: graph, plan: plan)
-            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace, secrets: secrets)
+            ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace, secrets: secrets,
+                               terminal: terminal.processTerminal)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
         }
         runner.secretMask = secrets.mask
+        runner.terminal = terminal
         let checker = CacheChecker(inner: StoreChecker(state: state, plan: plan), state: state, plan: plan, cache: cache, resume: resume)
         self.checker = checker
         runner.upToDate = checker

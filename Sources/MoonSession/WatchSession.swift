@@ -384,9 +384,10 @@ package final class WatchSession {
         // Read again by each run: a rotated token is picked up without restarting moon.
         let secrets = SecretValues.read(for: graph)
         secretMask = secretMask.map { $0.adding(secrets.mask) } ?? secrets.mask
+        let terminal = TerminalHandover(reporter: reporter, scheduler: main.scheduler)
         let launcher = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
-                                       grace: setup.options.grace, secrets: secrets)
+                                       grace: setup.options.grace, secrets: secrets, terminal: terminal.processTerminal)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
                             launcher: launcher, scheduler: main.scheduler) { [unowned self] event in
@@ -400,6 +401,7 @@ package final class WatchSession {
         runner.upToDate = WatchChecker(inner: checker, rerun: plan.selected.map(nodes.contains),
                                        names: plan.selected.map { graph.nodes[$0].name }, results: results)
         runner.keepsServices = true
+        runner.terminal = terminal
         runner.adopt(adopt)
         let interruption = runner.checkInterruption
         checker.interruption = interruption

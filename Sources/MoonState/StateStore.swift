@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MoonGraph
 import Synchronization
 
 /// moon's memory of a directory of graphs: `.moon/state.db` beside the graph
@@ -54,6 +55,9 @@ public final class StateStore: @unchecked Sendable {
         public var store: StateStore?
         /// Why the store is not used, or what was done to it (moved aside).
         public var warning: String?
+        /// The store was refused, not merely unusable: `.moon/` holds
+        /// moonrepo's workspace files, and a run must not write there.
+        public var refused = false
     }
 
     /// Opens (and with `create`, makes) the store for graphs in `directory`.
@@ -67,6 +71,10 @@ public final class StateStore: @unchecked Sendable {
         let fresh = lstat(path, &info) != 0
         if fresh {
             guard create else { return Opened() }
+            if let foreign = moonrepoFile(in: dir) {
+                return Opened(warning: "\(foreign) belongs to moonrepo's moon (moonrepo.dev), another tool; this moon keeps its state in .moon/ beside "
+                    + "the graph file and will not write into moonrepo's: put the graph file in another directory", refused: true)
+            }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             } catch {
@@ -96,6 +104,12 @@ public final class StateStore: @unchecked Sendable {
         } catch {
             return Opened(warning: "cannot open \(path) (\(Self.reason(error))); running everything, remembering nothing")
         }
+    }
+
+    /// A moonrepo workspace file in `dir` (`.moon/workspace.yml`…), if any:
+    /// asked only before the store is made, so a run with a store pays nothing.
+    static func moonrepoFile(in dir: String) -> String? {
+        ForeignGraphFile.moonrepoWorkspaceFiles.lazy.map { dir + "/" + $0 }.first { access($0, F_OK) == 0 }
     }
 
     /// Whether `error` says the file is not a sound database (a garbage

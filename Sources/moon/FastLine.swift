@@ -126,6 +126,7 @@ enum FastLine: Equatable {
     static let options: [Option] = [
         .value("-j", "--jobs", joins: true) { (request, jobs: Int) in request.jobs = jobs },
         .flag("-k", "--keep-going") { $0.keepGoing = true },
+        .flag("-y", "--yes") { $0.yes = true },
         .flag("-n", "--dry-run") { $0.dryRun = true },
         .value("--output") { (request, output: ReportSettings.Output) in request.report.output = output },
         .flag("--json") { $0.report.json = true },

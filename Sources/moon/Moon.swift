@@ -31,7 +31,7 @@ struct Moon: ParsableCommand {
         not be written), 2 the graph file or the command line is invalid, 130 \
         interrupted (143 on SIGTERM).
         """,
-        version: moonVersion,
+        version: versionLine,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
                       HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self, SimulateCommand.self],
         defaultSubcommand: nil
@@ -146,6 +146,9 @@ struct Moon: ParsableCommand {
 }
 
 let moonVersion = "0.1.0"
+/// `moon --version`: one line that also says which moon this is, as
+/// moonrepo's Rust monorepo tool is `moon` too.
+let versionLine = "moon \(moonVersion) (task-graph runner; not moonrepo's moon, moonrepo.dev)"
 
 /// A command that selects nodes by `[FILE] [NODE...]` and gives the words
 /// after `--` to the last node named, as its `${{ args }}`.

@@ -51,6 +51,9 @@ struct RunCommand: SelectingCommand {
     @Flag(name: .shortAndLong, help: "After a failure, keep running whatever does not depend on it.")
     var keepGoing = false
 
+    @Flag(name: .shortAndLong, help: "Answer yes to every confirm: question without asking (needed where moon has no terminal).")
+    var yes = false
+
     @Flag(name: [.customShort("n"), .long], help: "Print the plan in the order it would start, each node marked will run, may run or up to date (as moon status says); start nothing.")
     var dryRun = false
 
@@ -96,7 +99,7 @@ struct RunCommand: SelectingCommand {
         RunRequest(arguments: arguments, passthrough: passthrough, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun,
                    report: report.settings, timeout: timeout, grace: grace, assignments: vars.assignments, cache: cache.settings,
                    resume: resume, exclude: selection.exclude, watch: watch.settings, force: force, forceOnly: forceOnly,
-                   stallAfter: stallAfter, memory: memory)
+                   stallAfter: stallAfter, memory: memory, yes: yes)
     }
 
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.

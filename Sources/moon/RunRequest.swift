@@ -35,6 +35,8 @@ struct RunRequest: Equatable {
     var stallAfter = "30s"
     /// `--memory SIZE` (else `MOON_MEMORY`): the run's memory budget.
     var memory: String?
+    /// `--yes`: every `confirm:` question answered yes.
+    var yes = false
 
     /// Every rule the options must meet, `RunCommand`'s option groups' with
     /// its own (the fast path runs them all at once; argument-parser each in its place).
@@ -71,6 +73,7 @@ struct RunRequest: Equatable {
         options.resources.available = { SystemMemory.available() }
         options.resources.oomKills = { SystemMemory.oomKills() }
         options.resources.warn = { warn($0) }
+        options.assumeYes = yes
         if let timeout {
             options.timeout = try duration(timeout, option: "--timeout")
             // As a node's `timeout: 0s`: a run that may not start is a mistake.
@@ -118,6 +121,7 @@ struct RunRequest: Equatable {
         // A dry run only reads the store (recorded durations order the plan);
         // a run makes it, once the file proved valid.
         let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
+        if opened.refused, let refusal = opened.warning { throw CLIError(refusal) }
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
         let weights = PriorityWeights.read(for: graph, from: store)

@@ -479,7 +479,7 @@ import Testing
             "8:5: error: unknown key 'zzz' in node 'a'",
         ])
         #expect(result.diagnostics[3].notes == [
-            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, priority, success-codes, shell, slurm, resources, sources, generates, depfile, cache, for-each, matrix, params, internal, service, restart",
+            "valid keys: description, needs, run, uses, with, env, dir, queue, timeout, retry, if, continue-on-error, priority, success-codes, shell, slurm, resources, sources, generates, depfile, cache, for-each, matrix, params, internal, service, restart, interactive, confirm",
         ])
     }
 

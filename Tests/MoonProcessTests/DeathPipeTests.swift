@@ -86,7 +86,7 @@ import CMoonSpawn
                     var request = moon_spawn_request(
                         path: path, argv: argv.baseAddress, envp: envp.baseAddress, directory: nil,
                         stdin_fd: devNull, stdout_fd: devNull, stderr_fd: devNull,
-                        death_fds: (pair.readEnd, pair.writeEnd))
+                        death_fds: (pair.readEnd, pair.writeEnd), foreground_fd: -1)
                     return moon_spawn(&request, &pid, &pidfd)
                 }
             }

@@ -21,6 +21,9 @@ struct moon_spawn_request {
     /// before the child execs where the spawner runs code in the child, so
     /// no node runs a moment unprotected; right after the spawn otherwise.
     int death_fds[2];
+    /// A terminal (or -1) whose foreground process group becomes the
+    /// child's before it execs: an interactive node (TerminalUse.swift).
+    int foreground_fd;
 };
 
 /// Starts `request` in a new process group (pgid = pid), with every signal's

@@ -34,14 +34,16 @@ public final class CommandLauncher: NodeLauncher {
     /// one thread, with no hop and no backpressure to arrange).
     /// `secrets`: the values the run read for `${{ secrets.NAME }}`.
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
-                environment base: [String: String]? = nil, secrets: SecretValues = SecretValues()) {
+                environment base: [String: String]? = nil, secrets: SecretValues = SecretValues(),
+                terminal: (() -> TerminalUse)? = nil) {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
         commands = Array(repeating: nil, count: plan.selected.count)
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets),
-            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory())
+            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
+            terminal: terminal)
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]

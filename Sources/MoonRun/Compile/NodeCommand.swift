@@ -33,6 +33,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
         let groups: NodeProcesses
         /// Where each attempt's `$MOON_OUTPUT` file goes (nil: no outputs).
         let outputs: OutputDirectory?
+        /// What an interactive node's process takes of moon's terminal,
+        /// asked at its spawn (nil: moon's stdin only).
+        var terminal: (() -> TerminalUse)?
     }
 
     private let node: Node
@@ -104,7 +107,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                 result.error(NodeError(.spawn, "node '\(node.name)' has an empty command"))
                 return nil
             }
-            spec = try slurm?.wrap(made) ?? made
+            var wrapped = try slurm?.wrap(made) ?? made
+            if node.isInteractive { wrapped.terminal = context.terminal?() ?? TerminalUse(output: false, foreground: nil) }
+            spec = wrapped
         } catch {
             outputFile.map(Self.remove)
             result.error(error as? NodeError ?? NodeError(.spawn, "\(error)"))

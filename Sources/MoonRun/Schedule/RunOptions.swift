@@ -10,6 +10,8 @@ public struct RunOptions: Sendable {
     public var timeout: Duration?
     /// Admission by memory (`--memory`, `resources:`).
     public var resources = ResourceOptions()
+    /// `--yes`: every `confirm:` question is answered yes without asking.
+    public var assumeYes = false
 
     public init(jobs: Int? = nil, keepGoing: Bool = false, grace: Duration = .seconds(5), timeout: Duration? = nil) {
         self.jobs = jobs

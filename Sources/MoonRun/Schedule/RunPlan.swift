@@ -46,6 +46,10 @@ public struct RunNode: Sendable {
     /// the slots it takes of `-j` and of its queue (Runner+Admission).
     public var memory: Int64?
     public var slots = 1
+    /// `interactive: true`: it holds moon's terminal while it runs (Runner+Terminal).
+    public var isInteractive = false
+    /// `confirm:`: the question asked before it starts (Runner+Terminal).
+    public var confirm: String?
 
     /// Where a dynamic fan-out's items come from: `needs.NEED.outputs.KEY`,
     /// a JSON list of strings.
@@ -112,6 +116,8 @@ extension RunPlan {
                 run.memory = resources.memory
                 run.slots = resources.cpus ?? 1
             }
+            run.isInteractive = node.isInteractive
+            run.confirm = node.confirm
             // (A dynamic fan-out's need is one of its needs, so it is selected with it.)
             run.fanOut = node.fanOut.map { RunNode.FanOut(need: position[$0.need], key: $0.key) }
             return run

@@ -70,8 +70,7 @@ extension Runner {
         } else if let restored = verdict {
             restore(node, restored)
         } else {
-            state[node] = .ready
-            ready[spec.queue].push(node, priority: spec.priority)
+            admit(node)
             pump()
             finishIfDone()
         }

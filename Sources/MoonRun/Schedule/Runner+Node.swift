@@ -15,6 +15,7 @@ extension Runner {
     func startNode(_ node: Int) {
         state[node] = .running
         let spec = plan.nodes[node]
+        if spec.isInteractive { handOverTerminal(node) }
         let inputs = spec.readsInputs ? inputs(of: spec) : NodeInputs(values: [])
         // Its events reach the run through a relay: in watch mode another run may take the node over.
         let relay = NodeRelay(runner: self, node: node)

@@ -59,7 +59,7 @@ extension Runner {
             case .done(.tolerated), .done(.failed): result = .failed
             case .done(.skipped(.upToDate)), .done(.skipped(.cacheHit)), .done(.skipped(.resumed)): result = .upToDate
             case .done(.skipped): result = .skipped
-            case .done(.canceled), .waiting, .ready, .checking, .running, .retrying, .settling: result = .canceled
+            case .done(.canceled), .waiting, .ready, .checking, .asking, .running, .retrying, .settling: result = .canceled
             }
             return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
                                result: result, attempts: attempt[node])

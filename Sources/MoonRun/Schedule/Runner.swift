@@ -43,6 +43,8 @@ public final class Runner {
         case ready
         /// Its up-to-date check runs off the loop (it was slow; see `CheckInterruption`).
         case checking
+        /// Waits for the terminal, or for the answer to its `confirm:` question (Runner+Terminal).
+        case asking
         /// Its signal is subscribed and an attempt runs.
         case running
         /// Between a failed attempt and the next; still holds its queue slot.
@@ -142,6 +144,11 @@ public final class Runner {
     var warnedLarge: Set<Int> = []
     /// The kernel's count of OOM kills when each node that needs memory started.
     var oomKillsAtStart: [Int: Int] = [:]
+    /// The person at the terminal: `confirm:` questions and interactive
+    /// nodes (nil: no terminal, so a question fails its node unless `--yes`).
+    public var terminal: RunTerminal?
+    /// Who has the terminal, and who waits for it (Runner+Terminal).
+    var terminalBook = TerminalBook()
 
     public init(plan: RunPlan, options: RunOptions, launcher: NodeLauncher, scheduler: DateScheduler,
                 emit: @escaping (RunEvent) -> Void) {
@@ -292,6 +299,7 @@ public final class Runner {
             cancelAllWork(includingCleanup: false)
         }
         if !releasedEarly { releaseDependents(of: node) }
+        releaseTerminal(node)
         pump()
         finishIfDone()
     }
@@ -317,12 +325,14 @@ public final class Runner {
         var allSucceeded = true
         var anyFailed = false
         var anyCanceled = false
+        var anyDeclined = false
         for need in spec.needs {
             guard case .done(let outcome) = state[need] else { continue }
             switch outcome {
             case .succeeded, .tolerated: break
             case .failed, .skipped(.upstreamFailed): anyFailed = true
             case .canceled, .skipped(.canceled): anyCanceled = true
+            case .skipped(.declined): anyDeclined = true
             case .skipped: break
             }
             if !outcome.isSuccess { allSucceeded = false }
@@ -334,7 +344,7 @@ public final class Runner {
         case .always: runs = true
         }
         guard runs else {
-            skip(node, anyFailed ? .upstreamFailed : anyCanceled ? .canceled : .condition)
+            skip(node, anyFailed ? .upstreamFailed : anyCanceled ? .canceled : anyDeclined ? .declined : .condition)
             return
         }
         // After a failure (fail-fast) only clean-up nodes (`if: failure|always`) still run.
@@ -342,12 +352,11 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : succeedAtOnce(node) }
+        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : admit(node) }
         if let fanOut = spec.fanOut { return expand(node, fanOut) }
         // A service always starts: up to date or not, nothing else runs it.
         if node < planned, !spec.isService, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
-        state[node] = .ready
-        ready[spec.queue].push(node, priority: spec.priority)
+        admit(node)
     }
 
     func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
@@ -375,6 +384,7 @@ public final class Runner {
                 }
             }
         }
+        if terminalBook.holder != nil || !terminalBook.waiting.isEmpty { withdrawTerminalWaits(includingCleanup: includingCleanup) }
     }
 
     func finishIfDone() {
@@ -388,7 +398,8 @@ public final class Runner {
         // code all say so.
         if stopReason == .timeout && canceledNodes == 0 { stopReason = nil }
         let now = scheduler.now
-        let ok = hardFailures == 0 && stopReason == nil
+        // A declined question fails the run, as go-task's and just's do.
+        let ok = hardFailures == 0 && stopReason == nil && terminalBook.declined == 0
         let path = criticalPath()
         let duration = milliseconds(from: runStart, to: now)
         var interrupted: String?
