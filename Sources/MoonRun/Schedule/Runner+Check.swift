@@ -70,7 +70,7 @@ extension Runner {
         } else if let restored = verdict {
             restore(node, restored)
         } else {
-            admit(node)
+            toRun(node)
             pump()
             finishIfDone()
         }

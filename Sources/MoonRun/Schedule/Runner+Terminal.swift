@@ -8,7 +8,7 @@ import MoonEvents
 /// keep running meanwhile.
 extension Runner {
     /// The node is to run: at once, or first through the terminal.
-    func admit(_ node: Int) {
+    func toRun(_ node: Int) {
         let spec = plan.nodes[node]
         guard spec.isInteractive || (spec.confirm != nil && !options.assumeYes) else { return makeReady(node) }
         state[node] = .asking

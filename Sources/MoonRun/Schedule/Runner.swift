@@ -352,11 +352,11 @@ public final class Runner {
             skip(node, .canceled)
             return
         }
-        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : admit(node) }
+        if spec.isGroup { return needsAllUpToDate(node) ? skip(node, .upToDate) : toRun(node) }
         if let fanOut = spec.fanOut { return expand(node, fanOut) }
         // A service always starts: up to date or not, nothing else runs it.
         if node < planned, !spec.isService, let checker = upToDate, checker.checks(node: node), !check(node, with: checker) { return }
-        admit(node)
+        toRun(node)
     }
 
     func skip(_ node: Int, _ reason: SkipReason, restored: CacheRestore? = nil) {
