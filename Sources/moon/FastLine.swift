@@ -148,5 +148,6 @@ enum FastLine: Equatable {
         .flag("-B", "--force") { $0.force = true },
         .flag("--force-only") { $0.forceOnly = true },
         .value("--stall-after") { (request, duration: String) in request.stallAfter = duration },
+        .value("--trace") { (request, path: String) in request.trace = path },
     ]
 }

@@ -84,6 +84,11 @@ struct RunCommand: SelectingCommand {
                                valueName: "duration"))
     var stallAfter: String = RunRequest().stallAfter
 
+    @Option(name: .customLong("trace"),
+            help: ArgumentHelp("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file as it goes; see moon trace.",
+                               valueName: "path"))
+    var trace: String?
+
     func validate() throws { try request(passthrough: []).validate() }
 
     /// The values of the options, as the run reads them (`FastLine` reads
@@ -92,7 +97,7 @@ struct RunCommand: SelectingCommand {
         RunRequest(arguments: arguments, passthrough: passthrough, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun,
                    report: report.settings, timeout: timeout, grace: grace, assignments: vars.assignments, cache: cache.settings,
                    resume: resume, exclude: selection.exclude, watch: watch.settings, force: force, forceOnly: forceOnly,
-                   stallAfter: stallAfter)
+                   stallAfter: stallAfter, trace: trace)
     }
 
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.

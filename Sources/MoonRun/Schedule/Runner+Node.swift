@@ -70,9 +70,13 @@ extension Runner {
         guard !announced[node] else { return }
         announced[node] = true
         let spec = plan.nodes[node]
-        emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: command(of: node), jobID: jobID),
-                      instance: spec.instance))
+        var event = RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
+                                                                attempt: attempt[node], command: command(of: node), jobID: jobID),
+                             instance: spec.instance)
+        if attempt[node] == 1, let ready = readyAt[node], let started = firstStart[node] {
+            event.waitedMilliseconds = milliseconds(from: ready, to: started)
+        }
+        emit(event)
     }
 
     /// What the node's `start` event shows as its command.
