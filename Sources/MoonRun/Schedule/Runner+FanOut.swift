@@ -19,7 +19,6 @@ extension Runner {
         dependents += repeatElement([], count: n)
         attempt += repeatElement(0, count: n)
         firstStart += repeatElement(nil, count: n)
-        readyAt += repeatElement(nil, count: n)
         finishedAt += repeatElement(nil, count: n)
         durations += repeatElement(nil, count: n)
         values += repeatElement([], count: n)

@@ -88,8 +88,6 @@ public final class Runner {
     var totalInFlight = 0
     var attempt: [Int]
     var firstStart: [Date?]
-    /// When each node's needs were done (its `start` says how long it then waited).
-    var readyAt: [Date?]
     var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
     var durations: [Int?]
@@ -110,7 +108,7 @@ public final class Runner {
     /// Nodes that ended canceled or were skipped as canceled: what a stop
     /// actually stopped.
     private var canceledNodes = 0
-    private var runStart = Date()
+    private(set) var runStart = Date()
     private var runTimer: Disposable?
     private(set) var finished = false
     /// Services, and nodes handed between runs in watch mode (Runner+Live).
@@ -148,7 +146,6 @@ public final class Runner {
         inFlight = Array(repeating: 0, count: plan.queues.count)
         attempt = Array(repeating: 0, count: n)
         firstStart = Array(repeating: nil, count: n)
-        readyAt = Array(repeating: nil, count: n)
         finishedAt = Array(repeating: nil, count: n)
         durations = Array(repeating: nil, count: n)
         values = Array(repeating: [], count: n)
@@ -289,7 +286,6 @@ public final class Runner {
     /// All needs of `node` have ended: make it ready, or skip it.
     func decide(_ node: Int) {
         let spec = plan.nodes[node]
-        readyAt[node] = scheduler.now
         // After an interrupt or the run's timeout nothing new starts.
         if let stop = stopReason, stop != .failure {
             skip(node, .canceled)
