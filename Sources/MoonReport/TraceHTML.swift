@@ -256,7 +256,7 @@ tr.critical td.name { font-weight: 600; }
     for (let g = Math.ceil(view.t0 / step) * step; g <= view.t1; g += step) {
       const gx = x(g);
       ctx.beginPath(); ctx.moveTo(gx, AXIS - 4); ctx.lineTo(gx, H); ctx.stroke();
-      ctx.fillText(ms(g), gx + 3, AXIS / 2);
+      if (gx < W - 44) ctx.fillText(ms(g), gx + 3, AXIS / 2);
     }
     // Rows.
     rows.forEach((r, ri) => {
@@ -423,6 +423,11 @@ tr.critical td.name { font-weight: 600; }
   list();
   size();
   draw();
+  // trace.html#node=NAME opens with that node's details (a link to a node).
+  try {
+    const wanted = decodeURIComponent((location.hash.match(/^#node=(.*)$/) || [])[1] || "");
+    if (nodes.has(wanted)) { const n = nodes.get(wanted); select(n.attempts[n.attempts.length - 1]); }
+  } catch (e) { /* a malformed link opens the page as it is */ }
   document.body.setAttribute("data-rendered", String(A.length));
 })();
 </script>

@@ -84,7 +84,7 @@ public enum TraceRecordText {
         guard case .array(let attempts)? = value["attempts"] else { throw fail("no attempts") }
         for item in attempts {
             guard case .array(let f) = item, f.count == 14, let node = f[0].string, let q = int(f[2]), model.queues.indices.contains(q),
-                  let slot = int(f[3]), slot >= 0, let number = int(f[4]), let start = int(f[5]), let duration = int(f[6]),
+                  let slot = int(f[3]), slot >= 0, slot < model.queues[q].lanes, let number = int(f[4]), let start = int(f[5]), let duration = int(f[6]),
                   let command = f[8].string, let outcome = f[9].string.flatMap(TraceAttempt.Outcome.init(rawValue:)) else {
                 throw fail("an attempt")
             }

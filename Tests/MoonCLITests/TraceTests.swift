@@ -229,7 +229,8 @@ struct TraceHTMLTests {
     /// Runs headless Chromium with `arguments` on the page; its stdout.
     static func browse(_ moon: Moon, _ arguments: [String], page: String, limit: TimeInterval = 120) throws -> Moon.Result {
         let quoted = ([chromium!, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                       "--user-data-dir=\(moon.path(".chromium"))"] + arguments + [moon.path(page)])
+                       "--user-data-dir=\(moon.path(".chromium"))"] + arguments
+                      + [page.hasPrefix("file://") ? page : moon.path(page)])
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         return try shell(quoted + " 2>/dev/null", in: moon, limit: limit)
     }
@@ -280,6 +281,11 @@ struct TraceHTMLTests {
         for node in ["a", "b", "c", "d", "flaky"] {
             #expect(dom.stdout.contains("<td class=\"name\">\(node)</td>"), "no row for \(node)")
         }
+        // A link to a node opens with its details, as a click on its span shows them.
+        let linked = try Self.browse(moon, ["--dump-dom"], page: URL(fileURLWithPath: moon.path("trace.html")).absoluteString + "#node=flaky")
+        #expect(linked.stdout.contains("<span class=\"k\">attempt: </span>2"), "\(linked.stdout.suffix(3000))")
+        #expect(linked.stdout.contains("<span class=\"k\">command: </span>test -f tried"))
+        #expect(linked.stdout.contains("<tr class=\"node selected\""))
         let shot = try Self.browse(moon, ["--screenshot=\(moon.path("shot.png"))", "--window-size=1200,800", "--hide-scrollbars"], page: "trace.html")
         #expect(FileManager.default.fileExists(atPath: moon.path("shot.png")), "\(shot.stderr)")
         #expect(try Self.colours(of: moon.path("shot.png"), in: moon) > 8, "the screenshot is blank")
