@@ -214,7 +214,12 @@ tr.critical td.name { font-weight: 600; }
     n.outcome = a.outcome;
     n.critical = n.critical || a.critical;
   }
-  $("summary").textContent = ended + " · " + ms(total) + " · " + nodes.size + " nodes ran (" + A.length + " attempts)"
+  // Restored nodes ran nowhere, but are listed: a filter finds them too.
+  for (const r of restores) {
+    if (!nodes.has(r.node)) nodes.set(r.node, { node: r.node, q: null, attempts: [r], dur: 0, waited: null, cpu: null, rss: null,
+      outcome: "restored from cache", critical: false });
+  }
+  $("summary").textContent = ended + " · " + ms(total) + " · " + (nodes.size - restores.filter((r) => nodes.get(r.node).q == null).length) + " nodes ran (" + A.length + " attempts)"
     + (data.restored.length ? " · " + data.restored.length + " restored from cache" : "")
     + (data.upToDate ? " · " + data.upToDate + " up to date" : "")
     + " · started " + data.started
@@ -402,7 +407,8 @@ tr.critical td.name { font-weight: 600; }
     for (const n of matching.slice(0, LIST_LIMIT)) {
       const tr = document.createElement("tr");
       tr.className = "node" + (n.critical ? " critical" : "") + (selected && selected.node === n.node ? " selected" : "");
-      cell(tr, n.node, "name"); cell(tr, data.queues[n.q].name); cell(tr, String(n.attempts.length), "num");
+      cell(tr, n.node, "name"); cell(tr, n.q == null ? "" : data.queues[n.q].name);
+      cell(tr, n.q == null ? "0" : String(n.attempts.length), "num");
       cell(tr, ms(n.dur), "num"); cell(tr, n.waited != null ? ms(n.waited * 1000) : "", "num");
       cell(tr, n.cpu != null ? ms(n.cpu * 1000) : "", "num"); cell(tr, bytes(n.rss), "num"); cell(tr, n.outcome);
       tr.title = n.node;

@@ -205,6 +205,37 @@ import Testing
         }
     }
 
+    /// A node the output cache restored ran nowhere: an instant event with what was restored.
+    @Test func aRestoreFromTheCacheIsAnInstantEvent() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen:
+                sources: [in.txt]
+                generates: [out.txt]
+                run: cp in.txt out.txt
+              after:
+                needs: [gen]
+                run: "true"
+            """)
+        for text in ["a", "b", "a"] {
+            try moon.write("in.txt", text)
+            #expect(try moon.run(["run", "-q"]).status == 0)
+        }
+        let events = try Self.events(try moon.run(["trace"]).stdout)
+        let restores = events.filter { $0["ph"] as? String == "i" && $0["cat"] as? String == "cache" }
+        #expect(restores.compactMap { $0["name"] as? String } == ["gen"], "\(events)")
+        #expect(restores.first.map { Self.args($0)["cache"] as? String } == "restored from cache")
+        #expect(restores.first.flatMap { Self.args($0)["files"] as? Int } == 1)
+        #expect(restores.first?["pid"] as? Int == Self.pid(named: "restored from cache", in: events))
+        #expect(Self.spans(events).compactMap { $0["name"] as? String } == ["after"])
+        // The page lists it with the nodes that ran.
+        guard chromium != nil else { return }
+        #expect(try moon.run(["trace", "-o", "trace.html"]).status == 0)
+        let dom = try TraceHTMLTests.browse(moon, ["--dump-dom"], page: "trace.html")
+        #expect(dom.stdout.contains("<td class=\"name\">gen</td>") && dom.stdout.contains("<td>restored from cache</td>"), "\(dom.stdout.suffix(2000))")
+    }
+
     @Test func runTraceRefusesAPathItCannotWriteBeforeAnythingRuns() throws {
         let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: touch ran }\n")
         let result = try moon.run(["run", "--trace", "no/such/dir/t.json"])
