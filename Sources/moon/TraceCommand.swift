@@ -53,6 +53,9 @@ struct TraceCommand: ParsableCommand {
         if runNumber != nil && recording != nil { throw ValidationError("--run draws a run of the history and --from a recording: give one of them") }
         if let runNumber, runNumber < 1 { throw ValidationError("--run takes a run's number as moon history shows it (#12: --run 12), got \(runNumber)") }
         if output?.isEmpty == true { throw ValidationError("--output needs a file path") }
+        if let file, recording == nil, file.hasSuffix(".jsonl") {
+            throw ValidationError("\(file) looks like a recording of moon run --json, not a graph file: draw it with --from \(file)")
+        }
     }
 
     func run() throws {

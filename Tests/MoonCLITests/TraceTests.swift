@@ -128,6 +128,8 @@ import Testing
         try moon.write("bad.jsonl", "{\"v\":1}\n")
         let bad = try moon.run(["trace", "--from", "bad.jsonl"])
         #expect(bad.status == 2 && bad.stderr.contains("bad.jsonl:1"), "\(bad.stderr)")
+        let mistaken = try moon.run(["trace", "events.jsonl"])
+        #expect(mistaken.status == 2 && mistaken.stderr.contains("draw it with --from events.jsonl"), "\(mistaken.stderr)")
         let both = try moon.run(["trace", "--from", "events.jsonl", "--run", "1"])
         #expect(both.status == 2 && both.stderr.contains("give one of them"), "\(both.stderr)")
     }
