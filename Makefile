@@ -40,8 +40,9 @@ deps:
 # Graphviz (`moon graph --format dot` is checked by `dot`), nginx (the remote
 # cache's server in the end-to-end tests), a C compiler
 # (examples/c-project is built end to end), zsh and fish (their completion
-# of node names is driven in the real shells), and Python's jsonschema and
-# PyYAML (the schemas are checked by a real validator).
+# of node names is driven in the real shells), Chromium (`moon trace`'s HTML
+# timeline is rendered headless), and Python's jsonschema and PyYAML (the
+# schemas are checked by a real validator).
 # Missing ones are installed when possible; tests that still lack them say so.
 test-deps:
 	@missing=""; command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
@@ -50,6 +51,7 @@ test-deps:
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
 	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing$$missing (for the tests)"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \

@@ -147,6 +147,7 @@ public enum EventDecoder {
         var event = RunEvent(time: time, kind: kind, interrupted: interrupted, instance: instance, restored: restored)
         event.stopped = name == "complete" ? try fields.optionalBool("stopped") ?? false : false
         event.carried = name == "start" ? try fields.optionalBool("carried") ?? false : false
+        if name == "start", !fields.isAbsent("waited_ms") { event.waitedMilliseconds = try fields.int("waited_ms") }
         if name == "graph-complete" { event.timedOut = try fields.optionalString("timed_out") }
         if name == "graph-complete", fields.has("running") {
             event.running = try fields.stringArray("running")

@@ -37,6 +37,7 @@ public enum EventEncoder {
             if !command.isEmpty { o.field("command", command) }
             if let jobID { o.field("job_id", jobID) }
             if event.carried { o.rawField("carried", "true") }
+            if let waited = event.waitedMilliseconds { o.field("waited_ms", waited) }
         case .next(let node, let stream, let text, let continued):
             o.field("node", node)
             o.field("stream", stream.rawValue)
@@ -112,25 +113,26 @@ public enum EventEncoder {
     }
 }
 
-/// Builds one JSON object in field order: the event stream's one writer.
+/// Builds one JSON object in field order: the event stream's one writer
+/// (and `moon trace`'s).
 /// By hand, because the field order is a contract and the stream is hot;
 /// keys and values are escaped straight into one UTF-8 buffer, made a
 /// String once.
-struct JSONObjectWriter {
+public struct JSONObjectWriter {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
-    init(capacity: Int = 0) {
+    public init(capacity: Int = 0) {
         if capacity > 0 { bytes.reserveCapacity(capacity) }
     }
 
-    var text: String {
+    public var text: String {
         var closed = bytes
         closed.append(UInt8(ascii: "}"))
         return String(decoding: closed, as: UTF8.self)
     }
 
     /// The text, closed with `ending` (`}`, or `}` and a newline).
-    mutating func close(_ ending: String = "}") -> String {
+    public mutating func close(_ ending: String = "}") -> String {
         bytes.append(contentsOf: ending.utf8)
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -141,17 +143,17 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func rawField(_ key: String, _ json: String) {
+    public mutating func rawField(_ key: String, _ json: String) {
         self.key(key)
         bytes.append(contentsOf: json.utf8)
     }
 
-    mutating func field(_ key: String, _ value: String) {
+    public mutating func field(_ key: String, _ value: String) {
         self.key(key)
         JSONString.quote(value, into: &bytes)
     }
 
-    mutating func field(_ key: String, _ value: Int) {
+    public mutating func field(_ key: String, _ value: Int) {
         self.key(key)
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude

@@ -31,6 +31,10 @@ public struct RunEvent: Sendable {
     /// On a `start` in watch mode: the node was already running, started
     /// by a run before, and this run takes it over (its process goes on).
     public var carried = false
+    /// On the `start` of a node's first attempt: how long it waited for a
+    /// slot, from when its needs were done (or the run began) to its start,
+    /// in milliseconds (`waited_ms`); nil when not known (a carried node).
+    public var waitedMilliseconds: Int?
     /// On `graph-complete` in watch mode: nodes still running, handed to
     /// the next run (services, and nodes a change did not affect).
     public var running: [String] = []

@@ -23,6 +23,8 @@ package final class RunSession {
     package let cache: OutputCache?
     /// With `--resume`: the last run of the graph.
     package let resume: ResumeRecord?
+    /// `--trace PATH`: where the run's Chrome trace is written as it goes.
+    package var tracePath: String?
     private var checker: CacheChecker?
 
     private var graph: Graph { plan.graph }
@@ -57,13 +59,19 @@ package final class RunSession {
         try? processes.becomeSubreaper()
         let sink = self.sink
         let reporter = report.reporter(sink: sink, scheduler: main.scheduler, stallAfter: stallAfter)
-        let runner = makeRunner(scheduler: main.scheduler, reporter: reporter)
+        let traceFile = try tracePath.map { try openTrace($0) }
+        // The history keeps a trace of each run that ran something.
+        let traceRecorder = store == nil ? nil : TraceRecorder()
+        let runner = makeRunner(scheduler: main.scheduler, reporter: reporter, also: [traceFile as Reporter?, traceRecorder].compactMap { $0 })
         var summary: Runner.Summary?
         /// A stop signal that came while the outputs were stored, after the nodes ended.
         var storeInterrupted: Int32?
         runner.onFinish = { [state, cache] (result: Runner.Summary) in
             // Still on the loop, where the reporter and the state live.
             reporter.finish()
+            if let traceFile, traceFile.failure != 0, let path = self.tracePath {
+                warn("cannot write the trace \(path) (\(String(cString: strerror(traceFile.failure)))): it is incomplete")
+            }
             state.flush()
             summary = result
             // A thread only when something is being stored (a run that stored nothing has nothing to wait for).
@@ -89,7 +97,7 @@ package final class RunSession {
             }
         }
         main.run { runner.start() }
-        finish(summary)
+        finish(summary, trace: traceRecorder)
         if let storeInterrupted {
             warn("interrupted while storing outputs in the cache \(cache?.directory.path ?? ""): what was not stored yet is not")
             return 128 + storeInterrupted
@@ -102,7 +110,7 @@ package final class RunSession {
 
     /// The runner of the plan, reporting to `reporter`, asking the state
     /// store which nodes are up to date.
-    private func makeRunner(scheduler: DateScheduler, reporter: Reporter) -> Runner {
+    private func makeRunner(scheduler: DateScheduler, reporter: Reporter, also others: [Reporter]) -> Runner {
         let runPlan = RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount())
         let secrets = SecretValues.read(for: graph)
         let terminal = TerminalHandover(reporter: reporter, scheduler: scheduler)
@@ -111,6 +119,7 @@ package final class RunSession {
                                terminal: terminal.processTerminal)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
+            for other in others { other.report(event) }
         }
         runner.secretMask = secrets.mask
         runner.terminal = terminal
@@ -122,6 +131,16 @@ package final class RunSession {
         checker.interruption = interruption
         state.shouldStop = { interruption.shouldStop }
         return runner
+    }
+
+    /// The `--trace` file, made (or emptied) before anything runs.
+    private func openTrace(_ path: String) throws -> TraceFileReporter {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw CLIError("cannot write the trace \(path): \(String(cString: strerror(errno)))",
+                           help: "give --trace a path in a directory that exists and that you can write", exitCode: 1)
+        }
+        return TraceFileReporter(sink: OutputSink(fd: fd), needs: TraceNeeds.of(graph))
     }
 
     /// `moon run --json | head -1`: the reader is gone, so stop and clean up.
@@ -136,7 +155,7 @@ package final class RunSession {
 
     /// After the run: its outputs directory removed, its history recorded,
     /// whatever its nodes left behind killed.
-    private func finish(_ summary: Runner.Summary?) {
+    private func finish(_ summary: Runner.Summary?, trace: TraceRecorder?) {
         // Every node's processes are gone (a node ends only then): the
         // `$MOON_OUTPUT` directory can go. After a stop: at exit, once
         // `killAll` ran.
@@ -148,7 +167,8 @@ package final class RunSession {
             Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
         }
         if let store, let summary {
-            HistoryRecorder.save(summary, state: state, in: store)
+            HistoryRecorder.save(summary, state: state, in: store,
+                                 trace: summary.ranNothing ? nil : trace?.model(graph: graph).map(TraceRecordText.encode))
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

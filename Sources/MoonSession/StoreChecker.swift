@@ -102,9 +102,11 @@ extension HistoryRecorder {
     /// interrupted one marked so; a store that cannot take it is a warning.
     /// A plain run records once, watch mode once per run; a run that ran
     /// nothing (`ranNothing`: a no-op) is not recorded, and writes nothing.
-    package static func save(_ summary: Runner.Summary, state: IncrementalState, in store: StateStore) {
+    /// `trace`: the run's trace (`TraceRecordText`), kept beside it.
+    package static func save(_ summary: Runner.Summary, state: IncrementalState, in store: StateStore, trace: String? = nil) {
         guard !summary.ranNothing else { return }
         var record = record(summary, graphKey: state.graphKey, forced: state.force)
+        record.trace = trace
         if case .interrupt? = summary.stopReason { record.interrupted = true }
         do {
             try store.record(record)

@@ -21,13 +21,14 @@ extension StateStore {
                                  run.upToDate, run.canceled])
             let id = db.lastInsertedRowID
             try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
+            if let trace = run.trace { try Self.insertTrace(trace, runID: id, graph: run.graph, in: db) }
             let oldest = id - Int64(Self.historyLimit)
             try db.execute(sql: "DELETE FROM runs WHERE graph = ? AND id <= ?", arguments: [run.graph, oldest])
             // Their nodes, only when runs went (most runs drop none): no
             // run of any graph at or below `oldest` has its nodes without
             // its `runs` row, as every drop ends here.
             guard db.changesCount > 0 else { return }
-            for table in ["run_nodes", "node_runs"] {
+            for table in ["run_nodes", "node_runs", "run_traces"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)", arguments: [oldest])
             }
         }

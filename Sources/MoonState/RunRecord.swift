@@ -20,6 +20,9 @@ public struct RunRecord: Sendable {
     public var upToDate = 0
     public var canceled = 0
     public var nodes: [NodeRunRecord] = []
+    /// What `moon trace --run N` draws of this run (`run_traces`), as
+    /// MoonReport's `TraceRecordText` writes it; nil: none kept.
+    public var trace: String?
 
     public init(graph: String, startedAt: Date, durationMilliseconds: Int = 0, ok: Bool = false, forced: Bool = false) {
         self.graph = graph

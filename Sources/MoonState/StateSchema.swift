@@ -7,14 +7,15 @@ import GRDB
 enum StateSchema {
     /// The schema this moon writes. 2 added `node_durations`; 3 `run_nodes`
     /// (a run's nodes in one row; the `node_runs` rows of earlier runs are
-    /// still read); 4 `node_state.deps` (what a node's depfile listed).
+    /// still read); 4 `node_state.deps` (what a node's depfile listed); 5
+    /// `run_traces` (what `moon trace --run N` draws of a run).
     /// `node_state.patterns` came later without a new version: a moon that
     /// does not know it writes NULL there, which only means "not known", so
     /// older moons keep using the store; it is added wherever it is missing.
-    static let version = 4
+    static let version = 5
 
     /// The tables of this schema, probed at every open.
-    static let tables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "sqlite_sequence"]
+    static let tables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "run_traces", "sqlite_sequence"]
 
     /// Brings the store to `version`, inside the caller's write transaction.
     static func migrate(_ db: Database) throws {
@@ -130,6 +131,12 @@ enum StateSchema {
             run_id INTEGER PRIMARY KEY NOT NULL,
             nodes TEXT NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS run_traces (
+            run_id INTEGER PRIMARY KEY NOT NULL,
+            graph TEXT NOT NULL,
+            trace TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS run_traces_by_graph ON run_traces (graph, run_id);
         CREATE TABLE IF NOT EXISTS node_durations (
             graph TEXT NOT NULL,
             node TEXT NOT NULL,

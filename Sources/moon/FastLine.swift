@@ -150,5 +150,6 @@ enum FastLine: Equatable {
         .flag("--force-only") { $0.forceOnly = true },
         .value("--stall-after") { (request, duration: String) in request.stallAfter = duration },
         .value("--memory") { (request, size: String) in request.memory = size },
+        .value("--trace") { (request, path: String) in request.trace = path },
     ]
 }

@@ -14,7 +14,7 @@ struct HistoryCommand: ParsableCommand {
         Every run that ran something (not a no-op) records, per node, when it started, how long it took, how it ended \
         and how many attempts it made, in .moon/state.db beside the graph file (the \
         newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
-        for its critical-path priority.
+        for its critical-path priority. moon trace --run N draws run #N as a timeline.
         """)
 
     @Argument(help: "The graph file (default: the nearest moon.yaml or moon.yml, here or above).")

@@ -33,7 +33,8 @@ struct Moon: ParsableCommand {
         """,
         version: versionLine,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
-                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self, SimulateCommand.self],
+                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self, SimulateCommand.self,
+                      TraceCommand.self],
         defaultSubcommand: nil
     )
 
@@ -60,7 +61,8 @@ struct Moon: ParsableCommand {
     /// one and to tell `moon NODE` from `moon SUBCOMMAND`. Written out, as
     /// reading them from `configuration` costs argument-parser's start-up;
     /// `FastLineTests` hold them to it.
-    static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache", "simulate"]
+    static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache", "simulate",
+                               "trace"]
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).

@@ -83,7 +83,10 @@ struct ReplayCommand: ParsableCommand {
     /// Every event of the file, or exit 2 naming the first bad line. Each
     /// line is decoded as it arrives: a pipe with a bad first line fails at
     /// once, whatever follows it.
-    func load() throws -> [EventDecoder.Decoded] {
+    func load() throws -> [EventDecoder.Decoded] { try Self.load(file) }
+
+    /// The events of recording `file` (`-`: standard input); `moon trace --from` reads one too.
+    static func load(_ file: String) throws -> [EventDecoder.Decoded] {
         let name = file == "-" ? "<stdin>" : file
         let help = "moon replay reads the JSON Lines written by `moon run --json`"
         var events: [EventDecoder.Decoded] = []

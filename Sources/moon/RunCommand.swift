@@ -91,6 +91,11 @@ struct RunCommand: SelectingCommand {
                                valueName: "size"))
     var memory: String?
 
+    @Option(name: .customLong("trace"),
+            help: ArgumentHelp("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file as it goes; see moon trace.",
+                               valueName: "path"))
+    var trace: String?
+
     func validate() throws { try request(passthrough: []).validate() }
 
     /// The values of the options, as the run reads them (`FastLine` reads
@@ -99,7 +104,7 @@ struct RunCommand: SelectingCommand {
         RunRequest(arguments: arguments, passthrough: passthrough, jobs: jobs, keepGoing: keepGoing, dryRun: dryRun,
                    report: report.settings, timeout: timeout, grace: grace, assignments: vars.assignments, cache: cache.settings,
                    resume: resume, exclude: selection.exclude, watch: watch.settings, force: force, forceOnly: forceOnly,
-                   stallAfter: stallAfter, memory: memory, yes: yes)
+                   stallAfter: stallAfter, memory: memory, yes: yes, trace: trace)
     }
 
     /// `passthrough`: the words after `--` that follow a NODE (`Moon.parse`), for the last node's `${{ args }}`.

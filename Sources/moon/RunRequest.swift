@@ -37,6 +37,8 @@ struct RunRequest: Equatable {
     var memory: String?
     /// `--yes`: every `confirm:` question answered yes.
     var yes = false
+    /// `--trace PATH`: the run's Chrome trace, written as it goes.
+    var trace: String?
 
     /// Every rule the options must meet, `RunCommand`'s option groups' with
     /// its own (the fast path runs them all at once; argument-parser each in its place).
@@ -60,6 +62,11 @@ struct RunRequest: Equatable {
                 + "for the plan as JSON, use 'moon graph --format json' with the same file, nodes and --set values")
         }
         if dryRun && watch.watch { throw ValidationError("--dry-run starts nothing, so it has nothing to --watch") }
+        if trace != nil && dryRun { throw ValidationError("--dry-run starts nothing, so it has nothing to --trace") }
+        if trace != nil && watch.watch {
+            throw ValidationError("--trace writes the trace of one run; in watch mode, run 'moon trace' after the run you want to see")
+        }
+        if trace?.isEmpty == true { throw ValidationError("--trace needs a file path") }
         if forceOnly && watch.watch {
             throw ValidationError("--force-only forces one run's named nodes; in watch mode, use -B to force the first run, or leave it out")
         }
@@ -149,6 +156,7 @@ struct RunRequest: Equatable {
                                  store: store,
                                  cache: cache.outputCache(for: plan.graph),
                                  resume: resume ? lastRun(of: plan.graph) : nil, main: try MainLoop())
+        execution.tracePath = trace
         let code = try execution.run()
         if code != 0 { throw ExitCode(code) }
     }

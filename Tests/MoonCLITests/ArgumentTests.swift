@@ -120,7 +120,8 @@ import Testing
     @Test func everyOptionOfRunIsAccepted() throws {
         let values = ["--jobs": "2", "--output": "plain", "--color": "never", "--timeout": "1m", "--grace": "1s",
                       "--set": "greeting=hi", "--output-mode": "grouped", "--stall-after": "1s", "--exclude": "b",
-                      "--cache-dir": "cache", "--remote-cache": "http://127.0.0.1:9/cache", "--memory": "1G"]
+                      "--cache-dir": "cache", "--remote-cache": "http://127.0.0.1:9/cache", "--memory": "1G",
+                      "--trace": "trace.json"]
         let flags: Set<String> = ["--keep-going", "--dry-run", "--json", "--force", "--quiet", "--verbose", "--no-cache", "--resume", "--remote-cache-read-only", "--force-only", "--yes"]
         let moon = try Moon(graph: Self.graph)
         let help = try moon.run(["run", "--help"]).stdout

@@ -63,6 +63,7 @@ import Testing
         "--jobs": "3", "--output": "plain", "--color": "never", "--output-mode": "grouped", "--timeout": "10m",
         "--grace": "250ms", "--set": "greeting=hi", "--cache-dir": "/tmp/moon-cache", "--remote-cache": "http://cache.example/moon",
         "--exclude": "test[*]", "--watch-debounce": "200ms", "--watch-poll": "2s", "--stall-after": "0", "--memory": "900M",
+        "--trace": "trace.json",
     ]
 
     /// What an option needs beside it to be valid.

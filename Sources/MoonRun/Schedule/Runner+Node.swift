@@ -74,9 +74,20 @@ extension Runner {
         guard !announced[node] else { return }
         announced[node] = true
         let spec = plan.nodes[node]
-        emit(RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
-                                                       attempt: attempt[node], command: masked(command(of: node)), jobID: jobID),
-                      instance: spec.instance))
+        var event = RunEvent(time: scheduler.now, kind: .start(node: spec.name, queue: plan.queues[spec.queue].name,
+                                                                attempt: attempt[node], command: masked(command(of: node)), jobID: jobID),
+                             instance: spec.instance)
+        if attempt[node] == 1, let started = firstStart[node] {
+            event.waitedMilliseconds = milliseconds(from: readyTime(of: node), to: started)
+        }
+        emit(event)
+    }
+
+    /// When the node's needs were done (a service need: when it started),
+    /// or the run began: its wait for a slot runs from there. Worked out
+    /// only for a node that starts, from what the runner keeps anyway.
+    func readyTime(of node: Int) -> Date {
+        plan.nodes[node].needs.compactMap { finishedAt[$0] ?? firstStart[$0] }.max() ?? runStart
     }
 
     /// What the node's `start` event shows as its command.

@@ -110,7 +110,7 @@ public final class Runner {
     /// Nodes that ended canceled or were skipped as canceled: what a stop
     /// actually stopped.
     private var canceledNodes = 0
-    private var runStart = Date()
+    private(set) var runStart = Date()
     private var runTimer: Disposable?
     private(set) var finished = false
     /// Services, and nodes handed between runs in watch mode (Runner+Live).
