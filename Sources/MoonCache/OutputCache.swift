@@ -137,7 +137,7 @@ public final class OutputCache: @unchecked Sendable {
     /// carry (a warning says which): such an entry would be restored on
     /// every run and never be up to date, or leave that output stale.
     public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
-                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency]) {
+                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency], why: String? = nil) {
         lock.withLock { _ in storeAsked = true }
         storing.async { [self] in
             let missing = declared.notCreated(root: root)
@@ -160,8 +160,9 @@ public final class OutputCache: @unchecked Sendable {
                 collector.maxFileSize = limit
                 collector.shouldStop = { [weak self] in self?.isInterrupted ?? true }
                 guard let (roots, files) = try collector.collect(declared, placed: &placed) else { return }
-                let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
+                var entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
+                entry.why = why
                 try directory.store(entry, as: key)
                 placed = []
                 lock.withLock { _ in stored += 1 }

@@ -50,6 +50,8 @@ public final class IncrementalState: @unchecked Sendable {
         /// is then the stored one, and no digest of it was taken. What needs
         /// more (a cache key, a success) takes it anew with these needs (`taken`).
         var quickNeeds: [NeedState]?
+        /// The needs it was fingerprinted with (for `moon why`'s parts).
+        var needs: [NeedState] = []
     }
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
@@ -317,8 +319,18 @@ public final class IncrementalState: @unchecked Sendable {
                     (fingerprint, deps, complete) = withDepfile(index, fingerprint, depfile)
                 }
             }
-            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
-                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
+            let now = Date()
+            // The parts `moon why` compares with, kept only where a check can find the node up to date.
+            var parts: FingerprintParts?
+            if store != nil, !nodeLocked(index).sources.isEmpty {
+                parts = partsLocked(index, needs: taken.needs, manifest: fingerprint.manifest, withValues: false)
+                parts?.forced = force || forced.contains(index)
+                parts?.at = now.timeIntervalSince1970
+                parts?.fingerprint = fingerprint.combined.hex
+            }
+            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: now, deps: deps,
+                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp,
+                                          parts: parts?.json)
         }
     }
 

@@ -23,7 +23,7 @@ extension IncrementalState {
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
                                           needs: Self.needsDigest(needs), sources: sources.digest, manifest: sources.manifest)
         return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete, unnamable: sources.unnamable,
-                       stamp: stamp)
+                       stamp: stamp, needs: needs)
     }
 
     /// What graph node `index` is, apart from its inputs and what every
@@ -128,7 +128,7 @@ extension IncrementalState {
     }
 
     /// The vars `node` reads, parsed once per template (its instances share its script).
-    private func varsReadLocked(_ node: Node) -> [String] {
+    func varsReadLocked(_ node: Node) -> [String] {
         let template = node.instance?.template ?? node.name
         if let read = varsRead[template] { return read }
         let read = varReads.names(readBy: node)

@@ -74,6 +74,7 @@ extension StateStore {
                     state.listed, state.patterns,
                 ])
             }
+            try Self.saveParts(graph: graph, nodes, in: db)
         }
     }
 

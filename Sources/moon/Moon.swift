@@ -33,7 +33,7 @@ struct Moon: ParsableCommand {
         """,
         version: moonVersion,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
-                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self],
+                      HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self, WhyCommand.self],
         defaultSubcommand: nil
     )
 
@@ -60,7 +60,7 @@ struct Moon: ParsableCommand {
     /// one and to tell `moon NODE` from `moon SUBCOMMAND`. Written out, as
     /// reading them from `configuration` costs argument-parser's start-up;
     /// `FastLineTests` hold them to it.
-    static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache"]
+    static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache", "why"]
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).
