@@ -171,14 +171,14 @@ extension IncrementalState {
     public func currentParts(node index: Int) -> FingerprintParts? {
         return lock.withLock { _ in
             guard let taken = takenLocked(index) else { return nil }
-            return partsLocked(index, needs: taken.needs, manifest: taken.fingerprint.manifest, withValues: true)
+            return partsLocked(index, needs: checkedNeeds[index] ?? [], manifest: taken.fingerprint.manifest, withValues: true)
         }
     }
 
     /// The parts graph node `index` succeeded with, as `recordSuccess`
     /// noted them for the store (nil before its success, or without a store).
     public func recordedParts(node index: Int) -> String? {
-        return lock.withLock { _ in succeeded[index]?.parts }
+        return lock.withLock { _ in succeededParts[index] }
     }
 
     /// The parts of graph node `index`'s fingerprint with these needs and

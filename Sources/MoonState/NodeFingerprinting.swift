@@ -23,7 +23,7 @@ extension IncrementalState {
         let fingerprint = NodeFingerprint(command: Self.commandDigest(node), environment: environmentDigest(node),
                                           needs: Self.needsDigest(needs), sources: sources.digest, manifest: sources.manifest)
         return Pending(fingerprint: fingerprint, depfile: sources.depfile, complete: sources.complete, unnamable: sources.unnamable,
-                       stamp: stamp, needs: needs)
+                       stamp: stamp)
     }
 
     /// What graph node `index` is, apart from its inputs and what every

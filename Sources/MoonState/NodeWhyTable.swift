@@ -7,14 +7,13 @@ import GRDB
 extension StateStore {
     /// Keeps the parts of the nodes that carry them; the parts a node had
     /// become its `previous`.
-    static func saveParts(graph: String, _ nodes: [(String, StoredNode)], in db: Database) throws {
-        guard nodes.contains(where: { $0.1.parts != nil }) else { return }
+    static func saveParts(graph: String, _ nodes: [(String, String)], in db: Database) throws {
+        guard !nodes.isEmpty else { return }
         let statement = try db.cachedStatement(sql: """
             INSERT INTO node_why (graph, node, parts, previous) VALUES (?, ?, ?, NULL)
             ON CONFLICT (graph, node) DO UPDATE SET previous = node_why.parts, parts = excluded.parts
             """)
-        for (node, state) in nodes {
-            guard let parts = state.parts else { continue }
+        for (node, parts) in nodes {
             try statement.execute(arguments: [graph, node, parts])
         }
     }

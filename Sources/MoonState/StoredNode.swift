@@ -21,10 +21,6 @@ public struct StoredNode: Sendable {
     /// wrote). With the same stamp, and each file's stat as its manifest
     /// has it, the node is up to date with no digest taken.
     public var stamp: CheckStamp?
-    /// The fingerprint's parts for `moon why` (`FingerprintParts.json`),
-    /// set by a success whose full check ran; nil otherwise (not read back:
-    /// `StateStore.whyParts` reads them only for `moon why`).
-    public var parts: String?
 
     /// Whether `listed` names exactly these paths, in order (compared in place).
     func lists(_ entries: ArraySlice<Manifest.Entry>) -> Bool {
@@ -49,10 +45,9 @@ public struct StoredNode: Sendable {
     public var unfinished: Bool { fingerprint.combined == ContentHash.zero }
 
     public init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date, deps: [String]? = nil,
-                patterns: Data? = nil, stamp: CheckStamp? = nil, parts: String? = nil) {
+                patterns: Data? = nil, stamp: CheckStamp? = nil) {
         self.init(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: updatedAt, listed: deps.map(StateStore.encodePaths),
                   patterns: patterns, stamp: stamp)
-        self.parts = parts
     }
 
     init(fingerprint: NodeFingerprint, outputs: [(String, String)], values: [String], updatedAt: Date, listed: Data?,
