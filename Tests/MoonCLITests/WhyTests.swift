@@ -46,6 +46,51 @@ import Testing
         return try JSONParser.parse(result.stdout)
     }
 
+    /// Validates `json` against schema/moon-why.schema.json with Python's
+    /// jsonschema (Draft 2020-12); nil when that is not installed.
+    static func schemaProblems(_ json: String) throws -> String? {
+        let script = """
+            import json, sys
+            try:
+                import jsonschema
+            except ImportError:
+                sys.exit(3)
+            schema = json.load(open(sys.argv[1]))
+            errors = list(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).iter_errors(json.load(sys.stdin)))
+            print("\\n".join(e.message for e in errors)); sys.exit(1 if errors else 0)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, Moon.root.appendingPathComponent("schema/moon-why.schema.json").path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(json.utf8))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        if process.terminationStatus == 3 || process.terminationStatus == 127 { return nil }
+        return process.terminationStatus == 0 ? "" : text
+    }
+
+    @Test func everyJSONAnswerFitsTheSchema() throws {
+        let moon = try project()
+        var answers = [try moon.run(["why", "--json", "gen"]).stdout, try moon.run(["why", "--json", "always"]).stdout]
+        #expect(try moon.run(["run"]).status == 0)
+        answers.append(try moon.run(["why", "--json", "gen"]).stdout)
+        try moon.write("src/a.txt", "other\n")
+        try moon.write("moon.yaml", Self.graph.replacingOccurrences(of: "MODE: fast", with: "MODE: slow")
+            .replacingOccurrences(of: "first-secret", with: "x").replacingOccurrences(of: "cat src", with: "sort src"))
+        answers += [try moon.run(["why", "--json", "gen"]).stdout, try moon.run(["why", "--json", "use", "--set", "level=3"]).stdout]
+        #expect(try moon.run(["run", "gen"]).status == 0)
+        answers.append(try moon.run(["why", "--json", "use"]).stdout)
+        for answer in answers {
+            guard let problems = try Self.schemaProblems(answer) else { return }
+            #expect(problems.isEmpty, "\(problems)\n\(answer)")
+        }
+    }
+
     @Test func neverRanThenUpToDateSinceItsSuccess() throws {
         let moon = try project()
         #expect(try why(moon, ["gen"]).contains("'gen' will run: it never ran here"))
