@@ -180,7 +180,7 @@ public struct WhyReport: Sendable {
     /// diff follows its line, indented).
     public var lines: [String] {
         var out = [headline]
-        for change in changes { out += change.text.map { "  " + $0 } }
+        out += Self.shown(changes)
         for note in notes { out.append("  " + note) }
         if let lastRun, state == "up-to-date" || state == "may-run" {
             if lastRun.first {
@@ -192,7 +192,7 @@ public struct WhyReport: Sendable {
             } else {
                 out.append("It last ran at \(Self.time(lastRun.at))" + (lastRun.forced ? ", forced (--force or --force-only); these parts had also changed" : " because these parts had changed")
                     + " since the success before:")
-                for change in lastRun.changes { out += change.text.map { "  " + $0 } }
+                out += Self.shown(lastRun.changes)
             }
         }
         if let cache {
@@ -201,12 +201,30 @@ public struct WhyReport: Sendable {
             } else if let nearest = cache.nearest {
                 out.append("The output cache has no entry for its key \(cache.key.prefix(16)); the nearest of its \(cache.entries)"
                     + " entr\(cache.entries == 1 ? "y" : "ies") (\(nearest.key.prefix(16))) differs in:")
-                for change in nearest.changes { out += change.text.map { "  " + $0 } }
+                out += Self.shown(nearest.changes)
                 if nearest.changes.isEmpty { out.append("  nothing moon records (the platform or the cache key's version)") }
             } else {
                 out.append("The output cache has no entry for it (key \(cache.key.prefix(16))), nor any of this node that records its parts")
             }
         }
+        return out
+    }
+
+    /// How many changed files the text names (`--json` names them all).
+    static let filesShown = 20
+
+    /// The lines of `changes`, indented; past `filesShown` files, a count of the others.
+    static func shown(_ changes: [WhyChange]) -> [String] {
+        var out: [String] = []
+        var files = 0
+        for change in changes {
+            if case .file = change {
+                files += 1
+                if files > filesShown { continue }
+            }
+            out += change.text.map { "  " + $0 }
+        }
+        if files > filesShown { out.append("  and \(files - filesShown) more files (moon why --json lists them all)") }
         return out
     }
 
