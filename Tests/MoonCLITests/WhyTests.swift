@@ -197,6 +197,29 @@ import Testing
         #expect(always.contains("'always' runs every time: it declares no 'sources'"), "\(always)")
     }
 
+    @Test func aRunKilledWhileTheNodeRanLeavesItUnfinished() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              slow:
+                sources: [in.txt]
+                run: |
+                  if [ "$(cat in.txt)" = wait ]; then echo $$ > pid; exec sleep 60; fi
+            """)
+        try moon.write("in.txt", "go\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("in.txt", "wait\n")
+        let running = try moon.start(["run"])
+        #expect(eventually(30) { moon.read("pid").flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } != nil })
+        running.signal(SIGKILL)
+        _ = try? running.wait()
+        if let pid = moon.read("pid").flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) { kill(pid, SIGKILL) }
+        let text = try why(moon, ["slow"])
+        #expect(text.contains("'slow' will run: it started after its last success"), "\(text)")
+        #expect(text.contains("but did not finish (moon was stopped or killed)"), "\(text)")
+        #expect(text.contains("file in.txt changed: 3 bytes"), "\(text)")
+    }
+
     @Test func anUnknownNodeIsAnErrorWithASuggestion() throws {
         let moon = try project()
         let result = try moon.run(["why", "gne"])
