@@ -83,6 +83,15 @@ public struct CacheDirectory: Sendable {
         return entry
     }
 
+    /// The keys of the entries stored here, in no order (at most `limit`;
+    /// names that are not keys are left out). For `moon why`, which looks
+    /// for the entries of one node.
+    public func entryKeys(limit: Int) -> [CacheKey] {
+        guard let ac = try? area(.entries, create: false) else { return [] }
+        lseek(ac, 0, SEEK_SET)
+        return Array(CacheUsage.names(in: ac).lazy.compactMap(CacheKey.init(hex:)).prefix(limit))
+    }
+
     /// Removes the entry under `key` (a damaged one), never through a link.
     func removeEntry(_ key: CacheKey) {
         guard let ac = try? area(.entries, create: false) else { return }

@@ -53,6 +53,10 @@ public struct CacheEntry: Encodable, Sendable, Equatable {
     public var outputs: [[String]]
     public var values: [String]
     public var dependencies: [Dependency] = []
+    /// The node's fingerprint in parts (`FingerprintParts.json`), so that
+    /// `moon why` can say what differs from an entry it does not restore;
+    /// nil in entries an older moon made. Never trusted for a restore.
+    public var why: String?
 
     public init(node: String, roots: [String], files: [File], outputs: [(String, String)], values: [String],
                 dependencies: [Dependency] = []) {

@@ -27,6 +27,7 @@ enum EntryReader {
         entry.files = try files.map(file)
         guard case .array(let dependencies)? = value["dependencies"] else { throw missing("dependencies") }
         entry.dependencies = try dependencies.map { try CacheEntry.Dependency(path: string($0, "path"), hash: string($0, "hash")) }
+        entry.why = try optionalString(value, "why")
         return entry
     }
 

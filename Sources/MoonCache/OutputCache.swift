@@ -142,7 +142,8 @@ public final class OutputCache: @unchecked Sendable {
     /// `shared` false: kept in the local cache only, never uploaded (a node
     /// that reads a secret may have put it in its outputs: docs/secrets.md).
     public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
-                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency], shared: Bool = true) {
+                      outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency], shared: Bool = true,
+                      why: String? = nil) {
         lock.withLock { _ in storeAsked = true }
         storing.async { [self] in
             let missing = declared.notCreated(root: root)
@@ -165,8 +166,9 @@ public final class OutputCache: @unchecked Sendable {
                 collector.maxFileSize = limit
                 collector.shouldStop = { [weak self] in self?.isInterrupted ?? true }
                 guard let (roots, files) = try collector.collect(declared, placed: &placed) else { return }
-                let entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
+                var entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
+                entry.why = why
                 try directory.store(entry, as: key)
                 placed = []
                 lock.withLock { _ in stored += 1 }

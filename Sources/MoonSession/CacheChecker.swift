@@ -129,7 +129,8 @@ package final class CacheChecker: UpToDateChecking {
         let spec = spec(index)
         cache.store(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
                     outputs: outputs.map { ($0.key, $0.value) }, values: values,
-                    dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) }, shared: isShared(spec))
+                    dependencies: dependencies.map { CacheEntry.Dependency(path: $0.path, hash: $0.hash.hex) }, shared: isShared(spec),
+                    why: state.recordedParts(node: index))
     }
 
     /// What `--resume` of the next run needs: how each node of this run

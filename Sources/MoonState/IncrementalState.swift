@@ -51,6 +51,13 @@ public final class IncrementalState: @unchecked Sendable {
         /// more (a cache key, a success) takes it anew with these needs (`taken`).
         var quickNeeds: [NeedState]?
     }
+    /// The needs each node with `sources` was fingerprinted with, for the
+    /// parts `recordSuccess` keeps (`FingerprintParts`); set where its
+    /// digests are taken, never by the check by stats.
+    var checkedNeeds: [Int: [NeedState]] = [:]
+    /// The parts (`FingerprintParts.json`) of the nodes in `succeeded` that
+    /// ran or were restored, written beside them by `flush`.
+    var succeededParts: [Int: String] = [:]
     /// Nodes whose last success the store holds (seen by `check`): what
     /// `starting` has to forget.
     private var remembered = Set<Int>()
@@ -149,6 +156,7 @@ public final class IncrementalState: @unchecked Sendable {
             let fingerprint = taken.fingerprint
             pending[index] = taken
             guard !node.sources.isEmpty else { return .untracked }
+            checkedNeeds[index] = needs
             if !taken.unnamable.isEmpty {
                 // Refused, not skipped: moon cannot hash what it cannot name, so
                 // the node runs every time and the warning says which files.
@@ -232,6 +240,7 @@ public final class IncrementalState: @unchecked Sendable {
         let full = fingerprintLocked(index, needs: needs, previous: store == nil ? nil : storedLocked(node.name), stamp: taken.stamp,
                                      scan: nil)
         pending[index] = full
+        checkedNeeds[index] = needs
         return full
     }
 
@@ -317,7 +326,17 @@ public final class IncrementalState: @unchecked Sendable {
                     (fingerprint, deps, complete) = withDepfile(index, fingerprint, depfile)
                 }
             }
-            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: Date(), deps: deps,
+            let now = Date()
+            // The parts `moon why` compares with, kept only where a check can find the node up to date.
+            if store != nil, !nodeLocked(index).sources.isEmpty {
+                var parts = partsLocked(index, needs: checkedNeeds.removeValue(forKey: index) ?? [], manifest: fingerprint.manifest,
+                                        withValues: false)
+                parts.forced = force || forced.contains(index)
+                parts.at = now.timeIntervalSince1970
+                parts.fingerprint = fingerprint.combined.hex
+                succeededParts[index] = parts.json
+            }
+            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: now, deps: deps,
                                           patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
         }
     }
@@ -330,9 +349,11 @@ public final class IncrementalState: @unchecked Sendable {
             let files = cache?.changed ?? [:]
             guard !files.isEmpty || !succeeded.isEmpty else { return }
             do {
-                try store.saveNodeStates(graph: graphKey, succeeded.map { (nodeLocked($0.key).name, $0.value) }, files: files)
+                try store.saveNodeStates(graph: graphKey, succeeded.map { (nodeLocked($0.key).name, $0.value) }, files: files,
+                                         parts: succeededParts.map { (nodeLocked($0.key).name, $0.value) })
                 cache?.markSaved()
                 succeeded = [:]
+                succeededParts = [:]
             } catch {
                 failed(error)
             }

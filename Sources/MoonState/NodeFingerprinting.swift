@@ -128,7 +128,7 @@ extension IncrementalState {
     }
 
     /// The vars `node` reads, parsed once per template (its instances share its script).
-    private func varsReadLocked(_ node: Node) -> [String] {
+    func varsReadLocked(_ node: Node) -> [String] {
         let template = node.instance?.template ?? node.name
         if let read = varsRead[template] { return read }
         let read = varReads.names(readBy: node)

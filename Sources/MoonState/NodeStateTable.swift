@@ -56,7 +56,9 @@ extension StateStore {
 
     /// Saves the fingerprints and outputs of nodes that succeeded, with the
     /// stat cache entries hashed since the last save, in one transaction.
-    public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry]) throws {
+    /// `parts`: `moon why`'s parts of the nodes that ran (`NodeWhyTable`).
+    public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry],
+                               parts: [(String, String)] = []) throws {
         try db.write { db in
             try Self.saveFiles(files, in: db)
             let statement = try db.cachedStatement(sql: """
@@ -74,6 +76,7 @@ extension StateStore {
                     state.listed, state.patterns,
                 ])
             }
+            try Self.saveParts(graph: graph, parts, in: db)
         }
     }
 

@@ -43,6 +43,8 @@ public struct RunForecast: Sendable {
 
     /// Per graph node index (selected nodes only).
     public private(set) var verdicts: [Int: Verdict] = [:]
+    /// Why each selected node that runs is not up to date, as `check` said (for `moon why`).
+    public private(set) var staleness: [Int: [Staleness]] = [:]
 
     /// How many selected nodes would run, may run, and are up to date.
     public var counts: (runs: Int, mayRun: Int, upToDate: Int) {
@@ -146,6 +148,7 @@ public struct RunForecast: Sendable {
             case .untracked:
                 set(index, .runs(reason: Verdict.noSources), graph: graph)
             case .stale(let reasons):
+                staleness[index] = reasons
                 let texts = reasons.map { storeMissing && $0 == .noStore ? Staleness.neverRun.description : $0.description }
                 set(index, .runs(reason: texts.joined(separator: "; ")), graph: graph)
             case .upToDate:

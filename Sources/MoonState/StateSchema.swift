@@ -12,10 +12,14 @@ enum StateSchema {
     /// `node_state.patterns` came later without a new version: a moon that
     /// does not know it writes NULL there, which only means "not known", so
     /// older moons keep using the store; it is added wherever it is missing.
+    /// `node_why` (the parts of each node's last two successes, for `moon
+    /// why`) came the same way: an older moon leaves it alone, and the
+    /// fingerprint its rows hold tells parts an older moon outdated.
     static let version = 5
 
     /// The tables of this schema, probed at every open.
-    static let tables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "run_traces", "sqlite_sequence"]
+    static let tables = ["files", "node_state", "runs", "node_runs", "run_nodes", "node_durations", "run_traces", "sqlite_sequence",
+                         "node_why"]
 
     /// Brings the store to `version`, inside the caller's write transaction.
     static func migrate(_ db: Database) throws {
@@ -27,6 +31,7 @@ enum StateSchema {
             if try !hasPatterns(db) {
                 try db.execute(sql: "ALTER TABLE node_state ADD COLUMN patterns BLOB")
             }
+            try db.execute(sql: nodeWhyTable)
             return
         }
         try db.execute(sql: createTables + "PRAGMA user_version = \(version);")
@@ -65,8 +70,16 @@ enum StateSchema {
     }
 
     /// The version and the first row of each table (`node_state`'s names `patterns`).
-    private static let currentProbe = "SELECT user_version, "
-        + tables.map { $0 == "node_state" ? "(SELECT patterns IS NULL FROM node_state)" : "(SELECT 1 FROM \($0))" }.joined(separator: ", ")
+    /// `node_why` and `run_traces` are only named (the statement does not compile without
+    /// it), not read: a run that records nothing never touches its pages.
+    private static let currentProbe: String = "SELECT user_version, "
+        + tables.map { (table: String) -> String in
+            switch table {
+            case "node_state": return "(SELECT patterns IS NULL FROM node_state)"
+            case "node_why", "run_traces": return "(SELECT 1 FROM \(table) WHERE 0)"
+            default: return "(SELECT 1 FROM \(table))"
+            }
+        }.joined(separator: ", ")
         + " FROM pragma_user_version"
 
     /// Whether `node_state` has its `patterns` column: one look at the
@@ -77,6 +90,18 @@ enum StateSchema {
             """)) ?? ""
         return definition.contains("patterns")
     }
+
+    /// `moon why`'s record of a node: the parts (`FingerprintParts.json`)
+    /// of its last success and of the one before it.
+    static let nodeWhyTable = """
+        CREATE TABLE IF NOT EXISTS node_why (
+            graph TEXT NOT NULL,
+            node TEXT NOT NULL,
+            parts TEXT NOT NULL,
+            previous TEXT,
+            PRIMARY KEY (graph, node)
+        ) WITHOUT ROWID;
+        """
 
     /// Every table of the schema, each made only when missing.
     private static let createTables = """
@@ -137,6 +162,7 @@ enum StateSchema {
             trace TEXT NOT NULL
         );
         CREATE INDEX IF NOT EXISTS run_traces_by_graph ON run_traces (graph, run_id);
+        \(nodeWhyTable)
         CREATE TABLE IF NOT EXISTS node_durations (
             graph TEXT NOT NULL,
             node TEXT NOT NULL,

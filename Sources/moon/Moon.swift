@@ -34,7 +34,7 @@ struct Moon: ParsableCommand {
         version: versionLine,
         subcommands: [RunCommand.self, CheckCommand.self, ListCommand.self, GraphCommand.self, ExportCommand.self, StatusCommand.self,
                       HistoryCommand.self, SchemaCommand.self, ReplayCommand.self, CacheCommand.self, SimulateCommand.self,
-                      TraceCommand.self],
+                      TraceCommand.self, WhyCommand.self],
         defaultSubcommand: nil
     )
 
@@ -62,7 +62,7 @@ struct Moon: ParsableCommand {
     /// reading them from `configuration` costs argument-parser's start-up;
     /// `FastLineTests` hold them to it.
     static let commandNames = ["run", "check", "list", "graph", "export", "status", "history", "schema", "replay", "cache", "simulate",
-                               "trace"]
+                               "trace", "why"]
 
     /// Whether `arguments` leave out `run`: the first word is neither a
     /// subcommand nor one of moon's own options (help, version, completion).
