@@ -25,7 +25,7 @@ extension ProcessLauncher {
     func launchOnce(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
-        onExit: @escaping @Sendable (Termination) -> Void
+        onExit: @escaping @Sendable (Termination, ProcessUsage?) -> Void
     ) throws -> any ProcessHandle {
         let program = spec.executable
         let monitor = try startedMonitor(program: program)
