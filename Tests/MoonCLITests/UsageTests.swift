@@ -112,6 +112,23 @@ import Testing
         #expect(heaviest.hasPrefix("heaviest: memory heavy 1"), "\(heaviest)")
         #expect(heaviest.contains(", light "), "\(heaviest)")
 
+        // A node's attempts add up: the retried attempt's peak stays, its CPU adds.
+        try moon.write("graph2.yaml", """
+            version: 1
+            name: retried
+            nodes:
+              flaky:
+                retry: 1
+                run: |
+                  if [ -f tried ]; then echo second; exit 0; fi
+                  touch tried
+                  python3 alloc.py 100; exit 1
+            """)
+        let retried = try moon.run(["run", "graph2.yaml", "--json"])
+        #expect(retried.status == 0, "\(retried.stdout)\(retried.stderr)")
+        #expect(retried.events("retry", node: "flaky").count == 1)
+        #expect(try usage(retried, "flaky").maxRSSBytes >= 100 * Self.mib)
+
         // A run of one node names no heaviest: its own line says it all.
         let one = try moon.run(["run", "light", "--force"])
         #expect(one.status == 0 && !one.stdout.contains("heaviest"), "\(one.stdout)")
