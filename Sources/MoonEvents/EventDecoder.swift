@@ -148,6 +148,13 @@ public enum EventDecoder {
         event.stopped = name == "complete" ? try fields.optionalBool("stopped") ?? false : false
         event.carried = name == "start" ? try fields.optionalBool("carried") ?? false : false
         if name == "start", !fields.isAbsent("waited_ms") { event.waitedMilliseconds = try fields.int("waited_ms") }
+        if name == "complete" || name == "error", let u = try fields.optionalObject("usage") {
+            var usage = Fields(object: .object(u), line: line, prefix: "usage.")
+            let sourceName = try usage.string("source")
+            guard let source = NodeUsage.Source(rawValue: sourceName) else { throw fail("unknown usage source '\(sourceName)'") }
+            event.usage = NodeUsage(cpuUserMilliseconds: try usage.int("cpu_user_ms"), cpuSystemMilliseconds: try usage.int("cpu_sys_ms"),
+                                    maxRSSBytes: Int64(try usage.int("max_rss_bytes", in: 0...Int(Int64.max))), source: source)
+        }
         if name == "graph-complete" { event.timedOut = try fields.optionalString("timed_out") }
         if name == "graph-complete", fields.has("running") {
             event.running = try fields.stringArray("running")

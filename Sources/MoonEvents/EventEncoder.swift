@@ -58,6 +58,7 @@ public enum EventEncoder {
             for kv in outputs { out.field(kv.key, kv.value) }
             o.rawField("outputs", out.text)
             if event.stopped { o.rawField("stopped", "true") }
+            usageField(event.usage, &o)
         case .error(let node, let duration, let error):
             o.field("node", node)
             instanceFields(event.instance, &o)
@@ -68,6 +69,7 @@ public enum EventEncoder {
             if let code = error.exitCode { e.field("exit_code", Int(code)) }
             if let signal = error.signal { e.field("signal", Int(signal)) }
             o.rawField("error", e.text)
+            usageField(event.usage, &o)
         case .skip(let node, let reason):
             o.field("node", node)
             instanceFields(event.instance, &o)
@@ -99,6 +101,17 @@ public enum EventEncoder {
             o.rawField("nodes", JSONString.array(nodes))
         }
         return o.close(ending)
+    }
+
+    /// A `complete`'s or an `error`'s `usage`, last.
+    private static func usageField(_ usage: NodeUsage?, _ o: inout JSONObjectWriter) {
+        guard let usage else { return }
+        var u = JSONObjectWriter()
+        u.field("cpu_user_ms", usage.cpuUserMilliseconds)
+        u.field("cpu_sys_ms", usage.cpuSystemMilliseconds)
+        u.field("max_rss_bytes", Int(usage.maxRSSBytes))
+        u.field("source", usage.source.rawValue)
+        o.rawField("usage", u.text)
     }
 
     /// An instance's `template`, and its `item` or `matrix`, after its `node`.

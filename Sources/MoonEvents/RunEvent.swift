@@ -28,6 +28,9 @@ public struct RunEvent: Sendable {
     /// On the `complete` of a service: moon stopped it because nothing
     /// else was left to run (not a failure).
     public var stopped = false
+    /// On the `complete` and `error` of a node that ran processes: what
+    /// they used (all its attempts).
+    public var usage: NodeUsage?
     /// On a `start` in watch mode: the node was already running, started
     /// by a run before, and this run takes it over (its process goes on).
     public var carried = false

@@ -158,14 +158,14 @@ final class ChildMonitor {
     private func completeIfDone(_ process: LaunchedProcess) {
         guard let termination = process.termination, process.openPipes == 0, !process.isCompleted else { return }
         process.isCompleted = true
-        process.onExit(termination)
+        process.onExit(termination, process.measuredUsage)
         // Break the cycles (process → pipe → process; process → callbacks →
         // the caller's handle → process): a finished node's process, its
         // callbacks and all they captured would otherwise live until moon
         // exits.
         process.pipes = []
         process.onOutput = { _ in }
-        process.onExit = { _ in }
+        process.onExit = { _, _ in }
         completed()
     }
 }

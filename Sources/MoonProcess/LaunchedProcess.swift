@@ -16,7 +16,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     let program: String
     // Called, and released once the process completes, on the loop's thread.
     var onOutput: @Sendable (OutputLine) -> Void
-    var onExit: @Sendable (Termination) -> Void
+    var onExit: @Sendable (Termination, ProcessUsage?) -> Void
     private unowned let launcher: ProcessLauncher
     /// Where the grace period's SIGKILL waits: the launcher's event loop,
     /// the clock of every other deadline in moon (a test sets a
@@ -29,6 +29,10 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     var killSent = false
     /// Closed when the process is reaped.
     var deathPipe: DeathPipe?
+    /// What the group's processes that moon reaped used: members reaped by
+    /// the orphan sweep while the leader runs, then the leader and the rest
+    /// of its group (`reap`).
+    var usage = ProcessUsage()
 
     // Owned by the loop's thread (`ChildMonitor`; handed over through the
     // lock at registration).
@@ -42,7 +46,7 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     init(
         pid: pid_t, program: String, launcher: ProcessLauncher, loop: EventLoop,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
-        onExit: @escaping @Sendable (Termination) -> Void
+        onExit: @escaping @Sendable (Termination, ProcessUsage?) -> Void
     ) {
         self.pid = pid
         self.program = program
@@ -66,6 +70,11 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
         guard pending else { return }
         if grace <= .zero { return kill() }
         graceScheduler.schedule(after: grace) { [self] in kill() }
+    }
+
+    /// `usage`, read under the lock that guards it.
+    var measuredUsage: ProcessUsage {
+        launcher.lock.withLock { _ in usage }
     }
 
     func kill() {

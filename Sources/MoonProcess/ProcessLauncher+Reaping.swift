@@ -12,9 +12,13 @@ extension ProcessLauncher {
             _ = Glibc.kill(-pid, SIGKILL)
             var status: Int32 = 0
             var result: pid_t
+            // `wait4`, not `waitpid`: the same one call, with what the leader
+            // and the descendants it waited for used.
+            var used = rusage()
             repeat {
-                result = waitpid(pid, &status, WNOHANG)
+                result = wait4(pid, &status, WNOHANG, &used)
             } while result < 0 && errno == EINTR
+            if result == pid { process.usage.add(used) }
             process.isReaped = true
             if let pair = process.deathPipe {
                 // Its group is dead: the pair can serve the next child.
@@ -27,7 +31,7 @@ extension ProcessLauncher {
             process.deathPipe = nil
             live[pid] = nil
             reapGeneration &+= 1
-            if isSubreaper { reapGroupLocked(pid) }
+            if isSubreaper { reapGroupLocked(pid, into: &process.usage) }
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }
     }

@@ -25,7 +25,7 @@ extension ProcessLauncher {
     func launchOnce(
         _ spec: ProcessSpec,
         onOutput: @escaping @Sendable (OutputLine) -> Void,
-        onExit givenExit: @escaping @Sendable (Termination) -> Void
+        onExit givenExit: @escaping @Sendable (Termination, ProcessUsage?) -> Void
     ) throws -> any ProcessHandle {
         var onExit = givenExit
         let program = spec.executable
@@ -41,9 +41,9 @@ extension ProcessLauncher {
         let stdin = lendsStdin ? 0 : try devNullDescriptor(program: program)
         let restore = spec.terminal?.foreground.map(TerminalRestore.init(fd:))
         if let restore {
-            onExit = { termination in
+            onExit = { termination, usage in
                 restore.restore()
-                givenExit(termination)
+                givenExit(termination, usage)
             }
         }
         let deathPipe = try takeDeathPipe(program: program)

@@ -46,25 +46,32 @@ extension ProcessLauncher {
     /// that were re-parented to moon to die of the SIGKILL they were just
     /// sent, and reaps them, so that when a node completes nothing of it
     /// exists any more, not even a zombie (a dependent's `kill -0` finds
-    /// nothing). The common case, a group without such members, costs one
-    /// `waitid`. A member stuck in the kernel longer than 100 ms is left to
-    /// the periodic sweep. Call with `lock` held.
-    func reapGroupLocked(_ group: pid_t) {
+    /// nothing). What each member used is added to `usage` (`wait4` on the
+    /// group: `waitid` gives no `rusage`). The common case, a group without
+    /// such members, costs one call. A member stuck in the kernel longer
+    /// than 100 ms is left to the periodic sweep. Call with `lock` held.
+    func reapGroupLocked(_ group: pid_t, into usage: inout ProcessUsage) {
         let deadline = LinuxCalls.monotonicNanoseconds() + 100_000_000
         while true {
-            var info = siginfo_t()
-            if waitid(P_PGID, id_t(group), &info, WEXITED | WNOHANG) != 0 {
+            var status: Int32 = 0
+            var used = rusage()
+            let reaped = wait4(-group, &status, WNOHANG, &used)
+            if reaped < 0 {
                 if errno == EINTR { continue }
                 return  // ECHILD: no member of the group is moon's child
             }
-            if info._sifields._sigchld.si_pid != 0 { continue }  // reaped one
+            if reaped > 0 {
+                usage.add(used)
+                continue
+            }
             // Members still dying.
             if LinuxCalls.monotonicNanoseconds() >= deadline { return }
             usleep(50)
         }
     }
 
-    /// Reaps the zombies that are not the launcher's own children. It peeks
+    /// Reaps the zombies that are not the launcher's own children, adding
+    /// what each used to the node whose group it was in. It peeks
     /// with `WNOWAIT` and stops at one of its own (the loop reaps that one;
     /// the next sweep looks again) or while another thread is spawning (the
     /// zombie may be that child, not yet registered). Call with `lock` held.
@@ -74,8 +81,14 @@ extension ProcessLauncher {
             guard waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return }
             let pid = info._sifields._sigchld.si_pid
             guard pid > 0, live[pid] == nil else { return }
+            // A member of a running node's group (a background job whose
+            // parent ended) counts toward that node's usage: its group
+            // (still readable on a zombie) names the node's leader.
+            let group = getpgid(pid)
             var status: Int32 = 0
-            _ = waitpid(pid, &status, WNOHANG)
+            var used = rusage()
+            guard wait4(pid, &status, WNOHANG, &used) == pid else { continue }
+            if group > 0, let owner = live[group], !owner.isReaped { owner.usage.add(used) }
         }
     }
 }

@@ -90,6 +90,18 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
         onOutput: @escaping @Sendable (OutputLine) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) throws -> any ProcessHandle {
+        try launch(spec, onOutput: onOutput, onExitWithUsage: { termination, _ in onExit(termination) })
+    }
+
+    /// `launch`, with what the child's process tree used (`ProcessUsage`,
+    /// from `wait4`): its group's leader with the descendants it waited
+    /// for, and, once moon is their subreaper, the members of its group
+    /// that moon reaped.
+    public func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExitWithUsage onExit: @escaping @Sendable (Termination, ProcessUsage?) -> Void
+    ) throws -> any ProcessHandle {
         var lastProgress = LinuxCalls.monotonicNanoseconds()
         let onLoop = lock.withLock { _ in monitor?.loop.isCurrent ?? false }
         if onLoop { lastLaunchWasBusy = false }

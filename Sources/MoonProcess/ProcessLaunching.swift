@@ -30,9 +30,26 @@ public protocol ProcessLaunching: Sendable {
     /// for a child to end instead of failing (see
     /// `ProcessLauncher.waitForResources`). Default: false, fail at once.
     func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool
+
+    /// `launch`, whose `onExitWithUsage` also gets what the child's process
+    /// tree used (`ProcessUsage`): nil when the launcher does not measure it
+    /// (the default, which forwards to `launch`).
+    func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExitWithUsage: @escaping @Sendable (Termination, ProcessUsage?) -> Void
+    ) throws -> any ProcessHandle
 }
 
 extension ProcessLaunching {
+    public func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExitWithUsage: @escaping @Sendable (Termination, ProcessUsage?) -> Void
+    ) throws -> any ProcessHandle {
+        try launch(spec, onOutput: onOutput, onExit: { onExitWithUsage($0, nil) })
+    }
+
     public func waitForResources(_ retry: @escaping (_ giveUp: Bool) -> Bool) -> Bool { false }
 }
 

@@ -30,6 +30,8 @@ struct RunLedger {
         var durationMilliseconds: Int?
         /// Whether it started (a group, or a template, ends without).
         var ran = false
+        /// What its processes used (its event's `usage`).
+        var usage: NodeUsage?
     }
 
     /// The instances of one template (a fan-out), counted as they end.
@@ -131,7 +133,7 @@ struct RunLedger {
             running.removeAll { $0.node == node }
         case .complete(let node, let duration, _, _):
             let ran = stop(node)
-            finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration, ran: ran)
+            finished[node] = Finished(node: node, outcome: .succeeded, durationMilliseconds: duration, ran: ran, usage: event.usage)
             forget(node)
             count(event) { $0.succeeded += 1 }
         case .error(let node, let duration, let error):
@@ -139,7 +141,7 @@ struct RunLedger {
                 commands[node] = command
             }
             let ran = stop(node)
-            finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration, ran: ran)
+            finished[node] = Finished(node: node, outcome: .failed(error), durationMilliseconds: duration, ran: ran, usage: event.usage)
             if error.kind != .canceled { failures.append(node) } else { forget(node) }
             count(event) { if error.kind == .canceled { $0.canceled += 1 } else { $0.failed += 1 } }
         case .skip(let node, let reason):
@@ -216,5 +218,16 @@ struct RunLedger {
         .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
         .prefix(n)
         .map { (node: $0.0, milliseconds: $0.1) }
+    }
+
+    /// The `n` nodes with the most of `measure` (of their `usage`), most
+    /// first (ties by name); empty unless more than one node has a usage:
+    /// with one, "heaviest" says nothing the node's own line does not.
+    func heaviest(_ n: Int, by measure: (NodeUsage) -> Int64) -> [(node: String, amount: Int64)] {
+        let measured = finished.values.compactMap { f in f.usage.map { (f.node, measure($0)) } }
+        guard measured.count > 1 else { return [] }
+        return measured.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+            .prefix(n)
+            .map { (node: $0.0, amount: $0.1) }
     }
 }

@@ -89,7 +89,8 @@ package enum HistoryRecorder {
             case .upToDate: result = .upToDate
             }
             return NodeRunRecord(node: node.name, startedAt: node.startedAt, durationMilliseconds: node.durationMilliseconds,
-                                 result: result, attempts: node.attempts)
+                                 result: result, attempts: node.attempts, cpuMilliseconds: node.usage?.cpuMilliseconds,
+                                 maxRSSBytes: node.usage?.maxRSSBytes)
         }
         run.upToDate = run.nodes.filter { $0.result == .upToDate }.count
         run.skipped = run.nodes.filter { $0.result == .skipped }.count

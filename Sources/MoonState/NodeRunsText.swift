@@ -1,9 +1,11 @@
 import Foundation
 
 /// A run's node records as one text value, one line per node:
-/// `node TAB started TAB duration TAB result TAB attempts` (an empty field
+/// `node TAB started TAB duration TAB result TAB attempts`, then, for a node
+/// whose usage was measured, `TAB cpu_ms TAB max_rss_bytes` (an empty field
 /// for a missing start or duration; `started` in whole milliseconds since
-/// 1970, an integer, cheaper to print than a `Double`).
+/// 1970, an integer, cheaper to print than a `Double`). Lines of 5 fields,
+/// written before moon measured usage, still read.
 ///
 /// One value per run, not a row per node: a run's end writes it after the
 /// last node, while the user waits, and one row is written in a fraction of
@@ -26,6 +28,12 @@ enum NodeRunsText {
             bytes.append(contentsOf: node.result.rawValue.utf8)
             bytes.append(tab)
             appendDecimal(Int64(node.attempts), to: &bytes)
+            if let cpu = node.cpuMilliseconds, let rss = node.maxRSSBytes {
+                bytes.append(tab)
+                appendDecimal(Int64(cpu), to: &bytes)
+                bytes.append(tab)
+                appendDecimal(rss, to: &bytes)
+            }
             bytes.append(UInt8(ascii: "\n"))
         }
         return String(decoding: bytes, as: UTF8.self)
@@ -54,11 +62,16 @@ enum NodeRunsText {
         var nodes: [NodeRunRecord] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 5, let result = NodeRunRecord.Result(rawValue: String(fields[3])),
+            guard fields.count == 5 || fields.count == 7, let result = NodeRunRecord.Result(rawValue: String(fields[3])),
                   let attempts = Int(fields[4]) else { continue }
-            nodes.append(NodeRunRecord(node: unescaped(fields[0]),
+            var record = NodeRunRecord(node: unescaped(fields[0]),
                                        startedAt: Int64(fields[1]).map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                                       durationMilliseconds: Int(fields[2]), result: result, attempts: attempts))
+                                       durationMilliseconds: Int(fields[2]), result: result, attempts: attempts)
+            if fields.count == 7, let cpu = Int(fields[5]), let rss = Int64(fields[6]), cpu >= 0, rss >= 0 {
+                record.cpuMilliseconds = cpu
+                record.maxRSSBytes = rss
+            }
+            nodes.append(record)
         }
         return nodes
     }

@@ -47,12 +47,20 @@ public struct NodeRunRecord: Sendable, Equatable {
     public var durationMilliseconds: Int?
     public var result: Result
     public var attempts: Int
+    /// What its processes used (its events' `usage`): CPU time, user and
+    /// kernel together, and the peak resident memory; nil when it ran no
+    /// process, or in a run recorded before moon measured them.
+    public var cpuMilliseconds: Int?
+    public var maxRSSBytes: Int64?
 
-    public init(node: String, startedAt: Date? = nil, durationMilliseconds: Int? = nil, result: Result, attempts: Int = 0) {
+    public init(node: String, startedAt: Date? = nil, durationMilliseconds: Int? = nil, result: Result, attempts: Int = 0,
+                cpuMilliseconds: Int? = nil, maxRSSBytes: Int64? = nil) {
         self.node = node
         self.startedAt = startedAt
         self.durationMilliseconds = durationMilliseconds
         self.result = result
         self.attempts = attempts
+        self.cpuMilliseconds = cpuMilliseconds
+        self.maxRSSBytes = maxRSSBytes
     }
 }

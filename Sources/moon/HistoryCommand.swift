@@ -11,10 +11,11 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Show the recent runs of a graph, newest first.",
         discussion: """
-        Every run that ran something (not a no-op) records, per node, when it started, how long it took, how it ended \
-        and how many attempts it made, in .moon/state.db beside the graph file (the \
-        newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
-        for its critical-path priority. moon trace --run N draws run #N as a timeline.
+        Every run that ran something (not a no-op) records, per node, when it started, how long it took, how it ended, \
+        how many attempts it made and what its processes used (CPU time, peak memory), in .moon/state.db beside the \
+        graph file (the newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
+        for its critical-path priority. --node NAME shows one node over the recent runs. moon trace --run N draws \
+        run #N as a timeline.
         """)
 
     @Argument(help: "The graph file (default: the nearest moon.yaml or moon.yml, here or above).")
@@ -25,6 +26,9 @@ struct HistoryCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Also show each node of each run.")
     var nodes = false
+
+    @Option(name: .long, help: ArgumentHelp("Show one node over the recent runs: duration, CPU, peak memory, result.", valueName: "name"))
+    var node: String?
 
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
@@ -48,6 +52,7 @@ struct HistoryCommand: ParsableCommand {
             return
         }
         let idWidth = runs.map { String($0.id).count }.max()! + 1
+        if let node { return showNode(node, of: runs, idWidth: idWidth, path: path) }
         for run in runs {
             var counts: [String] = []
             if run.succeeded > 0 { counts.append("\(run.succeeded) succeeded") }
@@ -66,9 +71,44 @@ struct HistoryCommand: ParsableCommand {
                 var text = node.result.rawValue
                 if let ms = node.durationMilliseconds { text += " " + DurationText.format(.milliseconds(ms), .measured) }
                 if node.attempts > 1 { text += " (\(node.attempts) attempts)" }
+                if let cpu = node.cpuMilliseconds, let rss = node.maxRSSBytes {
+                    text += ", CPU " + DurationText.format(.milliseconds(cpu), .measured) + ", peak " + ByteSize.text(rss)
+                }
                 Console.line("    " + node.node.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
             }
         }
+    }
+}
+
+extension HistoryCommand {
+    /// `--node NAME`: a table of the node's recent runs, newest first (runs
+    /// that did not include it are left out).
+    func showNode(_ name: String, of runs: [RunRecord], idWidth: Int, path: String) {
+        let rows: [[String]] = runs.compactMap { run in
+            guard let record = run.nodes.first(where: { $0.node == name }) else { return nil }
+            let duration = record.durationMilliseconds.map { DurationText.format(.milliseconds($0), .measured) } ?? "-"
+            let cpu = record.cpuMilliseconds.map { DurationText.format(.milliseconds($0), .measured) } ?? "-"
+            let rss = record.maxRSSBytes.map(ByteSize.text) ?? "-"
+            var result = record.result.rawValue
+            if record.attempts > 1 { result += " (\(record.attempts) attempts)" }
+            return ["#" + String(run.id), DateText.human(run.startedAt), duration, cpu, rss, result]
+        }
+        guard !rows.isEmpty else {
+            Console.line("node \(name) is in none of the last \(runs.count) runs of \(path)")
+            return
+        }
+        let header = ["RUN", "STARTED", "DURATION", "CPU", "PEAK RSS", "RESULT"]
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
+        // Numbers right-aligned; the run, the time and the result left-aligned.
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { column, cell in
+                if column == cells.count - 1 { return cell }
+                return (2...4).contains(column) ? cell.leftPadded(to: widths[column])
+                    : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        Console.line(line(header))
+        for row in rows { Console.line(line(row)) }
     }
 }
 

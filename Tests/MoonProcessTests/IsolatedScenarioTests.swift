@@ -15,7 +15,7 @@ import MoonSystem
     private static var selected: String? { ProcessInfo.processInfo.environment[variable] }
 
     @Test(arguments: ["emfile", "emfileWaits", "killAll", "subreaper", "signals", "closedStandardDescriptors", "failedSpawns",
-                      "spawner"])
+                      "spawner", "usage"])
     func runInChildProcess(scenario: String) async throws {
         guard IsolatedScenarioTests.selected == nil else { return }
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -161,6 +161,34 @@ import MoonSystem
 
         // Spawning still works after the reaper has slept on ECHILD.
         #expect(try await run(shell("exit 7")).1 == .exited(7))
+    }
+
+    /// As moon's subreaper, the launcher counts each member of a child's
+    /// group that it reaps toward that child: a background job that ends
+    /// while the child runs (reaped by the orphan sweep), and one still
+    /// running when the child ends (killed and reaped with it); a child
+    /// running at the same time gets none of it.
+    @Test func usageScenario() async throws {
+        guard IsolatedScenarioTests.selected == "usage" else { return }
+        try launcher.becomeSubreaper()
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The subshell ends at once: its job is re-parented to us, ends, and is swept while the leader sleeps.
+        async let swept = runMeasured(shell("""
+            (\(allocating(200)) && touch swept &)
+            while [ ! -f swept ]; do sleep 0.02; done
+            sleep 0.6
+            """, directory: directory))
+        async let quiet = runMeasured(shell("sleep 1.5", directory: directory))
+        #expect(try await swept.maxResidentBytes >= 200 << 20)
+        // (Its peak is at least this test process's own, which the kernel counts in a child until it execs.)
+        #expect(try await quiet.maxResidentBytes < 150 << 20, "another group's member is not this child's")
+        // Still running when the leader ends: killed with its group, reaped, counted.
+        let left = try await runMeasured(shell("""
+            (\(allocating(40, then: "open('held', 'w').close(); import time; time.sleep(100)")) &)
+            while [ ! -f held ]; do sleep 0.02; done
+            """, directory: directory))
+        #expect(left.maxResidentBytes >= 40 << 20, "\(left)")
     }
 
     /// Whatever moon does with signals (ignores SIGPIPE and a real-time

@@ -13,6 +13,17 @@ import MoonEvents
         #expect(again == text)
     }
 
+    /// `moon replay` reads a node's usage back, on `complete` and `error` alike.
+    @Test func usageSurvivesDecoding() throws {
+        let measured = Fixture.everyKind.filter { $0.usage != nil }
+        #expect(measured.map(\.name) == ["complete", "error"])
+        for event in measured {
+            let line = EventEncoder.encode(event, seq: 1)
+            #expect(line.hasSuffix(#","usage":{"cpu_user_ms":\#(event.usage!.cpuUserMilliseconds),"cpu_sys_ms":\#(event.usage!.cpuSystemMilliseconds),"max_rss_bytes":\#(event.usage!.maxRSSBytes),"source":"rusage"}}"#), "\(line)")
+            #expect(try EventDecoder.decode(line).event.usage == event.usage)
+        }
+    }
+
     @Test func keyOrderOfQueuesAndOutputsSurvives() throws {
         let line = #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.999Z","event":"graph-start","graph":"g","nodes":0,"plan":[],"queues":{"z":1,"a\"b":2,"m":3}}"#
         let event = try EventDecoder.decode(line).event
@@ -56,6 +67,9 @@ import MoonEvents
         (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1,"exit_code":1e300}"#, "field 'exit_code' out of range"),
         (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":-1}"#, "field 'duration_ms' out of range"),
         (#"{"v":1,"seq":-5,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1}"#, "field 'seq' out of range"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1,"usage":{"cpu_user_ms":1,"cpu_sys_ms":1,"source":"rusage"}}"#, "missing field 'usage.max_rss_bytes'"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"error","node":"a","duration_ms":1,"error":{"kind":"exit","message":"m"},"usage":{"cpu_user_ms":-1,"cpu_sys_ms":1,"max_rss_bytes":1,"source":"rusage"}}"#, "field 'usage.cpu_user_ms' out of range"),
+        (#"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.000Z","event":"complete","node":"a","duration_ms":1,"usage":{"cpu_user_ms":1,"cpu_sys_ms":1,"max_rss_bytes":1,"source":"psychic"}}"#, "unknown usage source 'psychic'"),
     ])
     func badLinesNameTheProblem(line: String, message: String) {
         #expect(throws: EventDecoder.DecodingError(line: 3, message: message)) {

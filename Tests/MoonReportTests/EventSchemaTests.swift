@@ -101,6 +101,9 @@ struct EventSchemaTests {
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"p[a","reason":"canceled"}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":["a"]}"#,
         #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"watch","changed":"a","nodes":[]}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"complete","node":"a","duration_ms":1,"outputs":{},"usage":{"cpu_user_ms":1,"cpu_sys_ms":0,"max_rss_bytes":-1,"source":"rusage"}}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"complete","node":"a","duration_ms":1,"outputs":{},"usage":{"cpu_user_ms":1,"cpu_sys_ms":0,"max_rss_bytes":1,"source":"guess"}}"#,
+        #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.123Z","event":"skip","node":"a","reason":"condition","usage":{"cpu_user_ms":1,"cpu_sys_ms":0,"max_rss_bytes":1,"source":"rusage"}}"#,
     ])
     func invalidEventsAreRejected(line: String) {
         let result = SchemaValidator.validate(line + "\n")

@@ -110,10 +110,21 @@ enum Fixture {
         RunEvent(time: t0.addingTimeInterval(1.609), kind: .skip(node: "process[]]", reason: .canceled),
                  instance: RunEvent.Instance(template: "process", item: "]")),
         at(1609, .error(node: "process", durationMilliseconds: 0, error: NodeError(.fanOut, "needs.shards.outputs.files is not a JSON list of strings: {"))),
+        measured(at(1609, .complete(node: "big", durationMilliseconds: 2100, exitCode: 0, outputs: [])),
+                 NodeUsage(cpuUserMilliseconds: 1830, cpuSystemMilliseconds: 215, maxRSSBytes: 223_432_704)),
+        measured(at(1609, .error(node: "bad", durationMilliseconds: 40, error: NodeError(.exit, "exited with code 3", exitCode: 3))),
+                 NodeUsage(cpuUserMilliseconds: 0, cpuSystemMilliseconds: 3, maxRSSBytes: 4096)),
         at(1609, .graphStart(graph: "empty", nodes: [], queues: [])),
         at(1610, .graphComplete(ok: true, durationMilliseconds: 0, counts: RunCounts(), criticalPath: [])),
         at(1611, .watch(changed: ["src/a.c", "/usr/include/stdio.h"], nodes: ["build", "test"])),
     ]
+
+    /// `event` with its `usage`.
+    static func measured(_ event: RunEvent, _ usage: NodeUsage) -> RunEvent {
+        var event = event
+        event.usage = usage
+        return event
+    }
 
     static func counts(_ succeeded: Int, _ failed: Int, _ skipped: Int, _ canceled: Int) -> RunCounts {
         var c = RunCounts()

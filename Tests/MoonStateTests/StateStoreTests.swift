@@ -201,6 +201,21 @@ import Testing
         #expect(NodeRunsText.encode(Array(nodes.prefix(2))) == "a\t1795329194783\t12\tsucceeded\t1\nb.c+d-e\t\t\tup-to-date\t0\n")
     }
 
+    /// A node's usage adds two fields; lines of five, written before, still read (without it).
+    @Test func nodeRunsTextCarriesUsageAndReadsOlderLines() {
+        let measured = NodeRunRecord(node: "big", startedAt: Date(timeIntervalSince1970: 1_795_329_194.783), durationMilliseconds: 2100,
+                                     result: .failed, attempts: 2, cpuMilliseconds: 2045, maxRSSBytes: 223_432_704)
+        let plain = NodeRunRecord(node: "group", result: .succeeded, attempts: 1)
+        let text = NodeRunsText.encode([measured, plain])
+        #expect(text == "big\t1795329194783\t2100\tfailed\t2\t2045\t223432704\ngroup\t\t\tsucceeded\t1\n")
+        #expect(NodeRunsText.decode(text) == [measured, plain])
+        let older = NodeRunsText.decode("a\t1795329194783\t12\tsucceeded\t1\n")
+        #expect(older.count == 1 && older[0].cpuMilliseconds == nil && older[0].maxRSSBytes == nil && older[0].durationMilliseconds == 12)
+        // Six fields, or a usage that is not two counts, is no line moon wrote.
+        #expect(NodeRunsText.decode("a\t\t12\tsucceeded\t1\t5\n").isEmpty)
+        #expect(NodeRunsText.decode("a\t\t12\tsucceeded\t1\t-5\tx\n").map(\.maxRSSBytes) == [nil])
+    }
+
     @Test(arguments: [0, 7, 10, 99, 1_795_329_194_783, -1, -10, Int64.max, Int64.min])
     func decimalsAreWrittenAsStringWritesThem(_ value: Int64) {
         var bytes: [UInt8] = []

@@ -81,6 +81,10 @@ public final class CommandLauncher: NodeLauncher {
         commands[node] = nil
     }
 
+    public func usage(node: Int) -> NodeUsage? {
+        context.groups.takeUsage(node)
+    }
+
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
     public func expand(template: Int, items: [String], first: Int) {
         // Its paths are parsed once, for all the items.

@@ -159,11 +159,12 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
             do {
                 let handle = try processes.launch(spec, onOutput: { line in
                     Self.forward(line, slurm: slurm, to: result)
-                }, onExit: { srunTermination in
+                }, onExitWithUsage: { srunTermination, usage in
                     guard let slurm else {
-                        groups.ended(index)
+                        groups.ended(index, usage: usage)
                         return report(srunTermination)
                     }
+                    // srun's own usage is not the job's, which runs on another host: none is reported.
                     // Cancelled: the runner or the node's timeout disposed the execution.
                     let canceled = !result.isActive
                     slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {

@@ -1,4 +1,5 @@
 import MoonCommand
+import MoonEvents
 import MoonProcess
 import Synchronization
 
@@ -19,6 +20,9 @@ final class NodeProcesses: @unchecked Sendable {
     private let lock = Mutex(())
     // Guarded by `lock`; only nodes with live processes or waiters have an entry.
     private var entries: [Int: Entry] = [:]
+    /// What the reaped processes of each node used, its attempts added up,
+    /// until the runner takes it (`takeUsage`). Guarded by `lock`.
+    private var usages: [Int: NodeUsage] = [:]
 
     /// A process of `node` is about to be launched.
     func launching(_ node: Int) {
@@ -33,9 +37,10 @@ final class NodeProcesses: @unchecked Sendable {
         }
     }
 
-    /// It was reaped, or could not be launched.
-    func ended(_ node: Int) {
+    /// It was reaped (having used `usage`, when the launcher measured it), or could not be launched.
+    func ended(_ node: Int, usage: ProcessUsage? = nil) {
         let waiters: [() -> Void] = lock.withLock { _ in
+            if let usage { add(usage, to: node) }
             guard var entry = entries[node] else { return [] }
             entry.count -= 1
             if entry.count > 0 {
@@ -46,6 +51,19 @@ final class NodeProcesses: @unchecked Sendable {
             return entry.waiters
         }
         for waiter in waiters { waiter() }
+    }
+
+    /// Call with `lock` held.
+    private func add(_ usage: ProcessUsage, to node: Int) {
+        let measured = NodeUsage(cpuUserMilliseconds: Int(usage.userMicroseconds / 1000),
+                                 cpuSystemMilliseconds: Int(usage.systemMicroseconds / 1000),
+                                 maxRSSBytes: usage.maxResidentBytes)
+        if usages[node] == nil { usages[node] = measured } else { usages[node]!.add(measured) }
+    }
+
+    /// What `node`'s processes used, once they are all gone; forgotten here.
+    func takeUsage(_ node: Int) -> NodeUsage? {
+        lock.withLock { _ in usages.removeValue(forKey: node) }
     }
 
     /// Completes once no process of `node` is left (at once when none is).

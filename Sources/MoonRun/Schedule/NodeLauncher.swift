@@ -43,6 +43,10 @@ public protocol NodeLauncher: AnyObject {
     /// The node's command as its `start` event shows it (`CommandPreview`),
     /// made when it starts: nil shows the plan's `RunNode.command`.
     func command(node: Int) -> String?
+
+    /// What the processes of `node`'s attempts used, asked once its
+    /// processes are gone (nil: it ran none, or the launcher does not measure).
+    func usage(node: Int) -> NodeUsage?
 }
 
 extension NodeLauncher {
@@ -50,4 +54,5 @@ extension NodeLauncher {
     public func announcesStart(node: Int) -> Bool { false }
     public func expand(template: Int, items: [String], first: Int) {}
     public func command(node: Int) -> String? { nil }
+    public func usage(node: Int) -> NodeUsage? { nil }
 }

@@ -186,6 +186,9 @@ extension Runner {
 
     private func finished(_ node: Int, _ result: NodeResult) {
         guard case .settling = state[node] else { return }
+        // Its processes are gone: what they used is complete.
+        let usage = launcher.usage(node: node)
+        if let usage { usages[node] = usage }
         launcher.release(node: node)
         let now = scheduler.now
         let spec = plan.nodes[node]
@@ -202,20 +205,23 @@ extension Runner {
             var event = RunEvent(time: now, kind: .complete(node: spec.name, durationMilliseconds: duration, exitCode: exitCode,
                                                             outputs: outputs), instance: spec.instance)
             event.stopped = stoppedByRun(node)
+            event.usage = usage
             emit(event)
             nodeDone(node, .succeeded)
         case .failure(let error):
-            fail(node, error, durationMilliseconds: duration)
+            fail(node, error, durationMilliseconds: duration, usage: usage)
         }
     }
 
     /// Emits the node's `error` and ends it failed (or cancelled).
-    func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int) {
+    func fail(_ node: Int, _ error: NodeError, durationMilliseconds: Int, usage: NodeUsage? = nil) {
         let spec = plan.nodes[node]
         let masked = secretMask?.mask(error) ?? error
         let error = budget == nil ? masked : outOfMemory(node, masked)
-        emit(RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
-                      instance: spec.instance))
+        var event = RunEvent(time: scheduler.now, kind: .error(node: spec.name, durationMilliseconds: durationMilliseconds, error: error),
+                             instance: spec.instance)
+        event.usage = usage
+        emit(event)
         if error.kind == .canceled {
             nodeDone(node, .canceled)
         } else {

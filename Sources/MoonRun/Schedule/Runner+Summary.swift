@@ -35,6 +35,8 @@ extension Runner {
         public var durationMilliseconds: Int?
         public var result: Result
         public var attempts: Int
+        /// As in its `complete` or `error` event: what its processes used.
+        public var usage: NodeUsage?
     }
 
     /// See `Summary.ranNothing` (`ok`: the run's).
@@ -62,7 +64,7 @@ extension Runner {
             case .done(.canceled), .waiting, .ready, .checking, .asking, .running, .retrying, .settling: result = .canceled
             }
             return NodeSummary(name: plan.nodes[node].name, startedAt: firstStart[node], durationMilliseconds: durations[node],
-                               result: result, attempts: attempt[node])
+                               result: result, attempts: attempt[node], usage: usages.isEmpty ? nil : usages[node])
         }
     }
 

@@ -93,6 +93,9 @@ public final class Runner {
     var finishedAt: [Date?]
     /// `duration_ms` of each node's terminal event (nil: skipped or not ended).
     var durations: [Int?]
+    /// What each node that ran processes used (its `usage`); a dictionary,
+    /// so a run where nothing runs spends nothing on it.
+    var usages: [Int: NodeUsage] = [:]
     /// Per node: the subscription to its signal while it is subscribed.
     var subscriptions: [Disposable?]
     /// Per node, of its current attempt: whether its `start` was emitted,

@@ -1,0 +1,36 @@
+/// What a node's processes used, on its `complete` and `error` events
+/// (`usage`): CPU time in user and kernel mode and the peak resident
+/// memory, over all its attempts. Nodes that start no process of their own
+/// (a group, a built-in, a node on a Slurm queue, whose work runs on another
+/// host) have none.
+public struct NodeUsage: Sendable, Equatable {
+    /// How it was measured (the `source` field).
+    public enum Source: String, Sendable {
+        /// From the `rusage` of each process of the node's tree that moon
+        /// reaped: CPU is their sum, the peak is the largest one process
+        /// reached (see docs/usage.md).
+        case rusage
+    }
+
+    public var cpuUserMilliseconds: Int
+    public var cpuSystemMilliseconds: Int
+    public var maxRSSBytes: Int64
+    public var source: Source
+
+    public init(cpuUserMilliseconds: Int, cpuSystemMilliseconds: Int, maxRSSBytes: Int64, source: Source = .rusage) {
+        self.cpuUserMilliseconds = cpuUserMilliseconds
+        self.cpuSystemMilliseconds = cpuSystemMilliseconds
+        self.maxRSSBytes = maxRSSBytes
+        self.source = source
+    }
+
+    /// User and kernel time together: what "CPU" means in the summary and the history.
+    public var cpuMilliseconds: Int { cpuUserMilliseconds + cpuSystemMilliseconds }
+
+    /// Another attempt of the node: CPU adds up, the peak is the larger.
+    public mutating func add(_ other: NodeUsage) {
+        cpuUserMilliseconds += other.cpuUserMilliseconds
+        cpuSystemMilliseconds += other.cpuSystemMilliseconds
+        maxRSSBytes = max(maxRSSBytes, other.maxRSSBytes)
+    }
+}
