@@ -184,7 +184,7 @@ struct RemoteCacheTLSTests {
         expectRefused(result, moon, nil, says: "timed out")
     }
 
-    @Test(arguments: RemoteCacheHostileTests.endless)
+    @Test(.enabled(if: TLSProxy.hasPython, "python3 is not installed"), arguments: RemoteCacheHostileTests.endless)
     func anAnswerWithoutEndThroughTLSCostsABoundedTime(_ name: String, _ answer: RemoteCacheServer.Answer) throws {
         let certificates = try Certificates()
         let server = try RemoteCacheServer(answer)
@@ -199,7 +199,8 @@ struct RemoteCacheTLSTests {
         #expect(!server.requests.isEmpty, "\(name)")
     }
 
-    @Test func aBodyTrickledThroughTLSCostsOneTimeout() throws {
+    @Test(.enabled(if: TLSProxy.hasPython, "python3 is not installed"))
+    func aBodyTrickledThroughTLSCostsOneTimeout() throws {
         let certificates = try Certificates()
         let server = try RemoteCacheServer(.trickle(head: "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n", slow: "x", every: 0.5))
         defer { server.stop() }
@@ -219,6 +220,11 @@ struct RemoteCacheTLSTests {
 final class TLSProxy {
     private let process = Process()
     let port: Int
+
+    /// Whether Python, which plays the proxy, is on the PATH.
+    static let hasPython = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+        FileManager.default.isExecutableFile(atPath: "\($0)/python3")
+    }
 
     /// Whether the `openssl` tool that makes the tests' certificates is there.
     static let hasOpenSSL = ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"].contains {
