@@ -14,8 +14,9 @@ RELEASE_BIN = .build/release/moon
 all: build
 
 # libyaml is moon's YAML parser (a system library found through pkg-config);
-# SQLite holds its state (.moon/state.db, through GRDB). Install them when
-# missing: with apt-get as root, else print the command and stop.
+# SQLite holds its state (.moon/state.db, through GRDB); OpenSSL 3 speaks
+# TLS to an https:// remote cache. Install them when missing: with apt-get
+# as root, else print the command and stop.
 deps:
 	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -35,10 +36,21 @@ deps:
 	    echo "moon needs libyaml. Install it with:  sudo apt-get install libyaml-dev pkg-config"; exit 1; \
 	  fi; \
 	fi
+	@if ! pkg-config --exists openssl 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing libssl-dev (moon speaks TLS to https:// remote caches with OpenSSL)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev pkg-config >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev pkg-config >/dev/null; }; \
+	  else \
+	    echo "moon needs OpenSSL 3. Install it with:  sudo apt-get install libssl-dev pkg-config"; exit 1; \
+	  fi; \
+	fi
 
 # What only the tests need: tmux (terminal tests read the screen through it),
 # Graphviz (`moon graph --format dot` is checked by `dot`), nginx (the remote
-# cache's server in the end-to-end tests), a C compiler
+# cache's server in the end-to-end tests), openssl (they make a CA and
+# certificates for nginx's TLS; Python's asyncio fronts a test server with
+# TLS), a C compiler
 # (examples/c-project is built end to end), zsh and fish (their completion
 # of node names is driven in the real shells), Chromium (`moon trace`'s HTML
 # timeline is rendered headless), and Python's jsonschema and PyYAML (the
@@ -49,6 +61,7 @@ test-deps:
 	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
 	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -75,8 +88,24 @@ build: deps
 # ("Building"); figures: docs/performance.md.
 RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization
 
+# The static link's warnings about those glibc functions (getaddrinfo,
+# getpwuid, dlopen, ...; the comment above says why they are harmless),
+# and glibc's about the toolchain's own Foundation using mktemp (it picks
+# names its own way), are left out, dozens of lines on every link, and
+# counted in one line. Every other line (moon's own use of mktemp
+# included), and the build's exit status, pass through.
+STATIC_GLIBC_WARNING = warning: Using '[^']*' in statically linked applications requires at runtime the shared libraries from the glibc version used for linking|/swift_static/linux/libFoundation[A-Za-z]*[.]a[(].*: warning: the use of .mktemp. is dangerous, better use .mkstemp. or .mkdtemp.$$
+
 release: deps
-	$(SWIFT) build -c release $(RELEASE_FLAGS)
+	@mkdir -p .build; { $(SWIFT) build -c release $(RELEASE_FLAGS) 2>&1; echo $$? > .build/release.status; } | \
+	awk -v pattern="$(STATIC_GLIBC_WARNING)" ' \
+	  $$0 ~ pattern { hidden++; held = ""; next } \
+	  { if (held != "") print held; held = "" } \
+	  /: in function .*:$$/ { held = $$0; next } \
+	  { print; fflush() } \
+	  END { if (held != "") print held; \
+	        if (hidden) print "(left out: " hidden " warnings of the static linker about glibc functions; harmless, see the Makefile above RELEASE_FLAGS and release)" }'; \
+	exit $$(cat .build/release.status)
 
 # Runs the quickstart graph with a release build.
 run: release

@@ -25,6 +25,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        // The system's OpenSSL 3, for https:// remote caches (static in the release binary).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "MoonCommand", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "MoonDocument", dependencies: ["CYaml"]),
         // JSON text: string literals for every JSON moon writes, and
@@ -64,9 +66,9 @@ let package = Package(
         // Watch mode: the file system as a signal (inotify, or polling).
         .target(name: "MoonWatch", dependencies: ["MoonCommand", "MoonEventLoop", "MoonSystem"]),
         // The output cache: entries and content-addressed blobs on disk
-        // (and over HTTP), restored instead of running a node.
+        // (and over HTTP or HTTPS), restored instead of running a node.
         .target(name: "MoonCache", dependencies: [
-            "MoonState", "MoonGraph", "MoonJSON", "MoonSystem",
+            "MoonState", "MoonGraph", "MoonJSON", "MoonSystem", "COpenSSL",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The application layer: a plain run and watch mode, the graph file

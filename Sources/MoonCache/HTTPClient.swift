@@ -8,8 +8,8 @@ import Synchronization
 /// every request bounded in time (`Waiter`). moon's release binary is
 /// linked statically, and Foundation's URLSession needs libcurl, which the
 /// static build cannot link; a Bazel remote cache needs only GET and PUT.
-/// Plain `http://` only: put a TLS-terminating proxy in front of an
-/// `https://` server.
+/// `https://` goes through OpenSSL (`TLSStream`), set up at the first
+/// connection, so a run that makes none initialises no TLS.
 final class HTTPClient: @unchecked Sendable {
     /// What a request sends after its head.
     enum Body {
@@ -31,10 +31,13 @@ final class HTTPClient: @unchecked Sendable {
         case refused(String)
         /// `shouldStop` said so: the run stopped, or the remote was turned off.
         case stopped
+        /// An https connection could not be made safe: a certificate that
+        /// does not verify, a failed handshake, or TLS files moon cannot use.
+        case tls(String)
 
         var description: String {
             switch self {
-            case .unreachable(let why), .closed(let why), .localFile(let why), .refused(let why): return why
+            case .unreachable(let why), .closed(let why), .localFile(let why), .refused(let why), .tls(let why): return why
             case .timedOut: return "timed out"
             case .malformed: return "a malformed response"
             case .stopped: return "stopped"
@@ -51,12 +54,17 @@ final class HTTPClient: @unchecked Sendable {
     private var idle: [HTTPConnection] = []
     /// More than the threads that send at once: the rest are closed.
     static let maxIdle = 16
+    /// Where an https endpoint's trust and identity come from.
+    private let tlsFiles: TLSFiles
+    /// OpenSSL's settings, made at the first https connection (or why they cannot be).
+    private var tlsContext: Result<TLSContext, Failure>?
 
     /// A token with a control character (a line break would end the header
     /// and start another) is refused, never sent; so is a token beside the
     /// URL's user and password. `tokenName` says where the token came from.
-    init(endpoint: Endpoint, token: String?, tokenName: String = "the token") throws(Endpoint.Invalid) {
+    init(endpoint: Endpoint, token: String?, tokenName: String = "the token", tls: TLSFiles = TLSFiles()) throws(Endpoint.Invalid) {
         self.endpoint = endpoint
+        tlsFiles = tls
         if let token, token.utf8.contains(where: { $0 < 32 || $0 == 127 }) {
             throw Endpoint.Invalid(description: "\(tokenName) has a line break or another control character; moon never sends it")
         }
@@ -92,13 +100,13 @@ final class HTTPClient: @unchecked Sendable {
         case .file(_, let size): head += "Content-Length: \(size)\r\nContent-Type: application/octet-stream\r\n"
         }
         head += "\r\n"
-        var connection = try take() ?? HTTPConnection(socket: connect(wait))
+        var connection = try take() ?? open(wait)
         do {
             let status = try connection.exchange(head: head, body: body, method: method, wait, limit: limit, receive: receive)
             giveBack(connection)
             return status
         } catch Failure.closed where connection.served > 0 && !connection.answered {
-            connection = HTTPConnection(socket: try connect(wait))
+            connection = try open(wait)
             let status = try connection.exchange(head: head, body: body, method: method, wait, limit: limit, receive: receive)
             giveBack(connection)
             return status
@@ -122,6 +130,34 @@ final class HTTPClient: @unchecked Sendable {
     private func giveBack(_ connection: HTTPConnection) {
         guard connection.reusable else { return }
         lock.withLock { _ in if idle.count < Self.maxIdle { idle.append(connection) } }
+    }
+
+    /// A new connection, its TLS handshake done for https (within the
+    /// connecting stage's bound).
+    private func open(_ wait: Waiter) throws -> HTTPConnection {
+        let socket = try connect(wait)
+        guard endpoint.secure else { return HTTPConnection(socket: socket) }
+        let connection: HTTPConnection
+        do {
+            connection = HTTPConnection(socket: socket, tls: try TLSStream(socket: socket, context: context(), host: endpoint.host))
+        } catch {
+            close(socket)
+            throw error
+        }
+        try connection.tls?.handshake(socket: socket, wait)
+        return connection
+    }
+
+    /// The TLS settings, made once, by the first connection that needs them.
+    private func context() throws(Failure) -> TLSContext {
+        let made = lock.withLock { _ in
+            if let tlsContext { return tlsContext }
+            let made: Result<TLSContext, Failure>
+            do throws(Failure) { made = .success(try TLSContext(tlsFiles)) } catch { made = .failure(error) }
+            tlsContext = made
+            return made
+        }
+        return try made.get()
     }
 
     private func connect(_ wait: Waiter) throws -> Int32 {

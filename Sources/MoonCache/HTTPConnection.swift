@@ -5,9 +5,11 @@ import Glibc
 /// persistent connections): it sends a request's head and body and reads
 /// the answer's head, then streams the answer's body to the caller, so
 /// neither side of a blob is ever whole in memory. Used by one thread at a
-/// time (`HTTPClient` lends it out).
+/// time (`HTTPClient` lends it out). Over `https://`, its bytes go through
+/// `tls`; the waits and bounds are the same.
 final class HTTPConnection {
     let socket: Int32
+    let tls: TLSStream?
     /// Answers read to their end on it: a failure on a connection that
     /// served before may only mean the server closed it while it was idle.
     private(set) var served = 0
@@ -22,8 +24,9 @@ final class HTTPConnection {
 
     static let bufferSize = 64 * 1024
 
-    init(socket: Int32) {
+    init(socket: Int32, tls: TLSStream? = nil) {
         self.socket = socket
+        self.tls = tls
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 16)
     }
 
@@ -36,7 +39,8 @@ final class HTTPConnection {
     /// unasked): it must not carry another request.
     var isStale: Bool {
         var entry = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 0) != 0
+        guard poll(&entry, 1, 0) != 0 else { return false }
+        return tls?.isStale ?? true
     }
 
     /// What the head of an answer says.
@@ -106,22 +110,35 @@ final class HTTPConnection {
     private func send(_ bytes: UnsafeRawBufferPointer, _ wait: HTTPClient.Waiter) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            if n > 0 {
-                offset += n
-                try wait.progressed(n)
+            guard let tls else {
+                let n = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                if n > 0 {
+                    offset += n
+                    try wait.progressed(n)
+                    continue
+                }
+                try waitToSend(wait)
                 continue
             }
-            try waitToSend(wait)
+            switch tls.send(bytes.baseAddress! + offset, bytes.count - offset) {
+            case .moved(let n):
+                offset += n
+                try wait.progressed(n)
+            case .wait(let events): _ = try wait.until(socket, ready: events)
+            case .ended: throw HTTPClient.Failure.closed("the connection closed")
+            case .failed(let why): throw HTTPClient.Failure.closed("the connection closed (\(why))")
+            }
         }
     }
 
     /// Sends `size` bytes of the open file `file` from its start (the
-    /// kernel copies them: no buffer in moon). `sendfile` has no
+    /// kernel copies them: no buffer in moon; over TLS, which the kernel
+    /// does not encrypt here, through a buffer). `sendfile` has no
     /// MSG_NOSIGNAL: moon ignores SIGPIPE from its start
     /// (`Console.takeOverSignals`), so a closed connection is EPIPE.
     private func sendFile(_ file: Int32, size: Int64, _ wait: HTTPClient.Waiter) throws {
         let size = off_t(size)
+        if tls != nil { return try copyFile(file, from: 0, size: size, wait) }
         var offset = off_t(0)
         while offset < size {
             let n = sendfile(socket, file, &offset, Int(min(size - offset, 1 << 30)))
@@ -176,22 +193,30 @@ final class HTTPConnection {
             start = 0
         }
         while true {
-            let n = recv(socket, buffer.baseAddress! + end, buffer.count - end, 0)
-            if n > 0 {
+            switch receive(buffer.baseAddress! + end, buffer.count - end) {
+            case .moved(let n):
                 end += n
                 answered = true
                 try wait.progressed(n)
                 return true
+            case .ended: return false
+            case .wait(let events): _ = try wait.until(socket, ready: events)
+            case .failed(let why):
+                if !answered { throw HTTPClient.Failure.closed("the connection closed (\(why))") }
+                throw HTTPClient.Failure.unreachable("the connection failed (\(why))")
             }
-            if n == 0 { return false }
-            let code = errno
-            if code == EAGAIN || code == EINTR {
-                _ = try wait.until(socket, ready: Int16(POLLIN))
-                continue
-            }
-            if !answered { throw HTTPClient.Failure.closed("the connection closed (\(String(cString: strerror(code))))") }
-            throw HTTPClient.Failure.unreachable("the connection failed (\(String(cString: strerror(code))))")
         }
+    }
+
+    /// One read from the socket, or through `tls`.
+    private func receive(_ bytes: UnsafeMutableRawPointer, _ count: Int) -> TLSStream.Step {
+        if let tls { return tls.receive(bytes, count) }
+        let n = recv(socket, bytes, count, 0)
+        if n > 0 { return .moved(n) }
+        if n == 0 { return .ended }
+        let code = errno
+        if code == EAGAIN || code == EINTR { return .wait(Int16(POLLIN)) }
+        return .failed(String(cString: strerror(code)))
     }
 
     /// One line ending in CRLF, without it.

@@ -1,16 +1,18 @@
 import Foundation
 
 extension HTTPClient {
-    /// A remote cache's `http://[USER:PASSWORD@]HOST[:PORT][/PATH]` URL,
+    /// A remote cache's `http[s]://[USER:PASSWORD@]HOST[:PORT][/PATH]` URL,
     /// checked and taken apart once, before any request: the scheme in any
     /// case, a host name, IPv4 address or bracketed IPv6 literal, a port from
-    /// 1 to 65535 (default 80), and a path sent percent-encoded. A user and
+    /// 1 to 65535 (default 80, or 443 for https), and a path sent percent-encoded. A user and
     /// password become `Authorization: Basic`. A query or fragment has no
     /// meaning for a cache and is refused rather than sent as part of a path.
     struct Endpoint: Sendable {
         /// The host as `getaddrinfo` takes it (an IPv6 literal without brackets).
         var host: String
         var port: UInt16
+        /// `https://`: the connection is TLS (`TLSStream`).
+        var secure = false
         /// The base path, percent-encoded, without a trailing slash ("" or "/cache").
         var path: String
         /// The `Authorization` header's value from the URL's user and password.
@@ -31,13 +33,12 @@ extension HTTPClient {
 
         init(parsing url: String) throws(Invalid) {
             guard let schemeEnd = url.range(of: "://") else {
-                throw Invalid(description: "moon takes an http://HOST[:PORT]/PATH URL")
+                throw Invalid(description: "moon takes an http:// or https://HOST[:PORT]/PATH URL")
             }
             switch url[..<schemeEnd.lowerBound].lowercased() {
             case "http": break
-            case "https":
-                throw Invalid(description: "moon speaks plain http://, not https (put a TLS-terminating proxy in front of the server and give its http:// URL)")
-            default: throw Invalid(description: "moon takes an http://HOST[:PORT]/PATH URL")
+            case "https": secure = true
+            default: throw Invalid(description: "moon takes an http:// or https://HOST[:PORT]/PATH URL")
             }
             let rest = url[schemeEnd.upperBound...]
             guard !rest.contains("?"), !rest.contains("#") else {
@@ -49,14 +50,14 @@ extension HTTPClient {
                 basicAuthorization = try Self.basic(authority[..<at])
                 authority = authority[authority.index(after: at)...]
             }
-            (host, port) = try Self.hostAndPort(authority)
+            (host, port) = try Self.hostAndPort(authority, defaultPort: secure ? 443 : 80)
             var path = rest[slash...]
             while path.hasSuffix("/") { path = path.dropLast() }
             self.path = Self.percentEncoded(path)
         }
 
         /// The host (an IPv6 literal without its brackets) and port of `HOST[:PORT]`.
-        private static func hostAndPort(_ authority: Substring) throws(Invalid) -> (String, UInt16) {
+        private static func hostAndPort(_ authority: Substring, defaultPort: UInt16) throws(Invalid) -> (String, UInt16) {
             let notIPv6 = Invalid(description: "the host is not a bracketed IPv6 address like [::1]")
             let host: String
             let portText: Substring?
@@ -75,7 +76,7 @@ extension HTTPClient {
                     throw Invalid(description: "the host is not a host name or address (an IPv6 address goes in brackets: [::1])")
                 }
             }
-            guard let portText, !portText.isEmpty else { return (host, 80) }
+            guard let portText, !portText.isEmpty else { return (host, defaultPort) }
             guard portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(portText),
                   (1...65535).contains(number) else {
                 throw Invalid(description: "the port is not a number from 1 to 65535")

@@ -34,13 +34,14 @@ public final class RemoteCache: @unchecked Sendable {
         public var description: String
     }
 
-    /// Throws `Unusable` when `url` is not a plain `http://` URL moon can
+    /// Throws `Unusable` when `url` is not an `http://` or `https://` URL moon can
     /// use, or the token cannot be sent (`tokenName` says where it came from).
+    /// `tls`: an https URL's trust and client certificate, read at its first connection.
     public init(url: String, token: String?, tokenName: String = "the token", timeoutSeconds: Double, readOnly: Bool,
-                onWarning: @escaping (String) -> Void) throws(Unusable) {
+                tls: TLSFiles = TLSFiles(), onWarning: @escaping (String) -> Void) throws(Unusable) {
         do {
             client = try HTTPClient(endpoint: HTTPClient.Endpoint(parsing: url), token: token?.isEmpty == false ? token : nil,
-                                    tokenName: tokenName)
+                                    tokenName: tokenName, tls: tls)
         } catch {
             throw Unusable(description: error.description)
         }

@@ -2,22 +2,40 @@ import Foundation
 import Testing
 
 /// A real nginx with WebDAV PUT on 127.0.0.1 (a free port, a temporary
-/// directory), stopped when the test lets go of it.
+/// directory), stopped when the test lets go of it; over TLS when given a
+/// certificate.
 final class Nginx {
+    /// The server's certificate and key (PEM files), and the CA a client's
+    /// certificate must be signed by (nil: none is asked for).
+    struct TLS {
+        var certificate: String
+        var key: String
+        var clientAuthority: String? = nil
+    }
+
     static let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     let directory: Moon
     let port: Int
+    let secure: Bool
     private var process: Process?
 
     /// `answer`: nil serves files; a status code answers every request with it.
-    init(answer: Int? = nil) throws {
+    init(answer: Int? = nil, tls: TLS? = nil) throws {
         directory = try Moon()
+        secure = tls != nil
         port = try Self.freePort()
         let root = directory.path("")
         try directory.makeDirectory("data")
         try directory.makeDirectory("tmp")
         let location = answer.map { "return \($0);" } ?? "dav_methods PUT; create_full_put_path on; client_max_body_size 0;"
+        var server = ""
+        if let tls {
+            server = "ssl_certificate \(tls.certificate); ssl_certificate_key \(tls.key);"
+            if let clientAuthority = tls.clientAuthority {
+                server += " ssl_verify_client on; ssl_client_certificate \(clientAuthority);"
+            }
+        }
         try directory.write("nginx.conf", """
             daemon off;
             \(getuid() == 0 ? "user root;" : "")
@@ -28,7 +46,8 @@ final class Nginx {
               access_log off;
               client_body_temp_path \(root)/tmp;
               server {
-                listen 127.0.0.1:\(port);
+                listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl");
+                \(server)
                 root \(root)/data;
                 location / { \(location) }
               }
@@ -37,7 +56,7 @@ final class Nginx {
         try start()
     }
 
-    var url: String { "http://127.0.0.1:\(port)/cache" }
+    var url: String { "\(secure ? "https" : "http")://127.0.0.1:\(port)/cache" }
 
     func start() throws {
         let process = Process()

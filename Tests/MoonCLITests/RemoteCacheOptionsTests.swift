@@ -120,7 +120,6 @@ import Testing
         ("http://:80/x", "host"),
         ("http:///x", "host"),
         ("http://[::1/x", "host"),
-        ("https://127.0.0.1:PORT/x", "https"),
         ("ftp://127.0.0.1:PORT/x", "http://"),
     ])
     func aURLMoonCannotUseIsOneClearWarning(url: String, says: String) throws {

@@ -12,6 +12,13 @@ import Testing
         #expect(bare.port == 80 && bare.path == "")
     }
 
+    @Test func anHTTPSURLIsSecureOnPort443ByDefault() throws {
+        let endpoint = try HTTPClient.Endpoint(parsing: "HTTPS://cache.example/moon")
+        #expect(endpoint.secure && endpoint.port == 443 && endpoint.path == "/moon")
+        #expect(try HTTPClient.Endpoint(parsing: "https://127.0.0.1:8443").port == 8443)
+        #expect(try !HTTPClient.Endpoint(parsing: "http://h").secure)
+    }
+
     @Test func anIPv6LiteralIsBracketedInTheHostHeaderOnly() throws {
         let endpoint = try HTTPClient.Endpoint(parsing: "http://[::1]:18931/x")
         #expect(endpoint.host == "::1" && endpoint.authority == "[::1]:18931")
@@ -29,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: ["http://h:65536/x", "http://h:-1/x", "http://h:1x/x", "http://h:0/x", "http://h/x?a", "http://h/x#b",
-                      "http://:80/x", "http://[]/x", "http://[::1]x/x", "http://::1/x", "http://h h/x", "https://h/x", "h:80/x"])
+                      "http://:80/x", "http://[]/x", "http://[::1]x/x", "http://::1/x", "http://h h/x", "h:80/x", "ftp://h/x"])
     func aURLMoonCannotUseIsRefused(url: String) {
         #expect(throws: HTTPClient.Endpoint.Invalid.self) { try HTTPClient.Endpoint(parsing: url) }
     }
