@@ -49,9 +49,14 @@ public struct SlurmOptions: Sendable, Hashable, Codable {
     /// These options, with `time` set from a node's `timeout:` (and a
     /// minute more) when they have none (see `Graph.slurmOptions(for:)`).
     public func limited(by timeout: Duration?) -> SlurmOptions {
-        guard time == nil, let timeout else { return self }
+        withTime(timeout.map { $0 + .seconds(60) })
+    }
+
+    /// These options with `time` set to `limit` when they have none.
+    public func withTime(_ limit: Duration?) -> SlurmOptions {
+        guard time == nil, let limit else { return self }
         var options = self
-        options.time = Self.time(timeout + .seconds(60))
+        options.time = Self.time(limit)
         return options
     }
 

@@ -66,12 +66,11 @@ public struct TraceBuilder {
         case .retry(let node, _, _, let error):
             return attemptEnded(node, at: event.time, outcome: .retried, exitCode: error.exitCode, error: error.message, usage: nil).map(Change.ended)
         case .complete(let node, _, let exitCode, _):
-            // usage: the `complete` event's, once it carries one.
-            return attemptEnded(node, at: event.time, outcome: .succeeded, exitCode: exitCode, error: nil, usage: nil).map(Change.ended)
+            // The node's usage (all its attempts) goes on its last attempt.
+            return attemptEnded(node, at: event.time, outcome: .succeeded, exitCode: exitCode, error: nil, usage: event.usage).map(Change.ended)
         case .error(let node, _, let error):
             let outcome: TraceAttempt.Outcome = error.kind == .canceled ? .canceled : .failed
-            // usage: the `error` event's, once it carries one.
-            return attemptEnded(node, at: event.time, outcome: outcome, exitCode: error.exitCode, error: error.message, usage: nil)
+            return attemptEnded(node, at: event.time, outcome: outcome, exitCode: error.exitCode, error: error.message, usage: event.usage)
                 .map(Change.ended)
         case .skip(let node, let reason):
             switch reason {
@@ -113,7 +112,7 @@ public struct TraceBuilder {
     /// freed. The one place an attempt's end, and its `usage`, enter the
     /// trace. Returns the attempt's index, nil when none was running.
     public mutating func attemptEnded(_ node: String, at time: Date, outcome: TraceAttempt.Outcome, exitCode: Int32?,
-                                      error: String?, usage: TraceUsage?) -> Int? {
+                                      error: String?, usage: NodeUsage?) -> Int? {
         guard model != nil, let index = open.removeValue(forKey: node) else { return nil }
         let end = microseconds(time)
         var attempt = model!.attempts[index]

@@ -49,7 +49,7 @@ public enum TraceHTML {
             fields = [text(a.node), String(a.queue), String(a.slot), String(a.attempt), String(a.start), String(a.duration),
                       number(a.waitedMilliseconds.map(Int64.init)), text(a.command), text(a.outcome.rawValue),
                       number(a.exitCode.map(Int64.init)), text(a.error), a.critical ? "1" : "0",
-                      number(a.usage?.cpuUserMilliseconds), number(a.usage?.cpuSystemMilliseconds), number(a.usage?.maxRSSBytes)]
+                      number(a.usage.map { Int64($0.cpuUserMilliseconds) }), number(a.usage.map { Int64($0.cpuSystemMilliseconds) }), number(a.usage?.maxRSSBytes)]
             rows.append("[" + fields.joined(separator: ",") + "]")
         }
         o.rawField("attempts", "[" + rows.joined(separator: ",\n") + "]")

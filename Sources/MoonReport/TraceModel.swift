@@ -121,12 +121,12 @@ public struct TraceAttempt: Sendable, Equatable {
     public var exitCode: Int32?
     public var error: String?
     public var critical = false
-    /// CPU time and peak memory of the attempt's processes, when measured.
-    public var usage: TraceUsage?
+    /// CPU time and peak memory of the node's processes (all its attempts), on its last attempt, when measured.
+    public var usage: NodeUsage?
 
     public init(node: String, template: String? = nil, queue: Int, slot: Int, attempt: Int, start: Int64, duration: Int64 = 0,
                 waitedMilliseconds: Int? = nil, command: String = "", outcome: Outcome = .running, exitCode: Int32? = nil,
-                error: String? = nil, critical: Bool = false, usage: TraceUsage? = nil) {
+                error: String? = nil, critical: Bool = false, usage: NodeUsage? = nil) {
         self.node = node
         self.template = template
         self.queue = queue
@@ -141,19 +141,6 @@ public struct TraceAttempt: Sendable, Equatable {
         self.error = error
         self.critical = critical
         self.usage = usage
-    }
-}
-
-/// What an attempt's processes used (the `usage` of `complete` and `error`).
-public struct TraceUsage: Sendable, Equatable {
-    public var cpuUserMilliseconds: Int64
-    public var cpuSystemMilliseconds: Int64
-    public var maxRSSBytes: Int64
-
-    public init(cpuUserMilliseconds: Int64, cpuSystemMilliseconds: Int64, maxRSSBytes: Int64) {
-        self.cpuUserMilliseconds = cpuUserMilliseconds
-        self.cpuSystemMilliseconds = cpuSystemMilliseconds
-        self.maxRSSBytes = maxRSSBytes
     }
 }
 

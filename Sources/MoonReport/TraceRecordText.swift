@@ -88,9 +88,9 @@ public enum TraceRecordText {
                   let command = f[8].string, let outcome = f[9].string.flatMap(TraceAttempt.Outcome.init(rawValue:)) else {
                 throw fail("an attempt")
             }
-            var usage: TraceUsage?
-            if case .array(let u) = f[13], u.count == 3, let user = int(u[0]), let sys = int(u[1]), let rss = int(u[2]) {
-                usage = TraceUsage(cpuUserMilliseconds: Int64(user), cpuSystemMilliseconds: Int64(sys), maxRSSBytes: Int64(rss))
+            var usage: NodeUsage?
+            if case .array(let u) = f[13], u.count == 3, let user = int(u[0]), let sys = int(u[1]), let rss = int(u[2]), rss >= 0 {
+                usage = NodeUsage(cpuUserMilliseconds: user, cpuSystemMilliseconds: sys, maxRSSBytes: Int64(rss))
             }
             model.attempts.append(TraceAttempt(node: node, template: f[1].string, queue: q, slot: slot, attempt: number,
                                                start: Int64(start), duration: Int64(duration), waitedMilliseconds: int(f[7]),

@@ -4,9 +4,10 @@ import MoonGraph
 /// none: the largest peak (`max_rss_bytes`) of its last `runs` successful
 /// runs, plus `margin` (20%), so a node that grew a little since still fits.
 ///
-/// The seam for the per-node usage history: `peaks` is where the recorded
-/// peaks come in. Until the history records them it reads none, so no node
-/// has a learned value and a run costs nothing more.
+/// Read from the history (`usage` of each run's nodes, docs/usage.md); a
+/// run reads it only the first time a node would start beside another
+/// (`ResourceOptions.learn`), so a no-op or a run of one node at a time
+/// reads nothing.
 public struct LearnedResources: Sendable {
     /// How many of a node's latest successful runs count.
     public static let runs = 5
@@ -15,18 +16,32 @@ public struct LearnedResources: Sendable {
 
     /// Learned memory by node name (only nodes that have some).
     public let memory: [String: Int64]
+    /// A time limit learned by node name, for a Slurm job (`time(fromDurations:)`).
+    public let time: [String: Duration]
 
-    public init(memory: [String: Int64] = [:]) {
+    public init(memory: [String: Int64] = [:], time: [String: Duration] = [:]) {
         self.memory = memory
+        self.time = time
     }
 
     /// What the store learned of `graph`'s nodes.
     public init(graph: Graph, store: StateStore?) {
         var memory: [String: Int64] = [:]
-        for (node, peaks) in Self.peaks(graph: graph, store: store) {
-            if let learned = Self.memory(fromPeaks: peaks) { memory[node] = learned }
+        var time: [String: Duration] = [:]
+        for (node, runs) in Self.successes(graph: graph, store: store) {
+            if let learned = Self.memory(fromPeaks: runs.compactMap(\.peak)) { memory[node] = learned }
+            if let limit = Self.time(fromDurations: runs.map(\.milliseconds)) { time[node] = limit }
         }
-        self.init(memory: memory)
+        self.init(memory: memory, time: time)
+    }
+
+    /// The time limit a Slurm job asks for when the node sets none: twice
+    /// the longest of its last `runs` successful runs, and at least 5
+    /// minutes (Slurm's limits are whole minutes, and its scheduler adds
+    /// delays of its own).
+    public static func time(fromDurations durations: [Int]) -> Duration? {
+        guard let longest = durations.suffix(runs).max() else { return nil }
+        return max(.milliseconds(2 * longest), .seconds(300))
     }
 
     /// The memory `node` is admitted with when it declares none; nil: nothing learned.
@@ -38,9 +53,22 @@ public struct LearnedResources: Sendable {
         return largest + Int64((Double(largest) * margin).rounded(.up))
     }
 
-    /// The peak memory of each node's successful runs, oldest first. The
-    /// usage history is not recorded yet: none.
-    static func peaks(graph: Graph, store: StateStore?) -> [String: [Int64]] {
-        [:]
+    /// How many of the graph's newest runs are searched for a node's successful runs.
+    public static let searched = 20
+
+    /// Each node's successful runs among the graph's newest `searched`
+    /// runs, oldest first: how long each took and its peak memory (`max_rss_bytes`).
+    static func successes(graph: Graph, store: StateStore?) -> [String: [(milliseconds: Int, peak: Int64?)]] {
+        guard let store, let runs = try? store.recentRuns(graph: StateStore.graphKey(forGraphAt: graph.path), limit: searched) else {
+            return [:]
+        }
+        var successes: [String: [(milliseconds: Int, peak: Int64?)]] = [:]
+        for run in runs.reversed() {
+            for node in run.nodes where node.result == .succeeded {
+                guard let duration = node.durationMilliseconds else { continue }
+                successes[node.node, default: []].append((duration, node.maxRSSBytes))
+            }
+        }
+        return successes
     }
 }

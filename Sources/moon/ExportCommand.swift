@@ -3,6 +3,7 @@ import Foundation
 import MoonGraph
 import MoonRun
 import MoonSession
+import MoonState
 
 /// `moon export --format sbatch [FILE] [NODE...]`: the graph as a shell
 /// script that submits it to Slurm (docs/slurm.md).
@@ -44,9 +45,12 @@ struct ExportCommand: SelectingCommand {
     func run(passthrough: [String]) throws {
         let (_, plan) = try GraphFileLocator.load(arguments, passthrough: passthrough, overrides: try vars.values(),
                                                   selection: selection, requireAll: true)
+        // What recent runs used: `--mem` and `--time` for nodes that declare none.
+        let store = StateStore.open(graphDirectory: plan.graph.directory, create: false).store
+        let learned = LearnedResources(graph: plan.graph, store: store)
         let script: String
         do {
-            script = try SlurmExport.script(for: plan)
+            script = try SlurmExport.script(for: plan, learned: SlurmExport.Learned(memory: learned.memory, time: learned.time))
         } catch let refusals as SlurmExport.Refusals {
             for item in refusals.items { Console.error("\(item)") }
             throw ExitCode.invalidInput

@@ -140,7 +140,7 @@ struct RunRequest: Equatable {
             return
         }
         var options = try options()
-        options.resources.learned = LearnedResources(graph: graph, store: store).memory
+        options.resources.learn = { LearnedResources(graph: graph, store: store).memory }
         if watch.watch {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: exclude,
                                    commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: options, report: report,

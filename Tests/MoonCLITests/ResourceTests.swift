@@ -59,6 +59,39 @@ import Testing
         #expect(Self.mostAtOnce(roomy.events) == 4)
     }
 
+    /// Nodes that declare nothing are admitted, from their second run on,
+    /// with what their last runs used (+20%): four that each touch 200 MiB
+    /// never run three at once under 600M once they have run.
+    @Test func nodesThatDeclareNothingAreAdmittedWithWhatTheyUsed() throws {
+        let touch = "python3 -c 'import time; b = bytearray(200 << 20); b[::4096] = bytes(len(b[::4096])); time.sleep(0.4)'"
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              wide: {concurrency: 8}
+            defaults:
+              queue: wide
+            nodes:
+              a: {run: "\(touch)"}
+              b: {run: "\(touch)"}
+              c: {run: "\(touch)"}
+              d: {run: "\(touch)"}
+            """)
+        // Nothing learned yet: all four at once, whatever the budget.
+        let first = try moon.run(["--json", "--memory", "600M"], limit: 60)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(Self.mostAtOnce(first.events) == 4)
+        let listed = try moon.run(["list", "--resources"])
+        #expect(listed.stdout.contains("learned"), "\(listed.stdout)")
+        // Learned (each ~240 MiB): two fit in 600M, three do not.
+        let second = try moon.run(["--json", "--force", "--memory", "600M"], limit: 60)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(Self.mostAtOnce(second.events) == 2)
+        // A run of one node at a time never reads what was learned: nothing changes for it.
+        let single = try moon.run(["--json", "--force", "-j", "1", "--memory", "100M"], limit: 60)
+        #expect(single.status == 0, "\(single.stderr)")
+        #expect(!single.stderr.contains("more than the run's budget"), "\(single.stderr)")
+    }
+
     @Test func aNodeLargerThanTheBudgetRunsAloneWithOneWarning() throws {
         let moon = try Moon(graph: """
             version: 1

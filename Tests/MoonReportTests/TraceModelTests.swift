@@ -80,7 +80,7 @@ struct TraceModelTests {
     @Test func theHistorysTextReadsBack() throws {
         var model = try #require(TraceBuilder.model(of: Fixture.failingRun))
         model.needs = ["deploy": ["build", "test"]]
-        model.attempts[0].usage = TraceUsage(cpuUserMilliseconds: 12, cpuSystemMilliseconds: 3, maxRSSBytes: 1 << 30)
+        model.attempts[0].usage = NodeUsage(cpuUserMilliseconds: 12, cpuSystemMilliseconds: 3, maxRSSBytes: 1 << 30)
         let text = TraceRecordText.encode(model)
         var back = try TraceRecordText.decode(text)
         #expect(back.startedAt.timeIntervalSince(model.startedAt).magnitude < 0.000_01)

@@ -32,7 +32,11 @@ public enum SlurmExport {
 
     /// The script for `plan`. `environment` is moon's own, for `${{ env.X }}`
     /// (resolved now, at export time, like `${{ vars.X }}`).
-    public static func script(for plan: Plan, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    /// `learned`: what recent runs say of the nodes (`LearnedResources`):
+    /// memory for a node that declares none, a time limit for one without
+    /// `timeout:` or `slurm: {time}`.
+    public static func script(for plan: Plan, environment: [String: String] = ProcessInfo.processInfo.environment,
+                              learned: Learned = Learned()) throws -> String {
         let graph = plan.graph
         let nodeEnvironment = NodeEnvironment(graph: graph, base: environment)
         var refusals: [Refusal] = []
@@ -47,7 +51,7 @@ public enum SlurmExport {
             var parts: [JobParts] = []
             for index in unit {
                 do {
-                    parts.append(try jobParts(for: graph.nodes[index], variables: variable, in: graph, environment: nodeEnvironment))
+                    parts.append(try jobParts(for: graph.nodes[index], variables: variable, in: graph, environment: nodeEnvironment, learned: learned))
                 } catch let refusal as Refusal {
                     refusals.append(refusal)
                 } catch {
@@ -101,6 +105,17 @@ public enum SlurmExport {
         return out
     }
 
+    /// What recent runs say of each node, by name.
+    public struct Learned: Sendable {
+        public var memory: [String: Int64]
+        public var time: [String: Duration]
+
+        public init(memory: [String: Int64] = [:], time: [String: Duration] = [:]) {
+            self.memory = memory
+            self.time = time
+        }
+    }
+
     /// What one node's job is made of: the lines of its batch script after
     /// `#!/bin/sh`, and the `sbatch` options other than its name and output.
     struct JobParts {
@@ -136,7 +151,8 @@ public enum SlurmExport {
     }
 
     /// The parts of one node's job (see `JobParts`).
-    static func jobParts(for node: Node, variables: [Int: String], in graph: Graph, environment: NodeEnvironment) throws -> JobParts {
+    static func jobParts(for node: Node, variables: [Int: String], in graph: Graph, environment: NodeEnvironment,
+                         learned: Learned = Learned()) throws -> JobParts {
         try refuseValuesFromNeeds(node, in: graph)
         let prepared = try environment.prepare(node, attempt: 1, inputs: NodeInputs(values: []), outputFile: nil)
         let directory = try environment.workingDirectory(for: node, interpolator: prepared.interpolator)
@@ -156,7 +172,10 @@ public enum SlurmExport {
         if let dependency = try dependency(of: node, variables: variables, in: graph) {
             options.append(dependency)
         }
-        options += SlurmCommandLine.resourceArguments(graph.slurmOptions(for: node) ?? SlurmOptions().requesting(node.resources).limited(by: node.timeout))
+        var slurm = graph.slurmOptions(for: node) ?? SlurmOptions().requesting(node.resources).limited(by: node.timeout)
+        slurm = slurm.requesting(ResourceSpec(memory: learned.memory[node.name]))
+        slurm = slurm.withTime(learned.time[node.name])
+        options += SlurmCommandLine.resourceArguments(slurm)
         return JobParts(body: body, directory: directory, options: options)
     }
 

@@ -72,12 +72,41 @@ extension Runner {
         budget = ResourceBudget(memory: memory ?? .max, jobs: options.jobs ?? .max, queues: plan.queues.map(\.concurrency))
     }
 
-    /// Nodes that declare no memory take what they learned (`ResourceOptions.learned`).
-    func learnResources() {
+    /// Nodes that declare no memory take what they learned
+    /// (`ResourceOptions.learned`), unless they already started: what a
+    /// running node holds is what it was admitted with.
+    func learnResources(_ learned: [String: Int64]) {
         for index in plan.nodes.indices where plan.nodes[index].memory == nil {
-            guard let learned = options.resources.learned[plan.nodes[index].name] else { continue }
-            plan.nodes[index].memory = learned
+            switch state[index] {
+            case .waiting, .ready, .checking, .asking: break
+            default: continue
+            }
+            guard let memory = learned[plan.nodes[index].name] else { continue }
+            plan.nodes[index].memory = memory
             usesResources = true
+        }
+    }
+
+    /// The first time a node would start beside running ones (`starting`
+    /// and those in flight), reads what the nodes learned
+    /// (`ResourceOptions.learn`); a budget made now counts what already runs.
+    func learnBeforeASecondStart(starting: [Int]) {
+        guard !learnedRead, totalInFlight > 0 else { return }
+        learnedRead = true
+        let learned = options.resources.learn()
+        guard !learned.isEmpty else { return }
+        learnResources(learned)
+        guard usesResources, budget == nil else { return }
+        makeBudget()
+        for node in plan.nodes.indices where inFlightNow(node) || starting.contains(node) {
+            budget?.take(need(node))
+        }
+    }
+
+    private func inFlightNow(_ node: Int) -> Bool {
+        switch state[node] {
+        case .running, .retrying, .settling: return !releasedEarly(node)
+        default: return false
         }
     }
 }

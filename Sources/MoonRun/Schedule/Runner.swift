@@ -141,6 +141,8 @@ public final class Runner {
     /// declares or learned resources, and then made when the run starts.
     var budget: ResourceBudget?
     var usesResources = false
+    /// Whether `ResourceOptions.learn` was called (Runner+Admission).
+    var learnedRead = false
     /// The best ready node while it does not fit; what ends is kept for it.
     var waitingForResources: Int?
     /// Nodes larger than the memory budget, warned about once.
@@ -181,7 +183,7 @@ public final class Runner {
         announced = Array(repeating: false, count: n)
         exitCodes = Array(repeating: nil, count: n)
         attemptOutputs = Array(repeating: [], count: n)
-        if !options.resources.learned.isEmpty { learnResources() }
+        if !options.resources.learned.isEmpty { learnResources(options.resources.learned) }
     }
 
     // MARK: - Control (call on the scheduler)
@@ -240,6 +242,7 @@ public final class Runner {
                 }
             }
             guard let best else { break }
+            learnBeforeASecondStart(starting: starting)
             // With resources, the best node may not fit: one behind it may start instead, or none.
             guard let node = budget == nil ? best : admit(best) else { break }
             let q = plan.nodes[node].queue
