@@ -166,6 +166,22 @@ import Testing
         #expect(text.contains("printf '%s %s\\n' 'item[b]' \"$j1_1\"\n"))
     }
 
+    /// What recent runs learned asks for `--mem` and `--time` where the
+    /// node declares neither; what it declares wins.
+    @Test func learnedMemoryAndTimeAreAskedForWhereNothingIsDeclared() throws {
+        let graph = try slurmTestGraph("""
+            version: 1
+            nodes:
+              learn: { run: "true" }
+              declared: { run: "true", resources: { memory: 1G }, timeout: 10m }
+            """)
+        let learned = SlurmExport.Learned(memory: ["learn": 300 << 20, "declared": 5 << 20],
+                                          time: ["learn": .seconds(700), "declared": .seconds(9)])
+        let text = try SlurmExport.script(for: try Plan.make(graph: graph), environment: ["HOME": "/home/u"], learned: learned)
+        #expect(text.contains("--job-name=moon.moon.learn --chdir=/work/proj --kill-on-invalid-dep=yes --mem=300M --time=00:11:40 "))
+        #expect(text.contains("--job-name=moon.moon.declared --chdir=/work/proj --kill-on-invalid-dep=yes --mem=1024M --time=00:11:00 "))
+    }
+
     /// The here-document's delimiter occurs nowhere in the job's text, in
     /// one pass, whatever the text holds.
     @Test func theHereDocumentDelimiterIsFoundNowhereInTheBody() {
