@@ -1,9 +1,10 @@
-/// The one gate every text `moon why` stores (in `.moon/` and in cache
-/// entries) or prints passes through: a node's command text, a var's
-/// value, an environment value. Secret masking (values a graph declares
-/// secret) is wired here, in one place; until then `redact` returns its text.
+/// What `moon why` may store (in `.moon/` and in cache entries) or print of
+/// a value: a node's command text and `env:` values are the graph file's
+/// own text, expressions unresolved, so a `secrets:` value (read only by a
+/// run, docs/secrets.md) never reaches them; a value whose name looks
+/// secret (`looksSecret`) is never stored or shown, only that it changed.
 public enum WhyRedaction {
-    /// `text` as it may be stored or shown.
+    /// `text` as it may be stored or shown: the text as written.
     public static func redact(_ text: String) -> String {
         text
     }
