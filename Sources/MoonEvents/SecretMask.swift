@@ -140,16 +140,64 @@ public struct SecretMask: Sendable {
 
     // MARK: - Matching
 
-    /// The length of the longest needle at `i`, 0 when none starts there.
+    /// The length in bytes of the longest needle at `i`, 0 when none starts
+    /// there. Escape sequences and control characters between its bytes are
+    /// passed over and covered too: a terminal, a log viewer or any reader
+    /// that strips them (`grep --color` splits a match with them) would
+    /// otherwise join the secret back up.
     private func match(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Int {
         guard starts[Int(bytes[i])] else { return 0 }
-        let left = bytes.count - i
-        for needle in needles where needle.count <= left && bytes[i] == needle[0] {
-            var k = 1
-            while k < needle.count && bytes[i + k] == needle[k] { k += 1 }
-            if k == needle.count { return k }
+        for needle in needles where bytes[i] == needle[0] {
+            var j = i + 1, k = 1
+            while k < needle.count && j < bytes.count {
+                if bytes[j] == needle[k] {
+                    j += 1
+                    k += 1
+                } else if let skip = Self.invisibleLength(bytes, at: j) {
+                    j += skip
+                } else {
+                    break
+                }
+            }
+            if k == needle.count { return j - i }
         }
         return 0
+    }
+
+    /// The most bytes one escape sequence is taken to span.
+    static let longestSequence = 256
+
+    /// The length of the escape sequence or control character at `i` (a
+    /// C0 control but tab and newline, DEL, a C1 control, an ESC sequence:
+    /// CSI, OSC/DCS/APC/PM/SOS up to its terminator, or ESC and one byte);
+    /// nil when byte `i` is shown as it is.
+    static func invisibleLength(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Int? {
+        let byte = bytes[i]
+        switch byte {
+        case 0x1B:
+            guard i + 1 < bytes.count else { return 1 }
+            switch bytes[i + 1] {
+            case UInt8(ascii: "["):
+                // Bounded, so that a flood of unfinished sequences costs a line linear time.
+                let end = min(bytes.count, i + Self.longestSequence)
+                var j = i + 2
+                while j < end, !(0x40...0x7E).contains(bytes[j]) { j += 1 }
+                return min(j + 1, end) - i
+            case UInt8(ascii: "]"), UInt8(ascii: "P"), UInt8(ascii: "_"), UInt8(ascii: "^"), UInt8(ascii: "X"):
+                let end = min(bytes.count, i + Self.longestSequence)
+                var j = i + 2
+                while j < end, bytes[j] != 0x07, !(bytes[j] == 0x1B && j + 1 < end && bytes[j + 1] == UInt8(ascii: "\\")) {
+                    j += 1
+                }
+                return min(j + (j < end && bytes[j] == 0x1B ? 2 : 1), end) - i
+            default:
+                return 2
+            }
+        case 0x09, 0x0A: return nil
+        case 0x00..<0x20, 0x7F: return 1
+        case 0xC2 where i + 1 < bytes.count && (0x80...0x9F).contains(bytes[i + 1]): return 2
+        default: return nil
+        }
     }
 
     private func firstMatch(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {

@@ -35,6 +35,51 @@ package enum OutputPath {
         }
     }
 
+    /// Refuses a path a written file must not replace: the graph file, what
+    /// is under its `.moon/` (the state), or a regular file that does not
+    /// start as a file moon writes does (`starts`: JSON's `[` or `{`, a
+    /// page's `<`): a slip such as `--trace moon.yaml` or `-o main.c` must
+    /// not cost the user that file.
+    package static func refuseToReplace(_ path: String, graphPath: String?, writes what: String,
+                                        starts: [UInt8] = Array("[{<".utf8)) throws {
+        guard path != "-" else { return }
+        let target = resolved(path)
+        if let graphPath {
+            let graph = resolved(graphPath)
+            if target == graph { throw CLIError("\(path) is the graph file; give \(what) a path of its own") }
+            let state = (graph as NSString).deletingLastPathComponent + "/.moon/"
+            if target.hasPrefix(state) { throw CLIError("\(path) is inside moon's state (.moon/); give \(what) a path of its own") }
+        }
+        var info = stat()
+        guard lstat(target, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return }
+        let fd = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var first: UInt8 = 0
+        var skipped = 0
+        // The first byte that is not white space (at most a few).
+        while read(fd, &first, 1) == 1, [UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r")].contains(first) {
+            skipped += 1
+            if skipped > 64 { break }
+        }
+        if !starts.contains(first) {
+            throw CLIError("\(path) exists and is not a file moon wrote; give \(what) another path, or remove it first")
+        }
+    }
+
+    /// `path` with its directory's links resolved (the file itself need not exist).
+    private static func resolved(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        if let real = realpath(absolute, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let directory = (absolute as NSString).deletingLastPathComponent
+        guard let real = realpath(directory, nil) else { return absolute }
+        defer { free(real) }
+        return String(cString: real) + "/" + (absolute as NSString).lastPathComponent
+    }
+
     private static func reason(_ code: Int32) -> String {
         code == 0 ? "" : ": " + String(cString: strerror(code))
     }

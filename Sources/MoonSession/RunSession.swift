@@ -135,11 +135,19 @@ package final class RunSession {
 
     /// The `--trace` file, made (or emptied) before anything runs.
     private func openTrace(_ path: String) throws -> TraceFileReporter {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        do {
+            try OutputPath.refuseToReplace(path, graphPath: graph.path, writes: "--trace")
+        } catch let error as CLIError {
+            throw CLIError(error.message, exitCode: 1)
+        }
+        // O_NONBLOCK: a FIFO nobody reads is an error now, not a wait before the run.
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else {
-            throw CLIError("cannot write the trace \(path): \(String(cString: strerror(errno)))",
+            let reason = errno == ENXIO ? "it is a FIFO or socket that nobody reads" : String(cString: strerror(errno))
+            throw CLIError("cannot write the trace \(path): \(reason)",
                            help: "give --trace a path in a directory that exists and that you can write", exitCode: 1)
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return TraceFileReporter(sink: OutputSink(fd: fd), needs: TraceNeeds.of(graph))
     }
 

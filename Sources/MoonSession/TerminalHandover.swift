@@ -26,7 +26,13 @@ package final class TerminalHandover: RunTerminal {
         self.scheduler = scheduler
     }
 
-    package var canAsk: Bool { TerminalUse.foregroundTerminal(0) != nil }
+    /// A question needs a terminal to read the answer from and one to show
+    /// it on: stderr, else stdout, but never a file or a pipe (where it
+    /// would end up inside `--json`'s events or a log nobody watches).
+    package var canAsk: Bool { TerminalUse.foregroundTerminal(0) != nil && Self.promptDescriptor != nil }
+
+    /// Where the question is shown: the first of stderr and stdout that is a terminal.
+    static var promptDescriptor: Int32? { isatty(2) == 1 ? 2 : isatty(1) == 1 ? 1 : nil }
 
     /// What an interactive node's process takes (asked at its spawn).
     package func processTerminal() -> TerminalUse {
@@ -44,7 +50,7 @@ package final class TerminalHandover: RunTerminal {
     package func ask(_ question: String, node: String, answer: @escaping (Bool) -> Void) -> Disposable {
         live?.stepAside()
         let prompt = Self.prompt(question, node: node)
-        let out: Int32 = isatty(2) == 1 ? 2 : 1
+        let out: Int32 = Self.promptDescriptor ?? 2
         Self.write(prompt, to: out)
         let withdrawn = Flag()
         let scheduler = self.scheduler
@@ -94,7 +100,7 @@ package final class TerminalHandover: RunTerminal {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if count <= 0 {
                 // ^D: the prompt's line still needs its end.
-                write("\n", to: isatty(2) == 1 ? 2 : 1)
+                write("\n", to: promptDescriptor ?? 2)
                 break
             }
             if byte == UInt8(ascii: "\n") { break }

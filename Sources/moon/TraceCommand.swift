@@ -63,11 +63,9 @@ struct TraceCommand: ParsableCommand {
         let chosen = format ?? (output.map { $0.lowercased().hasSuffix(".html") || $0.lowercased().hasSuffix(".htm") } == true ? .html : .chrome)
         let text = chosen == .html ? TraceHTML.document(model) : TraceChrome.document(model)
         guard let output, output != "-" else { return Console.write(text) }
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CLIError("cannot write \(output): \((error as NSError).localizedDescription)", exitCode: 1)
-        }
+        let graphPath = file.flatMap { $0.hasSuffix(".jsonl") ? nil : $0 } ?? (try? GraphFileLocator.defaultFile())
+        try OutputPath.refuseToReplace(output, graphPath: graphPath, writes: "-o")
+        try OutputPath.write(text, to: output, permissions: 0o644)
     }
 
     /// The trace of a recording; the graph file, when one is found, gives the needs.

@@ -191,8 +191,9 @@ import Testing
         #expect(result.stderr.contains("cannot export node 'process': its for-each reads needs.shards.outputs.files"), "\(result.stderr)")
     }
 
-    /// An instance's name is data in the sbatch script too: quoted in each
-    /// job's output path, never run by the submitting shell.
+    /// An instance's name is data in the sbatch script too: the fan-out is
+    /// one job array whose tasks get their names quoted, never run by the
+    /// submitting shell, and each is printed with its task id.
     @Test func exportQuotesInstanceNames() throws {
         let moon = try Moon(graph: """
             version: 1
@@ -202,15 +203,19 @@ import Testing
                 run: echo ${{ item }}
             """)
         try moon.makeDirectory("fakebin")
-        try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > /dev/null\necho 42$n\n")
+        try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
         chmod(moon.path("fakebin/sbatch"), 0o755)
         let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
         #expect(export.status == 0, "\(export.stderr)")
         let submit = try shell("MOON_SLURM_LOGS=logs PATH=\"$PWD/fakebin:$PATH\" sh submit.sh", in: moon)
         #expect(submit.status == 0, "\(submit.stderr)")
         #expect(!FileManager.default.fileExists(atPath: moon.path("PWNED")), "the submitting shell ran an item")
-        let outputs = (0..<3).compactMap { moon.read("fakebin/args\($0)") }.flatMap { $0.split(separator: "\n") }.filter { $0.hasPrefix("--output=") }
-        #expect(outputs == ["--output=logs/greet[$(touch PWNED)].%j.out", #"--output=logs/greet[a"b].%j.out"#, "--output=logs/greet[50%%j].%j.out"],
-                "\(outputs)")
+        let arguments = (moon.read("fakebin/args0") ?? "").split(separator: "\n")
+        #expect(arguments.contains("--array=0-2"))
+        #expect(arguments.filter { $0.hasPrefix("--output=") } == ["--output=logs/greet.%A_%a.out"])
+        let job = moon.read("fakebin/job0") ?? ""
+        #expect(job.contains("export MOON_NODE='greet[$(touch PWNED)]'"), "\(job)")
+        #expect(job.contains("export MOON_NODE='greet[a\"b]'"), "\(job)")
+        #expect(submit.stdout == "greet[$(touch PWNED)] 420_0\ngreet[a\"b] 420_1\ngreet[50%j] 420_2\n", "\(submit.stdout)")
     }
 }

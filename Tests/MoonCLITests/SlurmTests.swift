@@ -229,6 +229,35 @@ struct SlurmClusterTests {
         #expect(moon.read("moon-slurm-logs/bad.\(ids["bad"] ?? "").out") == "on purpose\n")
     }
 
+    /// A node run once by moon asks Slurm, in the export, for the memory it
+    /// used (+20%): the job carries that `--mem`, and runs.
+    @Test func theExportAsksForTheMemoryARunLearned() throws {
+        let name = SlurmCluster.uniqueName("learned")
+        let moon = try Moon(graph: """
+            version: 1
+            name: \(name)
+            nodes:
+              big: { run: "python3 -c 'b = bytearray(64 << 20); b[::4096] = bytes(len(b[::4096])); open(\\"big.txt\\", \\"w\\").write(\\"ok\\")'" }
+            """)
+        let run = try moon.run(["run"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let script = moon.read("submit.sh") ?? ""
+        let mem = script.split(separator: " ").first { $0.hasPrefix("--mem=") }.map { String($0.dropFirst(6).dropLast()) }
+        let megabytes = mem.flatMap { Int($0) } ?? 0
+        #expect(megabytes >= 76, "\(script)")
+        #expect(script.contains("--time=00:05:00"))
+        try? FileManager.default.removeItem(atPath: moon.path("big.txt"))
+        let submit = SlurmCluster.shell("sh submit.sh", directory: moon.directory.path)
+        #expect(submit.status == 0)
+        #expect(eventually(60) { SlurmCluster.jobs(of: name).isEmpty }, "still queued: \(SlurmCluster.jobs(of: name))")
+        #expect(moon.read("big.txt") == "ok")
+        let id = submit.out.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let job = SlurmCluster.shell("scontrol show job -o \(id)").out
+        #expect(job.contains("MinMemoryNode=\(megabytes)M"), "\(job)")
+    }
+
     /// An 8-item fan-out is one job array of 8 tasks on the cluster: each
     /// task runs its own instance, and the node that needs them all runs
     /// after the whole array.

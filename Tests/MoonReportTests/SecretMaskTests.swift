@@ -13,6 +13,24 @@ struct SecretMaskTests {
         #expect(mask.contains("a hunter22") && !mask.contains("hunter2"))
     }
 
+    /// A secret split by escape sequences or control characters (what
+    /// `grep --color` writes) is hidden with them: a reader that strips
+    /// them would join it back up. A tab or a space between its parts is shown.
+    @Test func aSecretSplitByEscapesOrControlsIsHidden() throws {
+        let mask = try mask(["hunter2secretXYZ"])
+        #expect(mask.mask("token=hunter2\u{1B}[01;31m\u{1B}[Ksecret\u{1B}[m\u{1B}[KXYZ!") == "token=***!")
+        #expect(mask.mask("a hunter2\u{8}secretXYZ b") == "a *** b")
+        #expect(mask.mask("hunter2\u{0}secret\u{7F}XYZ") == "***")
+        #expect(mask.mask("hunter2\u{1B}]0;title\u{7}secretXYZ") == "***")
+        #expect(mask.mask("hunter2\u{1B}P1$r\u{1B}\\secretXYZ") == "***")
+        #expect(mask.mask("hunter2\u{9B}secretXYZ") == "***")
+        #expect(mask.mask("hunter2\tsecretXYZ") == "hunter2\tsecretXYZ")
+        #expect(mask.mask("hunter2 secretXYZ") == "hunter2 secretXYZ")
+        // An unfinished sequence is bounded: a flood of them costs linear time.
+        let flood = String(repeating: "h\u{1B}[", count: 50_000)
+        #expect(mask.mask(flood) == flood)
+    }
+
     @Test func nothingToMaskIsNoMask() {
         #expect(SecretMask(secrets: []) == nil)
         #expect(SecretMask(secrets: ["", "abc"]) == nil, "shorter than 4 bytes: refused before it gets here")
