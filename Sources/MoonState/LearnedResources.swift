@@ -5,9 +5,8 @@ import MoonGraph
 /// runs, plus `margin` (20%), so a node that grew a little since still fits.
 ///
 /// Read from the history (`usage` of each run's nodes, docs/usage.md); a
-/// run reads it only the first time a node would start beside another
-/// (`ResourceOptions.learn`), so a no-op or a run of one node at a time
-/// reads nothing.
+/// run reads it just before its first node starts (`ResourceOptions.learn`),
+/// so a no-op reads nothing.
 public struct LearnedResources: Sendable {
     /// How many of a node's latest successful runs count.
     public static let runs = 5

@@ -140,7 +140,12 @@ struct RunRequest: Equatable {
             return
         }
         var options = try options()
-        options.resources.learn = { LearnedResources(graph: graph, store: store).memory }
+        // A connection of its own: the run's store may be busy on another
+        // thread (a check, a record) when the loop asks, and a reader of
+        // its own never waits for it.
+        options.resources.learn = {
+            LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5).store).memory
+        }
         if watch.watch {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: exclude,
                                    commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: options, report: report,

@@ -31,9 +31,8 @@ public struct ResourceOptions: Sendable {
     /// Memory learned from recent runs, by node name (`LearnedResources`),
     /// for nodes that declare none.
     public var learned: [String: Int64] = [:]
-    /// Reads `learned` when the run first needs it: the first time a node
-    /// would start beside a running one (before that, memory cannot run
-    /// short of what one node alone is given). Called at most once.
+    /// Reads `learned` when the run first needs it: before its first node
+    /// starts (a no-op never calls it). Called at most once.
     public var learn: @Sendable () -> [String: Int64] = { [:] }
     /// The kernel's count of OOM kills so far (`oom_kill` of /proc/vmstat),
     /// read when a node that needs memory starts and when one is SIGKILLed.

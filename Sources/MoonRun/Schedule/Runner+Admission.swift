@@ -87,26 +87,15 @@ extension Runner {
         }
     }
 
-    /// The first time a node would start beside running ones (`starting`
-    /// and those in flight), reads what the nodes learned
-    /// (`ResourceOptions.learn`); a budget made now counts what already runs.
-    func learnBeforeASecondStart(starting: [Int]) {
-        guard !learnedRead, totalInFlight > 0 else { return }
+    /// Before the run's first start, reads what the nodes learned
+    /// (`ResourceOptions.learn`): a run that starts nothing (a no-op) reads
+    /// nothing. A budget made now is made before anything holds a slot.
+    func learnBeforeTheFirstStart() {
+        guard !learnedRead else { return }
         learnedRead = true
         let learned = options.resources.learn()
         guard !learned.isEmpty else { return }
         learnResources(learned)
-        guard usesResources, budget == nil else { return }
-        makeBudget()
-        for node in plan.nodes.indices where inFlightNow(node) || starting.contains(node) {
-            budget?.take(need(node))
-        }
-    }
-
-    private func inFlightNow(_ node: Int) -> Bool {
-        switch state[node] {
-        case .running, .retrying, .settling: return !releasedEarly(node)
-        default: return false
-        }
+        if usesResources, budget == nil { makeBudget() }
     }
 }

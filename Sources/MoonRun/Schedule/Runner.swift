@@ -230,6 +230,7 @@ public final class Runner {
     func pump() {
         let jobs = options.jobs ?? Int.max
         var starting: [Int] = []
+        if !learnedRead, ready.contains(where: { !$0.isEmpty }) { learnBeforeTheFirstStart() }
         while totalInFlight < jobs {
             var best: Int?
             for q in ready.indices where inFlight[q] < plan.queues[q].concurrency {
@@ -242,7 +243,6 @@ public final class Runner {
                 }
             }
             guard let best else { break }
-            learnBeforeASecondStart(starting: starting)
             // With resources, the best node may not fit: one behind it may start instead, or none.
             guard let node = budget == nil ? best : admit(best) else { break }
             let q = plan.nodes[node].queue
