@@ -82,22 +82,24 @@ struct HistoryCommand: ParsableCommand {
 
 extension HistoryCommand {
     /// `--node NAME`: a table of the node's recent runs, newest first (runs
-    /// that did not include it are left out).
+    /// that did not include it are left out). A fan-out's name shows each
+    /// of its instances, named in a last column.
     func showNode(_ name: String, of runs: [RunRecord], idWidth: Int, path: String) {
-        let rows: [[String]] = runs.compactMap { run in
-            guard let record = run.nodes.first(where: { $0.node == name }) else { return nil }
+        let exact = runs.contains { run in run.nodes.contains { $0.node == name } }
+        let matches: (String) -> Bool = exact ? { $0 == name } : { $0.hasPrefix(name + "[") && $0.hasSuffix("]") }
+        let rows: [[String]] = runs.flatMap { run in run.nodes.filter { matches($0.node) }.map { record in
             let duration = record.durationMilliseconds.map { DurationText.format(.milliseconds($0), .measured) } ?? "-"
             let cpu = record.cpuMilliseconds.map { DurationText.format(.milliseconds($0), .measured) } ?? "-"
             let rss = record.maxRSSBytes.map(ByteSize.text) ?? "-"
             var result = record.result.rawValue
             if record.attempts > 1 { result += " (\(record.attempts) attempts)" }
-            return ["#" + String(run.id), DateText.human(run.startedAt), duration, cpu, rss, result]
-        }
+            return ["#" + String(run.id), DateText.human(run.startedAt), duration, cpu, rss, result] + (exact ? [] : [record.node])
+        } }
         guard !rows.isEmpty else {
             Console.line("node \(name) is in none of the last \(runs.count) runs of \(path)")
             return
         }
-        let header = ["RUN", "STARTED", "DURATION", "CPU", "PEAK RSS", "RESULT"]
+        let header = ["RUN", "STARTED", "DURATION", "CPU", "PEAK RSS", "RESULT"] + (exact ? [] : ["NODE"])
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
         // Numbers right-aligned; the run, the time and the result left-aligned.
         func line(_ cells: [String]) -> String {

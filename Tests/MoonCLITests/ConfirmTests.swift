@@ -84,6 +84,12 @@ struct ConfirmTests {
         let plain = try shell("\"$MOON\" run < /dev/null 2>&1", in: moon, limit: 20)
         #expect(plain.status == 1)
         #expect(plain.stdout.contains("pass --yes"), "\(plain.stdout)")
+        // A question with escapes and a carriage return: the error carries none of them.
+        let hostile = try Moon(graph: "version: 1\nnodes:\n  ask: { confirm: \"Deploy \\e[31mRED\\r\\e[2J?\", run: \"true\" }\n")
+        let refused = try hostile.run(["run", "--json"], limit: 20)
+        let message = try #require(refused.error(of: "ask")).message
+        #expect(!message.contains("\u{1B}") && !message.contains("\r"), "\(message)")
+        #expect(message.contains("Deploy  [31mRED  [2J?"), "\(message)")
     }
 
     @Test func yesAnswersForAll() throws {

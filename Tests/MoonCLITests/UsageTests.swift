@@ -91,6 +91,20 @@ import Testing
         #expect(unknown.status == 0 && unknown.stdout.hasPrefix("node nope is in none of the last 1 runs"), "\(unknown.stdout)")
     }
 
+    /// `history --node` of a fan-out's name lists each instance's runs, named.
+    @Test func historyOfAFanOutShowsItsInstances() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              x: { for-each: [a, b], run: "true" }
+            """)
+        #expect(try moon.run(["run"]).status == 0)
+        let history = try moon.run(["history", "--node", "x"])
+        let rows = history.stdout.split(separator: "\n")
+        #expect(rows.count == 3 && rows.first?.hasSuffix("NODE") == true, "\(history.stdout)")
+        #expect(rows.contains { $0.hasSuffix("x[a]") } && rows.contains { $0.hasSuffix("x[b]") }, "\(history.stdout)")
+    }
+
     @Test func aFailedNodeCarriesItsUsageAndTheSummaryNamesTheHeaviest() throws {
         let moon = try Moon(graph: """
             version: 1

@@ -25,6 +25,18 @@ import Testing
         #expect(two.waits.contains(Simulation.Wait(node: "d", milliseconds: 500, reason: "need c")))
     }
 
+    /// A node wider than its queue runs alone on it: it holds the queue, not its `cpus`.
+    @Test func aNodeWiderThanItsQueueHoldsTheQueueOnly() {
+        var wide = node("q", queue: 1)
+        wide.slots = 2
+        let plan = RunPlan(graphName: "g", nodes: [wide, node("long")],
+                           queues: [QueueWidth(name: "default", concurrency: 8), QueueWidth(name: "one", concurrency: 1)])
+        let result = Simulation(plan: plan, durations: ["q": 200, "long": 400]).run(options: RunOptions(jobs: 4))
+        #expect(result.wallMilliseconds == 400)
+        let one = result.queues.first { $0.name == "one" }
+        #expect(one.map { abs($0.utilisation - 0.5) < 0.01 } == true, "\(result.queues)")
+    }
+
     @Test func aNodeNeverSeenTakesTheDefault() {
         let simulation = Simulation(plan: Self.plan, durations: [:])
         #expect(simulation.estimates.allSatisfy { $0 == Simulation.Estimate(seconds: Simulation.defaultDuration, source: .default) })

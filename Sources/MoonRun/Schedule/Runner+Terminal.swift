@@ -34,7 +34,12 @@ extension Runner {
         guard let terminal, terminal.canAsk else {
             // Never waits for an answer no one can give (CI, a pipe).
             terminalBook.holder = nil
-            let error = NodeError(.spawn, "node '\(spec.name)' asks \"\(question)\" before it runs, and moon has no terminal to ask on; "
+            // The question as text: its control characters (a hostile file's
+            // escapes, a carriage return) would reach every sink of the error.
+            let shown = String(String.UnicodeScalarView(question.unicodeScalars.map {
+                $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0
+            }))
+            let error = NodeError(.spawn, "node '\(spec.name)' asks \"\(shown)\" before it runs, and moon has no terminal to ask on; "
                 + "pass --yes (-y) to answer yes, or run it at a terminal")
             fail(node, error, durationMilliseconds: 0)
             return grantTerminal()

@@ -127,7 +127,12 @@ public struct Simulation {
 
     private func queues(_ plan: RunPlan, _ spans: [Int: (start: TimeInterval, end: TimeInterval)], wall: Int, jobs: Int?) -> [Queue] {
         var busy = Array(repeating: 0.0, count: plan.queues.count)
-        for (node, span) in spans { busy[plan.nodes[node].queue] += (span.end - span.start) * Double(plan.nodes[node].slots) }
+        // A node wider than its queue (or -j) runs alone: it holds the whole queue, no more.
+        for (node, span) in spans {
+            let q = plan.nodes[node].queue
+            let held = min(plan.nodes[node].slots, plan.queues[q].concurrency, jobs ?? .max)
+            busy[q] += (span.end - span.start) * Double(held)
+        }
         return plan.queues.indices.compactMap { q in
             let capacity = min(plan.queues[q].concurrency, jobs ?? .max)
             // A queue no selected node uses says nothing.
