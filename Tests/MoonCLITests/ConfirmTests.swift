@@ -57,6 +57,22 @@ struct ConfirmTests {
         #expect(FileManager.default.fileExists(atPath: moon.path("linted")))
     }
 
+    /// At a terminal, but with stdout the `--json` stream and stderr gone:
+    /// no terminal shows the question, so it is not asked (the node fails
+    /// at once, saying to pass --yes) and the events stay JSON.
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed"))
+    func aQuestionNoTerminalShowsIsNotAskedAndTheEventsStayJSON() throws {
+        let moon = try Moon(graph: deployGraph)
+        let session = TmuxSession(in: moon)
+        session.start("run --json 2>/dev/null > out.jsonl")
+        let done = try #require(session.waitFor { $0.contains("MOON-EXIT=") }, "it waited:\n\(session.screen())")
+        #expect(done.contains("MOON-EXIT=1"), "\(done)")
+        #expect(!done.contains("[y/N]"), "\(done)")
+        let lines = (moon.read("out.jsonl") ?? "").split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("{") && !$0.contains("[y/N]") }, "\(lines)")
+        #expect(lines.contains { $0.contains("--yes") }, "the error says what to do")
+    }
+
     @Test(.enabled(if: TmuxSession.available, "tmux is not installed"))
     func ctrlCWithdrawsAnOpenQuestion() throws {
         let moon = try Moon(graph: deployGraph)

@@ -246,6 +246,34 @@ import Testing
         let dry = try moon.run(["run", "-n", "--trace", "t.json"])
         #expect(dry.status == 2 && dry.stderr.contains("nothing to --trace"), "\(dry.stderr)")
     }
+
+    /// A slip of the path costs no file: the graph file, moon's state and a
+    /// file moon did not write are refused, before anything runs; a FIFO
+    /// nobody reads is an error, not a wait. A trace moon wrote is replaced.
+    @Test func aTracePathNeverReplacesTheGraphTheStateOrAnotherFile() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  a: { run: touch ran }\n")
+        let graph = moon.read("moon.yaml")
+        try moon.write("main.c", "int main(void) { return 0; }\n")
+        #expect(try moon.run(["run", "--trace", "t.json"]).status == 0)
+        try FileManager.default.removeItem(atPath: moon.path("ran"))
+        for path in ["moon.yaml", "./moon.yaml", ".moon/state.db", "main.c"] {
+            let result = try moon.run(["run", "--trace", path])
+            #expect(result.status == 1, "\(path): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: moon.path("ran")), "\(path): nothing runs")
+            let written = try moon.run(["trace", "-o", path])
+            #expect(written.status != 0, "\(path): \(written.stderr)")
+        }
+        #expect(moon.read("moon.yaml") == graph)
+        #expect(moon.read("main.c") == "int main(void) { return 0; }\n")
+        #expect(try moon.run(["history"]).status == 0, "the state is whole")
+        #expect(try moon.run(["run", "--force", "--trace", "t.json"]).status == 0, "a trace moon wrote is replaced")
+        #expect(try moon.run(["trace", "-o", "t.json"]).status == 0)
+        #expect(mkfifo(moon.path("fifo"), 0o600) == 0)
+        let started = Date()
+        let fifo = try moon.run(["run", "--force", "--trace", "fifo"], limit: 20)
+        #expect(fifo.status == 1 && fifo.stderr.contains("nobody reads"), "\(fifo.stderr)")
+        #expect(Date().timeIntervalSince(started) < 15)
+    }
 }
 
 /// Headless Chromium, which draws the HTML trace as a browser would.
