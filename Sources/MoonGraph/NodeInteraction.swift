@@ -32,6 +32,10 @@ enum NodeInteraction {
         let trimmed = String(question.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         if trimmed.isEmpty {
             values.error("'confirm' is empty; write the question to ask, such as \"Deploy to production?\"", at: c.value.span)
+        } else if Template.containsExpression(trimmed) {
+            // Shown as written, it would ask about "${{ vars.env }}"; filled in, a secret could reach the terminal.
+            values.error("'confirm' is asked as written: it cannot hold ${{ }}; write the question in words, such as \"Deploy to production?\"",
+                         at: c.value.span)
         } else if trimmed.count > maxQuestionLength {
             values.error("'confirm' is \(trimmed.count) characters long; write a question of at most \(maxQuestionLength) (the node's description can say more)",
                          at: c.value.span)

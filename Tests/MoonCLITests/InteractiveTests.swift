@@ -190,6 +190,9 @@ struct InteractiveTests {
                 run: "true"
                 service: true
                 interactive: true
+              e:
+                run: "true"
+                confirm: "Deploy ${{ vars.env }}?"
             defaults:
               interactive: true
             """)
@@ -199,6 +202,7 @@ struct InteractiveTests {
         #expect(result.stderr.contains("moon.yaml:8:14: error: 'confirm' is empty"), "\(result.stderr)")
         #expect(result.stderr.contains("moon.yaml:11:18: error: expected true or false for 'interactive'"), "\(result.stderr)")
         #expect(result.stderr.contains("cannot be both a service and interactive"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:18:14: error: 'confirm' is asked as written: it cannot hold ${{ }}"), "\(result.stderr)")
         #expect(result.stderr.contains("unknown key 'interactive'"), "\(result.stderr)")
     }
 
