@@ -17,34 +17,24 @@ all: build
 # SQLite holds its state (.moon/state.db, through GRDB); OpenSSL 3 speaks
 # TLS to an https:// remote cache. Install them when missing: with apt-get
 # as root, else print the command and stop.
+# $(call need-library,PKG-CONFIG NAME,DEBIAN PACKAGE,WHAT,WHY): the library, or
+# its installation (as root, with apt-get), or the command that installs it.
+define need-library
+	@if ! pkg-config --exists $(1) 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing $(2) ($(4))"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) pkg-config >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) pkg-config >/dev/null; }; \
+	  else \
+	    echo "moon needs $(3). Install it with:  sudo apt-get install $(2) pkg-config"; exit 1; \
+	  fi; \
+	fi
+endef
+
 deps:
-	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing libsqlite3-dev (moon keeps its state in SQLite)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsqlite3-dev pkg-config >/dev/null || \
-	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsqlite3-dev pkg-config >/dev/null; }; \
-	  else \
-	    echo "moon needs SQLite. Install it with:  sudo apt-get install libsqlite3-dev pkg-config"; exit 1; \
-	  fi; \
-	fi
-	@if ! pkg-config --exists yaml-0.1 2>/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing libyaml-dev (moon parses YAML with libyaml)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libyaml-dev pkg-config >/dev/null || \
-	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libyaml-dev pkg-config >/dev/null; }; \
-	  else \
-	    echo "moon needs libyaml. Install it with:  sudo apt-get install libyaml-dev pkg-config"; exit 1; \
-	  fi; \
-	fi
-	@if ! pkg-config --exists openssl 2>/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing libssl-dev (moon speaks TLS to https:// remote caches with OpenSSL)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev pkg-config >/dev/null || \
-	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev pkg-config >/dev/null; }; \
-	  else \
-	    echo "moon needs OpenSSL 3. Install it with:  sudo apt-get install libssl-dev pkg-config"; exit 1; \
-	  fi; \
-	fi
+	$(call need-library,sqlite3,libsqlite3-dev,SQLite,moon keeps its state in SQLite)
+	$(call need-library,yaml-0.1,libyaml-dev,libyaml,moon parses YAML with libyaml)
+	$(call need-library,openssl,libssl-dev,OpenSSL 3,moon speaks TLS to https:// remote caches with OpenSSL)
 
 # What only the tests need: tmux (terminal tests read the screen through it),
 # Graphviz (`moon graph --format dot` is checked by `dot`), nginx (the remote
