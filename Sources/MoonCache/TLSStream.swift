@@ -1,7 +1,7 @@
 import COpenSSL
 import Glibc
 
-/// One TLS session over a connected non-blocking socket: what
+/// One TLS connection over a connected non-blocking socket: what
 /// `HTTPConnection` reads and writes through for an `https://` cache, step
 /// by step as the plain socket is (a step that cannot move says which
 /// readiness to wait for; the waiting, and its bounds, stay the
@@ -22,7 +22,7 @@ final class TLSStream {
     private let host: String
 
     init(socket: Int32, context: TLSContext, host: String) throws(HTTPClient.Failure) {
-        guard let ssl = SSL_new(context.context) else { throw .tls("OpenSSL could not start a session (\(TLSContext.lastError()))") }
+        guard let ssl = SSL_new(context.context) else { throw .tls("OpenSSL could not start TLS on the connection (\(TLSContext.lastError()))") }
         self.ssl = ssl
         self.host = host
         guard SSL_set_fd(ssl, socket) == 1 else { throw .tls("OpenSSL could not take the socket (\(TLSContext.lastError()))") }
@@ -69,7 +69,7 @@ final class TLSStream {
     }
 
     /// Whether the idle connection's server closed it or sent something
-    /// unasked. What TLS sends by itself (TLS 1.3 session tickets) makes the
+    /// unasked. What TLS sends by itself (TLS 1.3 resumption tickets) makes the
     /// socket readable without meaning either.
     var isStale: Bool {
         var byte: UInt8 = 0

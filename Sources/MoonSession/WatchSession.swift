@@ -50,7 +50,7 @@ package final class WatchSession {
     private let results = WatchResults()
     /// With `--resume`: the run that watch mode's first run resumes.
     private var resume: ResumeRecord?
-    /// Every secret value a run of this session read: a node started by an
+    /// Every secret value a run of this watch read: a node started by an
     /// earlier run (a service) may print a value since rotated.
     private var secretMask: SecretMask?
     /// A run's cache stores still going after its nodes ended: the next run waits for them.

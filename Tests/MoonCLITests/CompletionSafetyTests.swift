@@ -173,7 +173,7 @@ import Testing
             type([typed], literal: true)
             type(["Tab"])
             type(["Enter"])
-            let screen = tmux.waitFor(15) { $0.contains("<run>\n\(received)\n") }
+            let screen = tmux.waitFor(30) { $0.contains("<run>\n\(received)\n") }
             #expect(screen != nil, "\(name): \(typed) -> \(tmux.screen())")
         }
         #expect(Self.marks(in: moon).isEmpty, "\(name): completion ran: \(Self.marks(in: moon))")
