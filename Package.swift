@@ -61,6 +61,8 @@ let package = Package(
         .target(name: "MoonState", dependencies: [
             "MoonGraph", "MoonJSON", "MoonSystem",
             .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's own column accessors on GRDB's statements, for the no-op's one read of every node state.
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Watch mode: the file system as a signal (inotify, or polling).

@@ -120,6 +120,14 @@ public struct Template: Sendable, Hashable {
             if !literal.isEmpty { parts.append(.literal(String(literal))) }
             literal = String.UnicodeScalarView()
         }
+        // Scalar by scalar: appending a slice goes through generic code whose
+        // first use looks up conformances at run time, on every run's check.
+        func keep(_ range: Range<Int>) { for k in range { literal.append(scalars[k]) } }
+        func string(_ range: Range<Int>) -> String {
+            var view = String.UnicodeScalarView()
+            for k in range { view.append(scalars[k]) }
+            return String(view)
+        }
         while i < scalars.count {
             guard scalars[i] == "$", i + 2 < scalars.count, scalars[i + 1] == "{", scalars[i + 2] == "{" else {
                 literal.append(scalars[i])
@@ -136,12 +144,12 @@ public struct Template: Sendable, Hashable {
             }
             guard let end = close else {
                 problems.append(Problem(message: "unclosed '${{'; close the expression with '}}' on the same line", offset: i, length: 3))
-                literal.append(contentsOf: scalars[i..<(i + 3)])
+                keep(i..<(i + 3))
                 i += 3
                 continue
             }
-            let inner = String(String.UnicodeScalarView(scalars[(i + 3)..<end]))
-            let raw = String(String.UnicodeScalarView(scalars[i..<(end + 2)]))
+            let inner = string((i + 3)..<end)
+            let raw = string(i..<(end + 2))
             let length = end + 2 - i
             switch reference(inner) {
             case .success(let ref):
@@ -149,7 +157,7 @@ public struct Template: Sendable, Hashable {
                 parts.append(.expression(Expression(reference: ref, raw: raw, offset: i, length: length)))
             case .failure(let message):
                 problems.append(Problem(message: message.text, offset: i, length: length))
-                literal.append(contentsOf: scalars[i..<(end + 2)])
+                keep(i..<(end + 2))
             }
             i = end + 2
         }
@@ -159,10 +167,23 @@ public struct Template: Sendable, Hashable {
 
     public static let contexts = ["needs", "vars", "env", "item", "matrix", "params", "args", "secrets"]
 
+    /// `text` without the spaces and tabs around it (bytes: both are ASCII).
+    static func trimmingBlanks(_ text: String) -> String {
+        let utf8 = text.utf8
+        var start = utf8.startIndex, end = utf8.endIndex
+        while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") { start = utf8.index(after: start) }
+        while start < end {
+            let last = utf8.index(before: end)
+            guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
+            end = last
+        }
+        return String(text[start..<end])
+    }
+
     /// `needs.NODE.outputs.KEY`, `needs.NODE.result`, `vars.NAME`, `env.NAME`.
     /// Node names may contain dots, so a `needs` path is read from its end.
     static func reference(_ inner: String) -> Result<ExpressionReference, Message> {
-        let path = String(inner.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let path = trimmingBlanks(inner)
         if path.isEmpty {
             return .failure(Message("empty expression; write needs.NODE.outputs.KEY, needs.NODE.result, vars.NAME or env.NAME"))
         }

@@ -74,9 +74,14 @@ public struct Manifest: Sendable {
 
     /// The entries, and the check stamp a newer moon stored before them.
     public static func decode(_ data: Data) -> (manifest: Manifest, stamp: CheckStamp?) {
+        data.withUnsafeBytes { decode($0) }
+    }
+
+    /// As `decode(_:)`, from bytes in place.
+    public static func decode(_ raw: UnsafeRawBufferPointer) -> (manifest: Manifest, stamp: CheckStamp?) {
         var entries: [Entry] = []
         var stamp: CheckStamp?
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+        do {
             var i = 0
             if raw.count >= 20, UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)) == stampedMagic {
                 stamp = CheckStamp(a: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt64.self)),

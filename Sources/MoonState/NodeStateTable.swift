@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MoonJSON
 
 /// Each node's last success (`node_state`): its fingerprint, outputs,
@@ -10,10 +11,18 @@ extension StateStore {
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
         try db.read { db in
             var result: [String: StoredNode] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?",
-                                           arguments: [graph])
-            while let row = try rows.next() {
-                result[row[0]] = Self.storedNode(row, from: 1)
+            // Column by column through SQLite's accessors: GRDB's rows wrap
+            // each blob in a Data and a closure, most of a no-op's read.
+            let statement = try db.makeStatement(sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?")
+            try statement.setArguments([graph])
+            let row = statement.sqliteStatement
+            while true {
+                let code = sqlite3_step(row)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                result[Self.text(row, 0)] = Self.storedNode(row)
             }
             return result
         }
@@ -26,20 +35,32 @@ extension StateStore {
             + (hasPatterns ? "patterns" : "NULL")
     }
 
-    private static func storedNode(_ row: Row, from o: Int = 0) -> StoredNode {
-        // In place: a Data per column would be an allocation each.
-        let hashes = (try? row.withUnsafeData(atIndex: o) { data in
-            data?.withUnsafeBytes { raw in
-                (0..<5).map { i in raw.count == 160 ? ContentHash(raw: UnsafeRawBufferPointer(rebasing: raw[(32 * i)..<(32 * i + 32)])) ?? .zero : .zero }
-            }
-        }) ?? nil
-        func hash(_ i: Int) -> ContentHash { hashes?[i] ?? .zero }
-        let (manifest, stamp) = (try? row.withUnsafeData(atIndex: o + 1) { $0.map(Manifest.decode) }) ?? (Manifest(), nil)
+    private static func storedNode(_ row: SQLiteStatement) -> StoredNode {
+        let digests = blob(row, 1)
+        func hash(_ i: Int) -> ContentHash {
+            digests.count == 160 ? ContentHash(raw: UnsafeRawBufferPointer(rebasing: digests[(32 * i)..<(32 * i + 32)])) ?? .zero : .zero
+        }
+        let (manifest, stamp) = Manifest.decode(blob(row, 2))
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: manifest, combined: hash(0))
-        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row[o + 2]), values: decodeList(row[o + 3]),
-                          updatedAt: Date(timeIntervalSince1970: row[o + 4]), listed: row[o + 5],
-                          patterns: row[o + 6], stamp: stamp)
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(text(row, 3)), values: decodeList(text(row, 4)),
+                          updatedAt: Date(timeIntervalSince1970: sqlite3_column_double(row, 5)), listed: data(row, 6),
+                          patterns: data(row, 7), stamp: stamp)
+    }
+
+    /// A column's bytes, valid until the row steps on (empty for NULL).
+    private static func blob(_ row: SQLiteStatement, _ column: Int32) -> UnsafeRawBufferPointer {
+        guard let bytes = sqlite3_column_blob(row, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(row, column)))
+    }
+
+    private static func data(_ row: SQLiteStatement, _ column: Int32) -> Data? {
+        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : Data(blob(row, column))
+    }
+
+    private static func text(_ row: SQLiteStatement, _ column: Int32) -> String {
+        guard let text = sqlite3_column_text(row, column) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, column))), as: UTF8.self)
     }
 
     /// Marks the last successes of these nodes as unfinished (their

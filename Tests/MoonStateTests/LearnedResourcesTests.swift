@@ -20,6 +20,16 @@ import MoonState
         #expect(SystemMemory.memAvailable(meminfo: "MemTotal: 1 kB\n") == nil)
     }
 
+    @Test func theOOMKillCountIsTheNumberOnItsOwnLine() {
+        let vmstat = "oom_kill_disable 1\npgfault 99\noom_kill 16\nworkingset 3\n"
+        #expect(SystemMemory.number(after: "oom_kill", in: vmstat) == 16)
+        #expect(SystemMemory.number(after: "oom_kill", in: "pgfault 99\n") == nil)
+        #expect(SystemMemory.number(after: "oom_kill", in: "oom_kill\n") == nil)
+        #expect(SystemMemory.number(after: "oom_kill", in: "oom_kill x\n") == nil)
+        #expect(SystemMemory.number(after: "MemAvailable:", in: "MemAvailable:\t 7 kB") == 7)
+        #expect(SystemMemory.oomKills() != nil, "this kernel has /proc/vmstat's oom_kill")
+    }
+
     @Test func theCgroupWithTheLeastRoomBounds() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -90,9 +90,19 @@ extension Runner {
     /// Before the run's first start, reads what the nodes learned
     /// (`ResourceOptions.learn`): a run that starts nothing (a no-op) reads
     /// nothing. A budget made now is made before anything holds a slot.
+    /// A run that cannot start two nodes at once (one node to run, `-j 1`)
+    /// reads nothing: memory cannot decide what starts when it starts alone.
     func learnBeforeTheFirstStart() {
         guard !learnedRead else { return }
         learnedRead = true
+        let mayRun = plan.nodes.indices.lazy.filter { index in
+            guard !self.plan.nodes[index].isBarrier else { return false }
+            switch self.state[index] {
+            case .waiting, .ready, .checking, .asking: return true
+            default: return false
+            }
+        }
+        guard mayRun.count > 1 || mayRun.contains(where: { self.plan.nodes[$0].fanOut != nil }) else { return }
         let learned = options.resources.learn()
         guard !learned.isEmpty else { return }
         learnResources(learned)

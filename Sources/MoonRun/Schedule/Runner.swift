@@ -230,7 +230,7 @@ public final class Runner {
     func pump() {
         let jobs = options.jobs ?? Int.max
         var starting: [Int] = []
-        if !learnedRead, ready.contains(where: { !$0.isEmpty }) { learnBeforeTheFirstStart() }
+        if !learnedRead, ready.contains(where: { !$0.isEmpty }), jobs > 1 { learnBeforeTheFirstStart() }
         while totalInFlight < jobs {
             var best: Int?
             for q in ready.indices where inFlight[q] < plan.queues[q].concurrency {
