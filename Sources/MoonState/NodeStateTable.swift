@@ -11,18 +11,8 @@ extension StateStore {
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
         try db.read { db in
             var result: [String: StoredNode] = [:]
-            // Column by column through SQLite's accessors: GRDB's rows wrap
-            // each blob in a Data and a closure, most of a no-op's read.
-            let statement = try db.makeStatement(sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?")
-            try statement.setArguments([graph])
-            let row = statement.sqliteStatement
-            while true {
-                let code = sqlite3_step(row)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-                }
-                result[Self.text(row, 0)] = Self.storedNode(row)
+            try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
+                result[SQLiteRows.text(row, 0)] = Self.storedNode(row)
             }
             return result
         }
@@ -36,31 +26,16 @@ extension StateStore {
     }
 
     private static func storedNode(_ row: SQLiteStatement) -> StoredNode {
-        let digests = blob(row, 1)
+        let digests = SQLiteRows.blob(row, 1)
         func hash(_ i: Int) -> ContentHash {
             digests.count == 160 ? ContentHash(raw: UnsafeRawBufferPointer(rebasing: digests[(32 * i)..<(32 * i + 32)])) ?? .zero : .zero
         }
-        let (manifest, stamp) = Manifest.decode(blob(row, 2))
+        let (manifest, stamp) = Manifest.decode(SQLiteRows.blob(row, 2))
         let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4),
                                           manifest: manifest, combined: hash(0))
-        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(text(row, 3)), values: decodeList(text(row, 4)),
-                          updatedAt: Date(timeIntervalSince1970: sqlite3_column_double(row, 5)), listed: data(row, 6),
-                          patterns: data(row, 7), stamp: stamp)
-    }
-
-    /// A column's bytes, valid until the row steps on (empty for NULL).
-    private static func blob(_ row: SQLiteStatement, _ column: Int32) -> UnsafeRawBufferPointer {
-        guard let bytes = sqlite3_column_blob(row, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(row, column)))
-    }
-
-    private static func data(_ row: SQLiteStatement, _ column: Int32) -> Data? {
-        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : Data(blob(row, column))
-    }
-
-    private static func text(_ row: SQLiteStatement, _ column: Int32) -> String {
-        guard let text = sqlite3_column_text(row, column) else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, column))), as: UTF8.self)
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(SQLiteRows.text(row, 3)),
+                          values: decodeList(SQLiteRows.text(row, 4)), updatedAt: Date(timeIntervalSince1970: SQLiteRows.double(row, 5)),
+                          listed: SQLiteRows.data(row, 6), patterns: SQLiteRows.data(row, 7), stamp: stamp)
     }
 
     /// Marks the last successes of these nodes as unfinished (their

@@ -114,9 +114,8 @@ extension StateStore {
     public func lastDurations(graph: String) throws -> [String: Int] {
         let result = try db.read { db in
             var result: [String: Int] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph])
-            while let row = try rows.next() {
-                result[row[0]] = row[1] as Int
+            try SQLiteRows.each(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph]) { row in
+                result[SQLiteRows.text(row, 0)] = SQLiteRows.int(row, 1)
             }
             return result
         }

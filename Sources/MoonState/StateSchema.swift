@@ -60,13 +60,15 @@ enum StateSchema {
     /// compile) or the version differs: `migrate` then decides. Throws what
     /// else SQLite says (corruption, busy).
     static func isCurrent(_ db: Database) throws -> Bool {
-        let row: Row?
+        var found: Int?
         do {
-            row = try Row.fetchOne(db, sql: currentProbe)
+            try SQLiteRows.each(db, sql: currentProbe, arguments: []) { row in
+                if found == nil { found = SQLiteRows.int(row, 0) }
+            }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             return false
         }
-        return row.flatMap { Int.fromDatabaseValue($0[0]) } == version
+        return found == version
     }
 
     /// The version and the first row of each table (`node_state`'s names `patterns`).

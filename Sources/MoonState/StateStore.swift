@@ -271,14 +271,14 @@ public final class StateStore: @unchecked Sendable {
         config.prepareDatabase { db in
             // moon's queries are point lookups and one short write per run;
             // the kernel's page cache holds the file anyway.
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB); PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            try SQLiteRows.execute(db, "PRAGMA cache_size = -\(Self.pageCacheKiB); PRAGMA journal_size_limit = \(Self.walSizeLimit)")
             guard !readonly else { return }
             // A store made now holds nothing yet: it is made and given its
             // tables without a sync (`make` turns them on after), as a
             // power loss in that moment leaves at worst a file that the next
             // run moves aside, and a fresh checkout's first run need not
             // wait for the flushes of an empty file.
-            if fresh { try db.execute(sql: "PRAGMA synchronous = OFF") }
+            if fresh { try SQLiteRows.execute(db, "PRAGMA synchronous = OFF") }
             // WAL mode persists, and SQLite opens a file whose header says
             // so in it: the pragma is needed only for a file not yet in it.
             if fresh || !Self.headerSaysWAL(path) {
@@ -293,7 +293,7 @@ public final class StateStore: @unchecked Sendable {
             // runs' commits (their history, their nodes' fingerprints: those
             // nodes run again), never corrupt the file.
             // Checkpoints happen at the opening (`checkpointIfLarge`).
-            try db.execute(sql: (fresh ? "" : "PRAGMA synchronous = NORMAL; ") + "PRAGMA wal_autocheckpoint = 0")
+            try SQLiteRows.execute(db, (fresh ? "" : "PRAGMA synchronous = NORMAL; ") + "PRAGMA wal_autocheckpoint = 0")
         }
         return config
     }
