@@ -1,8 +1,8 @@
 /// What a node's processes used, on its `complete` and `error` events
 /// (`usage`): CPU time in user and kernel mode and the peak resident
 /// memory, over all its attempts. Nodes that start no process of their own
-/// (a group, a built-in, a node on a Slurm queue, whose work runs on another
-/// host) have none.
+/// (a group, a built-in) have none, nor has a Slurm node whose compute node
+/// could not run moon's reporter.
 public struct NodeUsage: Sendable, Equatable {
     /// How it was measured (the `source` field).
     public enum Source: String, Sendable {
@@ -10,6 +10,10 @@ public struct NodeUsage: Sendable, Equatable {
         /// reaped: CPU is their sum, the peak is the largest one process
         /// reached (see docs/usage.md).
         case rusage
+        /// From the `rusage` of a Slurm node's task on its compute node,
+        /// measured there by moon's reporter (`SlurmTask`): the command and
+        /// every process of it that was waited for.
+        case slurm
     }
 
     public var cpuUserMilliseconds: Int

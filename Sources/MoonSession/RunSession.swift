@@ -116,7 +116,7 @@ package final class RunSession {
         let terminal = TerminalHandover(reporter: reporter, scheduler: scheduler)
         let nodes = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: scheduler, grace: options.grace, secrets: secrets,
-                               terminal: terminal.processTerminal)
+                               terminal: terminal.processTerminal, slurm: options.slurm)
         let runner = Runner(plan: runPlan, options: options, launcher: nodes, scheduler: scheduler) { event in
             reporter.report(event)
             for other in others { other.report(event) }

@@ -387,7 +387,8 @@ package final class WatchSession {
         let terminal = TerminalHandover(reporter: reporter, scheduler: main.scheduler)
         let launcher = main.nodeLauncher(graph: graph, plan: plan)
             ?? CommandLauncher(graph: graph, plan: plan, processes: processes, scheduler: main.scheduler,
-                                       grace: setup.options.grace, secrets: secrets, terminal: terminal.processTerminal)
+                                       grace: setup.options.grace, secrets: secrets, terminal: terminal.processTerminal,
+                                       slurm: setup.options.slurm)
         var ended = Set<Int>()
         let runner = Runner(plan: RunPlan(graph: graph, plan: plan, cpus: LinuxCalls.processorCount()), options: setup.options,
                             launcher: launcher, scheduler: main.scheduler) { [unowned self] event in

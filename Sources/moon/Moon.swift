@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonCache
 import MoonProcess
+import MoonRun
 import MoonSession
 
 /// The `moon` command: subcommands for running, checking and showing graphs.
@@ -91,6 +92,10 @@ struct Moon: ParsableCommand {
     }
 
     static func main() {
+        // moon as a Slurm node's task reporter: before anything changes what its command inherits.
+        if CommandLine.arguments.count > 1, CommandLine.arguments[1] == SlurmTask.flag {
+            SlurmTask.main(Array(CommandLine.arguments.dropFirst()))
+        }
         // Before anything reads the environment or starts a thread: no node may find the remote cache's secrets in moon's.
         RemoteCredentials.take()
         // Ctrl-C ends moon before its event loop takes the signal over, even

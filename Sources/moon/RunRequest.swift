@@ -146,6 +146,13 @@ struct RunRequest: Equatable {
         options.resources.learn = {
             LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5).store).memory
         }
+        // Read when a Slurm node is about to start: what srun asks for beyond the node's declarations.
+        options.slurm.learn = {
+            let learned = LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false,
+                                                                                busyTimeout: 0.5).store)
+            return SlurmExport.Learned(memory: learned.memory, time: learned.time)
+        }
+        options.slurm.reporter = { SlurmTask.Reporter.ownBinary() }
         if watch.watch {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: exclude,
                                    commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: options, report: report,

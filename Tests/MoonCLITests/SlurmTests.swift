@@ -258,6 +258,63 @@ struct SlurmClusterTests {
         #expect(job.contains("MinMemoryNode=\(megabytes)M"), "\(job)")
     }
 
+    /// A node that ran on Slurm reports what its task used on the compute
+    /// node (measured by moon's task wrapper, not srun's own usage), the
+    /// history keeps it, and the next run's srun asks for the learned
+    /// memory (+20%) and time (5 minutes at least); a declared `mem` wins
+    /// over the learned one, and Slurm nodes' memory is the cluster's, not
+    /// the local `--memory` budget. The task's exit code and signal pass
+    /// through the wrapper unchanged.
+    @Test func aSlurmNodeRecordsItsUsageAndAsksForWhatItLearned() throws {
+        let (name, moon) = try SlurmCluster.project("learn", """
+            defaults: { queue: cluster }
+            nodes:
+              big:
+                run: |
+                  python3 alloc.py 100
+                  scontrol show job -o "$SLURM_JOB_ID" | tr ' ' '\\n' | grep -E '^(TimeLimit|MinMemoryNode)=' | tr '\\n' ' ' >> big.txt
+                  echo >> big.txt
+              declared:
+                slurm: { mem: 30M }
+                run: |
+                  python3 alloc.py 60
+                  scontrol show job -o "$SLURM_JOB_ID" | tr ' ' '\\n' | grep -E '^MinMemoryNode=' >> declared.txt
+              forger:
+                # Its output looks like a report of usage: it is output, never usage.
+                run: 'echo "0 0 999999999999"; echo "moon-usage 0 0 999999999999" >&2; exit 3'
+              crash:
+                run: 'kill -SEGV $$'
+            """)
+        try moon.write("alloc.py", UsageTests.alloc)
+        let first = try moon.run(["run", "--json", "-k"])
+        #expect(first.status == 1, "\(first.stdout)\(first.stderr)")
+        let end = try #require(first.events("complete", node: "big").first, "\(first.stdout)\(first.stderr)")
+        let usage = try #require(end.usage, "no usage for a Slurm node: \(first.stdout)")
+        #expect(usage.source == .slurm)
+        #expect(usage.maxRSSBytes >= 100 * UsageTests.mib && usage.maxRSSBytes < 400 * UsageTests.mib, "\(usage)")
+        #expect(first.error(of: "forger")?.exitCode == 3)
+        #expect(try #require(first.events("error", node: "forger").first?.usage).maxRSSBytes < 100 * UsageTests.mib)
+        #expect(first.error(of: "crash")?.signal == 11, "\(first.stdout)")
+        #expect(moon.read("big.txt")?.contains("MinMemoryNode=0") == true, "\(moon.read("big.txt") ?? "")")
+
+        // The history keeps the Slurm run's usage.
+        let history = try moon.run(["history", "--node", "big"])
+        let peak = ByteText.mebibytes(of: usage.maxRSSBytes)
+        #expect(history.stdout.split(separator: "\n").last?.contains(peak) == true, "\(peak) in \(history.stdout)")
+
+        // Learned: 100 MiB and more, +20%; twice a short run is less than 5 minutes.
+        let second = try moon.run(["run", "--json", "-k", "--memory", "64M", "big", "declared"])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(!second.stderr.contains("budget"), "\(second.stderr)")
+        let asked = (moon.read("big.txt") ?? "").split(separator: "\n").last.map(String.init) ?? ""
+        let megabytes = asked.split(separator: " ").first { $0.hasPrefix("MinMemoryNode=") }
+            .flatMap { Int($0.dropFirst("MinMemoryNode=".count).dropLast()) } ?? 0
+        #expect(megabytes >= 120 && Int64(megabytes) >= (usage.maxRSSBytes * 6 / 5) >> 20, "\(asked)")
+        #expect(asked.contains("TimeLimit=00:05:00"), "\(asked)")
+        #expect(moon.read("declared.txt") == "MinMemoryNode=30M\nMinMemoryNode=30M\n")
+        #expect(SlurmCluster.leftNothing(name))
+    }
+
     /// An 8-item fan-out is one job array of 8 tasks on the cluster: each
     /// task runs its own instance, and the node that needs them all runs
     /// after the whole array.
@@ -348,6 +405,29 @@ struct SlurmClusterTests {
         let message = error.message
         #expect(message.hasPrefix("cannot run node 'remote' on Slurm (queue 'cluster'): "), "\(message)")
         #expect(message.contains("controller") || message.contains("munge") || message.contains("Unable"), "\(message)")
+    }
+
+    /// moon's task reporter (what srun runs on a compute node) ends as its
+    /// command did and writes what the command used, its orphans included.
+    @Test func theTaskReporterEndsAsItsCommandAndWritesItsUsage() throws {
+        let moon = try Moon(graph: "version: 1\nnodes: {}\n")
+        try moon.write("alloc.py", UsageTests.alloc)
+        func report(_ command: String) throws -> (status: Int32, usage: String?) {
+            let file = moon.path("usage-\(UUID().uuidString)")
+            let out = SlurmCluster.shell("'\(Moon.binary)' --slurm-task '\(file)' -- sh -c '\(command)' 2>/dev/null; echo $?",
+                                         directory: moon.directory.path).out
+            return (Int32(out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, try? String(contentsOfFile: file, encoding: .utf8))
+        }
+        let big = try report("(python3 alloc.py 80 && touch done &); python3 alloc.py 20; while [ ! -f done ]; do sleep 0.05; done; sleep 1; exit 3")
+        #expect(big.status == 3)
+        let fields = try #require(big.usage?.split(separator: " "), "no usage file")
+        #expect(fields.count == 5 && fields[0] == "moon-slurm-usage" && fields[1] == "1")
+        // The orphan's 80 MiB count: it re-parented to the reporter, which reaped it.
+        #expect((Int64(fields[4].dropLast()) ?? 0) >= 80 << 20, "\(big.usage ?? "")")
+        let crashed = try report("kill -SEGV $$")
+        #expect(crashed.status == 128 + 11 && crashed.usage != nil)
+        #expect(try report("exec /nonexistent/program").status == 127)
+        #expect(SlurmCluster.shell("'\(Moon.binary)' --slurm-task").status == 2)
     }
 
     @Test func whatCannotBeExportedIsRefusedWithExitCode2() throws {

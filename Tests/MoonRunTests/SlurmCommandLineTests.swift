@@ -140,3 +140,117 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
         #expect(wrapped.workingDirectory == "/tmp")
     }
 }
+
+/// What srun asks for (declared, else learned) and the task reporter's
+/// command and file (`SlurmTask`).
+@Suite struct SlurmRequestTests {
+    @Test func declaredValuesWinOverLearnedOnes() throws {
+        let graph = try slurmTestGraph("""
+            version: 1
+            queues:
+              cluster: { executor: slurm }
+            defaults: { queue: cluster }
+            nodes:
+              free: { run: ./a }
+              declares: { run: ./b, resources: { memory: 50M }, timeout: 2m }
+              own: { run: ./c, slurm: { mem: 1G, time: "30" } }
+            """)
+        let learned = SlurmExport.Learned(memory: ["free": 200 << 20, "declares": 200 << 20, "own": 200 << 20],
+                                          time: ["free": .seconds(600), "declares": .seconds(600), "own": .seconds(600)])
+        func asked(_ index: Int) throws -> [String] {
+            let node = graph.nodes[index]
+            return SlurmCommandLine.resourceArguments(learned.requesting(try #require(graph.slurmOptions(for: node)), node: node.name))
+        }
+        #expect(try asked(0) == ["--mem=200M", "--time=00:10:00"])
+        // resources: and timeout: (and a minute) are declarations too.
+        #expect(try asked(1) == ["--mem=50M", "--time=00:03:00"])
+        #expect(try asked(2) == ["--mem=1G", "--time=30"])
+        // Nothing learned: only what is declared.
+        let none = SlurmExport.Learned()
+        #expect(SlurmCommandLine.resourceArguments(none.requesting(try #require(graph.slurmOptions(for: graph.nodes[0])), node: "free")) == [])
+    }
+
+    @Test func withAReporterSrunRunsTheCommandUnderIt() throws {
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("moon-fake-srun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bin) }
+        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("srun").path, contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o755])
+        let step = SlurmStep(options: SlurmOptions(), graph: "g", node: "n", queue: "cluster", programs: ProgramCache(),
+                             reporter: SlurmTask.Reporter(path: "/opt/moon", identity: "5:7"), usageFile: "/tmp/out/node-0.1.usage")
+        let wrapped = try step.wrap(ProcessSpec(executable: "/bin/echo", arguments: ["hi"], environment: ["PATH": bin.path], workingDirectory: "/tmp"))
+        #expect(Array(wrapped.arguments.suffix(12)) == ["--", "/bin/sh", "-c", SlurmTask.script, "sh",
+                                                        "/opt/moon", "5:7", "--slurm-task", "/tmp/out/node-0.1.usage", "--", "/bin/echo", "hi"])
+    }
+
+    /// Where moon's binary is not on the compute node, or another file is
+    /// at its path (another version), the command runs as it is, and reports nothing.
+    @Test(arguments: [SlurmTask.Reporter(path: "/nonexistent/moon", identity: "1:2"), SlurmTask.Reporter(path: "/bin/sh", identity: "1:2")])
+    func withoutTheSameReporterOnTheComputeNodeTheCommandRunsDirectly(reporter: SlurmTask.Reporter) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moon-usage-\(UUID().uuidString)").path
+        let command = SlurmTask.srunCommand(reporter: reporter, usageFile: file, command: ["sh", "-c", "echo \"ok $0\"; exit 4", "a b"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output == "ok a b\n")
+        #expect(process.terminationStatus == 4)
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    /// The same file at moon's path (size and modification time): it runs the command.
+    @Test func theSameReporterRunsTheCommand() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-reporter-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fake = directory + "/moon"
+        _ = FileManager.default.createFile(atPath: fake, contents: Data("#!/bin/sh\nprintf '[%s]' \"$@\"\n".utf8), attributes: [.posixPermissions: 0o755])
+        let info = try FileManager.default.attributesOfItem(atPath: fake)
+        let size = try #require(info[.size] as? Int), modified = try #require(info[.modificationDate] as? Date)
+        let reporter = SlurmTask.Reporter(path: fake, identity: "\(size):\(Int(modified.timeIntervalSince1970))")
+        let command = SlurmTask.srunCommand(reporter: reporter, usageFile: "/u f", command: ["echo", "a b"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output == "[--slurm-task][/u f][--][echo][a b]")
+    }
+
+    @Test func theUsageFileIsOneStrictLine() {
+        #expect(SlurmTask.decode("moon-slurm-usage 1 1500 20 104857600\n")
+                == ProcessUsage(userMicroseconds: 1500, systemMicroseconds: 20, maxResidentBytes: 104_857_600))
+        #expect(SlurmTask.decode(SlurmTask.encode(ProcessUsage(userMicroseconds: 1, systemMicroseconds: 2, maxResidentBytes: 3)))
+                == ProcessUsage(userMicroseconds: 1, systemMicroseconds: 2, maxResidentBytes: 3))
+        for bad in ["", "moon-slurm-usage 1 1 2 3", "moon-slurm-usage 1 1 2 3\n\n", "moon-slurm-usage 1 1 2 3 4\n",
+                    "moon-slurm-usage 1 -1 2 3\n", "moon-slurm-usage 1 1  3\n", "moon-slurm-usage 2 1 2 3\n",
+                    "moon-slurm-usage 1 1 2 9999999999999999999\n", "moon-slurm-usage 1 1 2 ３\n", "0 0 999999999999\n"] {
+            #expect(SlurmTask.decode(bad) == nil, "\(bad)")
+        }
+    }
+
+    /// Only a small regular file is read (never through a link, never a FIFO that would block), and it is removed.
+    @Test func onlyASmallRegularFileIsTaken() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moon-usage-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let good = directory + "/good", link = directory + "/link", fifo = directory + "/fifo", big = directory + "/big"
+        try "moon-slurm-usage 1 1 2 3\n".write(toFile: good, atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: good)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try String(repeating: "moon-slurm-usage 1 1 2 3\n", count: 10).write(toFile: big, atomically: false, encoding: .utf8)
+        #expect(SlurmTask.take(link) == nil)
+        #expect(SlurmTask.take(fifo) == nil)
+        #expect(SlurmTask.take(big) == nil)
+        #expect(SlurmTask.take(good) == ProcessUsage(userMicroseconds: 1, systemMicroseconds: 2, maxResidentBytes: 3))
+        #expect(SlurmTask.take(good) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+}

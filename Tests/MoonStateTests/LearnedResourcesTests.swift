@@ -14,6 +14,15 @@ import MoonState
         #expect(LearnedResources(memory: [:]).learnedMemory(node: "a") == nil)
     }
 
+    /// A Slurm time limit: twice the longest of the last five successful runs, at least 5 minutes.
+    @Test func theTimeLimitIsTwiceTheLongestOfTheLastFiveAndAtLeastFiveMinutes() {
+        #expect(LearnedResources.time(fromDurations: []) == nil)
+        #expect(LearnedResources.time(fromDurations: [1000]) == .seconds(300))
+        #expect(LearnedResources.time(fromDurations: [100_000, 200_000, 150_000]) == .seconds(400))
+        // The sixth-latest (1,000 s) no longer counts.
+        #expect(LearnedResources.time(fromDurations: [1_000_000, 160_000, 200_000, 500_000, 300_000, 400_000]) == .seconds(1000))
+    }
+
     @Test func memAvailableIsReadInBytes() {
         let meminfo = "MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   2048 kB\n"
         #expect(SystemMemory.memAvailable(meminfo: meminfo) == Int64(2048) * 1024)

@@ -33,9 +33,10 @@ public final class CommandLauncher: NodeLauncher {
     /// loop: a child's exit, the runner's decision and the next spawn on
     /// one thread, with no hop and no backpressure to arrange).
     /// `secrets`: the values the run read for `${{ secrets.NAME }}`.
+    /// `slurm`: what Slurm nodes learned, and their tasks' reporter.
     public init(graph: Graph, plan: Plan, processes: ProcessLaunching, scheduler: DateScheduler, grace: Duration,
                 environment base: [String: String]? = nil, secrets: SecretValues = SecretValues(),
-                terminal: (() -> TerminalUse)? = nil) {
+                terminal: (() -> TerminalUse)? = nil, slurm: SlurmRunOptions = SlurmRunOptions()) {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
@@ -43,7 +44,7 @@ public final class CommandLauncher: NodeLauncher {
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets),
             processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
-            terminal: terminal)
+            terminal: terminal, slurm: SlurmRunReading(slurm))
         // Built-ins run in moon even on a Slurm queue: they start at once.
         onSlurm = plan.selected.map { index in
             let node = graph.nodes[index]

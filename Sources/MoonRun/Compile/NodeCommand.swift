@@ -36,6 +36,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
         /// What an interactive node's process takes of moon's terminal,
         /// asked at its spawn (nil: moon's stdin only).
         var terminal: (() -> TerminalUse)?
+        /// What Slurm nodes learned and their tasks' reporter, read at the first Slurm start.
+        let slurm: SlurmRunReading
     }
 
     private let node: Node
@@ -94,11 +96,15 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
         // (`>>` does), and a missing file means no outputs.
         // Named by the node's index: an instance's name may hold a `/` (`text[man/a.gz]`).
         let outputFile = context.outputs?.path.map { "\($0)/\(Self.outputFileName(index, input.attempt))" }
-        // A node on a Slurm queue runs its process as an srun job step.
+        // A node on a Slurm queue runs its process as an srun job step,
+        // asking for what it declares, else for what it learned; its task
+        // is measured beside its `$MOON_OUTPUT` file.
         let graph = context.environment.graph
-        let slurm = graph.slurmOptions(for: node).map {
-            SlurmStep(options: $0, graph: graph.name, node: node.name, queue: graph.queues[node.queue].name,
-                      programs: context.environment.programs)
+        let slurm = graph.slurmOptions(for: node).map { declared in
+            let run = context.slurm.read()
+            return SlurmStep(options: run.learned.requesting(declared, node: node.name), graph: graph.name, node: node.name,
+                             queue: graph.queues[node.queue].name, programs: context.environment.programs,
+                             reporter: run.reporter, usageFile: outputFile.map { $0 + ".usage" })
         }
         let spec: ProcessSpec
         do {
@@ -164,11 +170,11 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                         groups.ended(index, usage: usage)
                         return report(srunTermination)
                     }
-                    // srun's own usage is not the job's, which runs on another host: none is reported.
+                    // srun's own usage is not the task's, which ran on another host: the reporter's file has that.
                     // Cancelled: the runner or the node's timeout disposed the execution.
                     let canceled = !result.isActive
                     slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {
-                        groups.ended(index)
+                        groups.ended(index, usage: slurm.takeUsage(), source: .slurm)
                         switch slurm.termination(for: srunTermination, canceled: canceled) {
                         case .success(let termination): report(termination)
                         case .failure(let error):

@@ -114,6 +114,14 @@ public enum SlurmExport {
             self.memory = memory
             self.time = time
         }
+
+        /// `options` (a node's declared ones: `slurm:`, `resources:`,
+        /// `timeout:`) with what `node` learned where they ask for no
+        /// memory or no time: declared values win. The one rule of srun
+        /// (`NodeCommand`) and sbatch.
+        public func requesting(_ options: SlurmOptions, node: String) -> SlurmOptions {
+            options.requesting(ResourceSpec(memory: memory[node])).withTime(time[node])
+        }
     }
 
     /// What one node's job is made of: the lines of its batch script after
@@ -172,10 +180,8 @@ public enum SlurmExport {
         if let dependency = try dependency(of: node, variables: variables, in: graph) {
             options.append(dependency)
         }
-        var slurm = graph.slurmOptions(for: node) ?? SlurmOptions().requesting(node.resources).limited(by: node.timeout)
-        slurm = slurm.requesting(ResourceSpec(memory: learned.memory[node.name]))
-        slurm = slurm.withTime(learned.time[node.name])
-        options += SlurmCommandLine.resourceArguments(slurm)
+        let slurm = graph.slurmOptions(for: node) ?? SlurmOptions().requesting(node.resources).limited(by: node.timeout)
+        options += SlurmCommandLine.resourceArguments(learned.requesting(slurm, node: node.name))
         return JobParts(body: body, directory: directory, options: options)
     }
 

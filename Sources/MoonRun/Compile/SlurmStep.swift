@@ -33,14 +33,20 @@ final class SlurmStep: @unchecked Sendable {
     let queue: String
     let node: String
     private let programs: ProgramCache
+    /// moon's binary and the file its `--slurm-task` reporter writes the task's usage to (nil: not measured).
+    private let reporter: SlurmTask.Reporter?
+    private let usageFile: String?
     private let lock = Mutex(())
     private var job: String?
     private var taskStatus: Int32?
     private var lastError: String?
 
-    init(options: SlurmOptions, graph: String, node: String, queue: String, programs: ProgramCache) {
+    init(options: SlurmOptions, graph: String, node: String, queue: String, programs: ProgramCache,
+         reporter: SlurmTask.Reporter? = nil, usageFile: String? = nil) {
         self.options = options
         self.programs = programs
+        self.reporter = usageFile == nil ? nil : reporter
+        self.usageFile = reporter == nil ? nil : usageFile
         self.jobName = SlurmCommandLine.jobName(graph: graph, node: node)
         self.queue = queue
         self.node = node
@@ -60,8 +66,11 @@ final class SlurmStep: @unchecked Sendable {
             throw NodeError(.spawn, "cannot run node '\(node)' on Slurm (queue '\(queue)' has executor: slurm): srun was not found on PATH (\(path)); install the Slurm client or run on a cluster's login node")
         }
         let directory = spec.workingDirectory ?? FileManager.default.currentDirectoryPath
-        let arguments = SlurmCommandLine.srunArguments(options: options, jobName: jobName, directory: directory,
-                                                       command: [spec.executable] + spec.arguments)
+        var command = [spec.executable] + spec.arguments
+        if let reporter, let usageFile {
+            command = SlurmTask.srunCommand(reporter: reporter, usageFile: usageFile, command: command)
+        }
+        let arguments = SlurmCommandLine.srunArguments(options: options, jobName: jobName, directory: directory, command: command)
         return ProcessSpec(executable: srun, arguments: arguments, environment: environment, workingDirectory: directory)
     }
 
@@ -132,6 +141,11 @@ final class SlurmStep: @unchecked Sendable {
         } catch {
             then()
         }
+    }
+
+    /// What the task used, from the reporter's file (removed); nil when it wrote none.
+    func takeUsage() -> ProcessUsage? {
+        usageFile.flatMap(SlurmTask.take)
     }
 
     // MARK: - Parsing srun's lines

@@ -12,6 +12,8 @@ public struct RunOptions: Sendable {
     public var resources = ResourceOptions()
     /// `--yes`: every `confirm:` question is answered yes without asking.
     public var assumeYes = false
+    /// What Slurm nodes learned, and their tasks' reporter (`CommandLauncher`).
+    public var slurm = SlurmRunOptions()
 
     public init(jobs: Int? = nil, keepGoing: Bool = false, grace: Duration = .seconds(5), timeout: Duration? = nil) {
         self.jobs = jobs

@@ -46,6 +46,9 @@ public struct RunNode: Sendable {
     /// the slots it takes of `-j` and of its queue (Runner+Admission).
     public var memory: Int64?
     public var slots = 1
+    /// Its process runs on a Slurm compute node: the memory it declares or
+    /// learned is asked of Slurm (`--mem`), not taken from the run's budget.
+    public var onSlurm = false
     /// `interactive: true`: it holds moon's terminal while it runs (Runner+Terminal).
     public var isInteractive = false
     /// `confirm:`: the question asked before it starts (Runner+Terminal).
@@ -112,8 +115,12 @@ extension RunPlan {
             if case .builtin = node.action { run.isBuiltin = true }
             run.isService = node.isService
             let resources = node.resources
+            switch node.action {
+            case .shell, .exec: run.onSlurm = graph.queues[node.queue].slurm != nil
+            case .builtin, .group: break
+            }
             if !resources.isEmpty {
-                run.memory = resources.memory
+                run.memory = run.onSlurm ? nil : resources.memory
                 run.slots = resources.cpus ?? 1
             }
             run.isInteractive = node.isInteractive

@@ -76,7 +76,7 @@ extension Runner {
     /// (`ResourceOptions.learned`), unless they already started: what a
     /// running node holds is what it was admitted with.
     func learnResources(_ learned: [String: Int64]) {
-        for index in plan.nodes.indices where plan.nodes[index].memory == nil {
+        for index in plan.nodes.indices where plan.nodes[index].memory == nil && !plan.nodes[index].onSlurm {
             switch state[index] {
             case .waiting, .ready, .checking, .asking: break
             default: continue
