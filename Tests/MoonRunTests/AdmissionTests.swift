@@ -227,4 +227,20 @@ import MoonEvents
         #expect(message?.contains("it ran alone with the whole budget of 1000 B") == true, "\(message ?? "")")
         #expect(h.runner.budget?.memoryInUse == 0)
     }
+
+    /// Watch mode: a run superseded while a retry waits for its whole
+    /// budget hands the node over, and the retry goes ahead (it no longer
+    /// waits for a run that ended).
+    @Test func aRetryWaitingForTheWholeBudgetGoesAheadWhenHandedOver() {
+        let h = Self.oomRun(killedForMemory: true)
+        h.runner.keepsServices = true
+        h.runner.start()
+        h.scheduler.advance(by: .seconds(2))
+        #expect(h.runner.memoryRetries.waiting == [0])
+        h.runner.supersede(keeping: { $0 == "hog" })
+        h.scheduler.advance(by: .seconds(10))
+        #expect(h.startTime(of: "hog", attempt: 2) == 2)
+        #expect(h.runner.memoryRetries.isIdle)
+        #expect(h.runner.handedOver.map(\.name) == ["hog"])
+    }
 }

@@ -1,4 +1,3 @@
-import MoonCommand
 import MoonEvents
 import MoonGraph
 
@@ -109,13 +108,22 @@ extension Runner {
         grant?()
     }
 
-    /// Completes when the node's next attempt may start: at once, unless it
-    /// waits for the whole budget (`waitForWholeBudget`), then when it has it.
-    func wholeBudgetGranted(_ node: Int) -> Signal<Never> {
-        Signal { [weak self] observer, _ in
-            guard let self, self.memoryRetries.waits(node) else { return observer.sendCompleted() }
-            self.memoryRetries.grants[node] = { observer.sendCompleted() }
-        }
+    /// Calls `start` when the node's next attempt may start: at once,
+    /// unless it waits for the whole budget (`waitForWholeBudget`), then
+    /// when it has it.
+    func whenAdmitted(_ node: Int, start: @escaping () -> Void) {
+        guard memoryRetries.waits(node) else { return start() }
+        memoryRetries.grants[node] = start
+    }
+
+    /// The node leaves this run (handed over in watch mode): it no longer
+    /// waits for this run's budget, nor holds it.
+    func forgetMemoryRetry(_ node: Int) {
+        guard !memoryRetries.isIdle else { return }
+        let grant = memoryRetries.grants[node]
+        memoryRetries.remove(node)
+        grantWholeBudget()
+        grant?()
     }
 
     /// A node ended (or a service started): what it held goes back, first to the node waiting for it.

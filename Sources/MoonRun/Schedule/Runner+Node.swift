@@ -28,7 +28,7 @@ extension Runner {
             let number = relay.attemptStarts()
             lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
         }
-        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), admitted: wholeBudgetGranted(node), node: spec,
+        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), admitted: relay.admitted(), node: spec,
                                      scheduler: scheduler) { failed, delay, error in
             relay.retrying(failed: failed, delay: delay, error: error)
         }
