@@ -64,9 +64,9 @@ extension Runner {
     /// and, when it retries, that the retry runs alone with the whole budget.
     func outOfMemoryMessage(_ node: Int, retrying: Bool) -> String {
         let had = memoryRetries.holds(node)
-            ? "it ran alone with the whole budget of \(budgetText)"
+            ? "it ran alone with the whole budget\(budgetText)"
             : "it was admitted with \(ByteSize.text(need(node).memory))"
-        let next = !retrying ? "" : memoryRetries.holds(node) ? "; it retries alone again" : "; it retries alone with the whole budget of \(budgetText)"
+        let next = !retrying ? "" : memoryRetries.holds(node) ? "; it retries alone again" : "; it retries alone with the whole budget\(budgetText)"
         return "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; \(had)\(next); "
             + "declare more in resources: {memory})"
     }
@@ -79,9 +79,10 @@ extension Runner {
         return changed
     }
 
+    /// ` of 8 GiB`; nothing when the budget has no limit (the memory available was unknown).
     private var budgetText: String {
-        guard let memory = budget?.memory, memory != .max else { return "memory (no limit)" }
-        return ByteSize.text(memory)
+        guard let memory = budget?.memory, memory != .max else { return "" }
+        return " of " + ByteSize.text(memory)
     }
 
     /// The node was killed for memory and retries: what it holds of the
