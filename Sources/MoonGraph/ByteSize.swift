@@ -22,17 +22,31 @@ public enum ByteSize {
         return number + " " + units[unit]
     }
 
+    /// A size as people write it: a number (digits, and at most one
+    /// decimal part: no sign, exponent or hex), then, after optional
+    /// spaces, nothing or `B` (bytes), or K, M, G, T, P or E (either case)
+    /// alone or followed by `B`, `i` or `iB`. A lower-case `b` is refused:
+    /// `1Gb` is a gigabit as often as a gigabyte. Nil for anything else, and
+    /// for a size of 8 EiB or more (it would not fit in 64 bits).
     public static func parse(_ text: String) -> Int64? {
-        var digits = Substring(text.trimmingCharacters(in: .whitespaces))
-        if digits.hasSuffix("iB") || digits.hasSuffix("ib") { digits = digits.dropLast(2) } else if digits.hasSuffix("B") || digits.hasSuffix("b") { digits = digits.dropLast() }
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+        rest = rest.dropFirst(number.count)
+        let parts = number.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }), let value = Double(number) else { return nil }
+        while rest.first == " " { rest = rest.dropFirst() }
         var factor: Double = 1
-        if let unit = digits.last, let power = "KMGTPE".firstIndex(of: Character(unit.uppercased())) {
+        if let unit = rest.first, let power = "KMGTPE".firstIndex(of: Character(unit.uppercased())) {
             factor = pow(1024, Double("KMGTPE".distance(from: "KMGTPE".startIndex, to: power) + 1))
-            digits = digits.dropLast()
+            rest = rest.dropFirst()
+            if rest == "i" || rest == "iB" { rest = "" }
         }
-        // `1.2 KiB`: a space between the number and its unit.
-        while digits.last == " " { digits = digits.dropLast() }
-        guard let number = Double(digits), number >= 0, number.isFinite, number * factor < 9e18 else { return nil }
-        return Int64(number * factor)
+        guard rest.isEmpty || rest == "B", value * factor < 9e18 else { return nil }
+        return Int64(value * factor)
+    }
+
+    /// Why `text` did not read as a size, when a common slip explains it.
+    public static func slip(in text: String) -> String? {
+        text.hasSuffix("b") ? "a lower-case b means bits" : nil
     }
 }

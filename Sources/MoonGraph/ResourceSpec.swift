@@ -34,7 +34,8 @@ public struct ResourceSpec: Sendable, Hashable, Codable {
                text.contains(where: \.isLetter) {
                 spec.memory = bytes
             } else {
-                values.error("invalid memory \(values.describe(m.value)); write a size with its unit, like 512M, 2G or 1.5GiB",
+                let slip = m.value.scalar.flatMap(ByteSize.slip).map { " (\($0))" } ?? ""
+                values.error("invalid memory \(values.describe(m.value))\(slip); write a size with its unit, like 512M, 2G or 1.5GiB",
                              at: m.value.span)
             }
         }

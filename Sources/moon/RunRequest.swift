@@ -77,7 +77,7 @@ struct RunRequest: Equatable {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         var options = RunOptions(jobs: jobs, keepGoing: keepGoing, grace: try duration(grace, option: "--grace"))
         options.resources.memory = try memoryBudget()
-        options.resources.available = { SystemMemory.available() }
+        options.resources.available = availableMemory()
         options.resources.oomKills = { SystemMemory.oomKills() }
         options.resources.warn = { warn($0) }
         options.assumeYes = yes
@@ -92,16 +92,36 @@ struct RunRequest: Equatable {
     }
 
     /// `--memory`, else `MOON_MEMORY`, in bytes; nil: the memory available when the run starts.
+    /// A bad `--memory` is a usage error; a bad `MOON_MEMORY` is not (`availableMemory`).
     func memoryBudget() throws -> Int64? {
         if let memory { return try Self.size(memory, option: "--memory") }
         guard let text = ProcessInfo.processInfo.environment["MOON_MEMORY"], !text.isEmpty else { return nil }
-        return try Self.size(text, option: "MOON_MEMORY")
+        return try? Self.size(text, option: "MOON_MEMORY")
+    }
+
+    /// The memory available when the run starts, read only when a node
+    /// needs memory. A `MOON_MEMORY` that is not a size is said then, in one
+    /// warning: set once in a shell's profile, it must not fail the runs
+    /// that need no memory budget.
+    func availableMemory() -> @Sendable () -> Int64? {
+        var problem: String?
+        if memory == nil, let text = ProcessInfo.processInfo.environment["MOON_MEMORY"], !text.isEmpty {
+            do { _ = try Self.size(text, option: "MOON_MEMORY") } catch { problem = "\(error)" }
+        }
+        return { [problem] in
+            let available = SystemMemory.available()
+            if let problem {
+                warn("\(problem); the budget is the memory available now (\(available.map(ByteSize.text) ?? "unknown"))")
+            }
+            return available
+        }
     }
 
     /// A memory size with its unit (`900M`, `2G`, `1.5GiB`), as `resources: {memory}` reads it.
     static func size(_ text: String, option: String) throws -> Int64 {
         guard text.contains(where: \.isLetter), let bytes = ByteSize.parse(text), bytes > 0 else {
-            throw ValidationError("\(option): '\(text)' is not a memory size; write one with its unit, like 900M, 2G or 1.5GiB")
+            let slip = ByteSize.slip(in: text).map { " (\($0))" } ?? ""
+            throw ValidationError("\(option): '\(text)' is not a memory size\(slip); write one with its unit, like 900M, 2G or 1.5GiB")
         }
         return bytes
     }

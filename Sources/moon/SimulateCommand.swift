@@ -70,7 +70,7 @@ struct SimulateCommand: SelectingCommand {
         request.memory = memory
         var options = RunOptions()
         options.resources.memory = try request.memoryBudget()
-        options.resources.available = { SystemMemory.available() }
+        options.resources.available = request.availableMemory()
         options.resources.learned = LearnedResources(graph: graph, store: opened.store).memory
         let results = try jobValues().map { jobs -> Simulation.Result in
             options.jobs = jobs

@@ -156,6 +156,11 @@ import Testing
               b:
                 run: "true"
                 resources: {memory: lots, threads: 2}
+              c:
+                run: "true"
+                resources: {memory: 1Gb}
+              d: {run: "true", resources: {memory: 99999999999G}}
+              e: {run: "true", resources: {memory: 1.5.G}}
             """)
         let result = try moon.run(["check"])
         #expect(result.status == 2)
@@ -164,9 +169,39 @@ import Testing
         #expect(result.stderr.contains("moon.yaml:7:36: error: invalid cpus '0'"))
         #expect(result.stderr.contains("moon.yaml:10:25: error: invalid memory 'lots'"))
         #expect(result.stderr.contains("moon.yaml:10:31: error: unknown key 'threads' in resources (did you mean 'cpus'?)"))
+        // Bits, sizes past 64 bits and stray points are refused at their place, never read loosely nor trapped on.
+        #expect(result.stderr.contains("moon.yaml:13:25: error: invalid memory '1Gb' (a lower-case b means bits); write a size with its unit, like 512M, 2G or 1.5GiB"),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:14:40: error: invalid memory '99999999999G'"), "\(result.stderr)")
+        #expect(result.stderr.contains("moon.yaml:15:40: error: invalid memory '1.5.G'"), "\(result.stderr)")
         let option = try moon.run(["--memory", "900", "a"])
         #expect(option.status == 2)
         #expect(option.stderr.contains("--memory: '900' is not a memory size; write one with its unit"), "\(option.stderr)")
+        let bits = try moon.run(["--memory", "8Gb", "a"])
+        #expect(bits.status == 2)
+        #expect(bits.stderr.contains("--memory: '8Gb' is not a memory size (a lower-case b means bits); write one with its unit"), "\(bits.stderr)")
+    }
+
+    /// A bad `MOON_MEMORY` (set once in a profile) fails no run: a run that
+    /// needs no budget says nothing, one that does warns once and uses the
+    /// memory available. A bad `--memory` stays a usage error.
+    @Test func aBadMoonMemoryWarnsOnlyWhenTheBudgetIsUsed() throws {
+        let plain = try Moon(graph: """
+            version: 1
+            nodes:
+              a: {run: "true"}
+            """)
+        let quiet = try plain.run([], environment: ["MOON_MEMORY": "lots"])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(!quiet.stderr.contains("MOON_MEMORY"), "\(quiet.stderr)")
+        let sized = try Moon(graph: Self.fourOf300)
+        let warned = try sized.run(["--json"], environment: ["MOON_MEMORY": "lots"])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stderr.components(separatedBy: "MOON_MEMORY: 'lots' is not a memory size; write one with its unit, like 900M, 2G or 1.5GiB; "
+                + "the budget is the memory available now").count == 2, "one warning: \(warned.stderr)")
+        let option = try sized.run(["--memory", "lots"], environment: ["MOON_MEMORY": "2G"])
+        #expect(option.status == 2)
+        #expect(option.stderr.contains("--memory: 'lots' is not a memory size"), "\(option.stderr)")
     }
 
     @Test func listShowsDeclaredResources() throws {
@@ -204,5 +239,65 @@ import Testing
         let message = result.error(of: "hog")?.message ?? ""
         #expect(message.hasPrefix("killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with 100 MiB"),
                 "\(message) \(result.stderr)")
+    }
+
+    /// A real OOM kill, retried: the node's first attempt moves itself into
+    /// a memory cgroup (v1) of 32M and allocates 256M; its retry waits until
+    /// the nodes running beside it ended, runs alone with the whole budget,
+    /// and the others start only after it. Needs root and a writable memory
+    /// controller (as CI has); elsewhere there is nothing to test.
+    @Test func aRetryAfterAnOOMKillRunsAloneWithTheWholeBudget() throws {
+        let group = "/sys/fs/cgroup/memory/moon-test-oom-retry-\(getpid())"
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), mkdir(group, 0o755) == 0 else { return }
+        defer { _ = eventually(10) { rmdir(group) == 0 } }
+        guard (try? "32M".write(toFile: group + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)) != nil else { return }
+        // hog and s1, s2 fill the 1000M; what hog gives back when killed would let s3 start: it must not.
+        let moon = try Moon(graph: """
+            version: 1
+            queues:
+              wide: {concurrency: 8}
+            defaults:
+              queue: wide
+              resources: {memory: 300M}
+            nodes:
+              hog:
+                run: |
+                  if [ "$MOON_ATTEMPT" = 1 ]; then
+                    echo $$ > \(group)/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20); print(len(b))'
+                  fi
+                  sleep 0.5
+                retry: 1
+                priority: 9
+              s1: {run: sleep 2, priority: 5}
+              s2: {run: sleep 2, priority: 5}
+              s3: {run: sleep 0.2}
+              s4: {run: sleep 0.2}
+            """)
+        let result = try moon.run(["--json", "--memory", "1000M"], limit: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.events
+        let retry = events.compactMap { event -> String? in
+            if case .retry(_, _, _, let error) = event.kind { return error.message }
+            return nil
+        }
+        #expect(retry.count == 1)
+        #expect(retry.first?.contains("out of memory") == true && retry.first?.contains("it retries alone with the whole budget of 1000 MiB") == true,
+                "\(retry)")
+        // In the stream's order (the runner's own): the retry's start, then its end.
+        func index(_ name: String, _ node: String, _ nth: Int = 0) -> Int? {
+            events.indices.filter { events[$0].name == name && events[$0].node == node }.dropFirst(nth).first
+        }
+        let retryStart = try #require(index("start", "hog", 1))
+        let retryEnd = try #require(index("complete", "hog"))
+        for other in ["s1", "s2", "s3", "s4"] {
+            let start = try #require(index("start", other))
+            let end = try #require(index("complete", other))
+            #expect(start < retryStart ? end < retryStart : start > retryEnd, "\(other) ran beside the retry")
+        }
+        // Killed while s1 ran (as it is unless the host is very slow): s3, which would fit in what hog gave back, waited.
+        let killed = try #require(events.firstIndex { $0.name == "retry" })
+        if killed < (index("complete", "s1") ?? 0) {
+            #expect(try #require(index("start", "s3")) > retryEnd, "s3 waited for the retry")
+        }
     }
 }

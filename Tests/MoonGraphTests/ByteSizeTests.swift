@@ -5,6 +5,7 @@ import Testing
     static let parsed: [(String, Int64)] = [
         ("5G", 5 << 30), ("500M", 500 << 20), ("64K", 64 << 10), ("0", 0), ("1.5G", 3 << 29),
         ("2 KiB", 2 << 10), ("1.5GiB", 3 << 29), ("512 B", 512), ("5 GB", 5 << 30), ("1 TiB", 1 << 40),
+        ("2g", 2 << 30), ("512m", 512 << 20), ("1Gi", 1 << 30), ("7 EiB", 7 << 60),
     ]
 
     @Test(arguments: parsed)
@@ -14,6 +15,17 @@ import Testing
 
     @Test func notSizes() {
         for text in ["", "lots", "-1G", "5Q", "KiB", "1.2.3 MiB"] { #expect(ByteSize.parse(text) == nil, "\(text)") }
+    }
+
+    /// Bits, signs, exponents, hex, stray points and sizes past 64 bits are
+    /// refused (never a trap): a size is digits, one decimal part, a unit.
+    @Test func looseSizesAreRefused() {
+        for text in ["1Gb", "1gb", "1Mib", "1 b", "1.5.G", ".5G", "1.G", "+1G", "1e9", "1e3G", "0x10", "nan", "inf",
+                     "1GiBB", "1 G B", "8EiB", "99999999999G", "99999999999999999999999", "１G"] {
+            #expect(ByteSize.parse(text) == nil, "\(text)")
+        }
+        #expect(ByteSize.slip(in: "1Gb") != nil)
+        #expect(ByteSize.slip(in: "1GB") == nil)
     }
 
     /// One convention: binary units with IEC names, one decimal unless whole.

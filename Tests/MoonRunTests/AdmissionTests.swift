@@ -153,4 +153,94 @@ import MoonEvents
             }
         }
     }
+
+    /// `hog` (300, retries once) is killed at 1 s; `a` and `b` run until 3 s
+    /// and 5 s; `c` (600) waits for memory, `after` (needs `a`) for `a`.
+    static func oomRun(killedForMemory: Bool) -> RunHarness {
+        var hog = Self.sized("hog", memory: 300, priority: 9)
+        hog.retry = RetryPolicy(times: 1)
+        let nodes = [hog, Self.sized("a", memory: 100, priority: 5), Self.sized("b", memory: 100, priority: 5),
+                     Self.sized("c", memory: 600, priority: 1), Self.sized("after", needs: [1])]
+        var options = Self.options(memory: 1000)
+        let scripts: [String: FakeLauncher.Script] = ["hog": .init(duration: 1, killedBy: [1: 9]), "a": .init(duration: 3),
+                                                      "b": .init(duration: 5), "c": .init(duration: 1), "after": .init(duration: 1)]
+        // The kernel's OOM count grows at 1 s, when `hog` is killed (or never).
+        let clock = Clock()
+        options.resources.oomKills = { killedForMemory && clock.seconds >= 1 ? 1 : 0 }
+        let h = RunHarness(nodes: nodes, options: options, scripts: scripts)
+        clock.scheduler = h.scheduler
+        return h
+    }
+
+    final class Clock: @unchecked Sendable {
+        var scheduler: TestScheduler?
+        var seconds: TimeInterval { scheduler?.now.timeIntervalSinceReferenceDate ?? 0 }
+    }
+
+    @Test func aRetryAfterAnOOMKillWaitsForTheOthersAndRunsAloneWithTheWholeBudget() {
+        let h = Self.oomRun(killedForMemory: true)
+        h.run()
+        #expect(h.summary?.ok == true, "\(h.trace)")
+        #expect(h.startTime(of: "hog", attempt: 2) == 5, "it waits until `a` and `b` ended")
+        // While it waited (1 s to 5 s) and ran (5 s to 6 s), nothing started,
+        // not even `c`, which fitted in what it gave back, nor `after`, which needs no memory.
+        #expect(h.startTime(of: "c") == 6)
+        #expect(h.startTime(of: "after") == 6)
+        #expect(h.launcher.starts.filter { $0.time > 1 && $0.time < 6 }.map(\.node) == [0])
+        let retry = h.events.compactMap { event -> String? in
+            if case .retry(_, _, _, let error) = event.kind { return error.message }
+            return nil
+        }
+        #expect(retry == ["killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with 300 B; "
+                + "it retries alone with the whole budget of 1000 B; declare more in resources: {memory})"])
+        #expect(h.runner.budget?.memoryInUse == 0)
+        #expect(h.runner.memoryRetries.isIdle)
+    }
+
+    @Test func aRetryAfterAnyOtherFailureDoesNotWait() {
+        let h = Self.oomRun(killedForMemory: false)
+        h.run()
+        #expect(h.summary?.ok == true, "\(h.trace)")
+        #expect(h.startTime(of: "hog", attempt: 2) == 1, "a SIGKILL without the OOM killer retries at once")
+        #expect(h.startTime(of: "c") == 2, "admitted by memory, as before")
+        #expect(h.startTime(of: "after") == 3)
+        #expect(h.trace.contains("retry hog#1 0ms"))
+    }
+
+    @Test func aRetryThatFailsAgainKeepsTheWholeBudgetAndSaysSo() {
+        var hog = Self.sized("hog", memory: 300)
+        hog.retry = RetryPolicy(times: 2)
+        var options = Self.options(memory: 1000)
+        let kills = Warnings()
+        // Every attempt is killed while the OOM killer runs: the count grows at each read after a kill.
+        options.resources.oomKills = { kills.add("read"); return kills.lines.count }
+        let h = RunHarness(nodes: [hog, Self.sized("x", memory: 100)], options: options,
+                           scripts: ["hog": .init(duration: 1, killedBy: [1: 9, 2: 9, 3: 9]), "x": .init(duration: 2)])
+        h.run()
+        #expect(h.summary?.ok == false)
+        #expect(h.startTime(of: "hog", attempt: 2) == 2)
+        #expect(h.startTime(of: "hog", attempt: 3) == 3, "it holds the whole budget: no wait")
+        let message = h.events.compactMap { event -> String? in
+            if case .error(_, _, let error) = event.kind { return error.message }
+            return nil
+        }.first
+        #expect(message?.contains("it ran alone with the whole budget of 1000 B") == true, "\(message ?? "")")
+        #expect(h.runner.budget?.memoryInUse == 0)
+    }
+
+    /// Watch mode: a run superseded while a retry waits for its whole
+    /// budget hands the node over, and the retry goes ahead (it no longer
+    /// waits for a run that ended).
+    @Test func aRetryWaitingForTheWholeBudgetGoesAheadWhenHandedOver() {
+        let h = Self.oomRun(killedForMemory: true)
+        h.runner.keepsServices = true
+        h.runner.start()
+        h.scheduler.advance(by: .seconds(2))
+        #expect(h.runner.memoryRetries.waiting == [0])
+        h.runner.supersede(keeping: { $0 == "hog" })
+        h.scheduler.advance(by: .seconds(10))
+        #expect(h.startTime(of: "hog", attempt: 2) == 2)
+        #expect(h.runner.memoryRetries.isIdle)
+        #expect(h.runner.handedOver.map(\.name) == ["hog"])
+    }
 }

@@ -23,9 +23,12 @@ package final class FakeLauncher: NodeLauncher {
         package var waitsForResources: TimeInterval = 0
         /// Virtual seconds its process takes to exit after SIGTERM.
         package var diesAfterTerm: TimeInterval = 0
+        /// A signal that kills the attempt (1-based) at its end, instead of an exit.
+        package var killedBy: [Int: Int32] = [:]
 
         package init(duration: TimeInterval = 1, lines: [String] = [], exitCodes: [Int: Int32] = [:], values: [String] = [],
-                     outputs: [KeyValue] = [], waitsForResources: TimeInterval = 0, diesAfterTerm: TimeInterval = 0) {
+                     outputs: [KeyValue] = [], waitsForResources: TimeInterval = 0, diesAfterTerm: TimeInterval = 0,
+                     killedBy: [Int: Int32] = [:]) {
             self.duration = duration
             self.lines = lines
             self.exitCodes = exitCodes
@@ -33,6 +36,7 @@ package final class FakeLauncher: NodeLauncher {
             self.outputs = outputs
             self.waitsForResources = waitsForResources
             self.diesAfterTerm = diesAfterTerm
+            self.killedBy = killedBy
         }
     }
 
@@ -93,7 +97,9 @@ package final class FakeLauncher: NodeLauncher {
                 for value in script.values { observer.send(next: .value(value)) }
                 let code = script.exitCodes[number] ?? 0
                 gone(process)
-                if code == 0 {
+                if let signal = script.killedBy[number] {
+                    observer.send(error: NodeError(.signal, "killed by signal \(signal)", signal: signal))
+                } else if code == 0 {
                     observer.send(next: .exited(code: 0))
                     if !script.outputs.isEmpty { observer.send(next: .outputs(script.outputs)) }
                     observer.sendCompleted()

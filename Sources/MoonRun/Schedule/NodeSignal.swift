@@ -18,8 +18,11 @@ enum NodeSignal {
     ///   - attempt: one attempt per start.
     ///   - settled: completes once the node's earlier attempts left no process
     ///     (made only for a node that retries: only a retry waits for it).
+    ///   - admitted: completes once the runner lets the next attempt start
+    ///     (a retry after an OOM kill waits for the whole memory budget).
     ///   - onRetry: the failed attempt's number, the wait before the next, and why it failed.
-    static func make(attempt: Signal<NodeOutput>, settled: @autoclosure () -> Signal<Never>, node: RunNode, scheduler: DateScheduler,
+    static func make(attempt: Signal<NodeOutput>, settled: @autoclosure () -> Signal<Never>,
+                     admitted: @autoclosure () -> Signal<Never>, node: RunNode, scheduler: DateScheduler,
                      onRetry: @escaping (_ failedAttempt: Int, _ delay: Duration, _ error: NodeError) -> Void) -> Signal<NodeOutput> {
         var one = attempt
         if let limit = node.timeout {
@@ -27,7 +30,7 @@ enum NodeSignal {
                                            on: scheduler)
         }
         guard node.retry.times > 0 else { return one }
-        return settled().then(one).retry(node.retry, on: scheduler) { failed, delay, error in
+        return settled().then(admitted()).then(one).retry(node.retry, on: scheduler) { failed, delay, error in
             onRetry(failed, delay, NodeError(error))
         }
     }

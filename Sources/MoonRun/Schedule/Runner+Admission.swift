@@ -18,6 +18,8 @@ extension Runner {
     /// the chosen node needs.
     func admit(_ best: Int) -> Int? {
         guard var budget else { return best }
+        // A retry after an OOM kill waits for the whole budget, or holds it: nothing starts beside it.
+        guard memoryRetries.isIdle else { return nil }
         defer { self.budget = budget }
         if budget.fits(need(best)) {
             budget.clearReserve()
@@ -48,20 +50,100 @@ extension Runner {
         if need.memory > 0 { oomKillsAtStart[node] = options.resources.oomKills() }
     }
 
-    /// A node that needs memory and was killed by SIGKILL (not from moon)
-    /// while the kernel's OOM killer ran says so; any other error is as it was.
+    /// Whether the kernel killed the node's attempt for memory: a node that
+    /// needs memory, SIGKILLed (not by moon) while the kernel's OOM killer
+    /// ran. The one place that decides it: what is told and what retries
+    /// alone follow from it.
+    func killedForMemory(_ node: Int, _ error: NodeError) -> Bool {
+        guard budget != nil, error.kind == .signal, error.signal == 9, let before = oomKillsAtStart[node],
+              let now = options.resources.oomKills() else { return false }
+        return now > before
+    }
+
+    /// What a node killed for memory fails (or retries) with: what it had,
+    /// and, when it retries, that the retry runs alone with the whole budget.
+    func outOfMemoryMessage(_ node: Int, retrying: Bool) -> String {
+        let had = memoryRetries.holds(node)
+            ? "it ran alone with the whole budget\(budgetText)"
+            : "it was admitted with \(ByteSize.text(need(node).memory))"
+        let next = !retrying ? "" : memoryRetries.holds(node) ? "; it retries alone again" : "; it retries alone with the whole budget\(budgetText)"
+        return "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; \(had)\(next); "
+            + "declare more in resources: {memory})"
+    }
+
+    /// An attempt's error, told as out of memory when it was (`killedForMemory`).
     func outOfMemory(_ node: Int, _ error: NodeError) -> NodeError {
-        guard error.kind == .signal, error.signal == 9, let before = oomKillsAtStart[node], let now = options.resources.oomKills(),
-              now > before, let memory = plan.nodes[node].memory else { return error }
+        guard killedForMemory(node, error) else { return error }
         var changed = error
-        changed.message = "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with "
-            + "\(ByteSize.text(memory)); declare more in resources: {memory})"
+        changed.message = outOfMemoryMessage(node, retrying: false)
         return changed
+    }
+
+    /// ` of 8 GiB`; nothing when the budget has no limit (the memory available was unknown).
+    private var budgetText: String {
+        guard let memory = budget?.memory, memory != .max else { return "" }
+        return " of " + ByteSize.text(memory)
+    }
+
+    /// The node was killed for memory and retries: what it holds of the
+    /// budget goes back, and it waits for the whole of it; from now on no
+    /// other node starts until it has had it and ended.
+    func waitForWholeBudget(_ node: Int) {
+        guard !memoryRetries.holds(node), !memoryRetries.waits(node) else { return }
+        let held = ResourceNeed(memory: need(node).memory, slots: 0, queue: plan.nodes[node].queue)
+        budget?.give(held)
+        memoryRetries.waiting.append(node)
+        grantWholeBudget()
+    }
+
+    /// Gives the whole budget to the first waiting node once nothing else
+    /// runs (nodes that wait for it hold no memory).
+    func grantWholeBudget() {
+        guard memoryRetries.holder == nil, let node = memoryRetries.waiting.first, var budget,
+              totalInFlight == memoryRetries.waiting.count else { return }
+        memoryRetries.waiting.removeFirst()
+        memoryRetries.holder = node
+        budget.take(ResourceNeed(memory: budget.memory, slots: 0, queue: plan.nodes[node].queue))
+        self.budget = budget
+        let grant = memoryRetries.grants.removeValue(forKey: node)
+        grant?()
+    }
+
+    /// Calls `start` when the node's next attempt may start: at once,
+    /// unless it waits for the whole budget (`waitForWholeBudget`), then
+    /// when it has it.
+    func whenAdmitted(_ node: Int, start: @escaping () -> Void) {
+        guard memoryRetries.waits(node) else { return start() }
+        memoryRetries.grants[node] = start
+    }
+
+    /// The node leaves this run (handed over in watch mode): it no longer
+    /// waits for this run's budget, nor holds it.
+    func forgetMemoryRetry(_ node: Int) {
+        guard !memoryRetries.isIdle else { return }
+        let grant = memoryRetries.grants[node]
+        memoryRetries.remove(node)
+        grantWholeBudget()
+        grant?()
     }
 
     /// A node ended (or a service started): what it held goes back, first to the node waiting for it.
     func giveBack(_ node: Int) {
-        budget?.give(need(node), waiting: waitingForResources.map(need))
+        let held = held(node)
+        budget?.give(held, waiting: waitingForResources.map(need))
+    }
+
+    /// What the node holds now: what it was admitted with, or, retrying
+    /// after an OOM kill, nothing of the memory while it waits and all of
+    /// it once granted.
+    private func held(_ node: Int) -> ResourceNeed {
+        var held = need(node)
+        if memoryRetries.holds(node) {
+            held.memory = budget?.memory ?? held.memory
+        } else if memoryRetries.waits(node) {
+            held.memory = 0
+        }
+        return held
     }
 
     /// The budget, once the run starts: `--memory`, or the memory available

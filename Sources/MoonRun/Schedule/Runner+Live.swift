@@ -180,6 +180,8 @@ extension Runner {
         let released = live.released.remove(node) != nil
         if !released { freeSlot(node) }
         relay.detach()
+        // A retry waiting for this run's whole budget goes ahead: the run no longer counts it.
+        forgetMemoryRetry(node)
         let spec = plan.nodes[node]
         let owner = live.adopted[node]
         live.handedOver.append(LiveNode(name: spec.name, isService: spec.isService, relay: relay, subscription: subscription,
@@ -256,6 +258,15 @@ final class NodeRelay {
 
     func retrying(failed: Int, delay: Duration, error: NodeError) {
         runner?.retrying(node, failed: failed, delay: delay, error: error)
+    }
+
+    /// Completes when the run the node is in lets its next attempt start
+    /// (`Runner.whenAdmitted`); at once between runs.
+    func admitted() -> Signal<Never> {
+        Signal { [weak self] observer, _ in
+            guard let self, let runner = self.runner else { return observer.sendCompleted() }
+            runner.whenAdmitted(self.node) { observer.sendCompleted() }
+        }
     }
 
     func receive(_ event: Event<NodeOutput>) {

@@ -28,7 +28,7 @@ extension Runner {
             let number = relay.attemptStarts()
             lifetime.add(launcher.attempt(node: node, number: number, inputs: inputs).start(observer))
         }
-        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), node: spec,
+        let signal = NodeSignal.make(attempt: attempt, settled: launcher.settled(node: node), admitted: relay.admitted(), node: spec,
                                      scheduler: scheduler) { failed, delay, error in
             relay.retrying(failed: failed, delay: delay, error: error)
         }
@@ -59,6 +59,8 @@ extension Runner {
         state[node] = .running
         attempt[node] += 1
         if firstStart[node] == nil { firstStart[node] = scheduler.now }
+        // Whether the kernel killed it for memory is asked of each attempt.
+        if attempt[node] > 1, oomKillsAtStart[node] != nil { oomKillsAtStart[node] = options.resources.oomKills() }
         // Only the attempt that succeeds counts: what a failed one sent is dropped.
         values[node] = []
         exitCodes[node] = nil
@@ -149,8 +151,13 @@ extension Runner {
     }
 
     /// The `retry` operator is about to wait before the node's next attempt.
+    /// A node the kernel killed for memory retries alone with the whole budget.
     func retrying(_ node: Int, failed: Int, delay: Duration, error: NodeError) {
-        let error = secretMask?.mask(error) ?? error
+        var error = secretMask?.mask(error) ?? error
+        if killedForMemory(node, error) {
+            error.message = outOfMemoryMessage(node, retrying: true)
+            waitForWholeBudget(node)
+        }
         announce(node, jobID: nil)
         state[node] = .retrying
         emit(RunEvent(time: scheduler.now, kind: .retry(node: plan.nodes[node].name, attempt: failed,

@@ -149,6 +149,8 @@ public final class Runner {
     var warnedLarge: Set<Int> = []
     /// The kernel's count of OOM kills when each node that needs memory started.
     var oomKillsAtStart: [Int: Int] = [:]
+    /// Nodes killed for memory whose retry waits for, or holds, the whole budget.
+    var memoryRetries = MemoryRetries()
     /// The person at the terminal: `confirm:` questions and interactive
     /// nodes (nil: no terminal, so a question fails its node unless `--yes`).
     public var terminal: RunTerminal?
@@ -283,6 +285,10 @@ public final class Runner {
             inFlight[plan.nodes[node].queue] -= 1
             totalInFlight -= 1
             if budget != nil { giveBack(node) }
+        }
+        if !memoryRetries.isIdle {
+            memoryRetries.remove(node)
+            grantWholeBudget()
         }
         if plan.nodes[node].isBarrier { return barrierDone(node) }
         // An expanded template is counted as its instances, not as one more node.
