@@ -95,7 +95,7 @@ struct RunRequest: Equatable {
     /// A bad `--memory` is a usage error; a bad `MOON_MEMORY` is not (`availableMemory`).
     func memoryBudget() throws -> Int64? {
         if let memory { return try Self.size(memory, option: "--memory") }
-        guard let text = ProcessInfo.processInfo.environment["MOON_MEMORY"], !text.isEmpty else { return nil }
+        guard let text = Terminal.variable("MOON_MEMORY"), !text.isEmpty else { return nil }
         return try? Self.size(text, option: "MOON_MEMORY")
     }
 
@@ -105,7 +105,7 @@ struct RunRequest: Equatable {
     /// that need no memory budget.
     func availableMemory() -> @Sendable () -> Int64? {
         var problem: String?
-        if memory == nil, let text = ProcessInfo.processInfo.environment["MOON_MEMORY"], !text.isEmpty {
+        if memory == nil, let text = Terminal.variable("MOON_MEMORY"), !text.isEmpty {
             do { _ = try Self.size(text, option: "MOON_MEMORY") } catch { problem = "\(error)" }
         }
         return { [problem] in

@@ -193,7 +193,8 @@ final class ProgramCache: @unchecked Sendable {
         guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), let path else { return nil }
         if let hit = lock.withLock({ _ in found.last(where: { $0.name == name && $0.path == path }) }) { return hit.program }
         for entry in path.split(separator: ":") where entry.hasPrefix("/") {
-            let candidate = entry + "/" + name
+            // A String first: `Substring + String` is generic code, looked up at run time.
+            let candidate = String(entry) + "/" + name
             var info = stat()
             if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
                 lock.withLock { _ in
