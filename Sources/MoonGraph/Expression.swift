@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one `${{ … }}` refers to. Expressions are paths, not a language:
 /// there are no operators or functions, so a value can never be evaluated,
 /// only looked up and inserted (docs/dataflow.md).
@@ -92,20 +94,21 @@ public struct Template: Sendable, Hashable {
 
     /// Whether `text` holds an expression at all (the cheap test before parsing).
     public static func containsExpression(_ text: String) -> Bool {
-        // A byte scan: `String.contains(String)` goes through the generic
-        // string-processing search, which was a visible part of every spawn.
-        var utf8 = text.utf8.makeIterator()
-        var matched = 0
-        while let byte = utf8.next() {
-            switch (matched, byte) {
-            case (0, UInt8(ascii: "$")): matched = 1
-            case (1, UInt8(ascii: "{")): matched = 2
-            case (2, UInt8(ascii: "{")): return true
-            case (_, UInt8(ascii: "$")): matched = 1
-            default: matched = 0
+        // Over the contiguous bytes, `$` found by memchr: every node's
+        // command is asked on every run, the no-op's included.
+        var text = text
+        return text.withUTF8 { bytes -> Bool in
+            guard var at = bytes.baseAddress else { return false }
+            var left = bytes.count
+            while left >= 3, let found = memchr(at, Int32(UInt8(ascii: "$")), left) {
+                let dollar = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+                let offset = dollar - at
+                if offset + 2 < left, dollar[1] == UInt8(ascii: "{"), dollar[2] == UInt8(ascii: "{") { return true }
+                at = dollar + 1
+                left -= offset + 1
             }
+            return false
         }
-        return false
     }
 
     /// Parses `text`. Every problem is reported; a malformed expression is

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a node does: `run` (shell or exec form), `uses`, or nothing (a group).
 public enum NodeAction: Sendable, Hashable, Codable {
     /// `run: SCRIPT` — run by the node's `shell` (`sh -e -c SCRIPT`).
@@ -27,7 +29,11 @@ public enum NodeAction: Sendable, Hashable, Codable {
         case .shell(let script):
             // A one-line script is its own summary, without splitting it
             // into lines: every node of a plan is summarised before the first starts.
-            guard script.utf8.contains(UInt8(ascii: "\n")) else { return script }
+            var bytes = script
+            let multiline = bytes.withUTF8 { utf8 in
+                utf8.baseAddress.map { memchr($0, Int32(UInt8(ascii: "\n")), utf8.count) != nil } ?? false
+            }
+            guard multiline else { return script }
             let lines = script.split(separator: "\n", omittingEmptySubsequences: true)
             guard let first = lines.first else { return "" }
             return lines.count > 1 ? "\(first) …" : String(first)

@@ -23,9 +23,10 @@ public final class CommandLauncher: NodeLauncher {
     /// Made per start rather than for the whole plan: a run that finds its
     /// nodes up to date shows no command.
     private var preview: CommandPreview
-    /// Per plan index: the node's command while its part of the run lasts
-    /// (a node found up to date makes none).
-    private(set) var commands: [NodeCommand?]
+    /// By plan index: the node's command while its part of the run lasts
+    /// (a node found up to date makes none). A dictionary, empty until a
+    /// node starts: a run that starts none never makes NodeCommand's type.
+    private(set) var commands: [Int: NodeCommand] = [:]
 
     /// `plan.selected` decides which graph nodes run; their order matches
     /// `RunPlan(graph:plan:cpus:)`. Commands run on `scheduler`, the
@@ -40,7 +41,6 @@ public final class CommandLauncher: NodeLauncher {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
-        commands = Array(repeating: nil, count: plan.selected.count)
         context = NodeCommand.Context(
             environment: base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets),
             processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
@@ -92,7 +92,6 @@ public final class CommandLauncher: NodeLauncher {
         made.reserveCapacity(made.count + items.count)
         made += graph.instances(ofDynamic: selected[template], items: items)
         onSlurm += repeatElement(onSlurm[template], count: items.count)
-        commands += repeatElement(nil, count: items.count)
     }
 
     public func command(node: Int) -> String? {
