@@ -77,7 +77,7 @@ package enum InputFile {
     /// before the writer has finished. The same refusals as `read`; more
     /// than `limit` bytes in all, a line longer than `lineLimit` and a NUL
     /// byte are refused as soon as they arrive, so one endless line (a pipe
-    /// of `yes x | tr -d '\\n'`, a sparse file) costs at most `lineLimit`
+    /// of `yes x | tr -d '\n'`, a sparse file) costs at most `lineLimit`
     /// of memory and of reading.
     package static func forEachLine(_ path: String, limit: Int, lineLimit: Int, kind: String,
                                     _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
