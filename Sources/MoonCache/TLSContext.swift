@@ -1,5 +1,6 @@
 import COpenSSL
 import Glibc
+import MoonGraph
 
 /// OpenSSL's client settings for one `https://` remote cache, made at its
 /// first connection: TLS 1.2 or later, the server's certificate verified
@@ -69,10 +70,31 @@ final class TLSContext: @unchecked Sendable {
         }
     }
 
-    /// A file the user named is readable, or the variable is named with why not.
+    /// A file the user named is readable and a regular file of at most
+    /// `fileLimit`, or the variable is named with why not. OpenSSL opens and
+    /// reads the path itself, without a bound: a FIFO would block its open
+    /// for ever (moon could not even be stopped), and a device or a sparse
+    /// giant would be read to its end. The rules of moon's other input
+    /// files (`InputFile`), as for a secret's `file:`.
     private static func check(_ path: String, _ variable: String) throws(HTTPClient.Failure) {
-        guard access(path, R_OK) == 0 else { throw .tls("\(variable)=\(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard stat(path, &info) == 0, access(path, R_OK) == 0 else { throw .tls("\(variable)=\(path): \(String(cString: strerror(errno)))") }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            if Int64(info.st_size) > fileLimit {
+                throw .tls("\(variable)=\(path) is \(ByteSize.text(Int64(info.st_size))); a PEM file moon reads is at most \(ByteSize.text(fileLimit))")
+            }
+        case S_IFDIR:
+            throw .tls("\(variable)=\(path) is a directory, not a PEM file")
+        case S_IFIFO:
+            throw .tls("\(variable)=\(path) is a FIFO, not a PEM file (moon reads only a regular file there)")
+        default:
+            throw .tls("\(variable)=\(path) is a device or a socket, not a PEM file (moon reads only a regular file there)")
+        }
     }
+
+    /// The largest PEM file read: a bundle of every public CA is about 200 KiB.
+    static let fileLimit: Int64 = 16 << 20
 
     /// OpenSSL's reason for its last error on this thread, and clears them.
     static func lastError() -> String {

@@ -39,10 +39,12 @@ extension ProcessLauncher {
         // background would be stopped by SIGTTIN); every other child /dev/null.
         let lendsStdin = spec.terminal.map { $0.foreground != nil || (fcntl(0, F_GETFD) >= 0 && isatty(0) == 0) } ?? false
         let stdin = lendsStdin ? 0 : try devNullDescriptor(program: program)
-        let restore = spec.terminal?.foreground.map(TerminalRestore.init(fd:))
+        // The screen the child draws on: moon's stdout, when it is lent and a terminal.
+        let screen: Int32? = spec.terminal?.output == true && isatty(1) == 1 ? 1 : nil
+        let restore = spec.terminal?.foreground.map { TerminalRestore(fd: $0, screen: screen) }
         if let restore {
             onExit = { termination, usage in
-                restore.restore()
+                restore.restore(after: termination)
                 givenExit(termination, usage)
             }
         }

@@ -30,16 +30,38 @@ public struct TerminalUse: Sendable, Hashable {
 
 /// The terminal's modes and foreground group as moon had them before a
 /// child took it: restored when the child is reaped, however it ended
-/// (killed by a signal, a full-screen program that left raw mode on).
+/// (killed by a signal, a full-screen program that left raw mode on); and,
+/// when the child drew on it and did not exit 0, the screen modes a
+/// full-screen program sets (`screenReset`).
 final class TerminalRestore: @unchecked Sendable {
     private let fd: Int32
+    /// Where the child drew (moon's stdout), when it was lent one.
+    private let screen: Int32?
     private var modes = termios()
     private var hasModes = false
 
-    init(fd: Int32) {
+    init(fd: Int32, screen: Int32?) {
         self.fd = fd
+        self.screen = screen
         save()
     }
+
+    /// What a full-screen program (vim, less, htop) undoes on its way out,
+    /// sent after one that may not have (docs/decisions.md): each is a no-op
+    /// on a terminal not in that mode. The alternate screen is left by
+    /// entering it and leaving it: a lone `?1049l` outside it still restores
+    /// a cursor saved long before (xterm, tmux) and would move moon's view,
+    /// while `?1049h` inside it changes nothing, so the pair leaves the
+    /// alternate screen with the cursor where it was before the program, or
+    /// does nothing. Then: the cursor shown, mouse reporting (1000, 1002,
+    /// 1003, 1006, 1015), focus events (1004) and bracketed paste (2004)
+    /// off, normal cursor keys (`?1l`) and keypad (`ESC >`), plain text
+    /// (`SGR 0`). Not sent: a full reset (`ESC c`, it clears the screen), a
+    /// scrolling region reset (it homes the cursor), and keyboard protocols
+    /// (`CSI < u`, which an older terminal reads as restoring the cursor).
+    static let screenReset = "\u{1B}[?1049h\u{1B}[?1049l\u{1B}[?25h"
+        + "\u{1B}[?1000l\u{1B}[?1002l\u{1B}[?1003l\u{1B}[?1006l\u{1B}[?1015l\u{1B}[?1004l\u{1B}[?2004l"
+        + "\u{1B}[?1l\u{1B}>\u{1B}[0m"
 
     /// Takes the terminal's modes as they are now (moon's, when it has it).
     func save() {
@@ -53,11 +75,25 @@ final class TerminalRestore: @unchecked Sendable {
 
     /// moon's group is the foreground again (SIGTTOU, which a background
     /// group's `tcsetpgrp` raises, is ignored in moon: `Console.takeOverSignals`),
-    /// and the modes are as before.
-    func restore() {
+    /// and the modes are as before. After a child that ended other than by
+    /// exit 0 (killed, timed out, ^C, crashed), the screen is reset too: a
+    /// program that exits 0 restored its own, and the reset is then not sent.
+    func restore(after termination: Termination? = nil) {
         withSIGTTOUBlocked {
             _ = tcsetpgrp(fd, getpgrp())
             if hasModes { _ = tcsetattr(fd, TCSADRAIN, &modes) }
+            if let screen, let termination, !termination.isSuccess { Self.write(Self.screenReset, to: screen) }
+        }
+    }
+
+    private static func write(_ text: String, to fd: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
         }
     }
 

@@ -44,27 +44,43 @@ enum RunSummary {
         return out
     }
 
-    /// `heaviest: memory build 212 MiB, test 40 MiB, lint 12 MiB; CPU test 3.1s, build 1.2s, lint 80ms`:
+    /// `heaviest: memory build 212 MiB, test 40 MiB; CPU test 3.1s, build 1.2s, lint 180ms`:
     /// the nodes whose processes used the most (their `usage`), beside the
-    /// slowest; nothing when fewer than two nodes ran processes.
+    /// slowest, when they stand out: in memory, at least twice the run's
+    /// smallest peak and 16 MiB above it (every node's peak includes a
+    /// floor, moon's own size at the spawn, which a node of `echo` reaches
+    /// too); in CPU, at least 100 ms. Nothing when no node stands out, or
+    /// fewer than two nodes ran processes.
     static func heaviest(_ ledger: RunLedger) -> StyledLine? {
+        let floor = ledger.finished.values.compactMap { $0.usage?.maxRSSBytes }.min() ?? 0
         let memory = ledger.heaviest(slowestCount) { $0.maxRSSBytes }
-        let cpu = ledger.heaviest(slowestCount) { Int64($0.cpuMilliseconds) }
-        guard !memory.isEmpty else { return nil }
-        var line = StyledLine("heaviest: memory ", .dim)
-        for (i, m) in memory.enumerated() {
-            if i > 0 { line.append(", ", .dim) }
-            line.append(m.node, .bold)
-            line.append(" " + ByteSize.text(m.amount))
+            .filter { $0.amount >= 2 * floor && $0.amount - floor >= heavyMemoryMargin }
+        let cpu = ledger.heaviest(slowestCount) { Int64($0.cpuMilliseconds) }.filter { $0.amount >= heavyCPUMilliseconds }
+        guard !memory.isEmpty || !cpu.isEmpty else { return nil }
+        var line = StyledLine("heaviest: ", .dim)
+        if !memory.isEmpty {
+            line.append("memory ", .dim)
+            for (i, m) in memory.enumerated() {
+                if i > 0 { line.append(", ", .dim) }
+                line.append(m.node, .bold)
+                line.append(" " + ByteSize.text(m.amount))
+            }
         }
-        line.append("; CPU ", .dim)
-        for (i, c) in cpu.enumerated() {
-            if i > 0 { line.append(", ", .dim) }
-            line.append(c.node, .bold)
-            line.append(" " + DurationText.format(.milliseconds(c.amount), .measured))
+        if !cpu.isEmpty {
+            line.append(memory.isEmpty ? "CPU " : "; CPU ", .dim)
+            for (i, c) in cpu.enumerated() {
+                if i > 0 { line.append(", ", .dim) }
+                line.append(c.node, .bold)
+                line.append(" " + DurationText.format(.milliseconds(c.amount), .measured))
+            }
         }
         return line
     }
+
+    /// How far above the run's smallest peak a node's must be to be named.
+    static let heavyMemoryMargin: Int64 = 16 << 20
+    /// The least CPU time a node must use to be named: below it, nothing is heavy.
+    static let heavyCPUMilliseconds: Int64 = 100
 
     /// `moon: ok - 7 succeeded in 203ms` / `moon: ok - 32 up to date in 40ms`
     /// / `moon: ok - 1 succeeded, 30 up to date, 1 restored from the cache (2 KiB) in 90ms`

@@ -20,8 +20,13 @@ package enum InputFile {
     /// 200,000-node graph is ~12 MB; the cap keeps loading's memory (about
     /// ten times the file) bounded whatever the file.
     package static let graphLimit = 64 << 20
-    /// The largest recording `moon replay` reads.
+    /// The largest recording `moon replay` and `moon trace --from` read.
     package static let recordingLimit = 1 << 30
+    /// The longest line of a recording. moon's own lines are far shorter (a
+    /// line of output is cut at 1 MiB; `graph-start` names the nodes of a
+    /// graph file of at most `graphLimit`); the cap bounds what one endless
+    /// line costs before it is refused.
+    package static let recordingLineLimit = 64 << 20
 
     /// The bytes of `path`, at most `limit` of them (`kind` names what is
     /// read, for messages: "graph file"). With `stopAtNUL` the
@@ -69,17 +74,26 @@ package enum InputFile {
 
     /// Each line of `path` (without its line break) to `body` as soon as it
     /// has arrived, with its 1-based number: a bad first line on a pipe fails
-    /// before the writer has finished. The same refusals as `read`, and more
-    /// than `limit` bytes in all is too long.
-    package static func forEachLine(_ path: String, limit: Int, kind: String, _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
+    /// before the writer has finished. The same refusals as `read`; more
+    /// than `limit` bytes in all, a line longer than `lineLimit` and a NUL
+    /// byte are refused as soon as they arrive, so one endless line (a pipe
+    /// of `yes x | tr -d '\n'`, a sparse file) costs at most `lineLimit`
+    /// of memory and of reading.
+    package static func forEachLine(_ path: String, limit: Int, lineLimit: Int, kind: String,
+                                    _ body: (ArraySlice<UInt8>, Int) throws -> Void) throws {
         let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
         var pending: [UInt8] = []
         var block = [UInt8](repeating: 0, count: 1 << 16)
         var total = 0, number = 0
-        func deliver(_ line: ArraySlice<UInt8>) throws {
-            number += 1
-            try body(line, number)
+        func checked(_ line: ArraySlice<UInt8>, searchFrom: Int, _ number: Int) throws(Refusal) {
+            if line.count > lineLimit {
+                let cap = ByteSize.text(Int64(lineLimit))
+                throw Refusal(message: "\(path):\(number): a line longer than \(cap); moon reads \(kind)s whose lines are at most \(cap)")
+            }
+            if searchFrom < line.endIndex, pending.withUnsafeBytes({ memchr($0.baseAddress! + searchFrom, 0, line.endIndex - searchFrom) != nil }) {
+                throw Refusal(message: "\(path) is binary (a NUL byte on line \(number))")
+            }
         }
         while true {
             let got = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
@@ -93,13 +107,20 @@ package enum InputFile {
             pending += block[..<got]
             var start = 0
             while let end = newline(in: pending, from: from) {
-                try deliver(pending[start..<end])
+                number += 1
+                try checked(pending[start..<end], searchFrom: max(start, from), number)
+                try body(pending[start..<end], number)
                 start = end + 1
                 from = start
             }
+            // The line still arriving: too long or binary already?
+            try checked(pending[start...], searchFrom: max(start, from), number + 1)
             pending.removeSubrange(..<start)
         }
-        if !pending.isEmpty { try deliver(pending[...]) }
+        if !pending.isEmpty {
+            number += 1
+            try body(pending[...], number)
+        }
         if total == 0, let unwritten = unwrittenFIFO(path, info.st_mode & S_IFMT) { throw unwritten }
     }
 

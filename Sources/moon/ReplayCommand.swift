@@ -21,7 +21,8 @@ struct ReplayCommand: ParsableCommand {
         Exit codes: 0 the recorded run succeeded, 1 it failed or the recording \
         ends before graph-complete, 2 the file cannot be read or a line is not \
         a moon event (the message names the line). A recording is a file or a \
-        pipe (`-` is standard input) of at most 1 GiB; a device is refused.
+        pipe (`-` is standard input) of at most 1 GiB, each line at most 64 MiB; \
+        a device is refused.
         """)
 
     enum Speed: String, ExpressibleByArgument, CaseIterable {
@@ -91,9 +92,10 @@ struct ReplayCommand: ParsableCommand {
         let help = "moon replay reads the JSON Lines written by `moon run --json`"
         var events: [EventDecoder.Decoded] = []
         do {
-            // By `InputFile`'s rules: a device is refused, a pipe is cut at the cap.
-            try InputFile.forEachLine(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit, kind: "recording") { bytes, number in
-                if bytes.withUnsafeBytes({ $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }) { throw CLIError("\(name) is binary (a NUL byte on line \(number))", help: help) }
+            // By `InputFile`'s rules: a device is refused, a pipe is cut at
+            // the cap, and so is a line at its cap; a NUL is an error.
+            try InputFile.forEachLine(file == "-" ? "/dev/stdin" : file, limit: InputFile.recordingLimit,
+                                      lineLimit: InputFile.recordingLineLimit, kind: "recording") { bytes, number in
                 if let decoded = try EventDecoder.decodeLine(bytes, line: number) { events.append(decoded) }
             }
         } catch let refusal as InputFile.Refusal {

@@ -83,6 +83,63 @@ struct InteractiveTests {
         #expect(!isAlive(pid))
     }
 
+    /// How a full-screen node dies without cleaning up after itself.
+    enum Kill: String, CaseIterable, CustomStringConvertible {
+        case nodeTimeout, sigkill, ctrlC, runTimeout
+        var description: String { rawValue }
+    }
+
+    /// A full-screen program killed while it had the alternate screen, no
+    /// cursor, mouse reporting and application keys on leaves none of them
+    /// behind: moon takes the screen back as the program would have on its
+    /// way out, and the live view draws again where it was.
+    @Test(arguments: Kill.allCases)
+    func aKilledFullScreenNodeLeavesTheScreenAsItWas(_ kill: Kill) throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              full:
+                interactive: true
+                \(kill == .nodeTimeout ? "timeout: 3s" : "")
+                run: 'echo $$ > pid; printf "\\033[?1049h\\033[?25l\\033[?1000h\\033[?1006h\\033[?2004h\\033[?1h\\033="; echo full-screen; sleep 100'
+              other:
+                run: 'echo other-started; while [ ! -f stop ]; do sleep 0.05; done'
+            """)
+        let session = TmuxSession(in: moon)
+        session.start(kill == .runTimeout ? "run --timeout 3s --grace 1s" : "run --keep-going")
+        let pane = { (format: String) in spawnAndWait(TmuxSession.tmux!, ["-L", session.socket, "display", "-p", format]).stdout }
+        #expect(eventually(30) { pane("#{alternate_on}#{cursor_flag}") == "10\n" }, "\(session.screen())")
+        let read = { Int32((moon.read("pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) }
+        switch kill {
+        case .nodeTimeout, .runTimeout: break
+        case .sigkill:
+            #expect(eventually(20) { read() != nil })
+            Glibc.kill(-(try #require(read())), SIGKILL)
+        case .ctrlC:
+            #expect(eventually(20) { read() != nil })
+            let pid = try #require(read())
+            // Typed again while the node lives: on a loaded machine a key sent through tmux may come late.
+            for _ in 0..<3 where isAlive(pid) {
+                session.type("C-c")
+                _ = eventually(10) { !isAlive(pid) }
+            }
+        }
+        let flags = "alt=#{alternate_on} cursor=#{cursor_flag} mouse=#{mouse_standard_flag}#{mouse_sgr_flag} keys=#{keypad_cursor_flag}#{keypad_flag}"
+        #expect(eventually(30) { pane(flags) == "alt=0 cursor=1 mouse=00 keys=00\n" }, "\(pane(flags))\n\(session.screen())")
+        if kill == .runTimeout {
+            let done = try #require(session.waitFor(30) { $0.contains("MOON-EXIT=") }, "\(session.screen())")
+            #expect(done.contains("--timeout of 3s expired"), "\(done)")
+            return
+        }
+        // The live view is back: the other node's row is drawn again, under
+        // the lines printed before the node took the terminal.
+        let back = try #require(session.waitFor(20) { $0.contains("full") && $0.contains("[1/2]") && $0.contains("other") }, "\(session.screen())")
+        #expect(back.contains("other-started"), "\(back)")
+        FileManager.default.createFile(atPath: moon.path("stop"), contents: nil)
+        let done = try #require(session.waitFor(30) { $0.contains("MOON-EXIT=") }, "\(session.screen())")
+        #expect(done.contains("MOON-EXIT=1"), "\(done)")
+    }
+
     @Test func ctrlZStopsTheRunAndFgGivesTheTerminalBackToTheNode() throws {
         let moon = try Moon(graph: """
             version: 1
