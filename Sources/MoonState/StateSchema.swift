@@ -60,15 +60,13 @@ enum StateSchema {
     /// compile) or the version differs: `migrate` then decides. Throws what
     /// else SQLite says (corruption, busy).
     static func isCurrent(_ db: Database) throws -> Bool {
-        var found: Int?
+        let row: Row?
         do {
-            try SQLiteRows.each(db, sql: currentProbe, arguments: []) { row in
-                if found == nil { found = SQLiteRows.int(row, 0) }
-            }
+            row = try Row.fetchOne(db, sql: currentProbe)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             return false
         }
-        return found == version
+        return row.flatMap { Int.fromDatabaseValue($0[0]) } == version
     }
 
     /// The version and the first row of each table (`node_state`'s names `patterns`).
