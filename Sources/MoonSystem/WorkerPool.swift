@@ -2,8 +2,10 @@ import Glibc
 
 /// Runs blocking work (slow up-to-date checks, cache restores, remote-cache
 /// requests) off moon's event loop on at most `width` threads at once, in
-/// the order it came. Threads start when work comes and end when none is
-/// left, so an idle pool costs nothing.
+/// the order it came. Threads start when work comes and end when none has
+/// come for `linger`, so an idle pool costs nothing, and work given piece by
+/// piece (the runner's checks, as it decides node after node) is taken by
+/// the thread that is there rather than by a new thread for each piece.
 public final class WorkerPool: @unchecked Sendable {
     /// How many threads the pools of moon's cache use: the work waits on
     /// disks and servers more than it computes, so more than the cores.
@@ -18,16 +20,28 @@ public final class WorkerPool: @unchecked Sendable {
     private var threads = 0
     private var busy = 0
     private var idle = pthread_cond_t()
+    /// Signalled when work comes while a thread waits for it.
+    private var arrived = pthread_cond_t()
+    private var waiting = 0
+
+    /// How long a thread with nothing to do waits for more before it ends.
+    public static let linger = 0.02
 
     public init(name: String, width: Int = WorkerPool.defaultWidth) {
         self.name = name
         self.width = max(1, width)
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&idle, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&arrived, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
         pthread_cond_destroy(&idle)
+        pthread_cond_destroy(&arrived)
         pthread_mutex_destroy(&mutex)
     }
 
@@ -36,6 +50,11 @@ public final class WorkerPool: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         queue.append(work)
         busy += 1
+        if waiting > 0 {
+            pthread_cond_signal(&arrived)
+            pthread_mutex_unlock(&mutex)
+            return
+        }
         let start = threads < width
         if start { threads += 1 }
         pthread_mutex_unlock(&mutex)
@@ -53,7 +72,7 @@ public final class WorkerPool: @unchecked Sendable {
 
     private func drain() {
         pthread_mutex_lock(&mutex)
-        while head < queue.count {
+        while head < queue.count || waitForWork() {
             let work = queue[head]
             head += 1
             if head == queue.count {
@@ -68,5 +87,20 @@ public final class WorkerPool: @unchecked Sendable {
         }
         threads -= 1
         pthread_mutex_unlock(&mutex)
+    }
+
+    /// With the mutex held: waits up to `linger` for work; whether some came.
+    private func waitForWork() -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(Self.linger * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        waiting += 1
+        defer { waiting -= 1 }
+        while head >= queue.count {
+            if pthread_cond_timedwait(&arrived, &mutex, &deadline) == ETIMEDOUT { break }
+        }
+        return head < queue.count
     }
 }

@@ -46,6 +46,34 @@ import Testing
         lock.unlock()
     }
 
+    /// Work given piece by piece, each done before the next comes (the
+    /// runner's checks), is taken by the thread that is there: a new thread
+    /// for each piece made the checks of a header edit start 300 threads.
+    @Test func workGivenPieceByPieceIsTakenByTheThreadThatIsThere() {
+        let pool = WorkerPool(name: "test.pool", width: 4)
+        let lock = NSLock()
+        // A mark in each thread's own storage: a new thread starts without it.
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        defer { pthread_key_delete(key) }
+        var threads = 0
+        for _ in 0..<100 {
+            let done = DispatchSemaphore(value: 0)
+            pool.run { [key] in
+                if pthread_getspecific(key) == nil {
+                    pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+                    lock.lock(); threads += 1; lock.unlock()
+                }
+                done.signal()
+            }
+            done.wait()
+        }
+        pool.wait()
+        lock.lock()
+        #expect(threads <= 10, "\(threads) threads for 100 pieces of work")
+        lock.unlock()
+    }
+
     private func eventually(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
