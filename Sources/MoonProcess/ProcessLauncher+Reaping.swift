@@ -19,6 +19,11 @@ extension ProcessLauncher {
                 result = wait4(pid, &status, WNOHANG, &used)
             } while result < 0 && errno == EINTR
             if result == pid { process.usage.add(used) }
+            if let cgroup = process.cgroup {
+                // Its leader is reaped and its group killed: what the cgroup saw is the tree's.
+                (process.usage.cgroupPeakBytes, process.usage.memoryKills) = cgroups.finish(cgroup)
+                process.cgroup = nil
+            }
             process.isReaped = true
             if let pair = process.deathPipe {
                 // Its group is dead: the pair can serve the next child.
@@ -54,9 +59,13 @@ extension ProcessLauncher {
             for (pid, process) in live where !process.isReaped {
                 process.killSent = true
                 _ = Glibc.kill(-pid, SIGKILL)
+                // Its cgroup goes with the rest, even if moon reaps it no more.
+                if let cgroup = process.cgroup { cgroups.removeLater(cgroup) }
             }
             return isSubreaper
         }
+        // Then the nodes' memory cgroups go, once what was in them is gone.
+        defer { cgroups.removeAll() }
         guard subreaper else { return }
         let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
         while LinuxCalls.monotonicNanoseconds() < deadline {

@@ -108,6 +108,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                 return nil
             }
             var wrapped = try slurm?.wrap(made) ?? made
+            // (srun's cgroup would measure srun, not the job on its host.)
+            wrapped.memoryCgroup = slurm == nil && MemoryCgroupPolicy.current.applies(declaresMemory: node.resources.memory != nil)
             if node.isInteractive { wrapped.terminal = context.terminal?() ?? TerminalUse(output: false, foreground: nil) }
             spec = wrapped
         } catch {
@@ -162,7 +164,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                 }, onExitWithUsage: { srunTermination, usage in
                     guard let slurm else {
                         groups.ended(index, usage: usage)
-                        return report(srunTermination)
+                        return report(srunTermination, usage?.memoryKills)
                     }
                     // srun's own usage is not the job's, which runs on another host: none is reported.
                     // Cancelled: the runner or the node's timeout disposed the execution.
@@ -170,7 +172,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                     slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {
                         groups.ended(index)
                         switch slurm.termination(for: srunTermination, canceled: canceled) {
-                        case .success(let termination): report(termination)
+                        case .success(let termination): report(termination, nil)
                         case .failure(let error):
                             outputFile.map(Self.remove)
                             result.error(error)
@@ -211,8 +213,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     /// `successCodes`: the node's `success-codes` (an exit code among them
     /// succeeds, and is reported on `complete`).
     private static func exitReport(outputFile: String?, successCodes: [Int32],
-                                   result: CommandResult<NodeOutput>) -> @Sendable (Termination) -> Void {
-        return { termination in
+                                   result: CommandResult<NodeOutput>) -> @Sendable (Termination, Int?) -> Void {
+        return { termination, memoryKills in
             var exited: Int32?
             if case .exited(let code) = termination { exited = code }
             // Outputs count only from a process that succeeded.
@@ -236,7 +238,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
             case .exited(let code):
                 result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
             case .signaled(let signal):
-                result.error(NodeError(.signal, "killed by \(signalName(signal))", signal: signal))
+                var error = NodeError(.signal, "killed by \(signalName(signal))", signal: signal)
+                error.memoryKills = memoryKills
+                result.error(error)
             }
         }
     }

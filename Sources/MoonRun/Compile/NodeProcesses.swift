@@ -57,7 +57,8 @@ final class NodeProcesses: @unchecked Sendable {
     private func add(_ usage: ProcessUsage, to node: Int) {
         let measured = NodeUsage(cpuUserMilliseconds: Int(usage.userMicroseconds / 1000),
                                  cpuSystemMilliseconds: Int(usage.systemMicroseconds / 1000),
-                                 maxRSSBytes: usage.maxResidentBytes)
+                                 maxRSSBytes: usage.cgroupPeakBytes ?? usage.maxResidentBytes,
+                                 source: usage.cgroupPeakBytes == nil ? .rusage : .cgroup)
         if usages[node] == nil { usages[node] = measured } else { usages[node]!.add(measured) }
     }
 

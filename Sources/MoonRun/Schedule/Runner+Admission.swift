@@ -51,12 +51,20 @@ extension Runner {
     /// A node that needs memory and was killed by SIGKILL (not from moon)
     /// while the kernel's OOM killer ran says so; any other error is as it was.
     func outOfMemory(_ node: Int, _ error: NodeError) -> NodeError {
-        guard error.kind == .signal, error.signal == 9, let before = oomKillsAtStart[node], let now = options.resources.oomKills(),
-              now > before, let memory = plan.nodes[node].memory else { return error }
+        guard error.kind == .signal, error.signal == 9, oomKillerRan(node, error), let memory = plan.nodes[node].memory else { return error }
         var changed = error
         changed.message = "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with "
             + "\(ByteSize.text(memory)); declare more in resources: {memory})"
         return changed
+    }
+
+    /// Whether the OOM killer killed in the node: its own memory cgroup's
+    /// count when it had one (another process's OOM kill is not the
+    /// node's), else whether the system's count grew while it ran.
+    func oomKillerRan(_ node: Int, _ error: NodeError) -> Bool {
+        if let kills = error.memoryKills { return kills > 0 }
+        guard let before = oomKillsAtStart[node], let now = options.resources.oomKills() else { return false }
+        return now > before
     }
 
     /// A node ended (or a service started): what it held goes back, first to the node waiting for it.
