@@ -104,6 +104,13 @@ int moon_spawn(struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
         request->cgroup_entered = 1;
     // On failure of the child's setup or execve, glibc has reaped it.
     if (!error) error = posix_spawn(&child, request->path, &setup.actions, &setup.attributes, request->argv, request->envp);
+    // posix_spawn runs no code of ours in the child: the group is armed
+    // here, first thing, a moment after the child started.
+    if (!error) {
+        for (int i = 0; i < 2; i++) {
+            if (request->death_fds[i] >= 0) fcntl(request->death_fds[i], F_SETOWN, -child);
+        }
+    }
     if (request->cgroup_entered == 1 && !write_zero(request->home_fd)) request->cgroup_entered = -1;
     posix_spawn_file_actions_destroy(&setup.actions);
     posix_spawnattr_destroy(&setup.attributes);
@@ -120,11 +127,6 @@ int moon_spawn(struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
         return error;
-    }
-    // posix_spawn runs no code of ours in the child: the group is armed
-    // here, a moment after the child started.
-    for (int i = 0; i < 2; i++) {
-        if (request->death_fds[i] >= 0) fcntl(request->death_fds[i], F_SETOWN, -child);
     }
     *pid = child;
     *pidfd = descriptor;

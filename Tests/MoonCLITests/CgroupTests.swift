@@ -136,14 +136,16 @@ struct CgroupTests {
             version: 1
             nodes:
               slow:
-                run: \(Self.recordCgroup("slow.cg")); sleep 30
+                run: \(Self.recordCgroup("slow.cg")); echo ready; sleep 30
                 resources: {memory: 10M}
               next:
                 run: "true"
                 resources: {memory: 10M}
             """)
-        let running = try moon.start(["run", "slow"])
-        #expect(eventually(30) { moon.read("slow.cg") != nil })
+        let running = try moon.start(["run", "--json", "slow"])
+        // Its output is read on the thread that spawned it, once the spawn
+        // returned: from then on the node dies with moon.
+        #expect(eventually(30) { running.events.contains { $0.name == "next" } })
         let slow = try recorded(moon, "slow.cg")
         running.signal(SIGKILL)
         _ = try running.wait(limit: 30)
