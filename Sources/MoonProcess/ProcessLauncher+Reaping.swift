@@ -19,11 +19,6 @@ extension ProcessLauncher {
                 result = wait4(pid, &status, WNOHANG, &used)
             } while result < 0 && errno == EINTR
             if result == pid { process.usage.add(used) }
-            if let cgroup = process.cgroup {
-                // Its leader is reaped and its group killed: what the cgroup saw is the tree's.
-                (process.usage.cgroupPeakBytes, process.usage.memoryKills) = cgroups.finish(cgroup)
-                process.cgroup = nil
-            }
             process.isReaped = true
             if let pair = process.deathPipe {
                 // Its group is dead: the pair can serve the next child.
@@ -37,6 +32,12 @@ extension ProcessLauncher {
             live[pid] = nil
             reapGeneration &+= 1
             if isSubreaper { reapGroupLocked(pid, into: &process.usage) }
+            if let cgroup = process.cgroup {
+                // Its leader is reaped and its group killed: what the cgroup saw is the tree's.
+                (process.usage.cgroupPeakBytes, process.usage.memoryKills) = cgroups.finish(cgroup)
+                if let peak = process.usage.cgroupPeakBytes { process.usage.maxResidentBytes = peak }
+                process.cgroup = nil
+            }
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }
     }

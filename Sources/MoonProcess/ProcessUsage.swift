@@ -10,7 +10,8 @@ import Glibc
 public struct ProcessUsage: Sendable, Equatable {
     public var userMicroseconds: Int64 = 0
     public var systemMicroseconds: Int64 = 0
-    /// The largest `ru_maxrss` (KiB on Linux) of a reaped process, in bytes.
+    /// The largest `ru_maxrss` (KiB on Linux) of a reaped process, in
+    /// bytes; the cgroup's peak instead when the tree ran in one (`cgroupPeakBytes`).
     public var maxResidentBytes: Int64 = 0
     /// When the tree ran in a memory cgroup of its own (`MemoryCgroups`):
     /// the cgroup's peak (`memory.max_usage_in_bytes`, which counts the

@@ -163,7 +163,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                     Self.forward(line, slurm: slurm, to: result)
                 }, onExitWithUsage: { srunTermination, usage in
                     guard let slurm else {
-                        groups.ended(index, usage: usage)
+                        groups.ended(index, usage: usage, source: usage?.cgroupPeakBytes == nil ? .rusage : .cgroup)
                         return report(srunTermination, usage?.memoryKills)
                     }
                     // srun's own usage is not the job's, which runs on another host: none is reported.

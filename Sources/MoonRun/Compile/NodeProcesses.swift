@@ -38,9 +38,9 @@ final class NodeProcesses: @unchecked Sendable {
     }
 
     /// It was reaped (having used `usage`, when the launcher measured it), or could not be launched.
-    func ended(_ node: Int, usage: ProcessUsage? = nil) {
+    func ended(_ node: Int, usage: ProcessUsage? = nil, source: NodeUsage.Source = .rusage) {
         let waiters: [() -> Void] = lock.withLock { _ in
-            if let usage { add(usage, to: node) }
+            if let usage { add(usage, source: source, to: node) }
             guard var entry = entries[node] else { return [] }
             entry.count -= 1
             if entry.count > 0 {
@@ -54,11 +54,10 @@ final class NodeProcesses: @unchecked Sendable {
     }
 
     /// Call with `lock` held.
-    private func add(_ usage: ProcessUsage, to node: Int) {
+    private func add(_ usage: ProcessUsage, source: NodeUsage.Source, to node: Int) {
         let measured = NodeUsage(cpuUserMilliseconds: Int(usage.userMicroseconds / 1000),
                                  cpuSystemMilliseconds: Int(usage.systemMicroseconds / 1000),
-                                 maxRSSBytes: usage.cgroupPeakBytes ?? usage.maxResidentBytes,
-                                 source: usage.cgroupPeakBytes == nil ? .rusage : .cgroup)
+                                 maxRSSBytes: usage.maxResidentBytes, source: source)
         if usages[node] == nil { usages[node] = measured } else { usages[node]!.add(measured) }
     }
 

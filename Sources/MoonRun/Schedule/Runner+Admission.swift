@@ -12,6 +12,15 @@ extension Runner {
         return ResourceNeed(memory: spec.memory ?? 0, slots: spec.slots, queue: spec.queue)
     }
 
+    /// Whether the OOM killer killed in the node: its own memory cgroup's
+    /// count when it had one (another process's OOM kill is not the
+    /// node's), else whether the system's count grew while it ran.
+    func oomKillerRan(_ node: Int, _ error: NodeError) -> Bool {
+        if let kills = error.memoryKills { return kills > 0 }
+        guard let before = oomKillsAtStart[node], let now = options.resources.oomKills() else { return false }
+        return now > before
+    }
+
     /// `best` when it fits beside what runs; otherwise the best ready node
     /// that fits beside what runs and what is kept for `best`
     /// (`ResourceBudget.fitsBeside`), or nil: none starts now. Takes what
@@ -56,15 +65,6 @@ extension Runner {
         changed.message = "killed by SIGKILL: out of memory (the kernel's OOM killer ran while it ran; it was admitted with "
             + "\(ByteSize.text(memory)); declare more in resources: {memory})"
         return changed
-    }
-
-    /// Whether the OOM killer killed in the node: its own memory cgroup's
-    /// count when it had one (another process's OOM kill is not the
-    /// node's), else whether the system's count grew while it ran.
-    func oomKillerRan(_ node: Int, _ error: NodeError) -> Bool {
-        if let kills = error.memoryKills { return kills > 0 }
-        guard let before = oomKillsAtStart[node], let now = options.resources.oomKills() else { return false }
-        return now > before
     }
 
     /// A node ended (or a service started): what it held goes back, first to the node waiting for it.
