@@ -73,12 +73,21 @@ static int prepare(struct spawn_setup *setup, const struct moon_spawn_request *r
     return posix_spawnattr_setsigmask(&setup->attributes, &none);
 }
 
+/// Writes "0" (the calling thread) to a cgroup's `tasks` file; true when it moved.
+static int write_zero(int fd) {
+    ssize_t written;
+    do {
+        written = pwrite(fd, "0", 1, 0);
+    } while (written < 0 && errno == EINTR);
+    return written == 1;
+}
+
 /// pidfd_open(2) through syscall: the glibc wrapper is newer than the call.
 static int open_pidfd(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
+int moon_spawn(struct moon_spawn_request *request, pid_t *pid, int *pidfd) {
     struct spawn_setup setup = {.moved = {-1, -1, -1}};
     if (posix_spawn_file_actions_init(&setup.actions)) return ENOMEM;
     if (posix_spawnattr_init(&setup.attributes)) {
@@ -87,8 +96,22 @@ int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd)
     }
     pid_t child = -1;
     int error = prepare(&setup, request);
+    // The child is made with the calling thread's cgroups: for the moment
+    // of the spawn, this thread alone sits in the node's (cgroup v1 lets a
+    // thread move alone, and "0" takes no lock on moon's other threads).
+    request->cgroup_entered = 0;
+    if (!error && request->cgroup_fd >= 0 && request->home_fd >= 0 && write_zero(request->cgroup_fd))
+        request->cgroup_entered = 1;
     // On failure of the child's setup or execve, glibc has reaped it.
     if (!error) error = posix_spawn(&child, request->path, &setup.actions, &setup.attributes, request->argv, request->envp);
+    // posix_spawn runs no code of ours in the child: the group is armed
+    // here, first thing, a moment after the child started.
+    if (!error) {
+        for (int i = 0; i < 2; i++) {
+            if (request->death_fds[i] >= 0) fcntl(request->death_fds[i], F_SETOWN, -child);
+        }
+    }
+    if (request->cgroup_entered == 1 && !write_zero(request->home_fd)) request->cgroup_entered = -1;
     posix_spawn_file_actions_destroy(&setup.actions);
     posix_spawnattr_destroy(&setup.attributes);
     for (int i = 0; i < 3; i++) {
@@ -104,11 +127,6 @@ int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd)
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
         return error;
-    }
-    // posix_spawn runs no code of ours in the child: the group is armed
-    // here, a moment after the child started.
-    for (int i = 0; i < 2; i++) {
-        if (request->death_fds[i] >= 0) fcntl(request->death_fds[i], F_SETOWN, -child);
     }
     *pid = child;
     *pidfd = descriptor;

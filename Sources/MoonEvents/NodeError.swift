@@ -24,6 +24,10 @@ public struct NodeError: Error, Sendable, Equatable {
     public var message: String
     public var exitCode: Int32?
     public var signal: Int32?
+    /// How many of the attempt's processes the kernel's OOM killer killed,
+    /// as the node's own memory cgroup counted them; nil when it had none
+    /// (the verdict then falls back to the system's count). Not encoded.
+    public var memoryKills: Int?
 
     public init(_ kind: Kind, _ message: String, exitCode: Int32? = nil, signal: Int32? = nil) {
         self.kind = kind

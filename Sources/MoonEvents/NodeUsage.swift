@@ -6,6 +6,11 @@
 public struct NodeUsage: Sendable, Equatable {
     /// How it was measured (the `source` field).
     public enum Source: String, Sendable {
+        /// The node's processes ran in a memory cgroup of their own: the
+        /// peak is the cgroup's (`memory.max_usage_in_bytes`), the whole
+        /// tree at once, page cache and kernel memory it caused included;
+        /// CPU is still the reaped processes' sum.
+        case cgroup
         /// From the `rusage` of each process of the node's tree that moon
         /// reaped: CPU is their sum, the peak is the largest one process
         /// reached (see docs/usage.md).
@@ -36,5 +41,7 @@ public struct NodeUsage: Sendable, Equatable {
         cpuUserMilliseconds += other.cpuUserMilliseconds
         cpuSystemMilliseconds += other.cpuSystemMilliseconds
         maxRSSBytes = max(maxRSSBytes, other.maxRSSBytes)
+        // A cgroup's peak only when every attempt had one.
+        if other.source != source { source = .rusage }
     }
 }

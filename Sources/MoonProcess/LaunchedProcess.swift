@@ -33,6 +33,8 @@ final class LaunchedProcess: ProcessHandle, @unchecked Sendable {
     /// the orphan sweep while the leader runs, then the leader and the rest
     /// of its group (`reap`).
     var usage = ProcessUsage()
+    /// The memory cgroup it started in, read and removed when it is reaped.
+    var cgroup: MemoryCgroups.Group?
 
     // Owned by the loop's thread (`ChildMonitor`; handed over through the
     // lock at registration).

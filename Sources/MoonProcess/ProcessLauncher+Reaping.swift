@@ -32,6 +32,12 @@ extension ProcessLauncher {
             live[pid] = nil
             reapGeneration &+= 1
             if isSubreaper { reapGroupLocked(pid, into: &process.usage) }
+            if let cgroup = process.cgroup {
+                // Its leader is reaped and its group killed: what the cgroup saw is the tree's.
+                (process.usage.cgroupPeakBytes, process.usage.memoryKills) = cgroups.finish(cgroup)
+                if let peak = process.usage.cgroupPeakBytes { process.usage.maxResidentBytes = peak }
+                process.cgroup = nil
+            }
             return result == pid ? Termination(waitStatus: status) : .exited(-1)
         }
     }
@@ -54,9 +60,13 @@ extension ProcessLauncher {
             for (pid, process) in live where !process.isReaped {
                 process.killSent = true
                 _ = Glibc.kill(-pid, SIGKILL)
+                // Its cgroup goes with the rest, even if moon reaps it no more.
+                if let cgroup = process.cgroup { cgroups.removeLater(cgroup) }
             }
             return isSubreaper
         }
+        // Then the nodes' memory cgroups go, once what was in them is gone.
+        defer { cgroups.removeAll() }
         guard subreaper else { return }
         let deadline = LinuxCalls.monotonicNanoseconds() + Self.orphanKillLimit
         while LinuxCalls.monotonicNanoseconds() < deadline {

@@ -58,7 +58,11 @@ extension ProcessLauncher {
         }
 
         lock.withLock { _ in spawnsInFlight += 1 }
-        let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, deathPipe: deathPipe, retryBusy: !monitor.loop.isCurrent)
+        let made = spec.memoryCgroup ? cgroups.make() : nil
+        var entered: Int32 = 0
+        let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, deathPipe: deathPipe, retryBusy: !monitor.loop.isCurrent,
+                            cgroup: made, entered: &entered)
+        let cgroup = made.flatMap { cgroups.spawned($0, entered: entered) }
         pipes.closeWriteEnds()
         let pid: pid_t
         let pidfd: Int32
@@ -66,6 +70,7 @@ extension ProcessLauncher {
         case .success(let child):
             (pid, pidfd) = child
         case .failure(let error):
+            if let cgroup { _ = cgroups.finish(cgroup) }
             restore?.restore()
             lock.withLock { _ in spawnsInFlight -= 1 }
             close(pipes.stdout.read)
@@ -79,6 +84,7 @@ extension ProcessLauncher {
         let process = LaunchedProcess(pid: pid, program: program, launcher: self, loop: monitor.loop,
                                       onOutput: onOutput, onExit: onExit)
         process.deathPipe = deathPipe
+        process.cgroup = cgroup
         lock.withLock { _ in
             live[pid] = process
             spawnsInFlight -= 1
@@ -111,8 +117,8 @@ extension ProcessLauncher {
     /// Calls the spawner. Off the loop, a busy program (ETXTBSY, see
     /// `failure`) is tried again for about half a second: it passes within
     /// microseconds.
-    private func spawn(_ spec: ProcessSpec, path: String, stdin: Int32, pipes: OutputPipes,
-                       deathPipe: DeathPipe, retryBusy: Bool) -> Result<(pid_t, Int32), ProcessLaunchErrno> {
+    private func spawn(_ spec: ProcessSpec, path: String, stdin: Int32, pipes: OutputPipes, deathPipe: DeathPipe, retryBusy: Bool,
+                       cgroup: MemoryCgroups.Group?, entered: inout Int32) -> Result<(pid_t, Int32), ProcessLaunchErrno> {
         var pid: pid_t = 0
         var pidfd: Int32 = -1
         // (The closures capture single fields: capturing `spec` copies it.)
@@ -121,16 +127,20 @@ extension ProcessLauncher {
         // view: its pipes are then unused, their write ends closed at once.
         let ownOutput = spec.terminal?.output == true
         let foreground = spec.terminal?.foreground ?? -1
+        let (cgroupTasks, home) = cgroup.map { ($0.tasks, cgroups.home) } ?? (-1, -1)
+        var joined: Int32 = 0
         let status: Int32 = withSpawnVectors(program: spec.executable, arguments: spec.arguments, environment: spec.processEnvironment) { argv, envp in
             path.withCString { path in
                 withOptionalCString(workingDirectory) { directory in
                     var request = moon_spawn_request(
                         path: path, argv: argv, envp: envp, directory: directory,
                         stdin_fd: stdin, stdout_fd: ownOutput ? 1 : pipes.stdout.write, stderr_fd: ownOutput ? 2 : pipes.stderr.write,
-                        death_fds: (deathPipe.readEnd, deathPipe.writeEnd), foreground_fd: foreground)
+                        death_fds: (deathPipe.readEnd, deathPipe.writeEnd), foreground_fd: foreground,
+                        cgroup_fd: cgroupTasks, home_fd: home, cgroup_entered: 0)
                     var status: Int32 = 0
                     for attempt in 0..<(retryBusy ? Self.busyRetryLimit : 1) {
                         status = moon_spawn(&request, &pid, &pidfd)
+                        joined = request.cgroup_entered
                         guard status == ETXTBSY, retryBusy else { break }
                         usleep(useconds_t(Self.busyRetryDelay(attempt) / 1000))
                     }
@@ -138,6 +148,7 @@ extension ProcessLauncher {
                 }
             }
         }
+        entered = joined
         return status == 0 ? .success((pid, pidfd)) : .failure(ProcessLaunchErrno(code: status))
     }
 

@@ -48,6 +48,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     var patienceNanoseconds: UInt64 = 10_000_000_000
     /// `RLIMIT_NOFILE` as last read (0: not yet; see `hasReserve`).
     var descriptorLimit: Int32 = 0
+    /// The children's memory cgroups (`ProcessSpec.memoryCgroup`), probed at the first that asks.
+    let cgroups = MemoryCgroups()
     /// Every child's stdin (see `devNullDescriptor`); -1 until first needed.
     var devNull: Int32 = -1
     /// When the first of the current resource waiters began to wait, and

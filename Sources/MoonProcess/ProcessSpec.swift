@@ -23,6 +23,10 @@ public struct ProcessSpec: Sendable, Hashable {
     /// An interactive node's share of moon's terminal (`TerminalUse`); nil
     /// for every other child, whose stdin is `/dev/null`.
     public var terminal: TerminalUse?
+    /// Whether the child starts in a memory cgroup of its own, where moon
+    /// can make one (`MemoryCgroups`): its usage then has the cgroup's
+    /// peak and OOM kills. False: `rusage` alone, and no cgroup's cost.
+    public var memoryCgroup = false
 
     /// The complete environment of the child, as a dictionary (built on
     /// each read when the spec has a shared base; setting it replaces

@@ -10,8 +10,16 @@ import Glibc
 public struct ProcessUsage: Sendable, Equatable {
     public var userMicroseconds: Int64 = 0
     public var systemMicroseconds: Int64 = 0
-    /// The largest `ru_maxrss` (KiB on Linux) of a reaped process, in bytes.
+    /// The largest `ru_maxrss` (KiB on Linux) of a reaped process, in
+    /// bytes; the cgroup's peak instead when the tree ran in one (`cgroupPeakBytes`).
     public var maxResidentBytes: Int64 = 0
+    /// When the tree ran in a memory cgroup of its own (`MemoryCgroups`):
+    /// the cgroup's peak (`memory.max_usage_in_bytes`, which counts the
+    /// page cache and kernel memory the tree caused, as the kernel's
+    /// memory limits do), and how many of its processes the kernel's OOM
+    /// killer killed. nil without one.
+    public var cgroupPeakBytes: Int64?
+    public var memoryKills: Int?
 
     public init(userMicroseconds: Int64 = 0, systemMicroseconds: Int64 = 0, maxResidentBytes: Int64 = 0) {
         self.userMicroseconds = userMicroseconds
@@ -31,5 +39,8 @@ public struct ProcessUsage: Sendable, Equatable {
         userMicroseconds += other.userMicroseconds
         systemMicroseconds += other.systemMicroseconds
         maxResidentBytes = max(maxResidentBytes, other.maxResidentBytes)
+        // A peak of the cgroup only when both trees ran in one.
+        cgroupPeakBytes = cgroupPeakBytes.flatMap { mine in other.cgroupPeakBytes.map { max(mine, $0) } }
+        memoryKills = memoryKills.flatMap { mine in other.memoryKills.map { mine + $0 } }
     }
 }

@@ -86,7 +86,8 @@ import CMoonSpawn
                     var request = moon_spawn_request(
                         path: path, argv: argv.baseAddress, envp: envp.baseAddress, directory: nil,
                         stdin_fd: devNull, stdout_fd: devNull, stderr_fd: devNull,
-                        death_fds: (pair.readEnd, pair.writeEnd), foreground_fd: -1)
+                        death_fds: (pair.readEnd, pair.writeEnd), foreground_fd: -1,
+                        cgroup_fd: -1, home_fd: -1, cgroup_entered: 0)
                     return moon_spawn(&request, &pid, &pidfd)
                 }
             }

@@ -24,6 +24,15 @@ import MoonEvents
         }
     }
 
+    /// A node measured in a memory cgroup of its own says so, and replay keeps it.
+    @Test func aCgroupSourceSurvivesDecoding() throws {
+        var event = try #require(Fixture.everyKind.first { $0.usage != nil })
+        event.usage?.source = .cgroup
+        let line = EventEncoder.encode(event, seq: 1)
+        #expect(line.contains(#""source":"cgroup"}"#), "\(line)")
+        #expect(try EventDecoder.decode(line).event.usage == event.usage)
+    }
+
     @Test func keyOrderOfQueuesAndOutputsSurvives() throws {
         let line = #"{"v":1,"seq":1,"ts":"2026-11-22T10:04:05.999Z","event":"graph-start","graph":"g","nodes":0,"plan":[],"queues":{"z":1,"a\"b":2,"m":3}}"#
         let event = try EventDecoder.decode(line).event

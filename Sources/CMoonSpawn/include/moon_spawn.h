@@ -24,6 +24,17 @@ struct moon_spawn_request {
     /// A terminal (or -1) whose foreground process group becomes the
     /// child's before it execs: an interactive node (TerminalUse.swift).
     int foreground_fd;
+    /// A cgroup v1 `tasks` file (or -1) to start the child in, and the
+    /// `tasks` file of moon's own cgroup: the spawning thread moves itself
+    /// into the first (writing "0", which moves only the calling thread),
+    /// spawns, and moves back, so the child starts there before it execs
+    /// (posix_spawn runs no code of ours in the child).
+    int cgroup_fd;
+    int home_fd;
+    /// Set by `moon_spawn`: 1 when the child started in the cgroup, 0 when
+    /// the thread could not enter it (the child starts in moon's), -1 when
+    /// the thread could not move back (moon should use cgroups no more).
+    int cgroup_entered;
 };
 
 /// Starts `request` in a new process group (pgid = pid), with every signal's
@@ -32,6 +43,6 @@ struct moon_spawn_request {
 /// (O_CLOEXEC), or returns an errno: from the spawn (EAGAIN, EMFILE,
 /// ENOMEM...) or from the child's setup or execve (ENOENT, EACCES, ETXTBSY,
 /// chdir's errors...), in which case the child has already been reaped.
-int moon_spawn(const struct moon_spawn_request *request, pid_t *pid, int *pidfd);
+int moon_spawn(struct moon_spawn_request *request, pid_t *pid, int *pidfd);
 
 #endif

@@ -114,6 +114,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                 return nil
             }
             var wrapped = try slurm?.wrap(made) ?? made
+            // (srun's cgroup would measure srun, not the job on its host.)
+            wrapped.memoryCgroup = slurm == nil && MemoryCgroupPolicy.current.applies(declaresMemory: node.resources.memory != nil)
             if node.isInteractive { wrapped.terminal = context.terminal?() ?? TerminalUse(output: false, foreground: nil) }
             spec = wrapped
         } catch {
@@ -167,8 +169,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                     Self.forward(line, slurm: slurm, to: result)
                 }, onExitWithUsage: { srunTermination, usage in
                     guard let slurm else {
-                        groups.ended(index, usage: usage)
-                        return report(srunTermination)
+                        groups.ended(index, usage: usage, source: usage?.cgroupPeakBytes == nil ? .rusage : .cgroup)
+                        return report(srunTermination, usage?.memoryKills)
                     }
                     // srun's own usage is not the task's, which ran on another host: the reporter's file has that.
                     // Cancelled: the runner or the node's timeout disposed the execution.
@@ -176,7 +178,7 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
                     slurm.cleanUp(after: srunTermination, canceled: canceled, environment: spec.environment, processes: processes) {
                         groups.ended(index, usage: slurm.takeUsage(), source: .slurm)
                         switch slurm.termination(for: srunTermination, canceled: canceled) {
-                        case .success(let termination): report(termination)
+                        case .success(let termination): report(termination, nil)
                         case .failure(let error):
                             outputFile.map(Self.remove)
                             result.error(error)
@@ -217,8 +219,8 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     /// `successCodes`: the node's `success-codes` (an exit code among them
     /// succeeds, and is reported on `complete`).
     private static func exitReport(outputFile: String?, successCodes: [Int32],
-                                   result: CommandResult<NodeOutput>) -> @Sendable (Termination) -> Void {
-        return { termination in
+                                   result: CommandResult<NodeOutput>) -> @Sendable (Termination, Int?) -> Void {
+        return { termination, memoryKills in
             var exited: Int32?
             if case .exited(let code) = termination { exited = code }
             // Outputs count only from a process that succeeded.
@@ -242,7 +244,9 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
             case .exited(let code):
                 result.error(NodeError(.exit, "exited with code \(code)", exitCode: code))
             case .signaled(let signal):
-                result.error(NodeError(.signal, "killed by \(signalName(signal))", signal: signal))
+                var error = NodeError(.signal, "killed by \(signalName(signal))", signal: signal)
+                error.memoryKills = memoryKills
+                result.error(error)
             }
         }
     }

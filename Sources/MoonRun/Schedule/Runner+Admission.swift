@@ -12,6 +12,15 @@ extension Runner {
         return ResourceNeed(memory: spec.memory ?? 0, slots: spec.slots, queue: spec.queue)
     }
 
+    /// Whether the OOM killer killed in the node: its own memory cgroup's
+    /// count when it had one (another process's OOM kill is not the
+    /// node's), else whether the system's count grew while it ran.
+    func oomKillerRan(_ node: Int, _ error: NodeError) -> Bool {
+        if let kills = error.memoryKills { return kills > 0 }
+        guard let before = oomKillsAtStart[node], let now = options.resources.oomKills() else { return false }
+        return now > before
+    }
+
     /// `best` when it fits beside what runs; otherwise the best ready node
     /// that fits beside what runs and what is kept for `best`
     /// (`ResourceBudget.fitsBeside`), or nil: none starts now. Takes what
@@ -55,9 +64,8 @@ extension Runner {
     /// ran. The one place that decides it: what is told and what retries
     /// alone follow from it.
     func killedForMemory(_ node: Int, _ error: NodeError) -> Bool {
-        guard budget != nil, error.kind == .signal, error.signal == 9, let before = oomKillsAtStart[node],
-              let now = options.resources.oomKills() else { return false }
-        return now > before
+        guard budget != nil, error.kind == .signal, error.signal == 9 else { return false }
+        return oomKillerRan(node, error)
     }
 
     /// What a node killed for memory fails (or retries) with: what it had,
