@@ -133,8 +133,9 @@ struct InteractiveTests {
         }
         // The live view is back: the other node's row is drawn again, under
         // the lines printed before the node took the terminal.
-        let back = try #require(session.waitFor(20) { $0.contains("full") && $0.contains("[1/2]") && $0.contains("other") }, "\(session.screen())")
-        #expect(back.contains("other-started"), "\(back)")
+        // (The held line of the other node may come a moment after its row.)
+        let back = session.waitFor(20) { $0.contains("full") && $0.contains("[1/2]") && $0.contains("other-started") }
+        #expect(back != nil, "\(session.screen())")
         FileManager.default.createFile(atPath: moon.path("stop"), contents: nil)
         let done = try #require(session.waitFor(30) { $0.contains("MOON-EXIT=") }, "\(session.screen())")
         #expect(done.contains("MOON-EXIT=1"), "\(done)")

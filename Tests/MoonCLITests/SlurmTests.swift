@@ -40,9 +40,10 @@ enum SlurmCluster {
     /// `squeue` holds none of the graph's jobs. A cancelled job stays listed
     /// as completing while Slurm ends it: a task that ignores SIGTERM, whose
     /// srun moon had to kill, gets SIGKILL from Slurm after the cluster's
-    /// `KillWait` (5 s here), and the controller's bookkeeping follows.
+    /// `KillWait` (5 s here), and the controller's bookkeeping follows (on a
+    /// host loaded by the rest of the suite, late).
     static func leftNothing(_ graph: String) -> Bool {
-        eventually(12) { jobs(of: graph).isEmpty }
+        eventually(30) { jobs(of: graph).isEmpty }
     }
 
     /// A graph name of its own for each test, so tests can tell their jobs apart.
