@@ -224,10 +224,10 @@ public final class IncrementalState: @unchecked Sendable {
             for i in files.indices where entries[i].racy || files[i].stat != entries[i].stat || files[i].path != entries[i].path {
                 return false
             }
-            for i in files.count..<entries.count {
-                guard !entries[i].racy, let now = dependencyStat(entries[i].path), now.1 == .file, now.0 == entries[i].stat else {
-                    return false
-                }
+            let listed = UnsafeBufferPointer(rebasing: entries[files.count...])
+            if let stats { return stats.allUnchanged(listed, scanner) }
+            for entry in listed {
+                guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
             }
             return true
         }

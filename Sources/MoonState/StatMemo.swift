@@ -33,6 +33,13 @@ public final class StatMemo {
         table.stat(path, scanner)
     }
 
+    /// Whether each of `entries` names a regular file whose stat is the one
+    /// it holds, and none is racy: the files a depfile listed, asked in one
+    /// go (one access to the table, no entry copied out).
+    func allUnchanged(_ entries: UnsafeBufferPointer<Manifest.Entry>, _ scanner: SourceScanner) -> Bool {
+        table.allUnchanged(entries, scanner)
+    }
+
     /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
     func known(_ path: String) -> (FileStat, FileStat.Kind)?? {
         var path = path
@@ -52,9 +59,15 @@ public final class StatMemo {
             h ^= h >> 32
             i += 8
         }
-        if i < raw.count {
+        let rest = raw.count - i
+        if rest > 0 {
             var tail: UInt64 = 0
-            for j in i..<raw.count { tail |= UInt64(raw[j]) << UInt64(8 * (j - i)) }
+            if raw.count >= 8 {
+                // The last word, overlapping the one before, shifted down to the bytes it adds.
+                tail = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)) >> UInt64(8 * (8 - rest))
+            } else {
+                for j in 0..<rest { tail |= UInt64(raw[j]) << UInt64(8 * j) }
+            }
             h = (h ^ tail) &* k
             h ^= h >> 32
         }
@@ -98,6 +111,17 @@ public final class StatMemo {
             }
             if directory != lastDirectory { addDirectory(directory) }
             return taken
+        }
+
+        mutating func allUnchanged(_ entries: UnsafeBufferPointer<Manifest.Entry>, _ scanner: SourceScanner) -> Bool {
+            guard let base = entries.baseAddress else { return true }
+            for i in 0..<entries.count {
+                let entry = base + i
+                guard !entry.pointee.racy, let now = stat(entry.pointee.path, scanner), now.1 == .file, now.0 == entry.pointee.stat else {
+                    return false
+                }
+            }
+            return true
         }
 
         /// The slot where `path` is, or where it would go, and its entry's index.

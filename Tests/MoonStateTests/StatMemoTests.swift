@@ -62,4 +62,30 @@ import Testing
         let a = Array("include/h0001.h".utf8), b = Array("include/h0002.h".utf8)
         #expect(a.withUnsafeBytes { StatMemo.hash($0) } != b.withUnsafeBytes { StatMemo.hash($0) })
     }
+
+    /// The depfile's files in one go: unchanged only when each is a regular
+    /// file with the stat its entry holds and none is racy; a file replaced
+    /// by another of the same size and mtime (another inode), a missing
+    /// file, a directory or a racy entry each say changed.
+    @Test func allUnchangedHoldsOnlyForSettledFilesWithTheirStats() throws {
+        let tree = try TempTree()
+        for name in ["a.h", "b.h"] { try tree.write(name, name) }
+        try tree.write("dir/x", "x")
+        let scanner = SourceScanner(root: tree.root)
+        func entry(_ name: String, racy: Bool = false, _ change: (inout FileStat) -> Void = { _ in }) -> Manifest.Entry {
+            var stat = FileStat.of(tree.path(name))?.0 ?? FileStat(size: 0, mtimeNanoseconds: 0, inode: 0)
+            change(&stat)
+            return Manifest.Entry(path: name, stat: stat, racy: racy, hash: .zero)
+        }
+        func unchanged(_ entries: [Manifest.Entry]) -> Bool {
+            entries.withUnsafeBufferPointer { StatMemo().allUnchanged($0, scanner) }
+        }
+        #expect(unchanged([entry("a.h"), entry("b.h"), entry("a.h")]))
+        #expect(unchanged([]))
+        #expect(!unchanged([entry("a.h"), entry("b.h") { $0.inode &+= 1 }]), "another inode")
+        #expect(!unchanged([entry("a.h") { $0.mtimeNanoseconds += 1_000_000_000 }]), "an mtime gone backwards")
+        #expect(!unchanged([entry("a.h", racy: true)]))
+        #expect(!unchanged([entry("a.h"), entry("gone.h")]))
+        #expect(!unchanged([entry("dir")]), "a directory is not a listed file")
+    }
 }
