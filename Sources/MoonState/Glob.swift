@@ -76,13 +76,18 @@ public struct Glob: Sendable, Hashable {
     /// Whether `pattern` is its own base: no wildcard character, no `.` or
     /// empty segment, no `/` at the end (unless it is `/`).
     static func isPlainPath(_ pattern: String) -> Bool {
-        let bytes = pattern.utf8
-        var index = bytes.startIndex
-        if index != bytes.endIndex, bytes[index] == UInt8(ascii: "/") { index = bytes.index(after: index) }
-        guard index != bytes.endIndex else { return true }
+        // Over the bytes in place: every check of every node builds its globs.
+        var pattern = pattern
+        return pattern.withUTF8 { isPlainPath(bytes: $0) }
+    }
+
+    private static func isPlainPath(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if index != bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }
+        guard index != bytes.count else { return true }
         var length = 0
         var isDot = false
-        for byte in bytes[index...] {
+        for byte in UnsafeBufferPointer(rebasing: bytes[index...]) {
             switch byte {
             case UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "\\"):
                 return false

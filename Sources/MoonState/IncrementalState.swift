@@ -209,23 +209,29 @@ public final class IncrementalState: @unchecked Sendable {
     /// no file. `scan`: the patterns' files, for the full check when not.
     private func standsByStat(_ node: Node, _ stored: StoredNode, _ stamp: CheckStamp, scan: inout SourceScan?) -> Bool {
         guard stored.stamp == stamp, !stored.unfinished, stored.patterns != nil else { return false }
-        let entries = stored.fingerprint.manifest.entries
         let found = scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
         scan = found
-        guard found.unnamable.isEmpty, entries.count >= found.files.count else { return false }
+        let files = found.files
+        guard found.unnamable.isEmpty, stored.fingerprint.manifest.entries.count >= files.count else { return false }
         // After the patterns' files, the manifest holds exactly the files the depfile listed.
-        let listed = entries[found.files.count...]
         if node.depfile == nil {
-            guard listed.isEmpty else { return false }
+            guard stored.fingerprint.manifest.entries.count == files.count else { return false }
         } else {
-            guard stored.lists(listed) else { return false }
+            guard stored.lists(stored.fingerprint.manifest.entries, from: files.count) else { return false }
         }
-        for (file, entry) in zip(found.files, entries) where entry.racy || file.stat != entry.stat || file.path != entry.path {
-            return false
+        // By index, in place: an entry taken out of the array is a copy that retains its path.
+        let unchanged = stored.fingerprint.manifest.entries.withUnsafeBufferPointer { entries -> Bool in
+            for i in files.indices where entries[i].racy || files[i].stat != entries[i].stat || files[i].path != entries[i].path {
+                return false
+            }
+            let listed = UnsafeBufferPointer(rebasing: entries[files.count...])
+            if let stats { return stats.allUnchanged(listed, scanner) }
+            for entry in listed {
+                guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
+            }
+            return true
         }
-        for entry in listed {
-            guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
-        }
+        guard unchanged else { return false }
         for pattern in node.generates where !scanner.exists(pattern, memo: stats) { return false }
         return true
     }

@@ -88,6 +88,14 @@ public struct Manifest: Sendable {
                                    b: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt64.self)))
                 i = 20
             }
+            // Counted first, so the array is made once (every run decodes every node's manifest).
+            var count = 0
+            var at = i
+            while at + 4 <= raw.count {
+                at += Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self))) + Self.fixedSize
+                count += 1
+            }
+            entries.reserveCapacity(count)
             while i + 4 <= raw.count {
                 let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
                 let start = i + 4

@@ -158,13 +158,15 @@ public struct SourceScanner: Sendable {
         var leads: [(lead: UInt64, index: Int)] = []
         while let entry = readdir(dir) {
             let type = entry.pointee.d_type
-            let outcome = FileName.withName(of: entry) { decoded, name -> (String, [UInt8]?, Glob.States, Bool, UInt64)? in
+            // Decoded only when the glob keeps it (`build/*.o` passes over as many `.d` files).
+            let outcome = FileName.withBytes(of: entry) { name -> (String, [UInt8]?, Glob.States, Bool, UInt64)? in
                 if name.first == UInt8(ascii: ".") {
                     if name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return nil }
                     if everything, Glob.isToolName(name) { return nil }
                 }
                 let next = everything ? states : glob.advance(states, name: name)
                 if !everything && next.isEmpty { return nil }
+                let decoded = FileName.decode(name)
                 let raw = decoded == nil ? Array(name) : nil
                 return (decoded ?? String(decoding: name, as: UTF8.self), raw, next, everything || glob.isMatch(next), Self.lead(name))
             }
@@ -279,71 +281,4 @@ public struct SourceScan: Sendable, Equatable {
     /// The matches whose paths are not UTF-8, as `FileName.shown` shows
     /// them (`src/caf\xE9.txt`), in the order of the walk.
     public var unnamable: [String]
-}
-
-/// Stats taken during a run's checks, by path as the graph spells it
-/// (relative to its directory, or absolute): a header that 300 depfiles
-/// list, or an object a node generates and the archive's glob walks over,
-/// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
-/// starts (then any file may change) and serializes access.
-public final class StatMemo {
-    private var known: [Key: (FileStat, FileStat.Kind)?] = [:]
-    /// The directories of the paths it holds (`src/` of `src/a.c`), so a
-    /// walk asks about the files of a directory only when it may know some.
-    /// Each by a stamp of its bytes (a false "may" costs only lookups).
-    private var directories = Set<UInt64>()
-
-    public init() {}
-
-    var isEmpty: Bool { known.isEmpty }
-
-    /// Whether it may hold files of the directory `prefix` (`src/`, or "" for the graph's).
-    func knowsDirectory(_ prefix: String) -> Bool {
-        var prefix = prefix
-        return prefix.withUTF8 { directories.contains(Self.stamp(UnsafeRawBufferPointer($0))) }
-    }
-
-    private static func stamp(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var stamp = CheckStamp("")
-        stamp.add(bytes: bytes)
-        return stamp.a
-    }
-
-    /// Room for `count` paths, so that the table does not grow step by step.
-    func reserve(_ count: Int) { known.reserveCapacity(count) }
-
-    /// `stat(2)` of `path` (following links), taken once.
-    func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
-        let key = Key(path)
-        if let found = known[key] { return found }
-        let found = FileStat.of(scanner.fullPath(path))
-        known[key] = .some(found)
-        var path = path
-        path.withUTF8 { bytes in
-            let end = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
-            directories.insert(Self.stamp(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end]))))
-        }
-        return found
-    }
-
-    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
-    func known(_ path: String) -> (FileStat, FileStat.Kind)?? { known[Key(path)] }
-
-    /// A path with a cheap hash of its bytes: the table is asked once per
-    /// file a depfile lists, thousands of times in a run, and a String's own
-    /// hashing of every byte costs several times this.
-    struct Key: Hashable {
-        let path: String
-        let stamp: UInt64
-
-        init(_ path: String) {
-            self.path = path
-            var stamp = CheckStamp("")
-            stamp.add(path)
-            self.stamp = stamp.a
-        }
-
-        static func == (x: Key, y: Key) -> Bool { x.stamp == y.stamp && x.path == y.path }
-        func hash(into hasher: inout Hasher) { hasher.combine(stamp) }
-    }
 }

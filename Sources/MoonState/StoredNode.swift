@@ -22,13 +22,13 @@ public struct StoredNode: Sendable {
     /// has it, the node is up to date with no digest taken.
     public var stamp: CheckStamp?
 
-    /// Whether `listed` names exactly these paths, in order (compared in place).
-    func lists(_ entries: ArraySlice<Manifest.Entry>) -> Bool {
+    /// Whether `listed` names exactly the paths of `entries` from `start` on, in order (compared in place).
+    func lists(_ entries: [Manifest.Entry], from start: Int) -> Bool {
         guard let listed else { return false }
         return listed.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Bool in
             var at = 0
-            for entry in entries {
-                var path = entry.path
+            for i in start..<entries.count {
+                var path = entries[i].path
                 let same = path.withUTF8 { utf8 -> Bool in
                     guard at + utf8.count < raw.count, raw[at + utf8.count] == 0 else { return false }
                     guard utf8.count == 0 || memcmp(raw.baseAddress! + at, utf8.baseAddress!, utf8.count) == 0 else { return false }

@@ -33,6 +33,17 @@ public enum FileName {
         }
     }
 
+    /// The bytes of directory entry `entry`'s name (its `d_name`, up to the
+    /// NUL), read in place: for a walk that decodes only the names it keeps.
+    public static func withBytes<R>(of entry: UnsafePointer<dirent>, _ body: (_ bytes: UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let entry = UnsafeMutablePointer(mutating: entry)
+        return try withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple in
+            let name = UnsafeRawPointer(tuple)
+            return try body(UnsafeBufferPointer(start: name.assumingMemoryBound(to: UInt8.self),
+                                                count: strlen(name.assumingMemoryBound(to: CChar.self))))
+        }
+    }
+
     /// The bytes as one line of visible text, for messages: UTF-8 as it
     /// is, each byte that is not UTF-8 as `\xE9`, and each `isHidden`
     /// character as `\u{9D}` (so `src/caf\xE9.txt`).

@@ -1,0 +1,194 @@
+/// Stats taken during a run's checks, by path as the graph spells it
+/// (relative to its directory, or absolute): a header that 300 depfiles
+/// list, or an object a node generates and the archive's glob walks over,
+/// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
+/// starts (then any file may change) and serializes access.
+///
+/// It is asked once per file every depfile lists, thousands of times in a
+/// no-op, so it is one struct of plain arrays (`Table`), probed with a
+/// cheap hash of a path's bytes and reached with one access per question:
+/// a Dictionary's and a Set's generic lookups and hashing, and a class's
+/// per-property exclusivity checks, cost several times as much.
+public final class StatMemo {
+    private var table = Table()
+
+    public init() {}
+
+    var isEmpty: Bool { table.paths.isEmpty }
+
+    /// Whether it may hold files of the directory `prefix` (`src/`, or "" for
+    /// the graph's), so a walk asks about a directory's files only when it
+    /// may know some (a false "may" costs only lookups).
+    func knowsDirectory(_ prefix: String) -> Bool {
+        var prefix = prefix
+        let hash = prefix.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
+        return table.holdsDirectory(hash)
+    }
+
+    /// Room for `count` paths, so that the table does not grow step by step.
+    func reserve(_ count: Int) { table.reserve(count) }
+
+    /// `stat(2)` of `path` (following links), taken once.
+    func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+        table.stat(path, scanner)
+    }
+
+    /// Whether each of `entries` names a regular file whose stat is the one
+    /// it holds, and none is racy: the files a depfile listed, asked in one
+    /// go (one access to the table, no entry copied out).
+    func allUnchanged(_ entries: UnsafeBufferPointer<Manifest.Entry>, _ scanner: SourceScanner) -> Bool {
+        table.allUnchanged(entries, scanner)
+    }
+
+    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
+    func known(_ path: String) -> (FileStat, FileStat.Kind)?? {
+        var path = path
+        let hash = path.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
+        guard let index = table.find(path, hash).index else { return nil }
+        return .some(table.found[index])
+    }
+
+    /// A 64-bit hash of bytes, a word at a time, never 0 (only for this
+    /// table: not stable across versions, never stored).
+    static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+        let k: UInt64 = 0x9e37_79b9_7f4a_7c15
+        var h = UInt64(raw.count) &* k
+        var i = 0
+        while i + 8 <= raw.count {
+            h = (h ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))) &* k
+            h ^= h >> 32
+            i += 8
+        }
+        let rest = raw.count - i
+        if rest > 0 {
+            var tail: UInt64 = 0
+            if raw.count >= 8 {
+                // The last word, overlapping the one before, shifted down to the bytes it adds.
+                tail = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)) >> UInt64(8 * (8 - rest))
+            } else {
+                for j in 0..<rest { tail |= UInt64(raw[j]) << UInt64(8 * j) }
+            }
+            h = (h ^ tail) &* k
+            h ^= h >> 32
+        }
+        return h == 0 ? 1 : h
+    }
+
+    /// Open addressing with linear probing: `slots` holds 1 + an index into
+    /// the entry arrays (0: empty), `directorySlots` the hashes of the
+    /// paths' directories (0: empty); each kept at most half full.
+    struct Table {
+        var slots: [Int32] = []
+        var hashes: [UInt64] = []
+        var paths: [String] = []
+        var found: [(FileStat, FileStat.Kind)?] = []
+        var directorySlots: [UInt64] = Array(repeating: 0, count: 16)
+        var directoryCount = 0
+        /// The directory last added (most paths a depfile lists share one).
+        var lastDirectory: UInt64 = 0
+
+        mutating func reserve(_ count: Int) {
+            hashes.reserveCapacity(count)
+            paths.reserveCapacity(count)
+            found.reserveCapacity(count)
+            if slots.count < 2 * count { rehash(capacity: 2 * count) }
+        }
+
+        mutating func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+            var path = path
+            let (hash, spelt) = path.withUTF8 { (StatMemo.hash(UnsafeRawBufferPointer($0)), $0.first) }
+            let (slot, index) = find(path, hash)
+            if let index { return found[index] }
+            // As spelt when absolute, or relative to the current directory when the graph's is that
+            // ("" is the graph's directory itself: `fullPath` says which).
+            let asSpelt = spelt == UInt8(ascii: "/") || (spelt != nil && scanner.root == ".")
+            let taken = FileStat.of(asSpelt ? path : scanner.fullPath(path))
+            insert(path, hash, taken, at: slot)
+            let directory = path.withUTF8 { bytes -> UInt64 in
+                var end = bytes.count
+                while end > 0, bytes[end - 1] != UInt8(ascii: "/") { end -= 1 }
+                return StatMemo.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end])))
+            }
+            if directory != lastDirectory { addDirectory(directory) }
+            return taken
+        }
+
+        mutating func allUnchanged(_ entries: UnsafeBufferPointer<Manifest.Entry>, _ scanner: SourceScanner) -> Bool {
+            guard let base = entries.baseAddress else { return true }
+            for i in 0..<entries.count {
+                let entry = base + i
+                guard !entry.pointee.racy, let now = stat(entry.pointee.path, scanner), now.1 == .file, now.0 == entry.pointee.stat else {
+                    return false
+                }
+            }
+            return true
+        }
+
+        /// The slot where `path` is, or where it would go, and its entry's index.
+        func find(_ path: String, _ hash: UInt64) -> (slot: Int, index: Int?) {
+            guard !slots.isEmpty else { return (0, nil) }
+            let mask = slots.count - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let held = Int(slots[slot])
+                if held == 0 { return (slot, nil) }
+                if hashes[held - 1] == hash, paths[held - 1] == path { return (slot, held - 1) }
+                slot = (slot + 1) & mask
+            }
+        }
+
+        /// Adds `path` at `slot`, as `find` gave it (the table may grow, and then finds its own).
+        private mutating func insert(_ path: String, _ hash: UInt64, _ value: (FileStat, FileStat.Kind)?, at slot: Int) {
+            hashes.append(hash)
+            paths.append(path)
+            found.append(value)
+            if 2 * paths.count > slots.count {
+                rehash(capacity: 2 * paths.count)
+            } else {
+                slots[slot] = Int32(paths.count)
+            }
+        }
+
+        /// Slots for at least `capacity` (a power of two), every entry placed anew.
+        private mutating func rehash(capacity: Int) {
+            var size = 64
+            while size < capacity { size *= 2 }
+            slots = Array(repeating: 0, count: size)
+            let mask = size - 1
+            for index in hashes.indices {
+                var slot = Int(truncatingIfNeeded: hashes[index]) & mask
+                while slots[slot] != 0 { slot = (slot + 1) & mask }
+                slots[slot] = Int32(index + 1)
+            }
+        }
+
+        func holdsDirectory(_ hash: UInt64) -> Bool {
+            let mask = directorySlots.count - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while directorySlots[slot] != 0 {
+                if directorySlots[slot] == hash { return true }
+                slot = (slot + 1) & mask
+            }
+            return false
+        }
+
+        private mutating func addDirectory(_ hash: UInt64) {
+            lastDirectory = hash
+            guard !holdsDirectory(hash) else { return }
+            directoryCount += 1
+            if 2 * directoryCount > directorySlots.count {
+                let held = directorySlots.filter { $0 != 0 }
+                directorySlots = Array(repeating: 0, count: 2 * directorySlots.count)
+                for old in held { place(old) }
+            }
+            place(hash)
+        }
+
+        private mutating func place(_ hash: UInt64) {
+            let mask = directorySlots.count - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while directorySlots[slot] != 0 { slot = (slot + 1) & mask }
+            directorySlots[slot] = hash
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import MoonState
+
+/// The run's memo of stats (`StatMemo`), a hash table of its own: it
+/// answers as `FileStat.of` would, once per path, for the graph's own
+/// directory too, and it tells a walk which directories it holds files of.
+@Suite struct StatMemoTests {
+    /// Enough paths to grow the table several times: every answer is the
+    /// stat taken the first time, a missing file is remembered missing, and
+    /// the second question stats nothing (a file changed since is not seen).
+    @Test func answersEachPathOnceThroughGrowth() throws {
+        let tree = try TempTree()
+        let names = (0..<700).map { "d\($0 % 7)/file-\($0).txt" }
+        for name in names { try tree.write(name, name) }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        for name in names {
+            #expect(memo.stat(name, scanner)?.0 == FileStat.of(tree.path(name))?.0)
+        }
+        #expect(memo.stat("d0/missing.txt", scanner) == nil)
+        #expect(memo.known("d0/missing.txt").map { $0 == nil } == true, "a missing file is known to be missing")
+        #expect(memo.known("d0/never-asked.txt") == nil)
+        let before = memo.stat(names[0], scanner)?.0
+        try tree.write(names[0], "a longer text than before")
+        #expect(memo.stat(names[0], scanner)?.0 == before, "asked again, the memo answers without a stat")
+        for name in names.dropFirst() { #expect(memo.known(name)??.0 == FileStat.of(tree.path(name))?.0) }
+    }
+
+    /// "" is the graph's directory: the memo stats the directory itself
+    /// (not an empty path), so a glob over the whole project walks it.
+    @Test func theEmptyPathIsTheGraphsDirectory() throws {
+        let tree = try TempTree()
+        try tree.write("top.txt", "t")
+        try tree.write(".env", "x")
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        #expect(memo.stat("", scanner)?.1 == .directory)
+        #expect(memo.stat("/", scanner)?.1 == .directory, "an absolute path is stat'ed as spelt")
+        // A graph in the current directory: relative paths are spelt as is, but "" is ".".
+        #expect(StatMemo().stat("", SourceScanner(root: "."))?.1 == .directory)
+        let withMemo = scanner.scan(matching: ["."], memo: memo).files.map(\.path)
+        #expect(withMemo == [".env", "top.txt"] && withMemo == scanner.files(matching: ["."]).map(\.path))
+    }
+
+    /// A walk asks the memo about a directory's files only when the memo
+    /// holds a path in it; the root's files are in "".
+    @Test func knowsTheDirectoriesOfItsPaths() throws {
+        let tree = try TempTree()
+        for name in ["a/b/c.txt", "a/d.txt", "top.txt"] { try tree.write(name, name) }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        #expect(!memo.knowsDirectory(""))
+        for name in ["a/b/c.txt", "a/d.txt", "top.txt", "a/d.txt"] { _ = memo.stat(name, scanner) }
+        #expect(memo.knowsDirectory("a/b/") && memo.knowsDirectory("a/") && memo.knowsDirectory(""))
+        #expect(!memo.knowsDirectory("b/") && !memo.knowsDirectory("a/b/c/"))
+        // Directories past the first few grow their own set.
+        for k in 0..<40 { _ = memo.stat("dir\(k)/x", scanner) }
+        #expect((0..<40).allSatisfy { memo.knowsDirectory("dir\($0)/") } && memo.knowsDirectory("a/b/"))
+        // Paths with the same hash-sized prefix differ in their tails.
+        #expect(StatMemo.hash(UnsafeRawBufferPointer(start: nil, count: 0)) != 0)
+        let a = Array("include/h0001.h".utf8), b = Array("include/h0002.h".utf8)
+        #expect(a.withUnsafeBytes { StatMemo.hash($0) } != b.withUnsafeBytes { StatMemo.hash($0) })
+    }
+
+    /// The depfile's files in one go: unchanged only when each is a regular
+    /// file with the stat its entry holds and none is racy; a file replaced
+    /// by another of the same size and mtime (another inode), a missing
+    /// file, a directory or a racy entry each say changed.
+    @Test func allUnchangedHoldsOnlyForSettledFilesWithTheirStats() throws {
+        let tree = try TempTree()
+        for name in ["a.h", "b.h"] { try tree.write(name, name) }
+        try tree.write("dir/x", "x")
+        let scanner = SourceScanner(root: tree.root)
+        func entry(_ name: String, racy: Bool = false, _ change: (inout FileStat) -> Void = { _ in }) -> Manifest.Entry {
+            var stat = FileStat.of(tree.path(name))?.0 ?? FileStat(size: 0, mtimeNanoseconds: 0, inode: 0)
+            change(&stat)
+            return Manifest.Entry(path: name, stat: stat, racy: racy, hash: .zero)
+        }
+        func unchanged(_ entries: [Manifest.Entry]) -> Bool {
+            entries.withUnsafeBufferPointer { StatMemo().allUnchanged($0, scanner) }
+        }
+        #expect(unchanged([entry("a.h"), entry("b.h"), entry("a.h")]))
+        #expect(unchanged([]))
+        #expect(!unchanged([entry("a.h"), entry("b.h") { $0.inode &+= 1 }]), "another inode")
+        #expect(!unchanged([entry("a.h") { $0.mtimeNanoseconds += 1_000_000_000 }]), "an mtime gone backwards")
+        #expect(!unchanged([entry("a.h", racy: true)]))
+        #expect(!unchanged([entry("a.h"), entry("gone.h")]))
+        #expect(!unchanged([entry("dir")]), "a directory is not a listed file")
+    }
+}
