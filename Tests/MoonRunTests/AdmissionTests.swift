@@ -115,6 +115,23 @@ import MoonEvents
         #expect(h.launcher.maxRunning == 1)
     }
 
+    /// What was learned is left aside when all that may run fits in the
+    /// budget at once: no budget, and no count of OOM kills read as nodes
+    /// start. When it does not fit, it admits as before.
+    @Test func learnedMemoryThatAllFitsKeepsNoBudget() {
+        for (memory, kept) in [(Int64(1000), false), (Int64(500), true)] {
+            let reads = Warnings()
+            var options = Self.options(memory: memory)
+            options.resources.learn = { ["a": 300, "b": 300] }
+            options.resources.oomKills = { reads.add("oom_kill"); return 0 }
+            let h = RunHarness(nodes: [node("a"), node("b")], options: options)
+            h.run()
+            #expect((h.runner.budget != nil) == kept)
+            #expect(h.launcher.maxRunning == (kept ? 1 : 2))
+            #expect(reads.lines.isEmpty != kept)
+        }
+    }
+
     /// Every attempt is killed by SIGKILL after a virtual second.
     final class KilledLauncher: NodeLauncher {
         let scheduler: TestScheduler

@@ -156,9 +156,10 @@ extension Runner {
 
     /// The budget, once the run starts: `--memory`, or the memory available
     /// now, read only when some node needs memory.
-    func makeBudget() {
+    /// `memory`: the budget's memory when already read.
+    func makeBudget(memory known: Int64? = nil) {
         let needsMemory = plan.nodes.contains { $0.memory != nil }
-        let memory = needsMemory ? options.resources.memory ?? options.resources.available() : nil
+        let memory = needsMemory ? known ?? options.resources.memory ?? options.resources.available() : nil
         budget = ResourceBudget(memory: memory ?? .max, jobs: options.jobs ?? .max, queues: plan.queues.map(\.concurrency))
     }
 
@@ -182,20 +183,30 @@ extension Runner {
     /// nothing. A budget made now is made before anything holds a slot.
     /// A run that cannot start two nodes at once (one node to run, `-j 1`)
     /// reads nothing: memory cannot decide what starts when it starts alone.
+    /// Nor does it when all that may run fits in the budget at once: then
+    /// what was learned is left aside, and no budget is kept (a graph that
+    /// declares nothing starts its nodes as if it had learned nothing).
     func learnBeforeTheFirstStart() {
         guard !learnedRead else { return }
         learnedRead = true
-        let mayRun = plan.nodes.indices.lazy.filter { index in
-            guard !self.plan.nodes[index].isBarrier else { return false }
-            switch self.state[index] {
+        let mayRun = plan.nodes.indices.filter { index in
+            guard !plan.nodes[index].isBarrier else { return false }
+            switch state[index] {
             case .waiting, .ready, .checking, .asking: return true
             default: return false
             }
         }
-        guard mayRun.count > 1 || mayRun.contains(where: { self.plan.nodes[$0].fanOut != nil }) else { return }
+        let fansOut = mayRun.contains { plan.nodes[$0].fanOut != nil }
+        guard mayRun.count > 1 || fansOut else { return }
         let learned = options.resources.learn()
         guard !learned.isEmpty else { return }
+        var memory: Int64?
+        if !usesResources, !fansOut {
+            let total = mayRun.reduce(Int64(0)) { sum, index in sum &+ (learned[plan.nodes[index].name] ?? 0) }
+            memory = options.resources.memory ?? options.resources.available()
+            if let memory, total <= memory { return }
+        }
         learnResources(learned)
-        if usesResources, budget == nil { makeBudget() }
+        if usesResources, budget == nil { makeBudget(memory: memory) }
     }
 }
