@@ -115,19 +115,19 @@ import MoonEvents
         #expect(h.launcher.maxRunning == 1)
     }
 
-    /// What was learned is left aside when all that may run fits in the
-    /// budget at once: no budget, and no count of OOM kills read as nodes
-    /// start. When it does not fit, it admits as before.
-    @Test func learnedMemoryThatAllFitsKeepsNoBudget() {
-        for (memory, kept) in [(Int64(1000), false), (Int64(500), true)] {
+    /// What was learned is left aside when the largest `-j` of what may run
+    /// fit in the budget together: no budget, and no count of OOM kills read
+    /// as nodes start. When they do not fit, it admits as before.
+    @Test func learnedMemoryThatAlwaysFitsKeepsNoBudget() {
+        for (memory, jobs, kept) in [(Int64(1000), 2, false), (Int64(500), 2, true), (Int64(500), 1, false)] {
             let reads = Warnings()
-            var options = Self.options(memory: memory)
+            var options = Self.options(memory: memory, jobs: jobs)
             options.resources.learn = { ["a": 300, "b": 300] }
             options.resources.oomKills = { reads.add("oom_kill"); return 0 }
             let h = RunHarness(nodes: [node("a"), node("b")], options: options)
             h.run()
             #expect((h.runner.budget != nil) == kept)
-            #expect(h.launcher.maxRunning == (kept ? 1 : 2))
+            #expect(h.launcher.maxRunning == (kept ? 1 : jobs))
             #expect(reads.lines.isEmpty != kept)
         }
     }

@@ -183,9 +183,9 @@ extension Runner {
     /// nothing. A budget made now is made before anything holds a slot.
     /// A run that cannot start two nodes at once (one node to run, `-j 1`)
     /// reads nothing: memory cannot decide what starts when it starts alone.
-    /// Nor does it when all that may run fits in the budget at once: then
-    /// what was learned is left aside, and no budget is kept (a graph that
-    /// declares nothing starts its nodes as if it had learned nothing).
+    /// Nor does it when the largest `-j` of what may run fit in the budget
+    /// together: then what was learned is left aside, and no budget is kept
+    /// (a graph that declares nothing starts its nodes as if it had learned nothing).
     func learnBeforeTheFirstStart() {
         guard !learnedRead else { return }
         learnedRead = true
@@ -202,7 +202,8 @@ extension Runner {
         guard !learned.isEmpty else { return }
         var memory: Int64?
         if !usesResources, !fansOut {
-            let total = mayRun.reduce(Int64(0)) { sum, index in sum &+ (learned[plan.nodes[index].name] ?? 0) }
+            let largest = mayRun.map { learned[plan.nodes[$0].name] ?? 0 }.sorted(by: >).prefix(options.jobs ?? mayRun.count)
+            let total = largest.reduce(Int64(0), &+)
             memory = options.resources.memory ?? options.resources.available()
             if let memory, total <= memory { return }
         }
