@@ -136,7 +136,7 @@ struct InteractiveTests {
         // (The held line of the other node may come a moment after its row.)
         let back = session.waitFor(20) { $0.contains("full") && $0.contains("[1/2]") && $0.contains("other-started") }
         #expect(back != nil, "\(session.screen())")
-        FileManager.default.createFile(atPath: moon.path("stop"), contents: nil)
+        _ = FileManager.default.createFile(atPath: moon.path("stop"), contents: nil)
         let done = try #require(session.waitFor(30) { $0.contains("MOON-EXIT=") }, "\(session.screen())")
         #expect(done.contains("MOON-EXIT=1"), "\(done)")
     }
