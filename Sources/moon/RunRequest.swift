@@ -172,7 +172,10 @@ struct RunRequest: Equatable {
                                                                                 busyTimeout: 0.5).store)
             return SlurmExport.Learned(memory: learned.memory, time: learned.time)
         }
-        options.slurm.reporter = { SlurmTask.Reporter.ownBinary() }
+        // Opt-in (MOON_SLURM_USAGE=1): a step cancelled as its task starts
+        // under the reporter can keep the step's output open until the task
+        // ends, leaving the job completing (docs/slurm.md).
+        options.slurm.reporter = { Terminal.variable("MOON_SLURM_USAGE") == "1" ? SlurmTask.Reporter.ownBinary() : nil }
         if watch.watch {
             let setup = WatchSetup(graphPath: file.source.path, words: words, passthrough: passthrough, exclude: exclude,
                                    commands: Moon.commandNames, overrides: try VarOverrides.parse(assignments), options: options, report: report,

@@ -287,7 +287,8 @@ struct SlurmClusterTests {
                 run: 'kill -SEGV $$'
             """)
         try moon.write("alloc.py", UsageTests.alloc)
-        let first = try moon.run(["run", "--json", "-k"])
+        let measured = ["MOON_SLURM_USAGE": "1"]
+        let first = try moon.run(["run", "--json", "-k"], environment: measured)
         #expect(first.status == 1, "\(first.stdout)\(first.stderr)")
         let end = try #require(first.events("complete", node: "big").first, "\(first.stdout)\(first.stderr)")
         let usage = try #require(end.usage, "no usage for a Slurm node: \(first.stdout)")
@@ -304,7 +305,7 @@ struct SlurmClusterTests {
         #expect(history.stdout.split(separator: "\n").last?.contains(peak) == true, "\(peak) in \(history.stdout)")
 
         // Learned: 100 MiB and more, +20%; twice a short run is less than 5 minutes.
-        let second = try moon.run(["run", "--json", "-k", "--memory", "64M", "big", "declared"])
+        let second = try moon.run(["run", "--json", "-k", "--memory", "64M", "big", "declared"], environment: measured)
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         #expect(!second.stderr.contains("budget"), "\(second.stderr)")
         let asked = (moon.read("big.txt") ?? "").split(separator: "\n").last.map(String.init) ?? ""
