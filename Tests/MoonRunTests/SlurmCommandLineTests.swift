@@ -189,16 +189,9 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
     func withoutTheSameReporterOnTheComputeNodeTheCommandRunsDirectly(reporter: SlurmTask.Reporter) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("moon-usage-\(UUID().uuidString)").path
         let command = SlurmTask.srunCommand(reporter: reporter, usageFile: file, command: ["sh", "-c", "echo \"ok $0\"; exit 4", "a b"])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (output, status) = try Self.run(command)
         #expect(output == "ok a b\n")
-        #expect(process.terminationStatus == 4)
+        #expect(status == 4)
         #expect(!FileManager.default.fileExists(atPath: file))
     }
 
@@ -213,6 +206,11 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
         let size = try #require(info[.size] as? Int), modified = try #require(info[.modificationDate] as? Date)
         let reporter = SlurmTask.Reporter(path: fake, identity: "\(size):\(Int(modified.timeIntervalSince1970))")
         let command = SlurmTask.srunCommand(reporter: reporter, usageFile: "/u f", command: ["echo", "a b"])
+        #expect(try Self.run(command).output == "[--slurm-task][/u f][--][echo][a b]")
+    }
+
+    /// Runs the words srun would run, here: what they print and how they end.
+    static func run(_ command: [String]) throws -> (output: String, status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
@@ -221,7 +219,7 @@ func slurmTestGraph(_ text: String, path: String = "/work/proj/moon.yaml") throw
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(output == "[--slurm-task][/u f][--][echo][a b]")
+        return (output, process.terminationStatus)
     }
 
     @Test func theUsageFileIsOneStrictLine() {
