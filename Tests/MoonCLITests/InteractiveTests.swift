@@ -147,7 +147,7 @@ struct InteractiveTests {
             nodes:
               setup:
                 interactive: true
-                run: 'printf "name? "; read name; echo "hello $name" > out'
+                run: 'echo $$ > pid; printf "name? "; read name; echo "hello $name" > out'
             """)
         let session = TmuxSession(in: moon)
         // An interactive shell, for its job control (`fg`).
@@ -159,6 +159,10 @@ struct InteractiveTests {
         _ = try #require(session.waitFor { $0.contains("Stopped") }, "the shell did not see moon stop:\n\(session.screen())")
         session.type("fg", "Enter")
         // The node has the terminal again: what is typed reaches its read.
+        // Typed only once it runs in the foreground: bash itself drops what
+        // is typed after `fg` before the job has the terminal, whatever the job.
+        let pid = try #require(Int32((moon.read("pid") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(eventually(20) { Self.runsInTheForeground(pid) }, "\(session.screen())")
         session.type("Ada", "Enter")
         let done = try #require(session.waitFor { $0.contains("moon: ok - 1 succeeded") }, "did not finish:\n\(session.screen())")
         #expect(moon.read("out") == "hello Ada\n", "\(done)")
@@ -276,5 +280,14 @@ struct InteractiveTests {
         let result = try moon.run(["check"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("is a group"), "\(result.stderr)")
+    }
+
+    /// `pid` runs (not stopped) and its group is its terminal's foreground (/proc/PID/stat: state, pgrp, tpgid).
+    static func runsInTheForeground(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 5 else { return false }
+        return fields[0] != "T" && fields[2] == fields[5]
     }
 }
