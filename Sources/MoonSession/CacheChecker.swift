@@ -134,18 +134,21 @@ package final class CacheChecker: UpToDateChecking {
     }
 
     /// What `--resume` of the next run needs: how each node of this run
-    /// ended, and the outputs and values of those that succeeded.
+    /// without sources ended, and the outputs and values of those that succeeded.
     package func resumeRecord(_ summary: Runner.Summary) -> ResumeRecord {
         return lock.withLock { _ in
             var nodes: [String: ResumeRecord.Node] = [:]
-            for (node, ended) in summary.nodes.enumerated() {
+            // Only nodes without sources: `--resume` skips no other
+            // (`resumable`), so a graph of compile steps records next to
+            // nothing, and its no-op stamps no definition to say so.
+            for (node, ended) in summary.nodes.enumerated() where spec(node).sources.isEmpty {
                 let succeeded = ended.result == .succeeded || ended.result == .upToDate
                 let result = succeeded ? results[node] : nil
                 let definition = succeeded ? inner.stateIndex(node).map { state.definitionStamp(node: $0) } : nil
                 nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
                                                       definition: definition)
             }
-            return ResumeRecord(nodes: nodes, shared: state.sharedDefinitionDigest().hex)
+            return ResumeRecord(nodes: nodes, shared: nodes.isEmpty ? nil : state.sharedDefinitionDigest().hex)
         }
     }
 
