@@ -46,6 +46,12 @@ public struct SourceScanner: Sendable {
     /// `memo`: stats this run took already (`StatMemo`), so a path named
     /// outright and walked by a glob too is stat'ed once.
     public func scan(matching patterns: [String], leavingOut generates: [String] = [], memo: StatMemo? = nil) -> SourceScan {
+        // The common `sources: [src/a.c]`: one plain file, one stat, and
+        // none of the matching below (a compile step's check does this alone).
+        if patterns.count == 1, !patterns[0].hasPrefix("!"), Glob.isPlainPath(patterns[0]),
+           let (stat, kind) = memo?.stat(patterns[0], self) ?? FileStat.of(fullPath(patterns[0])), kind == .file {
+            return SourceScan(files: [ScannedFile(path: patterns[0], stat: stat)], unnamable: [])
+        }
         var includes: [Glob] = []
         var excludes: [Glob] = []
         for pattern in patterns {

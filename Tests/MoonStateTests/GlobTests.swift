@@ -155,4 +155,20 @@ import Testing
         #expect(scanner.scan(matching: ["top.txt"], leavingOut: ["top.txt"]).files.map(\.path) == ["top.txt"])
         #expect(scanner.scan(matching: ["*.txt"], leavingOut: ["top.txt"]).files.isEmpty)
     }
+
+    /// One plain path (a compile step's `sources: [src/a.c]`) is scanned
+    /// without matching, and means what it means among other patterns.
+    @Test func onePlainPathScansAsInAList() throws {
+        let tree = try TempTree()
+        for name in ["src/a.c", "src/b.c", "!odd"] { try tree.write(name, name) }
+        let scanner = SourceScanner(root: tree.root)
+        for pattern in ["src/a.c", "./src/a.c", "src", "missing.c", "!odd", "!src/a.c", ""] {
+            let alone = scanner.scan(matching: [pattern])
+            let listed = scanner.scan(matching: [pattern, pattern])
+            #expect(alone.files.map(\.path) == listed.files.map(\.path), "\(pattern)")
+            #expect(alone.files.map(\.stat) == listed.files.map(\.stat), "\(pattern)")
+        }
+        #expect(scanner.scan(matching: ["src/a.c"]).files.map(\.path) == ["src/a.c"])
+        #expect(scanner.scan(matching: ["!odd"]).files.isEmpty)
+    }
 }
