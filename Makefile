@@ -74,9 +74,12 @@ build: deps
 # glibc moon was built with, the one on the machine that built it.
 # Position-dependent (-no-pie): nothing of moon's code is relocated at
 # start. Cross-module optimisation: the reactive core's generics are
-# specialised for the runner's types. Reasons: docs/decisions.md
-# ("Building"); figures: docs/performance.md.
-RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization
+# specialised for the runner's types. Exclusivity is checked at compile
+# time only: the debug build the tests run checks it at run time too, and
+# the release build skips the run-time bookkeeping of every class property
+# access. Reasons: docs/decisions.md ("Building"); figures: docs/performance.md.
+RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization \
+	-Xswiftc -enforce-exclusivity=unchecked
 
 # The static link's warnings about those glibc functions (getaddrinfo,
 # getpwuid, dlopen, ...; the comment above says why they are harmless),
