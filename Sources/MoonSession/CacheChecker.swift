@@ -141,10 +141,12 @@ package final class CacheChecker: UpToDateChecking {
             // Only nodes without sources: `--resume` skips no other
             // (`resumable`), so a graph of compile steps records next to
             // nothing, and its no-op stamps no definition to say so.
-            for (node, ended) in summary.nodes.enumerated() where spec(node).sources.isEmpty {
+            for (node, ended) in summary.nodes.enumerated() {
+                let index = inner.stateIndex(node)
+                if let index, !spec(index).sources.isEmpty { continue }
                 let succeeded = ended.result == .succeeded || ended.result == .upToDate
                 let result = succeeded ? results[node] : nil
-                let definition = succeeded ? inner.stateIndex(node).map { state.definitionStamp(node: $0) } : nil
+                let definition = succeeded ? index.map { state.definitionStamp(node: $0) } : nil
                 nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
                                                       definition: definition)
             }
