@@ -84,7 +84,9 @@ public final class PlainReporter: Reporter {
     }
 
     private func line(_ styled: StyledLine) {
-        write(styled.rendered(color: color) + "\n")
+        var text = styled.rendered(color: color)
+        text.append("\n")
+        write(text)
     }
 
     private func write(_ text: String) {

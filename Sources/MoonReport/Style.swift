@@ -71,7 +71,15 @@ public struct StyledLine: Sendable, Equatable {
     }
 
     /// The text without any styling.
-    public var plain: String { spans.map(\.text).joined() }
+    public var plain: String {
+        // Appended in place (with room for the line's end): every skip and
+        // success line of a run is made here.
+        if spans.count == 1 { return spans[0].text }
+        var out = ""
+        out.reserveCapacity(spans.reduce(1) { $0 + $1.text.utf8.count })
+        for span in spans { out += span.text }
+        return out
+    }
 
     /// Columns the line takes on a terminal.
     public var columns: Int { spans.reduce(0) { $0 + TextWidth.columns($1.text) } }
