@@ -9,7 +9,7 @@ MANDIR      = $(PREFIX)/share/man
 DEBUG_BIN   = .build/debug/moon
 RELEASE_BIN = .build/release/moon
 
-.PHONY: all deps test-deps test-slurm fuzz build build-tests release run test test-unit test-e2e tsan install man completions bench clean schema
+.PHONY: all deps test-deps test-slurm fuzz build build-tests release run test test-unit test-e2e test-release test-e2e-only tsan install man completions bench clean schema
 
 all: build
 
@@ -151,6 +151,15 @@ test-unit: deps
 
 test-e2e: deps test-deps
 	$(SWIFT) build
+	$(call swift_test,--filter=MoonCLITests)
+
+# The end-to-end suite against the release build, the binary users get:
+# static glibc, no run-time exclusivity checks and its own speed can fail
+# where the debug build passes (NSS lookups crash a static binary).
+test-release: release test-deps build-tests
+	MOON_BIN=$(CURDIR)/$(RELEASE_BIN) $(MAKE) --no-print-directory test-e2e-only
+
+test-e2e-only:
 	$(call swift_test,--filter=MoonCLITests)
 
 # The Slurm end-to-end tests on a real one-node cluster (root), stopped however they end.

@@ -1,4 +1,5 @@
 import Foundation
+import MoonSystem
 
 /// Whether moon may read a file it found by itself rather than one the
 /// user named: the graph file found by searching upward, and the includes
@@ -56,28 +57,18 @@ package enum DiscoveryTrust {
     }
 
     /// Whether group `gid` is `uid`'s own: its primary group, listing no
-    /// other member, and no other user's primary group.
-    package static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
-        guard let user = getpwuid(uid), user.pointee.pw_gid == gid, let cName = user.pointee.pw_name else { return false }
-        let name = String(cString: cName)
-        if let group = getgrgid(gid), var member = group.pointee.gr_mem {
-            while let other = member.pointee {
-                if String(cString: other) != name { return false }
-                member += 1
-            }
-        }
-        setpwent()
-        defer { endpwent() }
-        while let other = getpwent() {
-            if other.pointee.pw_gid == gid && other.pointee.pw_uid != uid { return false }
-        }
-        return true
+    /// other member, and no other user's primary group. Read from the local
+    /// files (`UserDatabase`): a user they do not list has no private group here.
+    package static func isPrivateGroup(_ gid: gid_t, of uid: uid_t, in users: UserDatabase = .local()) -> Bool {
+        guard let user = users.user(uid: uid), user.gid == gid else { return false }
+        if let group = users.group(gid: gid), group.members.contains(where: { $0 != user.name }) { return false }
+        return !users.users.contains { $0.gid == gid && $0.uid != uid }
     }
 
-    /// `name (uid N)`, or `uid N` for a user with no name.
+    /// `name (uid N)`, or `uid N` for a user the local files do not name.
     package static func owner(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
-        return "\(String(cString: name)) (uid \(uid))"
+        guard let user = UserDatabase.local().user(uid: uid) else { return "uid \(uid)" }
+        return "\(user.name) (uid \(uid))"
     }
 
     private static func mode(_ info: stat) -> String {
