@@ -172,11 +172,14 @@ package final class RunSession {
         if Terminal.variable("MOON_STATE_STATS") == "1" {
             let (hashed, reused) = state.statistics
             let ms = String(format: "%.1f", state.checkSeconds * 1000)
-            Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
+            let snapshot = store?.readFromSnapshot == true ? "; node states from the no-op snapshot" : ""
+            Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\(snapshot)")
         }
         if let store, let summary {
             HistoryRecorder.save(summary, state: state, in: store,
                                  trace: summary.ranNothing ? nil : trace?.model(graph: graph).map(TraceRecordText.encode))
+            // A run that wrote nothing leaves the next one its snapshot (none when it read one).
+            if summary.ranNothing { store.saveNoopSnapshot(graph: state.graphKey) }
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

@@ -3,18 +3,48 @@ import GRDB
 import GRDBSQLite
 import MoonJSON
 
+/// A row of `node_state`, from SQLite or from a snapshot (`NoopSnapshot`).
+protocol NodeStateRow {
+    /// A column's bytes (empty for NULL), valid while the row is.
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer
+    /// A column's bytes as a Data, nil for NULL.
+    func data(_ column: Int32) -> Data?
+    func text(_ column: Int32) -> String
+    func double(_ column: Int32) -> Double
+}
+
+/// A row SQLite is on.
+struct SQLiteRow: NodeStateRow {
+    let statement: SQLiteStatement
+    init(_ statement: SQLiteStatement) { self.statement = statement }
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer { SQLiteRows.blob(statement, column) }
+    func data(_ column: Int32) -> Data? { SQLiteRows.data(statement, column) }
+    func text(_ column: Int32) -> String { SQLiteRows.text(statement, column) }
+    func double(_ column: Int32) -> Double { SQLiteRows.double(statement, column) }
+}
+
 /// Each node's last success (`node_state`): its fingerprint, outputs,
 /// values and depfile dependencies, per graph file.
 extension StateStore {
     /// Every node state of `graph`, by node name, in one read: a run that
     /// checks many nodes spares a transaction and a statement per node.
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
-        try db.read { db in
+        if let snapshot, snapshot.graph == graph { return snapshot.states }
+        return try db.read { db in
             var result: [String: StoredNode] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
-                result[SQLiteRows.text(row, 0)] = Self.storedNode(row)
+                result[SQLiteRows.text(row, 0)] = Self.storedNode(SQLiteRow(row))
             }
             return result
+        }
+    }
+
+    /// The same rows, as they are, into a snapshot (`NoopSnapshot.Writer.appendRow`).
+    func nodeStateRows(graph: String, into writer: inout NoopSnapshot.Writer) throws {
+        try db.read { db in
+            try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
+                writer.appendRow(row)
+            }
         }
     }
 
@@ -25,17 +55,18 @@ extension StateStore {
             + (hasPatterns ? "patterns" : "NULL")
     }
 
-    private static func storedNode(_ row: SQLiteStatement) -> StoredNode {
+    /// A node state from its row (columns as `nodeStateColumns` lists them, after the name).
+    static func storedNode<Row: NodeStateRow>(_ row: Row) -> StoredNode {
         func hash(_ column: Int32) -> ContentHash {
-            let digest = SQLiteRows.blob(row, column)
+            let digest = row.blob(column)
             return digest.count == 32 ? ContentHash(raw: digest) ?? .zero : .zero
         }
-        let (manifest, stamp) = Manifest.decode(SQLiteRows.blob(row, 6))
+        let (manifest, stamp) = Manifest.decode(row.blob(6))
         let fingerprint = NodeFingerprint(command: hash(2), environment: hash(3), needs: hash(4), sources: hash(5),
                                           manifest: manifest, combined: hash(1))
-        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(SQLiteRows.text(row, 7)),
-                          values: decodeList(SQLiteRows.text(row, 8)), updatedAt: Date(timeIntervalSince1970: SQLiteRows.double(row, 9)),
-                          listed: SQLiteRows.data(row, 10), patterns: SQLiteRows.data(row, 11), stamp: stamp)
+        return StoredNode(fingerprint: fingerprint, outputs: decodePairs(row.text(7)),
+                          values: decodeList(row.text(8)), updatedAt: Date(timeIntervalSince1970: row.double(9)),
+                          listed: row.data(10), patterns: row.data(11), stamp: stamp)
     }
 
     /// Marks the last successes of these nodes as unfinished (their

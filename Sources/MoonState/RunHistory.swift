@@ -112,6 +112,10 @@ extension StateStore {
 
     /// For each node of `graph`, how long its latest successful run took (ms).
     public func lastDurations(graph: String) throws -> [String: Int] {
+        if let snapshot, snapshot.graph == graph {
+            rememberDurations(snapshot.durations, graph: graph)
+            return snapshot.durations
+        }
         let result = try db.read { db in
             var result: [String: Int] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph]) { row in
@@ -121,5 +125,26 @@ extension StateStore {
         }
         rememberDurations(result, graph: graph)
         return result
+    }
+
+    /// After a run that wrote nothing: keeps a snapshot of `graph`'s node
+    /// states and durations (`NoopSnapshot`) for the next run to read
+    /// without SQLite, unless one was read, the store's files changed
+    /// within `NoopSnapshot.racyWindow` of `now` (ns; the clock's by default), or they changed while
+    /// being read. Returns whether one was written.
+    @discardableResult
+    public func saveNoopSnapshot(graph: String, now: Int64? = nil) -> Bool {
+        guard snapshot == nil, !readonly else { return false }
+        let before = NoopSnapshot.stamps(store: path)
+        guard before[0].exists, NoopSnapshot.settled(before, now: now ?? NoopSnapshot.now()) else { return false }
+        var writer = NoopSnapshot.Writer(stamps: before, graph: graph, schema: StateSchema.version)
+        do {
+            writer.appendDurations(try lastDurations(graph: graph))
+            try nodeStateRows(graph: graph, into: &writer)
+        } catch {
+            return false
+        }
+        guard NoopSnapshot.stamps(store: path) == before else { return false }
+        return NoopSnapshot.save(writer.bytes, to: NoopSnapshot.path(store: path, graph: graph))
     }
 }

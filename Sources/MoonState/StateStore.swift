@@ -17,7 +17,25 @@ import Synchronization
 /// `DatabaseError`; callers turn that into a warning.
 public final class StateStore: @unchecked Sendable {
     public let path: String
-    let db: DatabaseQueue
+    /// The GRDB queue, opened at the first use when the store was opened
+    /// from a snapshot (`NoopSnapshot`): a no-op then never starts GRDB.
+    var db: DatabaseQueue {
+        get throws {
+            try queueLock.withLock { _ in
+                if let queue { return queue }
+                let made = try Self.makeQueueWaiting(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: false).queue
+                queue = made
+                return made
+            }
+        }
+    }
+    private var queue: DatabaseQueue?
+    private let queueLock = Mutex(())
+    private let busyTimeout: TimeInterval
+    /// The node states and durations of one graph, from a snapshot that matched the store's files.
+    let snapshot: NoopSnapshot.Contents?
+    /// Whether this run read its node states from a no-op's snapshot.
+    public var readFromSnapshot: Bool { snapshot != nil }
     /// Opened only to read (`moon status`, `moon history`): such a store
     /// leaves a corrupt file where it is, for `moon run` to move.
     let readonly: Bool
@@ -31,11 +49,14 @@ public final class StateStore: @unchecked Sendable {
     /// leaves durations that are close to these.
     private var durationsRead: [String: [String: Int]] = [:]
 
-    private init(path: String, db: DatabaseQueue, readonly: Bool, hasPatterns: Bool) {
+    private init(path: String, db: DatabaseQueue?, readonly: Bool, hasPatterns: Bool, busyTimeout: TimeInterval,
+                 snapshot: NoopSnapshot.Contents? = nil) {
         self.path = path
-        self.db = db
+        self.queue = db
         self.readonly = readonly
         self.hasPatterns = hasPatterns
+        self.busyTimeout = busyTimeout
+        self.snapshot = snapshot
     }
 
     /// The key of a graph's entries in its store: the graph file's name.
@@ -63,12 +84,18 @@ public final class StateStore: @unchecked Sendable {
     /// Opens (and with `create`, makes) the store for graphs in `directory`.
     /// Without `create`, a missing store gives nil and no warning. `busyTimeout`:
     /// how long to wait for another moon's write before giving up.
-    public static func open(graphDirectory directory: String, create: Bool = true, busyTimeout: TimeInterval = 5) -> Opened {
+    /// `noopSnapshot`: the graph whose node states a run reads; when its
+    /// snapshot matches the store's files, GRDB waits until something else is asked.
+    public static func open(graphDirectory directory: String, create: Bool = true, busyTimeout: TimeInterval = 5,
+                            noopSnapshot graph: String? = nil) -> Opened {
         let dir = self.directory(besideGraphIn: directory)
         let path = dir + "/state.db"
         if let refusal = notAFile(path) { return Opened(warning: refusal) }
         var info = stat()
         let fresh = lstat(path, &info) != 0
+        if !fresh, create, let graph, let contents = NoopSnapshot.load(store: path, graph: graph, schema: StateSchema.version) {
+            return Opened(store: StateStore(path: path, db: nil, readonly: false, hasPatterns: true, busyTimeout: busyTimeout, snapshot: contents))
+        }
         if fresh {
             guard create else { return Opened() }
             if let foreign = moonrepoFile(in: dir) {
@@ -210,11 +237,17 @@ public final class StateStore: @unchecked Sendable {
     /// store at once (switching it to WAL, creating the tables): some of
     /// those steps fail with SQLITE_BUSY at once instead of waiting.
     private static func makeWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) throws -> StateStore {
+        let (queue, hasPatterns) = try makeQueueWaiting(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh)
+        return StateStore(path: path, db: queue, readonly: readonly, hasPatterns: hasPatterns, busyTimeout: busyTimeout)
+    }
+
+    private static func makeQueueWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool,
+                                         fresh: Bool) throws -> (queue: DatabaseQueue, hasPatterns: Bool) {
         let deadline = Date().addingTimeInterval(busyTimeout)
         var pause: TimeInterval = 0.005
         while true {
             do {
-                return try make(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh)
+                return try makeQueue(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh)
             } catch let error as DatabaseError where isBusy(error) {
                 guard Date() < deadline else { throw error }
                 Thread.sleep(forTimeInterval: pause)
@@ -227,6 +260,12 @@ public final class StateStore: @unchecked Sendable {
     /// it can be read (a reader), and probes the tables for garbage.
     /// `fresh`: the file is being made now (see `configuration`).
     private static func make(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) throws -> StateStore {
+        let (queue, hasPatterns) = try makeQueue(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh)
+        return StateStore(path: path, db: queue, readonly: readonly, hasPatterns: hasPatterns, busyTimeout: busyTimeout)
+    }
+
+    private static func makeQueue(path: String, busyTimeout: TimeInterval, readonly: Bool,
+                                  fresh: Bool) throws -> (queue: DatabaseQueue, hasPatterns: Bool) {
         let db = try DatabaseQueue(path: path, configuration: configuration(path: path, busyTimeout: busyTimeout, readonly: readonly, fresh: fresh))
         var hasPatterns = true
         if readonly {
@@ -248,7 +287,7 @@ public final class StateStore: @unchecked Sendable {
             if fresh { try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") } }
             try checkpointIfLarge(db, path: path)
         }
-        return StateStore(path: path, db: db, readonly: readonly, hasPatterns: hasPatterns)
+        return (db, hasPatterns)
     }
 
     /// SQLite's page cache per connection, in KiB (its default is 2000).

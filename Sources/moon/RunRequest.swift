@@ -147,7 +147,9 @@ struct RunRequest: Equatable {
         let graph = file.graph
         // A dry run only reads the store (recorded durations order the plan);
         // a run makes it, once the file proved valid.
-        let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun)
+        // A run (not watch mode, which writes as it goes) reads a no-op's snapshot when one stands.
+        let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun,
+                                     noopSnapshot: dryRun || watch.watch ? nil : StateStore.graphKey(forGraphAt: graph.path))
         if opened.refused, let refusal = opened.warning { throw CLIError(refusal) }
         if let warning = opened.warning { warn(warning) }
         let store = opened.store

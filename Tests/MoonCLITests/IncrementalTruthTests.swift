@@ -132,6 +132,34 @@ import Testing
         try expectRerun(moon)
     }
 
+    /// A no-op leaves the next run a snapshot of the node states (read
+    /// without SQLite), which a run stopped half-way, or a change to a
+    /// source, leaves standing no longer: the node runs again, as without it.
+    @Test func aNoOpSnapshotDoesNotOutliveAStoppedRun() throws {
+        let moon = try slowProject()
+        let stats = ["MOON_STATE_STATS": "1"]
+        // The snapshot is made of store files written at least 100 ms before.
+        #expect(eventually(10) { (try? moon.run(["run", "-q"], environment: stats))?.stderr.contains("from the no-op snapshot") == true })
+        #expect(try moon.run(["run", "--json"]).outcome("gen") == "up-to-date")
+        try moon.write("slow", "")
+        let running = try moon.start(["run", "-B", "-q"])
+        #expect(eventually(30) { moon.read("out.txt") == "header\n" })
+        running.signal(SIGKILL)
+        #expect(try running.wait().status != 0)
+        if let text = moon.read("node.pid"), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), isAlive(pid, of: moon) {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
+        // Not up to date: restored from the output cache, not skipped.
+        try expectRerun(moon)
+        // A source changed since the snapshot: its node runs.
+        #expect(eventually(10) { (try? moon.run(["run", "-q"], environment: stats))?.stderr.contains("from the no-op snapshot") == true })
+        try moon.write("in.txt", "changed\n")
+        let changed = try moon.run(["run", "--json"])
+        #expect(changed.outcome("gen") == "ran", "\(changed.stdout)")
+        #expect(moon.read("out.txt") == "header\nchanged\nfooter\n")
+    }
+
     /// B2: a forced run that fails leaves the node to run again.
     @Test func aFailedForcedRunRunsAgain() throws {
         let moon = try slowProject()

@@ -1,0 +1,284 @@
+import Foundation
+import Glibc
+import GRDB
+import GRDBSQLite
+
+/// One graph's node states and durations as the store held them, in one
+/// file read at once (`.moon/noop/<graph file name>`), so that a no-op
+/// neither opens SQLite nor starts GRDB (docs/decisions.md).
+///
+/// It stands only while the store is byte for byte what it was read from:
+/// the stamps (device, inode, size and mtime in ns) of `state.db` and its
+/// WAL are kept beside the rows and compared at every use. Every commit of
+/// any writer appends to the WAL and every checkpoint writes the database,
+/// each changing a stamp; a snapshot is made only of files last written at
+/// least `racyWindow` earlier, so that a later write within the same clock
+/// tick cannot leave every stamp as it was. (Not the ctime: SQLite running
+/// as root gives the WAL its database's owner at every opening, a change
+/// of ctime without one of the contents.) Anything that does
+/// not match or does not parse is no snapshot: the store is read as always.
+enum NoopSnapshot {
+    /// What a snapshot holds, decoded.
+    struct Contents {
+        let graph: String
+        let states: [String: StoredNode]
+        let durations: [String: Int]
+    }
+
+    /// A file's identity and last change, or its absence.
+    struct Stamp: Equatable {
+        var exists = false
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        var size: Int64 = 0
+        var mtime: Int64 = 0
+
+        init(_ path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return }
+            exists = true
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        }
+
+        init() {}
+    }
+
+    static let magic = Array("MOONNOP2".utf8)
+    /// How long before a snapshot its store's files must have last changed (ns).
+    static let racyWindow: Int64 = 100_000_000
+    /// The largest snapshot read (a larger one is no snapshot).
+    static let sizeLimit = 256 << 20
+
+    static func path(store: String, graph: String) -> String {
+        let slash = store.lastIndex(of: "/").map { String(store[..<$0]) } ?? "."
+        return slash + "/noop/" + graph
+    }
+
+    /// The stamps of the database and its WAL.
+    static func stamps(store: String) -> [Stamp] {
+        [Stamp(store), Stamp(store + "-wal")]
+    }
+
+    /// Whether stamps are old enough, at `now` (ns since the epoch), for a snapshot to be kept of them.
+    static func settled(_ stamps: [Stamp], now: Int64) -> Bool {
+        stamps.allSatisfy { !$0.exists || $0.mtime < now - racyWindow }
+    }
+
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    // MARK: Writing
+
+    /// Builds a snapshot's bytes: the header, then `durations`, then the rows `body` adds.
+    struct Writer {
+        private(set) var bytes: [UInt8] = []
+
+        init(stamps: [Stamp], graph: String, schema: Int) {
+            bytes.reserveCapacity(1 << 16)
+            bytes += NoopSnapshot.magic
+            append(UInt64(schema))
+            for stamp in stamps {
+                append(UInt64(stamp.exists ? 1 : 0))
+                append(stamp.device)
+                append(stamp.inode)
+                append(UInt64(bitPattern: stamp.size))
+                append(UInt64(bitPattern: stamp.mtime))
+            }
+            append(bytes: Array(graph.utf8))
+        }
+
+        mutating func append(_ value: UInt64) {
+            withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+        }
+
+        mutating func append(bytes value: UnsafeRawBufferPointer?) {
+            guard let value else { return append(UInt64.max) }
+            append(UInt64(value.count))
+            bytes += value
+        }
+
+        mutating func append(bytes value: [UInt8]) {
+            value.withUnsafeBytes { append(bytes: $0) }
+        }
+
+        mutating func appendDurations(_ durations: [String: Int]) {
+            append(UInt64(durations.count))
+            for (name, milliseconds) in durations {
+                append(bytes: Array(name.utf8))
+                append(UInt64(bitPattern: Int64(milliseconds)))
+            }
+        }
+
+        /// One row of `node_state` as read: the node's name, then columns 1 to 11, NULL kept.
+        mutating func appendRow(_ row: SQLiteStatement) {
+            for column in Int32(0)...11 {
+                if sqlite3_column_type(row, column) == SQLITE_NULL {
+                    append(bytes: nil)
+                } else if column == 9 {
+                    append(UInt64(8))
+                    append(sqlite3_column_double(row, column).bitPattern)
+                } else {
+                    let start = sqlite3_column_blob(row, column)
+                    let count = Int(sqlite3_column_bytes(row, column))
+                    append(bytes: UnsafeRawBufferPointer(start: count > 0 ? start : nil, count: count))
+                }
+            }
+        }
+    }
+
+    /// A check of a snapshot's bytes, kept at its end: a damaged file is no snapshot.
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        StatMemo.hash(bytes)
+    }
+
+    /// Whether `directory` is a directory of moon's user that no one else
+    /// may write, and not a link: a snapshot says which nodes are up to date,
+    /// and one another user could plant (a cloned repository's
+    /// `.moon/noop` linking to a shared directory) would say it for them.
+    static func isOwnDirectory(_ directory: String) -> Bool {
+        var info = stat()
+        return lstat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == geteuid()
+            && info.st_mode & (S_IWGRP | S_IWOTH) == 0
+    }
+
+    /// Writes the snapshot (with its checksum) whole or not at all (a temporary file renamed).
+    static func save(_ body: [UInt8], to path: String) -> Bool {
+        var bytes = body
+        withUnsafeBytes(of: body.withUnsafeBytes(checksum).littleEndian) { bytes += $0 }
+        let directory = String(path[..<path.lastIndex(of: "/")!])
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST { return false }
+        guard isOwnDirectory(directory) else { return false }
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        var written = 0
+        let ok = bytes.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let count = write(fd, raw.baseAddress! + written, raw.count - written)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return false }
+                written += count
+            }
+            return true
+        }
+        guard close(fd) == 0, ok, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
+    // MARK: Reading
+
+    /// The snapshot of `graph` beside `store`, when it parses and its store's files are as it says.
+    static func load(store: String, graph: String, schema: Int) -> Contents? {
+        let file = path(store: store, graph: graph)
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_size > 0,
+              info.st_size <= sizeLimit, isOwnDirectory(String(file[..<file.lastIndex(of: "/")!])) else { return nil }
+        let size = Int(info.st_size)
+        // Mapped, not read: the rows are decoded from the page cache, with no copy of the file on the heap.
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else { return nil }
+        defer { munmap(mapped, size) }
+        let mappedFile = UnsafeRawBufferPointer(start: mapped, count: size)
+        guard size > 8 else { return nil }
+        let body = UnsafeRawBufferPointer(rebasing: mappedFile[..<(size - 8)])
+        guard UInt64(littleEndian: mappedFile.loadUnaligned(fromByteOffset: size - 8, as: UInt64.self)) == checksum(body) else { return nil }
+        var reader = Reader(body)
+        return reader.contents(store: store, graph: graph, schema: schema)
+    }
+
+    /// A bounds-checked walk over a snapshot's bytes.
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        mutating func number() -> UInt64? {
+            guard bytes.count - offset >= 8 else { return nil }
+            defer { offset += 8 }
+            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
+
+        /// A length-prefixed field: `.some(nil)` for NULL, nil when it runs past the end.
+        mutating func field() -> UnsafeRawBufferPointer?? {
+            guard let count = number() else { return nil }
+            if count == UInt64.max { return .some(nil) }
+            guard count <= UInt64(bytes.count - offset) else { return nil }
+            defer { offset += Int(count) }
+            return .some(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(count)]))
+        }
+
+        mutating func string() -> String? {
+            guard case .some(.some(let field)) = field() else { return nil }
+            return String(decoding: field, as: UTF8.self)
+        }
+
+        mutating func contents(store: String, graph: String, schema: Int) -> Contents? {
+            guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
+            offset = magic.count
+            guard number() == UInt64(schema) else { return nil }
+            var recorded: [Stamp] = []
+            for _ in 0..<2 {
+                var stamp = Stamp()
+                guard let exists = number(), let device = number(), let inode = number(), let size = number(),
+                      let mtime = number() else { return nil }
+                (stamp.exists, stamp.device, stamp.inode) = (exists == 1, device, inode)
+                (stamp.size, stamp.mtime) = (Int64(bitPattern: size), Int64(bitPattern: mtime))
+                recorded.append(stamp)
+            }
+            guard recorded == stamps(store: store), string() == graph, let durationCount = number(),
+                  durationCount <= UInt64(bytes.count) else { return nil }
+            var durations: [String: Int] = [:]
+            durations.reserveCapacity(Int(durationCount))
+            for _ in 0..<durationCount {
+                guard let name = string(), let milliseconds = number() else { return nil }
+                durations[name] = Int(truncatingIfNeeded: milliseconds)
+            }
+            // The rows, to the end of the file.
+            var states: [String: StoredNode] = [:]
+            while offset < bytes.count {
+                var row = Row()
+                for column in 0..<12 {
+                    guard case .some(let field) = field() else { return nil }
+                    row.columns[column] = field
+                }
+                guard let name = row.columns[0] else { return nil }
+                states[String(decoding: name, as: UTF8.self)] = StateStore.storedNode(row)
+            }
+            return Contents(graph: graph, states: states, durations: durations)
+        }
+    }
+
+    /// A row of `node_state` in a snapshot, read as `SQLiteRows` reads one of the table.
+    struct Row: NodeStateRow {
+        var columns = [UnsafeRawBufferPointer?](repeating: nil, count: 12)
+
+        func blob(_ column: Int32) -> UnsafeRawBufferPointer {
+            columns[Int(column)] ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+
+        func data(_ column: Int32) -> Data? {
+            columns[Int(column)].map { Data($0) }
+        }
+
+        func text(_ column: Int32) -> String {
+            columns[Int(column)].map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+
+        func double(_ column: Int32) -> Double {
+            guard let field = columns[Int(column)], field.count == 8 else { return 0 }
+            return Double(bitPattern: UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)))
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import MoonState
+
+/// A no-op's snapshot of the node states and durations (`NoopSnapshot`):
+/// read instead of the store only while the store's files are as they were,
+/// never made of files written within the racy window, and no snapshot at
+/// all when it does not parse.
+@Suite struct NoopSnapshotTests {
+    static let graph = "moon.yaml"
+    /// A moment well after any file of the test was written (ns).
+    static let later = NoopSnapshot.now() + 3_600_000_000_000
+
+    func hash(_ byte: UInt8) -> ContentHash { ContentHash(bytes: [UInt8](repeating: byte, count: 32))! }
+
+    func state(_ n: UInt8) -> StoredNode {
+        let manifest = Manifest(entries: [Manifest.Entry(path: "src/f\(n).c", stat: FileStat(size: 3, mtimeNanoseconds: 42, inode: 7),
+                                                         racy: false, hash: hash(n))])
+        let fingerprint = NodeFingerprint(command: hash(1), environment: hash(2), needs: hash(3), sources: hash(4), manifest: manifest)
+        return StoredNode(fingerprint: fingerprint, outputs: [("build/f\(n).o", "abc")], values: ["v\(n)"],
+                          updatedAt: Date(timeIntervalSince1970: 1_700_000_000.25), deps: ["include/h\(n).h"])
+    }
+
+    /// A store with two node states and their durations.
+    func filled() throws -> (TempTree, StateStore) {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try store.saveNodeStates(graph: Self.graph, [("a", state(1)), ("b", state(2))], files: [:])
+        var run = RunRecord(graph: Self.graph, startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 9, ok: true)
+        run.nodes = [NodeRunRecord(node: "a", startedAt: run.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1)]
+        try store.record(run)
+        return (tree, store)
+    }
+
+    func same(_ a: StoredNode?, _ b: StoredNode?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return a.fingerprint == b.fingerprint && a.outputs.map { [$0.0, $0.1] } == b.outputs.map { [$0.0, $0.1] } && a.values == b.values
+            && a.updatedAt == b.updatedAt && a.listed == b.listed && a.patterns == b.patterns
+    }
+
+    @Test func aSnapshotReadsAsTheStore() throws {
+        let (tree, store) = try filled()
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(fromSnapshot.snapshot != nil)
+        let snapshotStates = try fromSnapshot.nodeStates(graph: Self.graph)
+        let storeStates = try store.nodeStates(graph: Self.graph)
+        #expect(Set(snapshotStates.keys) == ["a", "b"])
+        for name in ["a", "b"] { #expect(same(snapshotStates[name], storeStates[name]), "\(name)") }
+        #expect(try fromSnapshot.lastDurations(graph: Self.graph) == (try store.lastDurations(graph: Self.graph)))
+        // Anything else opens the store itself.
+        #expect(try fromSnapshot.recentRuns(graph: Self.graph, limit: 5).count == 1)
+        // Another graph of the directory has no snapshot of its own.
+        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: "other.yaml").store?.snapshot == nil)
+    }
+
+    /// A node that starts is marked unfinished in the store: the snapshot
+    /// taken before no longer stands, and the node is not up to date.
+    @Test func aWriteAfterTheSnapshotVoidsIt() throws {
+        let (tree, store) = try filled()
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        try store.markUnfinished(graph: Self.graph, nodes: ["a"])
+        let opened = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(opened.snapshot == nil)
+        #expect(try opened.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
+    }
+
+    @Test func filesWrittenWithinTheRacyWindowGetNoSnapshot() throws {
+        let (tree, store) = try filled()
+        #expect(!store.saveNoopSnapshot(graph: Self.graph))
+        #expect(!FileManager.default.fileExists(atPath: tree.path(".moon/noop/moon.yaml")))
+    }
+
+    /// A snapshot read from one is not written again; a read-only store writes none.
+    @Test func aSnapshotIsNotRewrittenFromItself() throws {
+        let (tree, store) = try filled()
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(!fromSnapshot.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let reader = try #require(StateStore.open(graphDirectory: tree.root, create: false).store)
+        #expect(!reader.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+    }
+
+    /// Every truncation of a sound snapshot, and garbage, is no snapshot, never a trap.
+    @Test func aDamagedSnapshotIsNone() throws {
+        let (tree, store) = try filled()
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let path = tree.path(".moon/noop/moon.yaml")
+        let sound = try Data(contentsOf: URL(fileURLWithPath: path))
+        var damaged: [Data] = stride(from: 0, to: sound.count, by: max(1, sound.count / 97)).map { sound.prefix($0) }
+        damaged.append(Data(repeating: 0xff, count: 4096))
+        var flipped = sound
+        flipped[flipped.count / 2] ^= 0xff
+        damaged.append(flipped)
+        for bytes in damaged {
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let opened = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+            #expect(opened.snapshot == nil, "\(bytes.count) bytes")
+            #expect(try opened.nodeStates(graph: Self.graph).count == 2)
+        }
+    }
+}
+
+/// A snapshot says which nodes are up to date: one in a directory another
+/// user could write (a cloned repository's `.moon/noop` as a link to a
+/// shared directory, or a group- or world-writable one) is neither read nor written.
+@Suite struct NoopSnapshotPlantingTests {
+    @Test func aLinkedOrSharedSnapshotDirectoryIsNotUsed() throws {
+        let suite = NoopSnapshotTests()
+        let (tree, store) = try suite.filled()
+        let shared = try TempTree()
+        try FileManager.default.createSymbolicLink(atPath: tree.path(".moon/noop"), withDestinationPath: shared.root)
+        #expect(!store.saveNoopSnapshot(graph: NoopSnapshotTests.graph, now: NoopSnapshotTests.later))
+        #expect(!FileManager.default.fileExists(atPath: shared.path("moon.yaml")))
+        // A sound snapshot, planted where the link leads, is not read.
+        try FileManager.default.removeItem(atPath: tree.path(".moon/noop"))
+        #expect(store.saveNoopSnapshot(graph: NoopSnapshotTests.graph, now: NoopSnapshotTests.later))
+        try FileManager.default.copyItem(atPath: tree.path(".moon/noop/moon.yaml"), toPath: shared.path("moon.yaml"))
+        try FileManager.default.removeItem(atPath: tree.path(".moon/noop"))
+        try FileManager.default.createSymbolicLink(atPath: tree.path(".moon/noop"), withDestinationPath: shared.root)
+        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: NoopSnapshotTests.graph).store?.snapshot == nil)
+        // Nor in a directory others may write.
+        try FileManager.default.removeItem(atPath: tree.path(".moon/noop"))
+        #expect(store.saveNoopSnapshot(graph: NoopSnapshotTests.graph, now: NoopSnapshotTests.later))
+        chmod(tree.path(".moon/noop"), 0o777)
+        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: NoopSnapshotTests.graph).store?.snapshot == nil)
+        chmod(tree.path(".moon/noop"), 0o755)
+        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: NoopSnapshotTests.graph).store?.snapshot != nil)
+    }
+}
