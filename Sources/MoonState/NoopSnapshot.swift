@@ -133,8 +133,31 @@ enum NoopSnapshot {
     }
 
     /// A check of a snapshot's bytes, kept at its end: a damaged file is no snapshot.
+    /// Four independent lanes of multiply-xor over 8-byte words, so that
+    /// a file of a few hundred KiB is checked in a fraction of its decoding.
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        StatMemo.hash(bytes)
+        let k: UInt64 = 0x9e37_79b9_7f4a_7c15
+        var lanes: (UInt64, UInt64, UInt64, UInt64) = (1, 2, 3, 4)
+        var i = 0
+        while i + 32 <= bytes.count {
+            lanes.0 = (lanes.0 ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* k
+            lanes.1 = (lanes.1 ^ bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)) &* k
+            lanes.2 = (lanes.2 ^ bytes.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)) &* k
+            lanes.3 = (lanes.3 ^ bytes.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)) &* k
+            lanes.0 ^= lanes.0 >> 29
+            lanes.1 ^= lanes.1 >> 29
+            lanes.2 ^= lanes.2 >> 29
+            lanes.3 ^= lanes.3 >> 29
+            i += 32
+        }
+        var h = UInt64(bytes.count) &* k
+        for lane in [lanes.0, lanes.1, lanes.2, lanes.3] { h = (h ^ lane) &* k; h ^= h >> 32 }
+        while i < bytes.count {
+            h = (h ^ UInt64(bytes[i])) &* k
+            h ^= h >> 29
+            i += 1
+        }
+        return h
     }
 
     /// Whether `directory` is a directory of moon's user that no one else
