@@ -107,6 +107,11 @@ enum NoopSnapshot {
             value.withUnsafeBytes { append(bytes: $0) }
         }
 
+        /// Appends the checksum of everything before it (the snapshot's last 8 bytes).
+        mutating func seal() {
+            append(bytes.withUnsafeBytes(NoopSnapshot.checksum))
+        }
+
         mutating func appendDurations(_ durations: [String: Int]) {
             append(UInt64(durations.count))
             for (name, milliseconds) in durations {
@@ -170,10 +175,10 @@ enum NoopSnapshot {
             && info.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
-    /// Writes the snapshot (with its checksum) whole or not at all (a temporary file renamed).
-    static func save(_ body: [UInt8], to path: String) -> Bool {
-        var bytes = body
-        withUnsafeBytes(of: body.withUnsafeBytes(checksum).littleEndian) { bytes += $0 }
+    /// Writes the snapshot (with its checksum, appended in place) whole or not at all (a temporary file renamed).
+    static func save(_ writer: inout Writer, to path: String) -> Bool {
+        writer.seal()
+        let bytes = writer.bytes
         let directory = String(path[..<path.lastIndex(of: "/")!])
         if mkdir(directory, 0o755) != 0 && errno != EEXIST { return false }
         guard isOwnDirectory(directory) else { return false }

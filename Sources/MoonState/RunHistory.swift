@@ -145,6 +145,6 @@ extension StateStore {
             return false
         }
         guard NoopSnapshot.stamps(store: path) == before else { return false }
-        return NoopSnapshot.save(writer.bytes, to: NoopSnapshot.path(store: path, graph: graph))
+        return NoopSnapshot.save(&writer, to: NoopSnapshot.path(store: path, graph: graph))
     }
 }
