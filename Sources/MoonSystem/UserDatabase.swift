@@ -39,7 +39,7 @@ public struct UserDatabase: Sendable {
         self.groups = groups
     }
 
-    /// The machine's: `/etc/passwd` and `/etc/group` (either missing or
+    /// The local files: `/etc/passwd` and `/etc/group` (either missing or
     /// unreadable reads as empty).
     public static func local(passwd: String = "/etc/passwd", group: String = "/etc/group") -> UserDatabase {
         UserDatabase(users: parseUsers(read(passwd)), groups: parseGroups(read(group)))
