@@ -172,8 +172,9 @@ package final class RunSession {
         if Terminal.variable("MOON_STATE_STATS") == "1" {
             let (hashed, reused) = state.statistics
             let ms = String(format: "%.1f", state.checkSeconds * 1000)
-            let snapshot = store?.readFromSnapshot == true ? "; node states from the no-op snapshot" : ""
-            Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache\(snapshot)")
+            // Its own line: tools read the counts from the end of the other.
+            if store?.readFromSnapshot == true { Console.errorLine("moon: state: node states from the no-op snapshot") }
+            Console.errorLine("moon: state: checks took \(ms) ms; \(hashed) files hashed, \(reused) from the stat cache")
         }
         if let store, let summary {
             HistoryRecorder.save(summary, state: state, in: store,

@@ -265,8 +265,9 @@ enum NoopSnapshot {
                 (stamp.size, stamp.mtime) = (Int64(bitPattern: size), Int64(bitPattern: mtime))
                 recorded.append(stamp)
             }
+            // (Each duration takes at least 16 bytes: a count bounded by them reserves no more than the file.)
             guard recorded == stamps(store: store), string() == graph, let durationCount = number(),
-                  durationCount <= UInt64(bytes.count) else { return nil }
+                  durationCount <= UInt64(bytes.count / 16) else { return nil }
             var durations: [String: Int] = [:]
             durations.reserveCapacity(Int(durationCount))
             for _ in 0..<durationCount {

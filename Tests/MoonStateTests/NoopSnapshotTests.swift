@@ -65,10 +65,13 @@ import Testing
         #expect(try opened.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
     }
 
+    /// At a moment 50 ms after the store's last write no snapshot is kept; 150 ms after, one is.
     @Test func filesWrittenWithinTheRacyWindowGetNoSnapshot() throws {
         let (tree, store) = try filled()
-        #expect(!store.saveNoopSnapshot(graph: Self.graph))
+        let lastWrite = try #require(NoopSnapshot.stamps(store: store.path).filter(\.exists).map(\.mtime).max())
+        #expect(!store.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 50_000_000))
         #expect(!FileManager.default.fileExists(atPath: tree.path(".moon/noop/moon.yaml")))
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 150_000_000))
     }
 
     /// A snapshot read from one is not written again; a read-only store writes none.
