@@ -1,4 +1,5 @@
 import Glibc
+import MoonSystem
 
 /// What an interactive child takes of moon's own standard descriptors
 /// (docs/terminal.md): moon's stdin always; moon's stdout and stderr too
@@ -82,18 +83,7 @@ final class TerminalRestore: @unchecked Sendable {
         withSIGTTOUBlocked {
             _ = tcsetpgrp(fd, getpgrp())
             if hasModes { _ = tcsetattr(fd, TCSADRAIN, &modes) }
-            if let screen, let termination, !termination.isSuccess { Self.write(Self.screenReset, to: screen) }
-        }
-    }
-
-    private static func write(_ text: String, to fd: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
+            if let screen, let termination, !termination.isSuccess { LinuxCalls.writeAll(Self.screenReset, to: screen) }
         }
     }
 

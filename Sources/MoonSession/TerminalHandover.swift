@@ -51,7 +51,7 @@ package final class TerminalHandover: RunTerminal {
         live?.stepAside()
         let prompt = Self.prompt(question, node: node)
         let out: Int32 = Self.promptDescriptor ?? 2
-        Self.write(prompt, to: out)
+        LinuxCalls.writeAll(prompt, to: out)
         let withdrawn = Flag()
         let scheduler = self.scheduler
         // Read off the loop: the other nodes run on while the person thinks.
@@ -70,7 +70,7 @@ package final class TerminalHandover: RunTerminal {
             guard withdrawn.raise() else { return }
             // The prompt's line ends; the question is no longer asked, and
             // what was typed for it does not reach the shell after moon.
-            Self.write(" (withdrawn)\n", to: out)
+            LinuxCalls.writeAll(" (withdrawn)\n", to: out)
             tcflush(0, TCIFLUSH)
             self?.live?.comeBack()
         }
@@ -100,7 +100,7 @@ package final class TerminalHandover: RunTerminal {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if count <= 0 {
                 // ^D: the prompt's line still needs its end.
-                write("\n", to: promptDescriptor ?? 2)
+                LinuxCalls.writeAll("\n", to: promptDescriptor ?? 2)
                 break
             }
             if byte == UInt8(ascii: "\n") { break }
@@ -119,14 +119,4 @@ package final class TerminalHandover: RunTerminal {
         func raise() -> Bool { !value.exchange(true, ordering: .acquiringAndReleasing) }
     }
 
-    private static func write(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
 }

@@ -76,4 +76,17 @@ public enum LinuxCalls {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// Writes all of `text` to `fd`, again after EINTR and short writes;
+    /// stops at the first other failure (a closed terminal or pipe).
+    public static func writeAll(_ text: String, to fd: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 }
