@@ -77,9 +77,13 @@ build: deps
 # specialised for the runner's types. Exclusivity is checked at compile
 # time only: the debug build the tests run checks it at run time too, and
 # the release build skips the run-time bookkeeping of every class property
-# access. Reasons: docs/decisions.md ("Building"); figures: docs/performance.md.
+# access. Concrete generic types (a dictionary of GRDB's, a set of ints)
+# are made through their metadata accessors, not by demangling their
+# names: the name's generic requirements cost the runtime a scan of every
+# conformance record the first time each is met.
+# Reasons: docs/decisions.md ("Building"); figures: docs/performance.md.
 RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization \
-	-Xswiftc -enforce-exclusivity=unchecked
+	-Xswiftc -enforce-exclusivity=unchecked -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
 # The static link's warnings about those glibc functions (getaddrinfo,
 # getpwuid, dlopen, ...; the comment above says why they are harmless),

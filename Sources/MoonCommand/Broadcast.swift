@@ -43,7 +43,12 @@ final class Broadcast<Value: Sendable>: Sendable {
             if state.finished { return [] }
             state.finished = true
             defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            // A loop, not `Array(_:)`: unspecialised, that asks the runtime
+            // for the collection's associated types, a conformance scan.
+            var sinks: [SerialSink<Value>] = []
+            sinks.reserveCapacity(state.subscribers.count)
+            for (_, sink) in state.subscribers { sinks.append(sink) }
+            return sinks
         }
         for sink in sinks { sink.enqueue(.completed) }
         for sink in sinks { sink.drain() }

@@ -10,16 +10,26 @@ public enum ByteSize {
     /// `bytes` in the largest unit that keeps a number of at least 1, with
     /// one decimal unless it is whole.
     public static func text(_ bytes: Int64) -> String {
-        var value = Double(bytes)
+        // Integer arithmetic rounds as `%.1f` does (half to even: the
+        // quotient is exact), without `String(format:)`, whose variadic
+        // arguments cost the runtime a conformance search per process.
+        let magnitude = bytes.magnitude
         var unit = 0
-        while abs(value) >= 1024, unit < units.count - 1 {
-            value /= 1024
+        var divisor: UInt64 = 1
+        while unit < units.count - 1, magnitude / divisor >= 1024 {
+            divisor *= 1024
             unit += 1
         }
         if unit == 0 { return "\(bytes) B" }
-        var number = String(format: "%.1f", value)
-        if number.hasSuffix(".0") { number.removeLast(2) }
-        return number + " " + units[unit]
+        var whole = magnitude / divisor
+        let rest = magnitude % divisor
+        // rest < divisor <= 2^60, so ten times it fits.
+        var tenths = rest * 10 / divisor
+        let left = rest * 10 % divisor
+        if left * 2 > divisor || (left * 2 == divisor && tenths % 2 == 1) { tenths += 1 }
+        if tenths == 10 { whole += 1; tenths = 0 }
+        let sign = bytes < 0 ? "-" : ""
+        return sign + String(whole) + (tenths == 0 ? "" : "." + String(tenths)) + " " + units[unit]
     }
 
     /// A size as people write it: a number (digits, and at most one

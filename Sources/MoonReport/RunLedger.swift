@@ -110,6 +110,7 @@ struct RunLedger {
         case .graphStart(let graph, let nodes, _):
             self.graph = graph
             plan = nodes
+            finished.reserveCapacity(nodes.count)
             started = event.time
             for name in nodes {
                 if let template = RunEvent.Instance.template(ofName: name) { groups[String(template), default: Group()].total += 1 }

@@ -37,7 +37,8 @@ package enum InputFile {
         let (fd, info) = try open(path, limit: limit, kind: kind)
         defer { close(fd) }
         let type = info.st_mode & S_IFMT
-        let tooLong = Refusal(message: "\(path) is longer than \(ByteSize.text(Int64(limit))); moon reads \(kind)s of at most \(ByteSize.text(Int64(limit)))")
+        // Made only when thrown: most reads never need it.
+        var tooLong: Refusal { Refusal(message: "\(path) is longer than \(ByteSize.text(Int64(limit))); moon reads \(kind)s of at most \(ByteSize.text(Int64(limit)))") }
         var failure: Int32 = 0
         var done = false
         /// Reads into `buffer` from `count` on, a block at a time, until it

@@ -63,11 +63,20 @@ public struct FingerprintParts: Sendable, Equatable {
 
     // MARK: - JSON
 
+    /// `seconds` with three decimals (`1700000000.250`), in integers:
+    /// `String(format:)` costs the runtime a conformance search per process.
+    static func seconds(_ seconds: Double) -> String {
+        let milliseconds = Int64((seconds * 1000).rounded())
+        let (whole, part) = milliseconds.magnitude.quotientAndRemainder(dividingBy: 1000)
+        let digits = String(part)
+        return (milliseconds < 0 ? "-" : "") + String(whole) + "." + String(repeating: "0", count: 3 - digits.count) + digits
+    }
+
     /// One line of JSON: `{"v":1,"at":…,"fingerprint":…,"forced":…,"command":…,
     /// "env":[[kind,name,digest(,value)]…],"vars":[…],"needs":[[name,result,values,[[key,digest]…]]…],
     /// "files":[[path,size,hash]…],"patterns":[…]}`.
     public var json: String {
-        var out = "{\"v\":1,\"at\":\(String(format: "%.3f", at)),\"fingerprint\":"
+        var out = "{\"v\":1,\"at\":\(Self.seconds(at)),\"fingerprint\":"
         JSONString.quote(fingerprint, into: &out)
         out += ",\"forced\":\(forced),\"command\":"
         JSONString.quote(command, into: &out)

@@ -89,6 +89,8 @@ public final class IncrementalState: @unchecked Sendable {
             }
         }
         self.tracked = tracked
+        // One table of the final size: grown by doubling, it would touch twice the pages.
+        pending.reserveCapacity(tracked.lazy.filter { $0 }.count)
     }
 
     /// Files read and hashed, and files whose hash came from the stat cache, so far.

@@ -275,7 +275,9 @@ enum NoopSnapshot {
                 durations[name] = Int(truncatingIfNeeded: milliseconds)
             }
             // The rows, to the end of the file.
+            // (A node with a duration mostly has a row too: the count sizes the table once.)
             var states: [String: StoredNode] = [:]
+            states.reserveCapacity(Int(durationCount))
             while offset < bytes.count {
                 var row = Row()
                 for column in 0..<12 {

@@ -32,6 +32,8 @@ import Testing
     static let printed: [(Int64, String)] = [
         (0, "0 B"), (512, "512 B"), (1023, "1023 B"), (1024, "1 KiB"), (1229, "1.2 KiB"), (2048, "2 KiB"),
         (100_000_000, "95.4 MiB"), (64 << 20, "64 MiB"), (5 << 30, "5 GiB"), (1 << 40, "1 TiB"), (Int64.max, "8 EiB"),
+        // Ties round to even, as `%.1f` rounds them; a sign is kept.
+        (1280, "1.2 KiB"), (1792, "1.8 KiB"), (-1536, "-1.5 KiB"), (Int64.min, "-8 EiB"),
     ]
 
     @Test(arguments: printed)

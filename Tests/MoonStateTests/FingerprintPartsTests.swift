@@ -111,6 +111,14 @@ import Testing
         }
     }
 
+    /// `at` is written with three decimals, as `%.3f` wrote it.
+    @Test func theMomentIsWrittenToTheMillisecond() {
+        #expect(FingerprintParts.seconds(1_700_000_000.5) == "1700000000.500")
+        #expect(FingerprintParts.seconds(1_700_000_000.0123) == "1700000000.012")
+        #expect(FingerprintParts.seconds(0.0999) == "0.100")
+        #expect(FingerprintParts.seconds(-1.25) == "-1.250")
+    }
+
     @Test func aCommandDiffShowsRemovedThenAddedLines() {
         let diff = FingerprintParts.lineDiff("a\nb\nc", "a\nB\nc\nd")
         #expect(diff == ["  a", "- b", "+ B", "  c", "+ d"])

@@ -194,7 +194,7 @@ public final class Runner {
     public func start() {
         runStart = scheduler.now
         if usesResources { makeBudget() }
-        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.filter { !$0.isBarrier }.map(\.name),
+        emit(RunEvent(time: runStart, kind: .graphStart(graph: plan.graphName, nodes: plan.nodes.compactMap { $0.isBarrier ? nil : $0.name },
                                                                  queues: plan.queues)))
         announceAdopted()
         if let timeout = options.timeout {
