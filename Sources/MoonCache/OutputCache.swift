@@ -79,6 +79,17 @@ public final class OutputCache: @unchecked Sendable {
         return lock.withLock { _ in interrupted }
     }
 
+    /// Whether the local entry under `key` is one `restore` reads and then
+    /// declines, because a file its depfile listed changed since (a header
+    /// edit): a question answered from the entry alone, without a blob or a
+    /// server, so the runner asks it on its loop. False when there is no
+    /// such entry, or `restore` would say more (a refusal, a damaged entry).
+    public func localEntryIsStale(_ key: CacheKey, declared: DeclaredOutputs,
+                                  dependencies: ([CacheEntry.Dependency]) -> Bool) -> Bool {
+        guard !isStopped, let entry = (try? directory.readEntry(key, notingUse: false)) ?? nil else { return false }
+        return declared.refusal(of: entry) == nil && !dependencies(entry.dependencies)
+    }
+
     /// Restores the entry under `key`, when there is one, it writes only
     /// what the node `declared`, and `dependencies` accepts its depfile's
     /// files; nil: run the node. A remote entry is checked before any of

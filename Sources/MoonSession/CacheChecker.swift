@@ -88,6 +88,11 @@ package final class CacheChecker: UpToDateChecking {
         let key = CacheKey(fingerprint: fingerprint)
         lock.withLock { _ in keys[node] = key }
         guard restores, !state.forced.contains(index), cache.mayHave(key, shared: isShared(spec)) else { return nil }
+        // A local entry whose depfile's files changed since (a header edit)
+        // is settled here: moved off the loop, the check would take every
+        // later check of the run off it too, to threads that wait on the state.
+        if spec.depfile != nil, cache.localEntryIsStale(key, declared: Self.declaredOutputs(state, index, spec),
+                                                         dependencies: { self.currentEntries($0) != nil }) { return nil }
         if interruption?.moveOffLoop() == true {
             lock.withLock { _ in deferred[node] = key }
             return nil

@@ -59,21 +59,66 @@ enum NodeRunsText {
 
     /// The records of `text`; lines that do not parse are left out.
     static func decode(_ text: String) -> [NodeRunRecord] {
-        var nodes: [NodeRunRecord] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 5 || fields.count == 7, let result = NodeRunRecord.Result(rawValue: String(fields[3])),
-                  let attempts = Int(fields[4]) else { continue }
-            var record = NodeRunRecord(node: unescaped(fields[0]),
-                                       startedAt: Int64(fields[1]).map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                                       durationMilliseconds: Int(fields[2]), result: result, attempts: attempts)
-            if fields.count == 7, let cpu = Int(fields[5]), let rss = Int64(fields[6]), cpu >= 0, rss >= 0 {
-                record.cpuMilliseconds = cpu
-                record.maxRSSBytes = rss
+        // Split as bytes, not as Characters: a run learns its nodes' memory
+        // from the last 20 runs' texts before its first node starts.
+        var text = text
+        return text.withUTF8 { bytes in
+            var nodes: [NodeRunRecord] = []
+            var fields: [Range<Int>] = []
+            fields.reserveCapacity(8)
+            var lineStart = 0
+            while lineStart < bytes.count {
+                var lineEnd = lineStart
+                while lineEnd < bytes.count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
+                defer { lineStart = lineEnd + 1 }
+                guard lineEnd > lineStart else { continue }
+                fields.removeAll(keepingCapacity: true)
+                var fieldStart = lineStart
+                for i in lineStart...lineEnd where i == lineEnd || bytes[i] == UInt8(ascii: "\t") {
+                    fields.append(fieldStart..<i)
+                    fieldStart = i + 1
+                    if fields.count > 7 { break }
+                }
+                func text(_ field: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[fields[field]]), as: UTF8.self) }
+                func number(_ field: Int) -> Int64? { integer(UnsafeBufferPointer(rebasing: bytes[fields[field]])) }
+                guard fields.count == 5 || fields.count == 7, let result = NodeRunRecord.Result(rawValue: text(3)),
+                      let attempts = number(4).flatMap({ Int(exactly: $0) }) else { continue }
+                var record = NodeRunRecord(node: unescaped(text(0)),
+                                           startedAt: number(1).map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                                           durationMilliseconds: number(2).flatMap { Int(exactly: $0) }, result: result, attempts: attempts)
+                if fields.count == 7, let cpu = number(5).flatMap({ Int(exactly: $0) }), let rss = number(6), cpu >= 0, rss >= 0 {
+                    record.cpuMilliseconds = cpu
+                    record.maxRSSBytes = rss
+                }
+                nodes.append(record)
             }
-            nodes.append(record)
+            return nodes
         }
-        return nodes
+    }
+
+    /// A decimal integer as `Int64(_:)` reads one (an optional sign, then
+    /// digits); nil for anything else or a value out of range.
+    static func integer(_ digits: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        var negative = false
+        if let first = digits.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            i = 1
+        }
+        guard i < digits.count else { return nil }
+        // Accumulated below zero, so Int64.min reads too.
+        var value: Int64 = 0
+        while i < digits.count {
+            let digit = digits[i] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, over) = value.multipliedReportingOverflow(by: 10)
+            let (next, under) = times.subtractingReportingOverflow(Int64(digit))
+            guard !over && !under else { return nil }
+            value = next
+            i += 1
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
     }
 
     private static func escaped(_ name: String) -> String {
@@ -82,8 +127,8 @@ enum NodeRunsText {
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
-    private static func unescaped(_ field: Substring) -> String {
-        guard field.utf8.contains(0x5C) else { return String(field) }
+    private static func unescaped(_ field: String) -> String {
+        guard field.utf8.contains(0x5C) else { return field }
         var result = ""
         var escaping = false
         for character in field {

@@ -216,6 +216,20 @@ import Testing
         #expect(NodeRunsText.decode("a\t\t12\tsucceeded\t1\t-5\tx\n").map(\.maxRSSBytes) == [nil])
     }
 
+    /// Read as bytes, a record's numbers read as `Int64(_:)` reads them,
+    /// and a line that is not one (a bad number, too many fields) is left out.
+    @Test func nodeRunsTextReadsNumbersAsIntegersDo() {
+        for text in ["0", "7", "-12", "+5", "9223372036854775807", "-9223372036854775808", "", "-", "+", "1x", " 1",
+                     "9223372036854775808", "-9223372036854775809", "١"] {
+            let read = Array(text.utf8).withUnsafeBufferPointer { NodeRunsText.integer($0) }
+            #expect(read == Int64(text), "\(text)")
+        }
+        #expect(NodeRunsText.decode("a\t\t12\tsucceeded\t1x\n").isEmpty)
+        #expect(NodeRunsText.decode("a\t\t12\tsucceeded\t1\t5\t6\t7\n").isEmpty)
+        #expect(NodeRunsText.decode("\n\nb\tx\t\tsucceeded\t2\n\n").map { [$0.node, "\($0.attempts)", "\($0.startedAt == nil)"] }
+                == [["b", "2", "true"]])
+    }
+
     @Test(arguments: [0, 7, 10, 99, 1_795_329_194_783, -1, -10, Int64.max, Int64.min])
     func decimalsAreWrittenAsStringWritesThem(_ value: Int64) {
         var bytes: [UInt8] = []
