@@ -172,7 +172,8 @@ enum EventText {
             let files = restored.files == 1 ? "1 file" : "\(restored.files) files"
             line.append(" restored from the cache (\(files), \(ByteSize.text(restored.bytes)))", .dim)
         } else {
-            line.append(" skipped (\(reason.rawValue))", .dim)
+            // moon's own words: nothing in them to sanitize.
+            line.append(sanitized: " skipped (" + reason.rawValue + ")", .dim)
         }
         return line
     }

@@ -51,7 +51,12 @@ public struct StyledLine: Sendable, Equatable {
     }
 
     public init(_ text: String, _ style: Style = .none) {
-        self.spans = [(TextWidth.sanitize(text, keepColor: false), style)]
+        // Room for the spans of a line (a mark, a name, the rest): appended
+        // without growing, as a run writes one such line per node.
+        var spans: [(text: String, style: Style)] = []
+        spans.reserveCapacity(4)
+        spans.append((TextWidth.sanitize(text, keepColor: false), style))
+        self.spans = spans
     }
 
     public static func == (a: StyledLine, b: StyledLine) -> Bool {
