@@ -93,12 +93,15 @@ package final class CacheChecker: UpToDateChecking {
         let key = CacheKey(fingerprint: fingerprint)
         lock.withLock { _ in keys[node] = key }
         guard restores, !state.forced.contains(index), cache.mayHave(key, shared: isShared(spec)) else { return nil }
-        // A local entry whose depfile's files changed since (a header edit)
-        // is settled here: moved off the loop, the check would take every
-        // later check of the run off it too, to threads that wait on the
-        // state. One that passes is restored as it was read and checked.
+        // A node that succeeded here before and is stale now (a header edit)
+        // mostly finds a local entry made with its depfile's old files. Such
+        // an entry is settled here: moved off the loop, the check would take
+        // every later check of the run off it too, to threads that wait on
+        // the state. One that passes is restored as it was read and checked.
+        // A node never seen here (a fresh checkout) moves at once, so its
+        // restore does not wait for the loop.
         var checked: (entry: CacheEntry, current: [Manifest.Entry]?)?
-        if spec.depfile != nil {
+        if spec.depfile != nil, state.remembers(index) {
             var current: [Manifest.Entry]?
             switch cache.localEntry(key, declared: Self.declaredOutputs(state, index, spec), dependencies: { dependencies in
                 current = self.currentEntries(dependencies)

@@ -125,6 +125,12 @@ public final class IncrementalState: @unchecked Sendable {
         }
     }
 
+    /// Whether the store held a success of graph node `index` when `check`
+    /// looked (it ran, or was restored, here before).
+    public func remembers(_ index: Int) -> Bool {
+        return lock.withLock { _ in remembered.contains(index) }
+    }
+
     /// Graph node `index`, or an instance `add` made. Called with the lock held.
     func nodeLocked(_ index: Int) -> Node {
         index < graph.nodes.count ? graph.nodes[index] : made[index - graph.nodes.count]
