@@ -79,22 +79,15 @@ public final class OutputCache: @unchecked Sendable {
         return lock.withLock { _ in interrupted }
     }
 
-    /// What the local cache says of `key` before a restore: `restore` would
-    /// decline its entry because a file its depfile listed changed since (a
-    /// header edit), or the entry passes and `restore` may take it as read.
-    /// Answered from the entry alone, without a blob or a server, so the
-    /// runner asks it on its loop.
-    public enum LocalEntry {
-        /// No local entry, or one `restore` has more to say of (a refusal, damage).
-        case unknown
-        case stale
-        case fresh(CacheEntry)
-    }
-
-    public func localEntry(_ key: CacheKey, declared: DeclaredOutputs,
-                           dependencies: ([CacheEntry.Dependency]) -> Bool) -> LocalEntry {
-        guard !isStopped, let entry = (try? directory.readEntry(key)) ?? nil, declared.refusal(of: entry) == nil else { return .unknown }
-        return dependencies(entry.dependencies) ? .fresh(entry) : .stale
+    /// Whether the local entry under `key` is one `restore` reads and then
+    /// declines, because a file its depfile listed changed since (a header
+    /// edit): a question answered from the entry alone, without a blob or a
+    /// server, so the runner asks it on its loop. False when there is no
+    /// such entry, or `restore` would say more (a refusal, a damaged entry).
+    public func localEntryIsStale(_ key: CacheKey, declared: DeclaredOutputs,
+                                  dependencies: ([CacheEntry.Dependency]) -> Bool) -> Bool {
+        guard !isStopped, let entry = (try? directory.readEntry(key, notingUse: false)) ?? nil else { return false }
+        return declared.refusal(of: entry) == nil && !dependencies(entry.dependencies)
     }
 
     /// Restores the entry under `key`, when there is one, it writes only
@@ -103,13 +96,12 @@ public final class OutputCache: @unchecked Sendable {
     /// its blobs is downloaded, and kept locally only when it passes.
     /// `shared` false: only the local cache is asked (a node that reads a
     /// secret: docs/secrets.md).
-    /// `checked`: the entry `localEntry` found fresh, taken as it was read.
-    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs, shared: Bool = true, checked: CacheEntry? = nil,
+    public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs, shared: Bool = true,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
         guard !isStopped else { return nil }
         let local: CacheEntry?
         do {
-            local = try checked ?? directory.readEntry(key)
+            local = try directory.readEntry(key)
         } catch CacheError.damaged(_, let why) {
             directory.removeEntry(key)
             warn("entry:" + node, "the cache entry of node '\(node)' in the cache \(directory.path) \(why) (removed); running it")
@@ -123,8 +115,7 @@ public final class OutputCache: @unchecked Sendable {
             warn("refused:" + node, "not restoring node '\(node)' \(source): \(refusal); running it")
             return nil
         }
-        // (A `checked` entry's files were accepted when it was read.)
-        guard checked != nil || dependencies(entry.dependencies) else { return nil }
+        guard dependencies(entry.dependencies) else { return nil }
         if let data {
             guard download(entry, node: node) else { return nil }
             try? directory.store(entryData: data, as: key)

@@ -32,12 +32,7 @@ package final class CacheChecker: UpToDateChecking {
     private var keys: [Int: CacheKey] = [:]
     /// Nodes whose check on the loop found a key worth restoring, and moved
     /// off it: their check off the loop goes straight to the restore.
-    private var deferred: [Int: Deferred] = [:]
-    private struct Deferred {
-        var key: CacheKey
-        /// The local entry its check found fresh, with its depfile's files then.
-        var checked: (entry: CacheEntry, current: [Manifest.Entry]?)?
-    }
+    private var deferred: [Int: CacheKey] = [:]
     /// Moves restores off the loop; its stop ends remote requests.
     package var interruption: CheckInterruption? {
         didSet { interruption?.onCancel { [cache] in cache?.cancel() } }
@@ -86,7 +81,7 @@ package final class CacheChecker: UpToDateChecking {
             return RestoredResult(outputs: last.outputPairs.map { KeyValue($0.0, $0.1) }, values: last.values, resumed: true)
         }
         let moved = lock.withLock { _ in deferred.removeValue(forKey: node) }
-        if let moved { return restore(node, moved.key, checked: moved.checked) }
+        if let key = moved { return restore(node, key) }
         if let upToDate = inner.upToDate(node: node, inputs: inputs) { return upToDate }
         let spec = spec(index)
         guard let cache, Self.isCached(spec), let fingerprint = state.cacheFingerprint(node: index) else { return nil }
@@ -95,40 +90,31 @@ package final class CacheChecker: UpToDateChecking {
         guard restores, !state.forced.contains(index), cache.mayHave(key, shared: isShared(spec)) else { return nil }
         // A node that succeeded here before and is stale now (a header edit)
         // mostly finds a local entry made with its depfile's old files. Such
-        // an entry is settled here: moved off the loop, the check would take
+        // an entry is declined here: moved off the loop, the check would take
         // every later check of the run off it too, to threads that wait on
-        // the state. One that passes is restored as it was read and checked.
-        // A node never seen here (a fresh checkout) moves at once, so its
-        // restore does not wait for the loop.
-        var checked: (entry: CacheEntry, current: [Manifest.Entry]?)?
-        if spec.depfile != nil, state.remembers(index) {
-            var current: [Manifest.Entry]?
-            switch cache.localEntry(key, declared: Self.declaredOutputs(state, index, spec), dependencies: { dependencies in
-                current = self.currentEntries(dependencies)
-                return current != nil
-            }) {
-            case .stale: return nil
-            case .fresh(let entry): checked = (entry, current)
-            case .unknown: break
-            }
-        }
+        // the state. A node never seen here (a fresh checkout) moves at once,
+        // so its restore does not wait for the loop; an entry that passes is
+        // read and checked again by the restore, just before it copies.
+        if spec.depfile != nil, state.remembers(index),
+           cache.localEntryIsStale(key, declared: Self.declaredOutputs(state, index, spec),
+                                   dependencies: { self.currentEntries($0) != nil }) { return nil }
         if interruption?.moveOffLoop() == true {
-            lock.withLock { _ in deferred[node] = Deferred(key: key, checked: checked) }
+            lock.withLock { _ in deferred[node] = key }
             return nil
         }
-        return restore(node, key, checked: checked)
+        return restore(node, key)
     }
 
     /// Restores plan node `node` from the entry under `key`; nil: run it.
-    private func restore(_ node: Int, _ key: CacheKey, checked: (entry: CacheEntry, current: [Manifest.Entry]?)? = nil) -> RestoredResult? {
+    private func restore(_ node: Int, _ key: CacheKey) -> RestoredResult? {
         guard let index = inner.stateIndex(node) else { return nil }
         let spec = spec(index)
         // A restore writes files as a started node would: stats taken before it no longer stand.
         state.filesChanging()
         // The depfile's files as the entry's check found them, for the record.
-        var current = checked?.current
+        var current: [Manifest.Entry]?
         guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
-                                                      shared: isShared(spec), checked: checked?.entry, dependencies: { dependencies in
+                                                      shared: isShared(spec), dependencies: { dependencies in
             current = self.currentEntries(dependencies)
             return current != nil
         }) else { return nil }

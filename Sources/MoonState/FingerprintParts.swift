@@ -66,6 +66,8 @@ public struct FingerprintParts: Sendable, Equatable {
     /// `seconds` with three decimals (`1700000000.250`), in integers:
     /// `String(format:)` costs the runtime a conformance search per process.
     static func seconds(_ seconds: Double) -> String {
+        // JSON holds no NaN or infinity, and `Int64(_:)` traps on them.
+        guard seconds.isFinite, seconds.magnitude < 9e15 else { return "0.000" }
         let milliseconds = Int64((seconds * 1000).rounded())
         let (whole, part) = milliseconds.magnitude.quotientAndRemainder(dividingBy: 1000)
         let digits = String(part)

@@ -117,6 +117,7 @@ import Testing
         #expect(FingerprintParts.seconds(1_700_000_000.0123) == "1700000000.012")
         #expect(FingerprintParts.seconds(0.0999) == "0.100")
         #expect(FingerprintParts.seconds(-1.25) == "-1.250")
+        for odd in [Double.nan, .infinity, -.infinity, 1e300] { #expect(FingerprintParts.seconds(odd) == "0.000") }
     }
 
     @Test func aCommandDiffShowsRemovedThenAddedLines() {
