@@ -30,13 +30,24 @@ extension StateStore {
     /// checks many nodes spares a transaction and a statement per node.
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
         if let snapshot, snapshot.graph == graph { return snapshot.states }
-        return try db.read { db in
+        // The rows are kept as read for a snapshot this run may save after
+        // writing nothing, when the store's files were settled and stayed
+        // as they were through the read (`saveNoopSnapshot`).
+        let before = NoopSnapshot.stamps(store: path)
+        let keep = !readonly && before[0].exists && NoopSnapshot.settled(before, now: NoopSnapshot.now())
+        var rows = NoopSnapshot.Writer()
+        let states = try db.read { db in
             var result: [String: StoredNode] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = Self.storedNode(SQLiteRow(row))
+                if keep { rows.appendRow(row) }
             }
             return result
         }
+        if keep, NoopSnapshot.stamps(store: path) == before {
+            keepRowsRead(NoopSnapshot.RowsRead(graph: graph, stamps: before, rows: rows))
+        }
+        return states
     }
 
     /// The same rows, as they are, into a snapshot (`NoopSnapshot.Writer.appendRow`).

@@ -75,13 +75,72 @@ enum NoopSnapshot {
 
     // MARK: Writing
 
+    /// The rows of one graph's node states as a run read them (a `Writer`
+    /// of rows alone), and the stamps of the store's files through that read.
+    struct RowsRead {
+        let graph: String
+        let stamps: [Stamp]
+        let rows: Writer
+    }
+
+    /// Bytes in one `malloc`ed block. A snapshot of a few hundred KiB grows
+    /// by `realloc`, which moves a large block by remapping its pages, with
+    /// neither a copy nor a zeroing of them; an array grown by small appends
+    /// costs a few hundred instructions for each, and a row takes a dozen.
+    final class Bytes {
+        private(set) var base: UnsafeMutableRawPointer?
+        private(set) var count = 0
+        private var capacity = 0
+        /// An allocation failed: the bytes are incomplete, and no snapshot is saved of them.
+        private(set) var failed = false
+
+        init(capacity: Int) { reserve(capacity) }
+
+        deinit { free(base) }
+
+        var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+        func fail() { failed = true }
+
+        /// Room for `extra` more bytes, at least doubling the block when it grows.
+        @discardableResult
+        func reserve(_ extra: Int) -> Bool {
+            guard !failed else { return false }
+            guard capacity - count < extra else { return true }
+            let grown = max(capacity * 2, count + extra, 1 << 12)
+            guard let moved = realloc(base, grown) else {
+                failed = true
+                return false
+            }
+            (base, capacity) = (moved, grown)
+            return true
+        }
+
+        func append(_ raw: UnsafeRawBufferPointer) {
+            guard let source = raw.baseAddress, raw.count > 0, reserve(raw.count) else { return }
+            (base! + count).copyMemory(from: source, byteCount: raw.count)
+            count += raw.count
+        }
+
+        func append(_ value: UInt64) {
+            guard reserve(8) else { return }
+            (base! + count).storeBytes(of: value.littleEndian, as: UInt64.self)
+            count += 8
+        }
+    }
+
     /// Builds a snapshot's bytes: the header, then `durations`, then the rows `body` adds.
     struct Writer {
-        private(set) var bytes: [UInt8] = []
+        private let storage: Bytes
+
+        /// The bytes so far (valid while the writer is).
+        var bytes: UnsafeRawBufferPointer { storage.buffer }
+        /// Whether every byte appended was kept.
+        var complete: Bool { !storage.failed }
 
         init(stamps: [Stamp], graph: String, schema: Int) {
-            bytes.reserveCapacity(1 << 16)
-            bytes += NoopSnapshot.magic
+            storage = Bytes(capacity: 1 << 16)
+            NoopSnapshot.magic.withUnsafeBytes { storage.append($0) }
             append(UInt64(schema))
             for stamp in stamps {
                 append(UInt64(stamp.exists ? 1 : 0))
@@ -93,14 +152,23 @@ enum NoopSnapshot {
             append(bytes: Array(graph.utf8))
         }
 
+        /// An empty writer, for rows alone (`RowsRead`).
+        init() { storage = Bytes(capacity: 1 << 16) }
+
+        /// Appends another writer's bytes: rows appended to it as to this one.
+        mutating func append(rows other: Writer) {
+            guard other.complete else { return storage.fail() }
+            storage.append(other.bytes)
+        }
+
         mutating func append(_ value: UInt64) {
-            withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+            storage.append(value)
         }
 
         mutating func append(bytes value: UnsafeRawBufferPointer?) {
             guard let value else { return append(UInt64.max) }
             append(UInt64(value.count))
-            bytes += value
+            storage.append(value)
         }
 
         mutating func append(bytes value: [UInt8]) {
@@ -109,13 +177,14 @@ enum NoopSnapshot {
 
         /// Appends the checksum of everything before it (the snapshot's last 8 bytes).
         mutating func seal() {
-            append(bytes.withUnsafeBytes(NoopSnapshot.checksum))
+            append(NoopSnapshot.checksum(bytes))
         }
 
         mutating func appendDurations(_ durations: [String: Int]) {
             append(UInt64(durations.count))
             for (name, milliseconds) in durations {
-                append(bytes: Array(name.utf8))
+                var name = name
+                name.withUTF8 { append(bytes: UnsafeRawBufferPointer($0)) }
                 append(UInt64(bitPattern: Int64(milliseconds)))
             }
         }
@@ -130,8 +199,8 @@ enum NoopSnapshot {
                     append(sqlite3_column_double(row, column).bitPattern)
                 } else {
                     let start = sqlite3_column_blob(row, column)
-                    let count = Int(sqlite3_column_bytes(row, column))
-                    append(bytes: UnsafeRawBufferPointer(start: count > 0 ? start : nil, count: count))
+                    let length = Int(sqlite3_column_bytes(row, column))
+                    append(bytes: UnsafeRawBufferPointer(start: length > 0 ? start : nil, count: length))
                 }
             }
         }
@@ -178,6 +247,7 @@ enum NoopSnapshot {
     /// Writes the snapshot (with its checksum, appended in place) whole or not at all (a temporary file renamed).
     static func save(_ writer: inout Writer, to path: String) -> Bool {
         writer.seal()
+        guard writer.complete else { return false }
         let bytes = writer.bytes
         let directory = String(path[..<path.lastIndex(of: "/")!])
         if mkdir(directory, 0o755) != 0 && errno != EEXIST { return false }
@@ -186,14 +256,12 @@ enum NoopSnapshot {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
         var written = 0
-        let ok = bytes.withUnsafeBytes { raw -> Bool in
-            while written < raw.count {
-                let count = write(fd, raw.baseAddress! + written, raw.count - written)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return false }
-                written += count
-            }
-            return true
+        var ok = true
+        while ok, written < bytes.count {
+            let count = write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { ok = false }
+            written += max(count, 0)
         }
         guard close(fd) == 0, ok, rename(temporary, path) == 0 else {
             unlink(temporary)

@@ -129,7 +129,8 @@ extension StateStore {
 
     /// After a run that wrote nothing: keeps a snapshot of `graph`'s node
     /// states and durations (`NoopSnapshot`) for the next run to read
-    /// without SQLite, unless one was read, the store's files changed
+    /// without SQLite (the rows this run read, when the store's files are
+    /// as they were then; else read again), unless one was read, the store's files changed
     /// within `NoopSnapshot.racyWindow` of `now` (ns; the clock's by default), or they changed while
     /// being read. Returns whether one was written.
     @discardableResult
@@ -140,7 +141,11 @@ extension StateStore {
         var writer = NoopSnapshot.Writer(stamps: before, graph: graph, schema: StateSchema.version)
         do {
             writer.appendDurations(try lastDurations(graph: graph))
-            try nodeStateRows(graph: graph, into: &writer)
+            if let read = rowsRead(graph: graph), read.stamps == before {
+                writer.append(rows: read.rows)
+            } else {
+                try nodeStateRows(graph: graph, into: &writer)
+            }
         } catch {
             return false
         }

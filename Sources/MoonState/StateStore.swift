@@ -48,6 +48,8 @@ public final class StateStore: @unchecked Sendable {
     /// What `lastDurations` returned per graph in this process: `record`
     /// leaves durations that are close to these.
     private var durationsRead: [String: [String: Int]] = [:]
+    /// The node state rows `nodeStates` last read, as a snapshot holds them.
+    private var rowsRead: NoopSnapshot.RowsRead?
 
     private init(path: String, db: DatabaseQueue?, readonly: Bool, hasPatterns: Bool, busyTimeout: TimeInterval,
                  snapshot: NoopSnapshot.Contents? = nil) {
@@ -223,6 +225,16 @@ public final class StateStore: @unchecked Sendable {
     /// Remembers the durations `lastDurations` read for `graph`.
     func rememberDurations(_ durations: [String: Int], graph: String) {
         lock.withLock { _ in durationsRead[graph] = durations }
+    }
+
+    /// Keeps the node state rows this process read, for `saveNoopSnapshot`.
+    func keepRowsRead(_ read: NoopSnapshot.RowsRead) {
+        lock.withLock { _ in rowsRead = read }
+    }
+
+    /// The node state rows of `graph` this process last read, with the stamps they were read under.
+    func rowsRead(graph: String) -> NoopSnapshot.RowsRead? {
+        lock.withLock { _ in rowsRead?.graph == graph ? rowsRead : nil }
     }
 
     /// What `lastDurations` returned for `graph` in this process ([:] if not asked).

@@ -84,6 +84,51 @@ import Testing
         #expect(!reader.saveNoopSnapshot(graph: Self.graph, now: Self.later))
     }
 
+    /// Dates the store's files back to a fixed moment long past, as files a run finds settled are.
+    func settle(_ store: StateStore) {
+        for file in [store.path, store.path + "-wal"] {
+            let past = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+            _ = utimensat(AT_FDCWD, file, past, 0)
+        }
+    }
+
+    /// A run that read the node states of settled files and wrote nothing
+    /// saves the rows it read, not a second read of them; the snapshot reads as the store.
+    @Test func aNoOpSavesTheRowsItRead() throws {
+        let (tree, store) = try filled()
+        settle(store)
+        let read = try store.nodeStates(graph: Self.graph)
+        #expect(store.rowsRead(graph: Self.graph) != nil)
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(fromSnapshot.snapshot != nil)
+        let snapshotStates = try fromSnapshot.nodeStates(graph: Self.graph)
+        #expect(Set(snapshotStates.keys) == ["a", "b"])
+        for name in ["a", "b"] { #expect(same(snapshotStates[name], read[name]), "\(name)") }
+    }
+
+    /// Rows read before another moon wrote the store are not saved, even
+    /// with the files dated back again: the snapshot holds the store as it is.
+    @Test func rowsReadBeforeAnotherWriteAreNotSaved() throws {
+        let (tree, store) = try filled()
+        settle(store)
+        _ = try store.nodeStates(graph: Self.graph)
+        let other = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try other.markUnfinished(graph: Self.graph, nodes: ["a"])
+        settle(store)
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(fromSnapshot.snapshot != nil)
+        #expect(try fromSnapshot.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
+    }
+
+    /// Files written within the racy window when the run reads them keep no rows for a snapshot.
+    @Test func rowsOfUnsettledFilesAreNotKept() throws {
+        let (_, store) = try filled()
+        _ = try store.nodeStates(graph: Self.graph)
+        #expect(store.rowsRead(graph: Self.graph) == nil)
+    }
+
     /// Every truncation of a sound snapshot, and garbage, is no snapshot, never a trap.
     @Test func aDamagedSnapshotIsNone() throws {
         let (tree, store) = try filled()
