@@ -34,7 +34,9 @@ public struct FileStat: Sendable, Hashable {
     /// `stat(2)` of `path`, following symbolic links; nil when it does not exist.
     public static func of(_ path: String) -> (FileStat, Kind)? {
         var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
+        // `withCString` lends a native string's own bytes; passing the String
+        // itself copies it into a new array for every call.
+        guard path.withCString({ stat($0, &st) }) == 0 else { return nil }
         return (FileStat(st), kind(st))
     }
 

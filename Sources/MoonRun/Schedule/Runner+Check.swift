@@ -17,6 +17,11 @@ extension Runner {
             needs = needs.flatMap { plan.nodes[$0].isBarrier ? plan.nodes[$0].needs : [$0] }
         }
         var inputs = NodeInputs(values: needs.map { values[$0] }, needs: needs.map { plan.nodes[$0].name })
+        // Sized once for a node of many needs (`reserveCapacity` is not specialised, `minimumCapacity` is).
+        if needs.count > 8 {
+            inputs.outputs = Dictionary(minimumCapacity: needs.count)
+            inputs.results = Dictionary(minimumCapacity: needs.count)
+        }
         for need in needs {
             let name = plan.nodes[need].name
             inputs.outputs[name] = outputs[need]
