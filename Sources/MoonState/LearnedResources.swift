@@ -58,15 +58,12 @@ public struct LearnedResources: Sendable {
     /// Each node's successful runs among the graph's newest `searched`
     /// runs, oldest first: how long each took and its peak memory (`max_rss_bytes`).
     static func successes(graph: Graph, store: StateStore?) -> [String: [(milliseconds: Int, peak: Int64?)]] {
-        guard let store, let runs = try? store.recentRuns(graph: StateStore.graphKey(forGraphAt: graph.path), limit: searched) else {
+        guard let store, let runs = try? store.recentSuccesses(graph: StateStore.graphKey(forGraphAt: graph.path), limit: searched) else {
             return [:]
         }
         var successes: [String: [(milliseconds: Int, peak: Int64?)]] = [:]
-        for run in runs.reversed() {
-            for node in run.nodes where node.result == .succeeded {
-                guard let duration = node.durationMilliseconds else { continue }
-                successes[node.node, default: []].append((duration, node.maxRSSBytes))
-            }
+        for run in runs {
+            successes[run.node, default: []].append((run.milliseconds, run.peak))
         }
         return successes
     }

@@ -59,40 +59,88 @@ enum NodeRunsText {
 
     /// The records of `text`; lines that do not parse are left out.
     static func decode(_ text: String) -> [NodeRunRecord] {
-        // Split as bytes, not as Characters: a run learns its nodes' memory
-        // from the last 20 runs' texts before its first node starts.
         var text = text
         return text.withUTF8 { bytes in
             var nodes: [NodeRunRecord] = []
-            var fields: [Range<Int>] = []
-            fields.reserveCapacity(8)
-            var lineStart = 0
-            while lineStart < bytes.count {
-                var lineEnd = lineStart
-                while lineEnd < bytes.count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
-                defer { lineStart = lineEnd + 1 }
-                guard lineEnd > lineStart else { continue }
-                fields.removeAll(keepingCapacity: true)
-                var fieldStart = lineStart
-                for i in lineStart...lineEnd where i == lineEnd || bytes[i] == UInt8(ascii: "\t") {
-                    fields.append(fieldStart..<i)
-                    fieldStart = i + 1
-                    if fields.count > 7 { break }
-                }
-                func text(_ field: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[fields[field]]), as: UTF8.self) }
-                func number(_ field: Int) -> Int64? { integer(UnsafeBufferPointer(rebasing: bytes[fields[field]])) }
-                guard fields.count == 5 || fields.count == 7, let result = NodeRunRecord.Result(rawValue: text(3)),
-                      let attempts = number(4).flatMap({ Int(exactly: $0) }) else { continue }
-                var record = NodeRunRecord(node: unescaped(text(0)),
-                                           startedAt: number(1).map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                                           durationMilliseconds: number(2).flatMap { Int(exactly: $0) }, result: result, attempts: attempts)
-                if fields.count == 7, let cpu = number(5).flatMap({ Int(exactly: $0) }), let rss = number(6), cpu >= 0, rss >= 0 {
+            eachLine(bytes) { line in
+                guard line.isRecord, let result = line.result else { return }
+                var record = NodeRunRecord(node: line.name, startedAt: line.number(1).map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                                           durationMilliseconds: line.duration, result: result, attempts: line.attempts)
+                if let (cpu, rss) = line.usage {
                     record.cpuMilliseconds = cpu
                     record.maxRSSBytes = rss
                 }
                 nodes.append(record)
             }
             return nodes
+        }
+    }
+
+    /// The nodes that succeeded, of the records `decode` would read in
+    /// `bytes`: name, duration and peak memory (`max_rss_bytes`), in the
+    /// text's order. Only their lines make strings: a run learns its nodes'
+    /// memory from the last 20 runs' texts before its first node starts,
+    /// and most lines of an edit's run are nodes that were up to date.
+    static func successes(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (_ node: String, _ milliseconds: Int, _ peak: Int64?) -> Void) {
+        eachLine(bytes) { line in
+            guard line.succeeded, line.isRecord, let duration = line.duration else { return }
+            body(line.name, duration, line.usage?.rss)
+        }
+    }
+
+    /// One line's fields (ranges of the text's bytes), split as bytes, not as Characters.
+    private struct Line {
+        let bytes: UnsafeBufferPointer<UInt8>
+        /// The first `count` are the fields.
+        let fields: [Range<Int>]
+        let count: Int
+        /// Whether it parses: 5 or 7 fields, a known result, a whole number of attempts.
+        var isRecord: Bool { (count == 5 || count == 7) && attemptsField != nil }
+
+        func field(_ index: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[fields[index]]) }
+        func number(_ index: Int) -> Int64? { integer(field(index)) }
+        var name: String { unescaped(String(decoding: field(0), as: UTF8.self)) }
+        var result: NodeRunRecord.Result? { NodeRunRecord.Result(rawValue: String(decoding: field(3), as: UTF8.self)) }
+        var succeeded: Bool {
+            guard count > 3 else { return false }
+            let result = field(3)
+            return result.count == 9 && memcmp(result.baseAddress!, "succeeded", 9) == 0
+        }
+        private var attemptsField: Int? { number(4).flatMap { Int(exactly: $0) } }
+        var attempts: Int { attemptsField ?? 0 }
+        var duration: Int? { number(2).flatMap { Int(exactly: $0) } }
+        /// CPU time and peak memory, when measured and sound.
+        var usage: (cpu: Int, rss: Int64)? {
+            guard count == 7, let cpu = number(5).flatMap({ Int(exactly: $0) }), let rss = number(6), cpu >= 0, rss >= 0 else { return nil }
+            return (cpu, rss)
+        }
+    }
+
+    /// Calls `body` with each line of `bytes` (`isRecord` says whether it is one). Lines and
+    /// fields are found with `memchr`, which scans a word at a time.
+    private static func eachLine(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Line) -> Void) {
+        guard let base = bytes.baseAddress else { return }
+        func find(_ byte: UInt8, from: Int, to: Int) -> Int {
+            guard let found = memchr(base + from, Int32(byte), to - from) else { return to }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
+        var fields = [Range<Int>](repeating: 0..<0, count: 8)
+        var lineStart = 0
+        while lineStart < bytes.count {
+            let lineEnd = find(UInt8(ascii: "\n"), from: lineStart, to: bytes.count)
+            defer { lineStart = lineEnd + 1 }
+            guard lineEnd > lineStart else { continue }
+            // At most 8 fields are split: a line of more is no record either way.
+            var count = 0
+            var fieldStart = lineStart
+            while count < 8 {
+                let fieldEnd = find(UInt8(ascii: "\t"), from: fieldStart, to: lineEnd)
+                fields[count] = fieldStart..<fieldEnd
+                count += 1
+                if fieldEnd == lineEnd { break }
+                fieldStart = fieldEnd + 1
+            }
+            body(Line(bytes: bytes, fields: fields, count: count))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The history of runs (`runs`, with each run's nodes in one `run_nodes`
 /// row) and each node's newest successful duration (`node_durations`), which
@@ -83,6 +84,30 @@ extension StateStore {
                 run.nodes = try Self.nodes(ofRun: run.id, in: db)
                 return run
             }
+        }
+    }
+
+    /// The nodes that succeeded in the graph's newest `limit` runs, oldest
+    /// run first: name, duration and peak memory. What learning reads
+    /// (`LearnedResources`), without making a record of every node of every run.
+    public func recentSuccesses(graph: String, limit: Int) throws -> [(node: String, milliseconds: Int, peak: Int64?)] {
+        try db.read { db in
+            var runs: [[(node: String, milliseconds: Int, peak: Int64?)]] = []
+            try SQLiteRows.each(db, sql: """
+                SELECT r.id, n.nodes FROM runs r LEFT JOIN run_nodes n ON n.run_id = r.id WHERE r.graph = ? ORDER BY r.id DESC LIMIT ?
+                """, arguments: [graph, limit]) { row in
+                var successes: [(node: String, milliseconds: Int, peak: Int64?)] = []
+                if sqlite3_column_type(row, 1) == SQLITE_NULL {
+                    // A run recorded before schema 3: a row per node.
+                    for node in try Self.nodes(ofRun: sqlite3_column_int64(row, 0), in: db) where node.result == .succeeded {
+                        if let duration = node.durationMilliseconds { successes.append((node.node, duration, node.maxRSSBytes)) }
+                    }
+                } else {
+                    NodeRunsText.successes(SQLiteRows.blob(row, 1).assumingMemoryBound(to: UInt8.self)) { successes.append(($0, $1, $2)) }
+                }
+                runs.append(successes)
+            }
+            return runs.reversed().flatMap { $0 }
         }
     }
 

@@ -187,6 +187,28 @@ import Testing
         #expect(runs[1].nodes[0].startedAt == Date(timeIntervalSince1970: 1000.5))
         #expect(runs[0].nodes[0].attempts == 2)
         #expect(try store.lastDurations(graph: "moon.yaml") == ["build": 900])
+        // Learning reads both kinds of run, oldest first.
+        #expect(try store.recentSuccesses(graph: "moon.yaml", limit: 5).map { "\($0.node) \($0.milliseconds)" } == ["build 250", "build 900"])
+    }
+
+    /// What learning reads of a run's text: the records that succeeded with a duration, as `decode` reads them.
+    @Test func successesAreTheSucceededRecordsDecodeReads() {
+        let nodes = [
+            NodeRunRecord(node: "a", startedAt: Date(timeIntervalSince1970: 1), durationMilliseconds: 12, result: .succeeded, attempts: 1,
+                          cpuMilliseconds: 5, maxRSSBytes: 1000),
+            NodeRunRecord(node: "b", durationMilliseconds: 3, result: .failed, attempts: 1),
+            NodeRunRecord(node: "c", result: .succeeded, attempts: 1),
+            NodeRunRecord(node: "odd\tname\\x", durationMilliseconds: 7, result: .succeeded, attempts: 2),
+            NodeRunRecord(node: "d", result: .upToDate, attempts: 0),
+        ]
+        let text = NodeRunsText.encode(nodes) + "junk\tline\n" + "e\t\t9\tsucceeded\t1x\n" + "f\t\t9\tsucceededx\t1\n"
+        var read: [String] = []
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            NodeRunsText.successes(bytes) { read.append("\($0) \($1) \($2 ?? -1)") }
+        }
+        let decoded = NodeRunsText.decode(text).filter { $0.result == .succeeded && $0.durationMilliseconds != nil }
+        #expect(read == decoded.map { "\($0.node) \($0.durationMilliseconds!) \($0.maxRSSBytes ?? -1)" })
+        #expect(read == ["a 12 1000", "odd\tname\\x 7 -1"])
     }
 
     @Test func nodeRunsTextRoundTrips() {
