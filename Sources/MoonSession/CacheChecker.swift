@@ -153,7 +153,7 @@ package final class CacheChecker: UpToDateChecking {
             // nothing, and its no-op stamps no definition to say so.
             for (node, ended) in summary.nodes.enumerated() {
                 let index = inner.stateIndex(node)
-                if let index, !spec(index).sources.isEmpty { continue }
+                if let index, hasSources(index) { continue }
                 let succeeded = ended.result == .succeeded || ended.result == .upToDate
                 let result = succeeded ? results[node] : nil
                 let definition = succeeded ? index.map { state.definitionStamp(node: $0) } : nil
@@ -185,6 +185,11 @@ package final class CacheChecker: UpToDateChecking {
     /// reads a secret, which it may have written into them (docs/secrets.md).
     private func isShared(_ node: Node) -> Bool {
         state.graph.secrets.isEmpty || node.secretNames.isEmpty
+    }
+
+    /// Whether node `index` has sources, read without a copy of the node.
+    private func hasSources(_ index: Int) -> Bool {
+        index < state.graph.nodes.count ? !state.graph.nodes[index].sources.isEmpty : !state.node(at: index).sources.isEmpty
     }
 
     private func spec(_ index: Int) -> Node {

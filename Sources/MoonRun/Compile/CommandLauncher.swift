@@ -46,11 +46,12 @@ public final class CommandLauncher: NodeLauncher {
             processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
             terminal: terminal, slurm: SlurmRunReading(slurm))
         // Built-ins run in moon even on a Slurm queue: they start at once.
+        // (As `graph.slurmOptions(for:) != nil`, read field by field: a copy of each Node costs more than the rest.)
         onSlurm = plan.selected.map { index in
-            let node = graph.nodes[index]
-            if case .builtin = node.action { return false }
-            if case .group = node.action { return false }
-            return graph.slurmOptions(for: node) != nil
+            switch graph.nodes[index].action {
+            case .builtin, .group: return false
+            case .shell, .exec: return graph.queues[graph.nodes[index].queue].slurm != nil
+            }
         }
     }
 
