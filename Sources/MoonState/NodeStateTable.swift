@@ -30,11 +30,11 @@ extension StateStore {
     /// checks many nodes spares a transaction and a statement per node.
     public func nodeStates(graph: String) throws -> [String: StoredNode] {
         if let snapshot, snapshot.graph == graph { return snapshot.states }
-        // The rows are kept as read for a snapshot this run may save after
-        // writing nothing, when the store's files were settled and stayed
-        // as they were through the read (`saveNoopSnapshot`).
+        // A run's store keeps the rows as read for a snapshot it may save
+        // after writing nothing, when the store's files were settled and
+        // stayed as they were through the read (`saveNoopSnapshot`).
         let before = NoopSnapshot.stamps(store: path)
-        let keep = !readonly && before[0].exists && NoopSnapshot.settled(before, now: NoopSnapshot.now())
+        let keep = keepsRows(of: graph) && before[0].exists && NoopSnapshot.settled(before, now: NoopSnapshot.now())
         var rows = NoopSnapshot.Writer()
         let states = try db.read { db in
             var result: [String: StoredNode] = [:]

@@ -50,6 +50,9 @@ public final class StateStore: @unchecked Sendable {
     private var durationsRead: [String: [String: Int]] = [:]
     /// The node state rows `nodeStates` last read, as a snapshot holds them.
     private var rowsRead: NoopSnapshot.RowsRead?
+    /// The graph whose rows `nodeStates` keeps: a run's (`noopSnapshot`),
+    /// which may save a snapshot of them; no other reader keeps a copy.
+    private var rowsKept: String?
 
     private init(path: String, db: DatabaseQueue?, readonly: Bool, hasPatterns: Bool, busyTimeout: TimeInterval,
                  snapshot: NoopSnapshot.Contents? = nil) {
@@ -111,7 +114,9 @@ public final class StateStore: @unchecked Sendable {
             }
         }
         do {
-            return Opened(store: try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create, fresh: fresh))
+            let store = try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create, fresh: fresh)
+            if create, let graph { store.keepRows(of: graph) }
+            return Opened(store: store)
         } catch let error as DatabaseError where isCorruption(error) {
             guard create else {
                 return Opened(warning: "\(path) is corrupt (\(Self.reason(error))); the next `moon run` moves it aside and starts a new one")
@@ -225,6 +230,16 @@ public final class StateStore: @unchecked Sendable {
     /// Remembers the durations `lastDurations` read for `graph`.
     func rememberDurations(_ durations: [String: Int], graph: String) {
         lock.withLock { _ in durationsRead[graph] = durations }
+    }
+
+    /// Has `nodeStates` keep the rows it reads of `graph`, for `saveNoopSnapshot`.
+    func keepRows(of graph: String) {
+        lock.withLock { _ in rowsKept = graph }
+    }
+
+    /// Whether `nodeStates` keeps the rows it reads of `graph`.
+    func keepsRows(of graph: String) -> Bool {
+        lock.withLock { _ in rowsKept == graph }
     }
 
     /// Keeps the node state rows this process read, for `saveNoopSnapshot`.

@@ -95,8 +95,11 @@ import Testing
     /// A run that read the node states of settled files and wrote nothing
     /// saves the rows it read, not a second read of them; the snapshot reads as the store.
     @Test func aNoOpSavesTheRowsItRead() throws {
-        let (tree, store) = try filled()
-        settle(store)
+        let (tree, filledStore) = try filled()
+        settle(filledStore)
+        // A run's store: opened for the graph's snapshot (none yet).
+        let store = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(store.snapshot == nil)
         let read = try store.nodeStates(graph: Self.graph)
         #expect(store.rowsRead(graph: Self.graph) != nil)
         #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
@@ -110,9 +113,11 @@ import Testing
     /// Rows read before another moon wrote the store are not saved, even
     /// with the files dated back again: the snapshot holds the store as it is.
     @Test func rowsReadBeforeAnotherWriteAreNotSaved() throws {
-        let (tree, store) = try filled()
-        settle(store)
+        let (tree, filledStore) = try filled()
+        settle(filledStore)
+        let store = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
         _ = try store.nodeStates(graph: Self.graph)
+        #expect(store.rowsRead(graph: Self.graph) != nil)
         let other = try #require(StateStore.open(graphDirectory: tree.root).store)
         try other.markUnfinished(graph: Self.graph, nodes: ["a"])
         settle(store)
@@ -122,11 +127,22 @@ import Testing
         #expect(try fromSnapshot.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
     }
 
-    /// Files written within the racy window when the run reads them keep no rows for a snapshot.
-    @Test func rowsOfUnsettledFilesAreNotKept() throws {
-        let (_, store) = try filled()
-        _ = try store.nodeStates(graph: Self.graph)
-        #expect(store.rowsRead(graph: Self.graph) == nil)
+    /// Files written within the racy window when the run reads them keep
+    /// no rows for a snapshot; nor does a store opened for anything but a
+    /// run of the graph (a watch, a status), which saves no snapshot.
+    @Test func rowsOfUnsettledFilesOrOfOtherReadersAreNotKept() throws {
+        let (tree, filled) = try filled()
+        let run = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        _ = try run.nodeStates(graph: Self.graph)
+        #expect(run.rowsRead(graph: Self.graph) == nil)
+        settle(filled)
+        _ = try filled.nodeStates(graph: Self.graph)
+        #expect(filled.rowsRead(graph: Self.graph) == nil)
+        let other = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: "other.yaml").store)
+        _ = try other.nodeStates(graph: Self.graph)
+        #expect(other.rowsRead(graph: Self.graph) == nil)
+        _ = try run.nodeStates(graph: Self.graph)
+        #expect(run.rowsRead(graph: Self.graph) != nil)
     }
 
     /// Every truncation of a sound snapshot, and garbage, is no snapshot, never a trap.
