@@ -35,16 +35,16 @@ extension StateStore {
         // stayed as they were through the read (`saveNoopSnapshot`).
         let before = NoopSnapshot.stamps(store: path)
         let keep = keepsRows(of: graph) && before[0].exists && NoopSnapshot.settled(before, now: NoopSnapshot.now())
-        var rows = NoopSnapshot.Writer()
+        var rows = keep ? NoopSnapshot.Writer() : nil
         let states = try db.read { db in
             var result: [String: StoredNode] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = Self.storedNode(SQLiteRow(row))
-                if keep { rows.appendRow(row) }
+                rows?.appendRow(row)
             }
             return result
         }
-        if keep, NoopSnapshot.stamps(store: path) == before {
+        if let rows, NoopSnapshot.stamps(store: path) == before {
             keepRowsRead(NoopSnapshot.RowsRead(graph: graph, stamps: before, rows: rows))
         }
         return states
