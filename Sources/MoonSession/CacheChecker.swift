@@ -110,7 +110,7 @@ package final class CacheChecker: UpToDateChecking {
         guard let index = inner.stateIndex(node) else { return nil }
         let spec = spec(index)
         // A restore writes files as a started node would: stats taken before it no longer stand.
-        state.filesChanging()
+        state.filesChanging(node: index)
         // The depfile's files as the entry's check found them, for the record.
         var current: [Manifest.Entry]?
         guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),

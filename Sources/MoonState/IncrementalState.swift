@@ -148,6 +148,9 @@ public final class IncrementalState: @unchecked Sendable {
             guard tracked[index] else { return .untracked }
             let started = FileStat.monotonicNanoseconds()
             defer { checkNanoseconds += FileStat.monotonicNanoseconds() - started }
+            let needsQuiet = needsQuietLocked(index)
+            quietCheck = needsQuiet
+            defer { quietCheck = false }
             let node = nodeLocked(index)
             // The last success first: its manifest spares re-reading unchanged files.
             let stored = node.sources.isEmpty || store == nil ? nil : storedLocked(node.name)
@@ -157,6 +160,7 @@ public final class IncrementalState: @unchecked Sendable {
             if let stored, !force, !forced.contains(index), standsByStat(node, stored, stamp, scan: &scan) {
                 pending[index] = Pending(fingerprint: stored.fingerprint, depfile: nil, complete: true, stamp: stamp, quickNeeds: needs)
                 statOnly += 1
+                if needsQuiet { quiet[index] = true }
                 return .upToDate(outputs: stored.outputs, values: stored.values)
             }
             // Kept for `moon status` of its dependents too (hence `tracked`).
@@ -191,7 +195,7 @@ public final class IncrementalState: @unchecked Sendable {
                 reasons.append(.sourcesChanged(changed: diff.changed, added: diff.added, removed: diff.removed))
             }
             if reasons.isEmpty, old.combined != fingerprint.combined { reasons.append(.commandChanged) }
-            for pattern in node.generates where !scanner.exists(pattern, memo: stats) {
+            for pattern in node.generates where !scanner.exists(pattern, memo: memo) {
                 reasons.append(.outputMissing(pattern))
             }
             guard reasons.isEmpty else { return .stale(reasons) }
@@ -205,6 +209,7 @@ public final class IncrementalState: @unchecked Sendable {
                                               updatedAt: stored.updatedAt, listed: stored.listed,
                                               patterns: taken.complete ? Self.patternsKey(node) : nil, stamp: stamp)
             }
+            if needsQuiet { quiet[index] = true }
             return .upToDate(outputs: stored.outputs, values: stored.values)
         }
     }
@@ -217,7 +222,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// no file. `scan`: the patterns' files, for the full check when not.
     private func standsByStat(_ node: Node, _ stored: StoredNode, _ stamp: CheckStamp, scan: inout SourceScan?) -> Bool {
         guard stored.stamp == stamp, !stored.unfinished, stored.patterns != nil else { return false }
-        let found = scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
+        let found = scanner.scan(matching: node.sources, leavingOut: node.generates, memo: memo)
         scan = found
         let files = found.files
         guard found.unnamable.isEmpty, stored.fingerprint.manifest.entries.count >= files.count else { return false }
@@ -233,14 +238,14 @@ public final class IncrementalState: @unchecked Sendable {
                 return false
             }
             let listed = UnsafeBufferPointer(rebasing: entries[files.count...])
-            if let stats { return stats.allUnchanged(listed, scanner) }
+            if let memo { return memo.allUnchanged(listed, scanner) }
             for entry in listed {
                 guard !entry.racy, let now = dependencyStat(entry.path), now.1 == .file, now.0 == entry.stat else { return false }
             }
             return true
         }
         guard unchanged else { return false }
-        for pattern in node.generates where !scanner.exists(pattern, memo: stats) { return false }
+        for pattern in node.generates where !scanner.exists(pattern, memo: memo) { return false }
         return true
     }
 
@@ -276,7 +281,7 @@ public final class IncrementalState: @unchecked Sendable {
             // All of the graph's at the first question (one read, not one per node).
             let all = try store.nodeStates(graph: graphKey)
             allStored = all
-            stats?.reserve(all.values.reduce(graph.nodes.count) { $0 + $1.fingerprint.manifest.entries.count })
+            stats.reserve(all.values.reduce(graph.nodes.count) { $0 + $1.fingerprint.manifest.entries.count })
             return all[name]
         } catch {
             failed(error)
@@ -289,21 +294,48 @@ public final class IncrementalState: @unchecked Sendable {
 
     /// Stats of paths named outright (depfile dependencies, which many
     /// nodes list; literal sources and outputs, which a later glob walks
-    /// over), so each is stat'ed once per run; kept only while no node of
-    /// this run has started and no restore has written: once one has, any
-    /// file may change, and each check stats afresh.
-    private(set) var stats: StatMemo? = StatMemo()
+    /// over), so each is stat'ed once per run (`memo` says when it answers).
+    let stats = StatMemo()
+    /// A node started or a restore wrote: files may change from now on.
+    private var disturbed = false
+    /// The check in progress is of a node whose needs are all `quiet`.
+    private var quietCheck = false
+    /// Per graph node: found up to date, as were its needs and theirs, so
+    /// nothing that precedes it ran or was restored in this run.
+    private lazy var quiet = Array(repeating: false, count: graph.nodes.count)
 
-    func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
-        guard let stats else { return FileStat.of(scanner.fullPath(path)) }
-        return stats.stat(path, scanner)
+    /// The memo, where its stats still stand: until a node starts or a
+    /// restore writes; after, only in the check of a node with `quiet`
+    /// needs (no file it may read was written by what precedes it; a file
+    /// of a node not ordered before it is as racy as ninja's stat taken
+    /// once per build), and never for the files a started or restored node
+    /// declares (`StatMemo.forget`). An edit's sweep of unchanged nodes
+    /// thus stats each header once, however early the first one starts.
+    var memo: StatMemo? { !disturbed || quietCheck ? stats : nil }
+
+    /// Whether every need of graph node `index` is `quiet` (true without needs; false for an instance).
+    private func needsQuietLocked(_ index: Int) -> Bool {
+        guard index < graph.nodes.count else { return false }
+        for need in graph.nodes[index].needs where !quiet[need] { return false }
+        return true
     }
 
-    /// Files of the tree are about to change outside a node's process (a
-    /// cache restore writes outputs): the stats this run remembered no
-    /// longer stand, as when a node starts.
-    public func filesChanging() {
-        lock.withLock { _ in stats = nil }
+    /// Graph node `index` starts or is restored: its declared files may change.
+    private func disturbLocked(_ index: Int) {
+        disturbed = true
+        if index < quiet.count { quiet[index] = false }
+        for pattern in nodeLocked(index).generates { stats.forget(pattern) }
+    }
+
+    func dependencyStat(_ path: String) -> (FileStat, FileStat.Kind)? {
+        guard let memo else { return FileStat.of(scanner.fullPath(path)) }
+        return memo.stat(path, scanner)
+    }
+
+    /// Graph node `index` is about to be restored: the cache writes its
+    /// outputs outside a process, as a started node would.
+    public func filesChanging(node index: Int) {
+        lock.withLock { _ in disturbLocked(index) }
     }
 
     /// Graph nodes about to start: their last success no longer says they
@@ -312,7 +344,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// a run that starts nothing it remembered writes nothing here.
     public func starting(nodes indices: [Int]) {
         lock.withLock { _ in
-            stats = nil
+            for index in indices { disturbLocked(index) }
             let names = indices.filter { remembered.remove($0) != nil }.map { nodeLocked($0).name }
             guard let store, !names.isEmpty else { return }
             do {

@@ -277,7 +277,7 @@ extension IncrementalState {
             for pattern in patterns { sources.add(pattern) }
         }
         guard !node.sources.isEmpty else { return Sources(digest: sources.finish(), manifest: Manifest(entries: []), complete: true) }
-        let scan = found ?? scanner.scan(matching: node.sources, leavingOut: node.generates, memo: stats)
+        let scan = found ?? scanner.scan(matching: node.sources, leavingOut: node.generates, memo: memo)
         let files = scan.files
         manifest.reserveCapacity(files.count + (previous?.deps?.count ?? 0))
         sources.add(files.count)

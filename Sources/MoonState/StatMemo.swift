@@ -1,8 +1,10 @@
 /// Stats taken during a run's checks, by path as the graph spells it
 /// (relative to its directory, or absolute): a header that 300 depfiles
 /// list, or an object a node generates and the archive's glob walks over,
-/// is stat'ed once. Its owner (`IncrementalState`) drops it once a node
-/// starts (then any file may change) and serializes access.
+/// is stat'ed once. Its owner (`IncrementalState`) serializes access, and
+/// asks it only where no file it knows can have changed since: once a node
+/// started, in the checks of nodes that nothing which ran precedes, and
+/// never of the files a started node declares (`forget`).
 ///
 /// It is asked once per file every depfile lists, thousands of times in a
 /// no-op, so it is one struct of plain arrays (`Table`), probed with a
@@ -40,13 +42,29 @@ public final class StatMemo {
         table.allUnchanged(entries, scanner)
     }
 
-    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing).
+    /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing)
+    /// and is not forgotten.
     func known(_ path: String) -> (FileStat, FileStat.Kind)?? {
         var path = path
         let hash = path.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
-        guard let index = table.find(path, hash).index else { return nil }
+        guard let index = table.find(path, hash).index, !table.volatile[index] else { return nil }
         return .some(table.found[index])
     }
+
+    /// The files of `pattern` (a started node's `generates`) may change
+    /// from now on: each question about them stats afresh, and no answer is
+    /// kept. A glob forgets every path below its base directory.
+    func forget(_ pattern: String) {
+        let glob = Glob(pattern)
+        if glob.isLiteral {
+            table.forget(path: glob.base)
+        } else {
+            table.forget(below: glob.base)
+        }
+    }
+
+    /// Stats taken (not answered from the table), for the tests.
+    var taken: Int { table.taken }
 
     /// A 64-bit hash of bytes, a word at a time, never 0 (only for this
     /// table: not stable across versions, never stored).
@@ -82,6 +100,11 @@ public final class StatMemo {
         var hashes: [UInt64] = []
         var paths: [String] = []
         var found: [(FileStat, FileStat.Kind)?] = []
+        /// Per entry: forgotten (`forget`), so asked afresh each time.
+        var volatile: [Bool] = []
+        /// Directories (`dir/`, or "" for all) whose files are forgotten, old and new.
+        var volatileDirectories: [String] = []
+        var taken = 0
         var directorySlots: [UInt64] = Array(repeating: 0, count: 16)
         var directoryCount = 0
         /// The directory last added (most paths a depfile lists share one).
@@ -91,6 +114,7 @@ public final class StatMemo {
             hashes.reserveCapacity(count)
             paths.reserveCapacity(count)
             found.reserveCapacity(count)
+            volatile.reserveCapacity(count)
             if slots.count < 2 * count { rehash(capacity: 2 * count) }
         }
 
@@ -98,19 +122,46 @@ public final class StatMemo {
             var path = path
             let (hash, spelt) = path.withUTF8 { (StatMemo.hash(UnsafeRawBufferPointer($0)), $0.first) }
             let (slot, index) = find(path, hash)
-            if let index { return found[index] }
-            // As spelt when absolute, or relative to the current directory when the graph's is that
-            // ("" is the graph's directory itself: `fullPath` says which).
-            let asSpelt = spelt == UInt8(ascii: "/") || (spelt != nil && scanner.root == ".")
-            let taken = FileStat.of(asSpelt ? path : scanner.fullPath(path))
-            insert(path, hash, taken, at: slot)
+            if let index {
+                return volatile[index] ? fresh(path, spelt, scanner) : found[index]
+            }
+            let now = fresh(path, spelt, scanner)
+            if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return now }
+            insert(path, hash, now, at: slot)
             let directory = path.withUTF8 { bytes -> UInt64 in
                 var end = bytes.count
                 while end > 0, bytes[end - 1] != UInt8(ascii: "/") { end -= 1 }
                 return StatMemo.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end])))
             }
             if directory != lastDirectory { addDirectory(directory) }
-            return taken
+            return now
+        }
+
+        /// `stat(2)` of `path` now: as spelt when absolute, or relative to the
+        /// current directory when the graph's is that ("" is the graph's
+        /// directory itself: `fullPath` says which).
+        private mutating func fresh(_ path: String, _ spelt: UInt8?, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+            taken += 1
+            let asSpelt = spelt == UInt8(ascii: "/") || (spelt != nil && scanner.root == ".")
+            return FileStat.of(asSpelt ? path : scanner.fullPath(path))
+        }
+
+        mutating func forget(path: String) {
+            var path = path
+            let hash = path.withUTF8 { StatMemo.hash(UnsafeRawBufferPointer($0)) }
+            let (slot, index) = find(path, hash)
+            if let index {
+                volatile[index] = true
+            } else {
+                insert(path, hash, nil, at: slot)
+                volatile[volatile.count - 1] = true
+            }
+        }
+
+        mutating func forget(below directory: String) {
+            let prefix = directory.isEmpty || directory.hasSuffix("/") ? directory : directory + "/"
+            volatileDirectories.append(prefix)
+            for index in paths.indices where paths[index].hasPrefix(prefix) { volatile[index] = true }
         }
 
         mutating func allUnchanged(_ entries: UnsafeBufferPointer<Manifest.Entry>, _ scanner: SourceScanner) -> Bool {
@@ -142,6 +193,7 @@ public final class StatMemo {
             hashes.append(hash)
             paths.append(path)
             found.append(value)
+            volatile.append(false)
             if 2 * paths.count > slots.count {
                 rehash(capacity: 2 * paths.count)
             } else {

@@ -180,6 +180,61 @@ import Testing
         #expect(reasons(state.check(node: 1, needs: [])) == [.sourcesChanged(changed: ["out/result"], added: [], removed: [])])
     }
 
+    static let sharedHeader = """
+        version: 1
+        nodes:
+          a:
+            sources: [shared.h, a.c]
+            run: cc a.c
+          b:
+            sources: [shared.h, b.c]
+            run: cc b.c
+          gen:
+            sources: [gen.c]
+            generates: [gen.out]
+            run: gen
+          pack:
+            needs: [gen]
+            sources: [side.txt]
+            run: pack
+        """
+
+    /// An edit's sweep: a node starts early, and the unchanged nodes checked
+    /// after it still take each shared file's stat once (nothing that ran
+    /// precedes them), not once per node. As ninja's stat taken once per
+    /// build, a change after the sweep took it counts in the next run.
+    @Test func aNodeNothingRanBeforeKeepsTheStatsTakenBeforeAStart() throws {
+        let tree = try TempTree()
+        try settled(tree, ["shared.h": "h", "a.c": "a", "b.c": "b", "gen.c": "g", "gen.out": "o", "side.txt": "s"])
+        for node in ["a", "b", "gen", "pack"] { try run(tree, Self.sharedHeader, node: node, output: node == "gen" ? "gen.out" : "x") }
+        let graph = try tree.graph(Self.sharedHeader)
+        let state = IncrementalState(graph: graph, store: StateStore.open(graphDirectory: tree.root).store)
+        #expect(state.check(node: 0, needs: []).isUpToDate)
+        state.starting(nodes: [2])
+        try tree.write("shared.h", "edited during the run")
+        let before = state.stats.taken
+        #expect(state.check(node: 1, needs: []).isUpToDate)
+        #expect(state.stats.taken == before + 1, "only b.c is stat'ed: shared.h's stat stands")
+        let next = IncrementalState(graph: graph, store: StateStore.open(graphDirectory: tree.root).store)
+        #expect(reasons(next.check(node: 1, needs: [])) == [.sourcesChanged(changed: ["shared.h"], added: [], removed: [])])
+    }
+
+    /// A node whose need ran stats afresh, even a file the need wrote
+    /// without declaring it, which an earlier check had stat'ed.
+    @Test func aNodeWhoseNeedRanSeesWhatItWrote() throws {
+        let tree = try TempTree()
+        try settled(tree, ["gen.c": "g", "gen.out": "o", "side.txt": "s"])
+        try run(tree, Self.sharedHeader, node: "gen", output: "gen.out")
+        let needs = [NeedState(name: "gen", outputs: [("k", "v")])]
+        try run(tree, Self.sharedHeader, node: "pack", needs: needs, output: "x")
+        let graph = try tree.graph(Self.sharedHeader)
+        let state = IncrementalState(graph: graph, store: StateStore.open(graphDirectory: tree.root).store)
+        #expect(state.stats.stat("side.txt", state.scanner) != nil)
+        state.starting(nodes: [2])
+        try tree.write("side.txt", "written by gen")
+        #expect(reasons(state.check(node: 3, needs: needs)) == [.sourcesChanged(changed: ["side.txt"], added: [], removed: [])])
+    }
+
     func reasons(_ verdict: Verdict) -> [Staleness] {
         if case .stale(let reasons) = verdict { return reasons }
         return []
