@@ -27,6 +27,30 @@ import Testing
         for name in names.dropFirst() { #expect(memo.known(name)??.0 == FileStat.of(tree.path(name))?.0) }
     }
 
+    /// What a started node declares is forgotten: a literal path, and for
+    /// a glob every path below its base, those known and those asked later,
+    /// each answered by a new stat and never kept; other paths stand.
+    @Test func forgottenPathsAreStatedAfreshEachTime() throws {
+        let tree = try TempTree()
+        for name in ["out/a.o", "out/sub/b.o", "gen.h", "src/c.c"] { try tree.write(name, "1") }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        for name in ["out/a.o", "gen.h", "src/c.c"] { _ = memo.stat(name, scanner) }
+        memo.forget("gen.h")
+        memo.forget("out/**/*.o")
+        let before = memo.taken
+        for name in ["out/a.o", "out/sub/b.o", "gen.h"] { try tree.write(name, "longer") }
+        for name in ["out/a.o", "out/sub/b.o", "gen.h"] {
+            #expect(memo.stat(name, scanner)?.0 == FileStat.of(tree.path(name))?.0)
+            #expect(memo.known(name) == nil)
+        }
+        try tree.write("out/sub/b.o", "longer still")
+        #expect(memo.stat("out/sub/b.o", scanner)?.0 == FileStat.of(tree.path("out/sub/b.o"))?.0, "a new path below is not kept either")
+        #expect(memo.taken == before + 4)
+        try tree.write("src/c.c", "changed")
+        #expect(memo.stat("src/c.c", scanner)?.0.size == 1, "a path not forgotten stands")
+    }
+
     /// "" is the graph's directory: the memo stats the directory itself
     /// (not an empty path), so a glob over the whole project walks it.
     @Test func theEmptyPathIsTheGraphsDirectory() throws {
