@@ -36,9 +36,9 @@ public struct CacheDirectory: Sendable {
     func entryPath(_ key: CacheKey) -> String { entries + "/" + key.hex }
     func blobPath(_ hash: String) -> String { blobs + "/" + hash.prefix(2) + "/" + hash }
 
-    /// The directories of the cache below `v1`.
+    /// The directories of the cache below `v1`, and `v1` itself (`top`, where its usage ledger is).
     enum Area: String {
-        case entries = "ac", blobs = "cas", temporary = "tmp"
+        case entries = "ac", blobs = "cas", temporary = "tmp", top = "."
     }
 
     /// The open directory `v1/<area>` (kept open for the process; never

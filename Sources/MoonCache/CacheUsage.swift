@@ -41,8 +41,19 @@ public struct CacheUsage: Sendable {
         public var bytes: Int64 = 0
     }
 
+    /// After a run added `bytes` to the cache (stored or downloaded):
+    /// prunes it to `maxBytes` when it may be past them. The ledger
+    /// (`UsageLedger`) says when it cannot be, so a run need not list a
+    /// cache of many thousand files to learn that it has room.
+    public static func keep(_ cache: CacheDirectory, within maxBytes: Int64, adding bytes: Int64, now: Date = Date()) {
+        UsageLedger.add(bytes, to: cache)
+        if let estimate = UsageLedger.estimate(cache, now: now), estimate <= maxBytes { return }
+        _ = prune(cache, maxBytes: maxBytes, now: now)
+    }
+
     /// Removes least recently used entries, and the blobs only they named,
-    /// until the cache holds at most `maxBytes`.
+    /// until the cache holds at most `maxBytes`; the ledger then holds what
+    /// is left.
     /// Only the names moon writes are looked at, and every name is
     /// reached and removed from its directory's descriptor (`unlinkat`): a
     /// link planted anywhere in the cache is skipped, never followed.
@@ -53,6 +64,7 @@ public struct CacheUsage: Sendable {
         let blobs = listing.blobs
         let ac = ((try? cache.area(.entries, create: false)) ?? nil) ?? -1
         var total = entries.reduce(Int64(0)) { $0 + $1.size } + blobs.values.reduce(Int64(0)) { $0 + $1.size }
+        defer { if ac >= 0 { UsageLedger.reset(cache, total: total, now: now) } }
         guard total > maxBytes else { return pruned }
         // Which blobs each entry names, and how many entries name each blob.
         var named: [String: Set<String>] = [:]
@@ -124,9 +136,11 @@ public struct CacheUsage: Sendable {
         }
     }
 
-    /// The names in the open directory `fd` (left open).
+    /// The names in the open directory `fd` (left open). Read through a
+    /// descriptor of its own: a `dup` would share the offset, and the
+    /// second listing through the kept area descriptors would find nothing.
     static func names(in fd: Int32) -> [String] {
-        let copy = dup(fd)
+        let copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard copy >= 0, let directory = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
             return []

@@ -20,7 +20,8 @@ public final class OutputCache: @unchecked Sendable {
     /// Uploads wait on their own threads: a slow server never holds up storing locally.
     private let uploading = WorkerPool(name: "moon.upload", width: 4)
     private let lock = Mutex(())
-    private var stored = 0
+    /// What this run's stores and downloads added to the local cache (`UsageLedger.footprint`).
+    private var added: Int64 = 0
     /// Set by `store`: `finish` has something to wait for.
     private var storeAsked = false
     /// Set by `cancel`: restores in progress end, later ones do not start.
@@ -119,6 +120,7 @@ public final class OutputCache: @unchecked Sendable {
         if let data {
             guard download(entry, node: node) else { return nil }
             try? directory.store(entryData: data, as: key)
+            lock.withLock { _ in added += UsageLedger.footprint(of: entry.files) }
         }
         do {
             var restorer = OutputRestorer(root: root, cache: directory)
@@ -182,7 +184,7 @@ public final class OutputCache: @unchecked Sendable {
                 entry.why = why
                 try directory.store(entry, as: key)
                 placed = []
-                lock.withLock { _ in stored += 1 }
+                lock.withLock { _ in added += UsageLedger.footprint(of: files) }
                 if shared { upload(entry, as: key) }
             } catch CacheError.stopped {
                 return
@@ -202,14 +204,14 @@ public final class OutputCache: @unchecked Sendable {
         lock.withLock { _ in storeAsked }
     }
 
-    /// Waits for the stores in progress; after a run that stored something,
-    /// prunes the cache to its limit.
+    /// Waits for the stores in progress; after a run that stored or
+    /// downloaded something, keeps the cache within its limit.
     public func finish() {
         storing.sync {}
         uploading.wait()
-        let anything = lock.withLock { _ in stored > 0 }
-        guard anything else { return }
-        _ = CacheUsage.prune(directory, maxBytes: limit)
+        let bytes = lock.withLock { _ in added }
+        guard bytes > 0 else { return }
+        CacheUsage.keep(directory, within: limit, adding: bytes)
     }
 
     /// The entry under `key` from the remote cache, and its bytes (to keep
