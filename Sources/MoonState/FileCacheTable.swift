@@ -9,14 +9,27 @@ extension StateStore {
             var result: [String: StatCache.Entry] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT path, size, mtime_ns, inode, hash, racy FROM files")
             while let row = try rows.next() {
-                let hashData: Data = row[4]
-                guard let hash = ContentHash(bytes: hashData) else { continue }
-                let inode: Int64 = row[3]
-                let stat = FileStat(size: row[1], mtimeNanoseconds: row[2], inode: UInt64(bitPattern: inode))
-                result[row[0]] = StatCache.Entry(stat: stat, hash: hash, racy: row[5])
+                if let entry = Self.fileEntry(row, from: 1) { result[row[0]] = entry }
             }
             return result
         }
+    }
+
+    /// The entry of one path (a look-up of the primary key), nil when the table has none.
+    public func fileCacheEntry(_ path: String) throws -> StatCache.Entry? {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT size, mtime_ns, inode, hash, racy FROM files WHERE path = ?")
+            return try Row.fetchOne(statement, arguments: [path]).flatMap { Self.fileEntry($0, from: 0) }
+        }
+    }
+
+    /// The entry in `row`'s columns size, mtime_ns, inode, hash, racy from `first` on.
+    private static func fileEntry(_ row: Row, from first: Int) -> StatCache.Entry? {
+        let hashData: Data = row[first + 3]
+        guard let hash = ContentHash(bytes: hashData) else { return nil }
+        let inode: Int64 = row[first + 2]
+        let stat = FileStat(size: row[first], mtimeNanoseconds: row[first + 1], inode: UInt64(bitPattern: inode))
+        return StatCache.Entry(stat: stat, hash: hash, racy: row[first + 4])
     }
 
     public func saveFileCache(_ entries: [String: StatCache.Entry]) throws {

@@ -427,7 +427,15 @@ public final class IncrementalState: @unchecked Sendable {
     /// The stat cache, whose table is read only when a manifest does not answer.
     func loadedCache() -> StatCache {
         if let cache { return cache }
-        let made = StatCache { [weak self] in
+        let made = StatCache(source: StatCache.Source(one: { [weak self] path in
+            guard let self, let store = self.store else { return nil }
+            do {
+                return try store.fileCacheEntry(path)
+            } catch {
+                self.failed(error)
+                return nil
+            }
+        }, all: { [weak self] in
             guard let self, let store = self.store else { return [:] }
             do {
                 return try store.loadFileCache()
@@ -435,7 +443,7 @@ public final class IncrementalState: @unchecked Sendable {
                 self.failed(error)
                 return [:]
             }
-        }
+        }))
         cache = made
         return made
     }

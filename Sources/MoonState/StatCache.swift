@@ -1,8 +1,8 @@
 /// Content hashes of files, keyed by path and trusted while the file's size,
 /// mtime (ns) and inode are those it had when it was hashed: an unchanged
-/// file is not read again. Loaded whole from the store at the first check
-/// and written back only where it changed. Not thread-safe: its owner
-/// (`IncrementalState`) serializes access.
+/// file is not read again. Asked of the store a path at a time, then, past
+/// `lookupLimit` paths, read whole; written back only where it changed.
+/// Not thread-safe: its owner (`IncrementalState`) serializes access.
 public final class StatCache {
     public struct Entry: Sendable, Equatable {
         public var stat: FileStat
@@ -18,28 +18,46 @@ public final class StatCache {
     }
 
     private(set) var entries: [String: Entry]
-    /// Loads the entries on first use (the store's table), so a check that
-    /// its manifests answer never reads it.
-    private var loader: (() -> [String: Entry])?
-    private var loaded = false
+    /// The store's table, asked only about a file whose stat its manifest
+    /// does not have, so a check that manifests answer never reads it.
+    public struct Source {
+        /// The entry of one path.
+        var one: (String) -> Entry?
+        /// The whole table.
+        var all: () -> [String: Entry]
+
+        public init(one: @escaping (String) -> Entry?, all: @escaping () -> [String: Entry]) {
+            self.one = one
+            self.all = all
+        }
+    }
+    private var source: Source?
+    /// Paths asked of `source` one at a time.
+    private var askedOne = Set<String>()
+    /// An edit's check asks about the few files that changed, a look-up
+    /// each, whatever the table's size; a checkout that touched many reads
+    /// the table whole once more than this many were asked.
+    static let lookupLimit = 64
     /// Entries added or changed since loading, to be written back.
     public private(set) var changed: [String: Entry] = [:]
     /// Files read and hashed, and files whose hash came from the cache.
     public private(set) var hashed = 0
     public private(set) var reused = 0
 
-    public init(entries: [String: Entry] = [:], loader: (() -> [String: Entry])? = nil) {
+    public init(entries: [String: Entry] = [:], source: Source? = nil) {
         self.entries = entries
-        self.loader = loader
+        self.source = source
     }
 
-    private func loadIfNeeded() {
-        guard !loaded else { return }
-        loaded = true
-        if let loader {
-            for (path, entry) in loader() where entries[path] == nil { entries[path] = entry }
-            self.loader = nil
+    /// Brings `path`'s entry from the store, if it has one and it is not here yet.
+    private func lookUp(_ path: String) {
+        guard let source, entries[path] == nil else { return }
+        if askedOne.count < Self.lookupLimit {
+            if askedOne.insert(path).inserted, let entry = source.one(path) { entries[path] = entry }
+            return
         }
+        for (path, entry) in source.all() where entries[path] == nil { entries[path] = entry }
+        self.source = nil
     }
 
     /// The content hash of `file` (`fullPath` is where to read it), from the
@@ -56,7 +74,7 @@ public final class StatCache {
     /// The cached entry of `file` when its stat is unchanged (and it was not
     /// racy), or the hash a restore of this run wrote it with (`restored`).
     func known(_ file: ScannedFile) -> Entry? {
-        loadIfNeeded()
+        lookUp(file.path)
         guard let entry = entries[file.path], entry.stat == file.stat, !entry.racy else { return restoredEntry(file) }
         reused += 1
         return entry
@@ -85,7 +103,6 @@ public final class StatCache {
 
     /// A hash the caller read for `file` (its stat taken before the read).
     func add(_ file: ScannedFile, _ hash: ContentHash, racy: Bool) {
-        loadIfNeeded()
         let entry = Entry(stat: file.stat, hash: hash, racy: racy)
         hashed += 1
         entries[file.path] = entry
