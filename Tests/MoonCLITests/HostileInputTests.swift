@@ -337,6 +337,7 @@ import Testing
         let database = moon.path(".moon/state.db")
         // The stat cache's rightmost leaf: the probe at opening reads the leftmost.
         var page = 0
+        var last = ""
         Self.checkpoint(database) { connection in
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(connection, "SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
@@ -344,11 +345,17 @@ import Testing
             #expect(sqlite3_step(statement) == SQLITE_ROW)
             page = Int(sqlite3_column_int64(statement, 0))
             sqlite3_finalize(statement)
+            // The table's last path, whose row is on that leaf.
+            #expect(sqlite3_prepare_v2(connection, "SELECT path FROM files ORDER BY path DESC LIMIT 1", -1, &statement, nil) == SQLITE_OK)
+            #expect(sqlite3_step(statement) == SQLITE_ROW)
+            last = String(cString: sqlite3_column_text(statement, 0))
+            sqlite3_finalize(statement)
         }
         #expect(page > 2, "the stat cache spans several pages")
         try Self.overwrite(database, page: page) { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
-        // A touched source: its node's manifest no longer answers, so the run reads the stat cache.
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-30)], ofItemAtPath: moon.path("src/\(long)-7.txt"))
+        // A touched source whose row is on that leaf: its node's manifest no longer answers, so the run asks the stat cache about it.
+        #expect(last.hasPrefix("src/"), "\(last)")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-30)], ofItemAtPath: moon.path(last))
 
         let first = try moon.run(["run", "--json"])
         #expect(first.status == 0, "\(first.stderr)")

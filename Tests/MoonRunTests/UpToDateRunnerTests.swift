@@ -56,6 +56,20 @@ final class FakeChecker: UpToDateChecking {
         #expect(h.summary?.criticalPath == [])
     }
 
+    /// An edit's sweep: the first stale node starts (its process spawns on
+    /// the loop's next turn) before the unchanged nodes after it are asked.
+    @Test func theFirstStaleNodeStartsBeforeTheRestOfTheSweep() {
+        let h = RunHarness(nodes: [node("a"), node("b"), node("c"), node("d")])
+        let checker = FakeChecker()
+        for i in [1, 2, 3] { checker.upToDate[i] = RestoredResult() }
+        h.runner.upToDate = checker
+        h.runner.start()
+        #expect(checker.asked == [0, 1], "b's skip let a start; c and d wait for the loop's next turn")
+        h.scheduler.advance(by: .seconds(1000))
+        #expect(checker.asked == [0, 1, 2, 3])
+        #expect(h.trace == ["skip b up-to-date", "start a#1", "skip c up-to-date", "skip d up-to-date", "complete a"], "\(h.trace)")
+    }
+
     @Test func nodesAfterAFailureAreNotAsked() {
         let h = RunHarness(nodes: [node("bad"), node("after", needs: [0])], scripts: ["bad": .init(exitCodes: [1: 1])])
         let checker = FakeChecker()

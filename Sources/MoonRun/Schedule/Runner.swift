@@ -88,6 +88,8 @@ public final class Runner {
     var ready: [ReadyQueue]
     var inFlight: [Int]
     var totalInFlight = 0
+    /// Nodes `pump` has started so far (the sweep watches it).
+    var starts = 0
     var attempt: [Int]
     var firstStart: [Date?]
     var finishedAt: [Date?]
@@ -202,10 +204,28 @@ public final class Runner {
                 self?.stop(.timeout)
             }
         }
-        // A node skipped as up to date releases its dependents at once: decide
-        // only nodes still waiting.
-        for index in plan.nodes.indices where remainingNeeds[index] == 0 {
-            if case .waiting = state[index] { decide(index) }
+        sweep(from: 0)
+    }
+
+    /// Decides the nodes without needs from `first` on (only those still
+    /// waiting: one skipped as up to date releases its dependents at once).
+    /// Once one has started (an up-to-date node after it let `pump` run),
+    /// the rest waits for the loop's next turn, so that its process spawns
+    /// now rather than after every other check: an edit's first compile
+    /// starts while the unchanged objects are still being checked. Which
+    /// nodes start, and in which order, is as before.
+    private func sweep(from first: Int) {
+        let startsBefore = starts
+        var index = first
+        while index < plan.nodes.count {
+            if remainingNeeds[index] == 0, case .waiting = state[index] { decide(index) }
+            index += 1
+            if starts != startsBefore, index < plan.nodes.count {
+                let next = index
+                // After the loop's posted work (the spawn) and its next poll.
+                scheduler.schedule(after: .zero) { [weak self] in self?.sweep(from: next) }
+                return
+            }
         }
         pump()
         finishIfDone()
@@ -254,6 +274,7 @@ public final class Runner {
             starting.append(node)
         }
         guard !starting.isEmpty else { return }
+        starts += starting.count
         // The up-to-date check forgets them first, in one write for the lot.
         upToDate?.starting(nodes: starting.filter { $0 < planned })
         for node in starting {
