@@ -133,9 +133,12 @@ public struct CacheDirectory: Sendable {
         return fstatat(ac, key.hex, &info, AT_SYMLINK_NOFOLLOW) == 0
     }
 
-    /// Stores `entry` under `key`, replacing any older one.
-    public func store(_ entry: CacheEntry, as key: CacheKey) throws {
-        try store(entryData: try entry.encoded(), as: key)
+    /// Stores `entry` under `key`, replacing any older one; the entry file's size.
+    @discardableResult
+    public func store(_ entry: CacheEntry, as key: CacheKey) throws -> Int {
+        let data = try entry.encoded()
+        try store(entryData: data, as: key)
+        return data.count
     }
 
     func store(entryData data: Data, as key: CacheKey) throws {

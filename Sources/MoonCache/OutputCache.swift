@@ -120,7 +120,7 @@ public final class OutputCache: @unchecked Sendable {
         if let data {
             guard download(entry, node: node) else { return nil }
             try? directory.store(entryData: data, as: key)
-            lock.withLock { _ in added += UsageLedger.footprint(of: entry.files) }
+            lock.withLock { _ in added = UsageLedger.adding(UsageLedger.footprint(of: entry.files, entryBytes: data.count), to: added) }
         }
         do {
             var restorer = OutputRestorer(root: root, cache: directory)
@@ -182,9 +182,9 @@ public final class OutputCache: @unchecked Sendable {
                 var entry = CacheEntry(node: node, roots: roots, files: files, outputs: outputs, values: values,
                                        dependencies: dependencies)
                 entry.why = why
-                try directory.store(entry, as: key)
+                let entryBytes = try directory.store(entry, as: key)
                 placed = []
-                lock.withLock { _ in added += UsageLedger.footprint(of: files) }
+                lock.withLock { _ in added = UsageLedger.adding(UsageLedger.footprint(of: files, entryBytes: entryBytes), to: added) }
                 if shared { upload(entry, as: key) }
             } catch CacheError.stopped {
                 return
@@ -199,17 +199,22 @@ public final class OutputCache: @unchecked Sendable {
         }
     }
 
-    /// Whether `store` was called: only then has `finish` anything to wait for.
+    /// Whether `store` was called or a download added to the local cache:
+    /// only then has `finish` anything to do.
     public var isStoring: Bool {
-        lock.withLock { _ in storeAsked }
+        lock.withLock { _ in storeAsked || added > 0 }
     }
 
     /// Waits for the stores in progress; after a run that stored or
-    /// downloaded something, keeps the cache within its limit.
+    /// downloaded something, keeps the cache within its limit. What it
+    /// added is noted once (watch mode keeps this cache for its next run).
     public func finish() {
         storing.sync {}
         uploading.wait()
-        let bytes = lock.withLock { _ in added }
+        let bytes = lock.withLock { _ in
+            defer { added = 0 }
+            return added
+        }
         guard bytes > 0 else { return }
         CacheUsage.keep(directory, within: limit, adding: bytes)
     }

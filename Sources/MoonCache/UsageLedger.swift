@@ -6,9 +6,11 @@ import Glibc
 /// grows with the cache, not with the run) only when the cache may be past
 /// its limit. `v1/usage` holds the total the last listing found and when,
 /// then a line per run adding what it wrote, appended, so runs at once add
-/// without a lock. It may only err high (a blob stored twice counts twice);
-/// a ledger that is missing, a day old, malformed, too large, not a regular
-/// file or another user's says nothing, and the next run lists the cache.
+/// without a lock. It errs high (a blob stored twice counts twice), and low
+/// only by what another run adds while one lists (its line goes with the old
+/// ledger) or an older moon stores; a ledger older than a day, missing,
+/// malformed, too large, not a plain file of the user's says nothing, and
+/// the next run lists the cache.
 enum UsageLedger {
     static let name = "usage"
     /// Older than this, the ledger is listed again: a moon that does not keep it (an older one) may have stored since.
@@ -24,9 +26,7 @@ enum UsageLedger {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(), info.st_size <= maxSize else {
-            return nil
-        }
+        guard fstat(fd, &info) == 0, isOurs(info), info.st_size <= maxSize else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count == bytes.count else { return nil }
@@ -55,6 +55,12 @@ enum UsageLedger {
         return sum
     }
 
+    /// A regular file of this user's with one name: not a FIFO or a device,
+    /// nor another user's file (or one of ours) hard-linked in as the ledger.
+    private static func isOurs(_ info: stat) -> Bool {
+        (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && info.st_nlink == 1
+    }
+
     /// Notes `bytes` more in the ledger, if there is one of ours.
     static func add(_ bytes: Int64, to cache: CacheDirectory) {
         guard bytes > 0, let top = (try? cache.area(.top, create: false)) ?? nil else { return }
@@ -62,7 +68,7 @@ enum UsageLedger {
         guard fd >= 0 else { return }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { return }
+        guard fstat(fd, &info) == 0, isOurs(info) else { return }
         let line = Array("+\(bytes)\n".utf8)
         // One write: an append of a few bytes lands whole, whatever other runs append.
         _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -80,9 +86,22 @@ enum UsageLedger {
         }
     }
 
-    /// The bytes `files` take on disk, each rounded up to a block as a
-    /// listing counts them, plus a block for the entry itself.
-    static func footprint(of files: [CacheEntry.File]) -> Int64 {
-        files.reduce(Int64(4096)) { sum, file in sum + ((file.size ?? 0) + 4095) / 4096 * 4096 }
+    /// The bytes an entry of `entryBytes` and its `files` take on disk, each
+    /// rounded up to a block as a listing counts them. An entry from a
+    /// remote cache states its files' sizes: a size near `Int64.max` saturates.
+    static func footprint(of files: [CacheEntry.File], entryBytes: Int) -> Int64 {
+        files.reduce(blocks(Int64(entryBytes))) { sum, file in adding(blocks(file.size ?? 0), to: sum) }
+    }
+
+    /// `bytes` rounded up to whole 4 KiB blocks (at least one), saturating.
+    static func blocks(_ bytes: Int64) -> Int64 {
+        let (padded, overflow) = max(bytes, 1).addingReportingOverflow(4095)
+        return overflow ? Int64.max : padded / 4096 * 4096
+    }
+
+    /// `a + b`, saturating at `Int64.max` (both at least 0).
+    static func adding(_ a: Int64, to b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int64.max : sum
     }
 }

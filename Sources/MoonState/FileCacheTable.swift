@@ -9,7 +9,7 @@ extension StateStore {
             var result: [String: StatCache.Entry] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT path, size, mtime_ns, inode, hash, racy FROM files")
             while let row = try rows.next() {
-                if let entry = Self.fileEntry(row, from: 1) { result[row[0]] = entry }
+                if let path = String.fromDatabaseValue(row[0] as DatabaseValue), let entry = Self.fileEntry(row, from: 1) { result[path] = entry }
             }
             return result
         }
@@ -24,12 +24,14 @@ extension StateStore {
     }
 
     /// The entry in `row`'s columns size, mtime_ns, inode, hash, racy from `first` on.
+    /// A row of the wrong types (a store someone else wrote) is no entry:
+    /// each value converted by `fromDatabaseValue`, which fails instead of trapping.
     private static func fileEntry(_ row: Row, from first: Int) -> StatCache.Entry? {
-        let hashData: Data = row[first + 3]
-        guard let hash = ContentHash(bytes: hashData) else { return nil }
-        let inode: Int64 = row[first + 2]
-        let stat = FileStat(size: row[first], mtimeNanoseconds: row[first + 1], inode: UInt64(bitPattern: inode))
-        return StatCache.Entry(stat: stat, hash: hash, racy: row[first + 4])
+        func value<T: DatabaseValueConvertible>(_ column: Int, as: T.Type) -> T? { T.fromDatabaseValue(row[column] as DatabaseValue) }
+        guard let hashData = value(first + 3, as: Data.self), let hash = ContentHash(bytes: hashData),
+              let size = value(first, as: Int64.self), let mtime = value(first + 1, as: Int64.self),
+              let inode = value(first + 2, as: Int64.self), let racy = value(first + 4, as: Bool.self) else { return nil }
+        return StatCache.Entry(stat: FileStat(size: size, mtimeNanoseconds: mtime, inode: UInt64(bitPattern: inode)), hash: hash, racy: racy)
     }
 
     public func saveFileCache(_ entries: [String: StatCache.Entry]) throws {

@@ -311,7 +311,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// once per build), and never for the files a started or restored node
     /// declares (`StatMemo.forget`). An edit's sweep of unchanged nodes
     /// thus stats each header once, however early the first one starts.
-    var memo: StatMemo? { !disturbed || quietCheck ? stats : nil }
+    var memo: StatMemo? { !disturbed || (quietCheck && stats.servesAfterStart) ? stats : nil }
 
     /// Whether every need of graph node `index` is `quiet` (true without needs; false for an instance).
     private func needsQuietLocked(_ index: Int) -> Bool {
@@ -419,6 +419,13 @@ public final class IncrementalState: @unchecked Sendable {
         if let old, old.stat == file.stat, !old.racy {
             cache.countReused()
             return old
+        }
+        // Once a node has started, a stat from the memo may be older than the
+        // content about to be read: the hash is kept with a stat taken now.
+        var file = file
+        if disturbed, memo != nil {
+            guard let now = FileStat.of(scanner.fullPath(file.path)), now.1 == .file else { return nil }
+            file.stat = now.0
         }
         guard let hashed = cache.hash(of: file, fullPath: scanner.fullPath(file.path), shouldStop: shouldStop) else { return nil }
         return Manifest.Entry(path: file.path, stat: hashed.stat, racy: hashed.racy, hash: hashed.hash)

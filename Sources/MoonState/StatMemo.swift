@@ -57,11 +57,19 @@ public final class StatMemo {
     func forget(_ pattern: String) {
         let glob = Glob(pattern)
         if glob.isLiteral {
+            // A directory's path means every file below it.
+            if case .some(.some((_, .directory))) = known(glob.base) { table.forget(below: glob.base) }
             table.forget(path: glob.base)
         } else {
             table.forget(below: glob.base)
         }
     }
+
+    /// Whether it may answer once nodes have started: false once more
+    /// directories were forgotten than `volatileDirectoryLimit` (each is a
+    /// walk over the table, and a prefix each later miss is compared with).
+    var servesAfterStart: Bool { table.volatileDirectories.count <= Self.volatileDirectoryLimit }
+    static let volatileDirectoryLimit = 16
 
     /// Stats taken (not answered from the table), for the tests.
     var taken: Int { table.taken }
@@ -160,7 +168,10 @@ public final class StatMemo {
 
         mutating func forget(below directory: String) {
             let prefix = directory.isEmpty || directory.hasSuffix("/") ? directory : directory + "/"
+            guard !volatileDirectories.contains(where: { prefix.hasPrefix($0) }) else { return }
             volatileDirectories.append(prefix)
+            // Past the limit the memo no longer answers after a start (`servesAfterStart`): no walk is worth it.
+            guard volatileDirectories.count <= StatMemo.volatileDirectoryLimit else { return }
             for index in paths.indices where paths[index].hasPrefix(prefix) { volatile[index] = true }
         }
 

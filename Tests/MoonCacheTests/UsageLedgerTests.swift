@@ -78,6 +78,23 @@ import Testing
         }
     }
 
+    /// Sizes a remote entry states count saturated, never trapping; and a
+    /// ledger with another name (a hard link planted as it) is not ours.
+    @Test func hugeSizesSaturateAndALinkedLedgerIsRefused() throws {
+        let huge = CacheEntry.File(path: "a", kind: .file, hash: String(repeating: "0", count: 64), size: Int64.max)
+        #expect(UsageLedger.footprint(of: [huge, huge], entryBytes: Int.max) == Int64.max)
+        #expect(UsageLedger.adding(Int64.max, to: 5) == Int64.max)
+        let (root, directory, _) = try storedCache("ledger-link")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ledger = root + "/cache/v1/usage"
+        #expect(UsageLedger.estimate(directory) != nil)
+        try FileManager.default.linkItem(atPath: ledger, toPath: root + "/elsewhere")
+        #expect(UsageLedger.estimate(directory) == nil)
+        let before = try Data(contentsOf: URL(fileURLWithPath: root + "/elsewhere"))
+        UsageLedger.add(100, to: directory)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/elsewhere")) == before, "nothing appended through the link")
+    }
+
     @Test func theLedgerIsReadStrictly() {
         let now = Date(timeIntervalSince1970: 1_000_000)
         #expect(UsageLedger.parse("moon-cache-usage 1 100 1000000\n+5\n+7\n", now: now) == 112)

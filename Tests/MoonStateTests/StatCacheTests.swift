@@ -56,4 +56,21 @@ import Testing
         for n in 0..<100 { _ = cache.known(ScannedFile(path: "x\(n)", stat: Self.entry(1).stat)) }
         #expect(calls.all == 1 && cache.known(file) == Self.entry(2))
     }
+
+    /// A stat cache row of the wrong types (a store someone else wrote, a
+    /// `.moon/` committed to a repository) is no entry, never a trap.
+    @Test func aRowOfTheWrongTypesIsNoEntry() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try store.db.write { db in
+            try db.execute(sql: "INSERT INTO files (path, size, mtime_ns, inode, hash, racy) VALUES ('a', 'big', 1, 1, x'00', 0)")
+            try db.execute(sql: "INSERT INTO files (path, size, mtime_ns, inode, hash, racy) VALUES ('b', 1, 1, 1, 'text', 'yes')")
+            try db.execute(sql: "INSERT INTO files (path, size, mtime_ns, inode, hash, racy) VALUES (x'ff', 1, 1, 1, zeroblob(32), 0)")
+            try db.execute(sql: "INSERT INTO files (path, size, mtime_ns, inode, hash, racy) VALUES ('c', 1, 2, 3, zeroblob(32), 0)")
+        }
+        #expect(try store.fileCacheEntry("a") == nil)
+        #expect(try store.fileCacheEntry("b") == nil)
+        #expect(try store.fileCacheEntry("c")?.stat == FileStat(size: 1, mtimeNanoseconds: 2, inode: 3))
+        #expect(try store.loadFileCache().keys.sorted() == ["c"])
+    }
 }

@@ -51,6 +51,22 @@ import Testing
         #expect(memo.stat("src/c.c", scanner)?.0.size == 1, "a path not forgotten stands")
     }
 
+    /// A literal that names a directory means the files below it; and past
+    /// a few forgotten directories the memo stops answering after a start.
+    @Test func aForgottenDirectoryForgetsItsFilesAndManyStopTheMemo() throws {
+        let tree = try TempTree()
+        try tree.write("dist/app.js", "1")
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        _ = memo.stat("dist", scanner)
+        _ = memo.stat("dist/app.js", scanner)
+        memo.forget("dist")
+        #expect(memo.known("dist/app.js") == nil)
+        #expect(memo.servesAfterStart)
+        for n in 0...StatMemo.volatileDirectoryLimit { memo.forget("out\(n)/**") }
+        #expect(!memo.servesAfterStart)
+    }
+
     /// "" is the graph's directory: the memo stats the directory itself
     /// (not an empty path), so a glob over the whole project walks it.
     @Test func theEmptyPathIsTheGraphsDirectory() throws {

@@ -212,8 +212,10 @@ public final class Runner {
     /// Once one has started (an up-to-date node after it let `pump` run),
     /// the rest waits for the loop's next turn, so that its process spawns
     /// now rather than after every other check: an edit's first compile
-    /// starts while the unchanged objects are still being checked. Which
-    /// nodes start, and in which order, is as before.
+    /// starts while the unchanged objects are still being checked. `pump`
+    /// chose it as it did before; between turns a node may end, so a
+    /// dependent may take a slot before the rest are decided, and after a
+    /// fail-fast stop the undecided ones are skipped as canceled.
     private func sweep(from first: Int) {
         let startsBefore = starts
         var index = first
