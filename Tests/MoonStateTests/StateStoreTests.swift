@@ -98,7 +98,7 @@ import Testing
         for round in 0..<40 {
             let store = try #require(StateStore.open(graphDirectory: tree.root).store)
             var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
-            run.nodes = (0..<500).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
+            run.nodes = (0..<1500).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
             try store.record(run)
             let wal = try FileManager.default.attributesOfItem(atPath: tree.path(".moon/state.db-wal"))[.size] as? Int ?? 0
             largest = max(largest, wal)
@@ -114,7 +114,7 @@ import Testing
             }
             tree = next
         }
-        // 40 runs of ~25 KB each would leave a WAL of 1 MB and more.
+        // 40 runs of ~75 KB each would leave a WAL of 3 MB and more.
         #expect(largest > 0)
         #expect(largest < StateStore.walCheckpointSize + 200 << 10)
     }
