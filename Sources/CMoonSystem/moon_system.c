@@ -28,6 +28,29 @@ void moon_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), truncated);
 }
 
+int moon_start_thread(void *(*body)(void *), void *context, int elsewhere) {
+    pthread_attr_t attr;
+    int failed = pthread_attr_init(&attr);
+    if (failed) return failed;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (elsewhere) {
+        cpu_set_t set;
+        int here = sched_getcpu();
+        if (sched_getaffinity(0, sizeof set, &set) != 0) {
+            failed = errno;
+        } else {
+            if (here >= 0 && here < CPU_SETSIZE) CPU_CLR(here, &set);
+            failed = CPU_COUNT(&set) == 0 ? EAGAIN : pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+        }
+    }
+    if (!failed) {
+        pthread_t thread;
+        failed = pthread_create(&thread, &attr, body, context);
+    }
+    pthread_attr_destroy(&attr);
+    return failed;
+}
+
 int moon_is_writable_tmpfs(const char *path) {
     struct statfs info;
     const long tmpfs_magic = 0x01021994;  // TMPFS_MAGIC, linux/magic.h

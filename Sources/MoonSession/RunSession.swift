@@ -55,6 +55,8 @@ package final class RunSession {
         // loop: a child's exit, the runner's decision and the next spawn
         // happen there without a thread hand-off.
         let main = self.main
+        // The checks' files are stat'ed ahead on a second thread while the run is set up.
+        state.expectChecks(of: plan.selected)
         // moon reaps (and can kill) whatever its nodes leave behind.
         try? processes.becomeSubreaper()
         let sink = self.sink

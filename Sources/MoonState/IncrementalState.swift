@@ -292,6 +292,24 @@ public final class IncrementalState: @unchecked Sendable {
     /// The store's node states of this graph as the run began (read once).
     private var allStored: [String: StoredNode]?
 
+    /// The graph nodes `indices` are about to be checked, in this order: the
+    /// files their last successes' manifests name, and the files they
+    /// declare, are stat'ed ahead (`StatMemo.expect`). Without a store, or
+    /// with `--force`, nothing is.
+    public func expectChecks(of indices: [Int]) {
+        lock.withLock { _ in
+            guard !force, store != nil, !disturbed, stats.isEmpty else { return }
+            var paths: [String] = []
+            for index in indices where index < graph.nodes.count && tracked[index] && !forced.contains(index) {
+                let node = graph.nodes[index]
+                guard !node.sources.isEmpty, let stored = storedLocked(node.name), stored.patterns != nil else { continue }
+                for entry in stored.fingerprint.manifest.entries { paths.append(entry.path) }
+                for pattern in node.generates where Glob(pattern).isLiteral { paths.append(pattern) }
+            }
+            stats.expect(paths, scanner)
+        }
+    }
+
     /// Stats of paths named outright (depfile dependencies, which many
     /// nodes list; literal sources and outputs, which a later glob walks
     /// over), so each is stat'ed once per run (`memo` says when it answers).

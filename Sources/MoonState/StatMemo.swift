@@ -1,3 +1,4 @@
+
 /// Stats taken during a run's checks, by path as the graph spells it
 /// (relative to its directory, or absolute): a header that 300 depfiles
 /// list, or an object a node generates and the archive's glob walks over,
@@ -30,6 +31,22 @@ public final class StatMemo {
     /// Room for `count` paths, so that the table does not grow step by step.
     func reserve(_ count: Int) { table.reserve(count) }
 
+    /// The paths the checks will ask about, in about the order they will
+    /// (the last successes' manifests): each is added unasked, and when
+    /// there are enough to be worth it, a second thread stats them from the
+    /// last back meanwhile (`StatPrefetch`). Each is stat'ed once: at its
+    /// first question, or by that thread before it.
+    func expect(_ paths: [String], _ scanner: SourceScanner) {
+        table.expect(paths, scanner)
+    }
+
+    /// Whether a thread stats expected paths ahead (`expect`), whether it
+    /// returned, and how many paths it left, for the tests.
+    var prefetching: (started: Bool, ended: Bool, left: Int) {
+        guard let prefetch = table.prefetch else { return (false, true, 0) }
+        return (true, prefetch.hasEnded, prefetch.firstTaken)
+    }
+
     /// `stat(2)` of `path` (following links), taken once.
     func stat(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
         table.stat(path, scanner)
@@ -48,7 +65,17 @@ public final class StatMemo {
         var path = path
         let hash = path.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
         guard let index = table.find(path, hash).index, !table.volatile[index] else { return nil }
+        guard !table.unasked[index] || table.takePrefetched(index) else { return nil }
         return .some(table.found[index])
+    }
+
+    /// `stat(2)` of `path` now: as spelt when absolute, or relative to the
+    /// current directory when the graph's is that ("" is the graph's
+    /// directory itself: `fullPath` says which).
+    static func statNow(_ path: String, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+        let spelt = path.utf8.first
+        let asSpelt = spelt == UInt8(ascii: "/") || (spelt != nil && scanner.root == ".")
+        return FileStat.of(asSpelt ? path : scanner.fullPath(path))
     }
 
     /// The files of `pattern` (a started node's `generates`) may change
@@ -110,6 +137,11 @@ public final class StatMemo {
         var found: [(FileStat, FileStat.Kind)?] = []
         /// Per entry: forgotten (`forget`), so asked afresh each time.
         var volatile: [Bool] = []
+        /// Per entry: expected (`expect`) and not stat'ed yet; `found` holds nothing.
+        var unasked: [Bool] = []
+        /// The thread stat-ing the expected entries from `prefetchFirst` on, until they are asked.
+        var prefetch: StatPrefetch?
+        var prefetchFirst = 0
         /// Directories (`dir/`, or "" for all) whose files are forgotten, old and new.
         var volatileDirectories: [String] = []
         var taken = 0
@@ -123,6 +155,7 @@ public final class StatMemo {
             paths.reserveCapacity(count)
             found.reserveCapacity(count)
             volatile.reserveCapacity(count)
+            unasked.reserveCapacity(count)
             if slots.count < 2 * count { rehash(capacity: 2 * count) }
         }
 
@@ -131,24 +164,74 @@ public final class StatMemo {
             let (hash, spelt) = path.withUTF8 { (StatMemo.hash(UnsafeRawBufferPointer($0)), $0.first) }
             let (slot, index) = find(path, hash)
             if let index {
-                return volatile[index] ? fresh(path, spelt, scanner) : found[index]
+                if volatile[index] { return fresh(path, spelt, scanner) }
+                if unasked[index] { answer(index, path, spelt, scanner) }
+                return found[index]
             }
             let now = fresh(path, spelt, scanner)
             if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return now }
             insert(path, hash, now, at: slot)
+            addDirectory(of: path)
+            return now
+        }
+
+        mutating func addDirectory(of path: String) {
+            var path = path
             let directory = path.withUTF8 { bytes -> UInt64 in
                 var end = bytes.count
                 while end > 0, bytes[end - 1] != UInt8(ascii: "/") { end -= 1 }
                 return StatMemo.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<end])))
             }
             if directory != lastDirectory { addDirectory(directory) }
-            return now
+        }
+
+        /// Stats the expected entry `index` at its first question, or takes
+        /// the prefetching thread's stat of it. The entries are asked about
+        /// in about the order they were added, and the thread goes from the
+        /// last back: the first entry asked that it took means the two
+        /// met, and it stops (what it took is still taken from it).
+        private mutating func answer(_ index: Int, _ path: String, _ spelt: UInt8?, _ scanner: SourceScanner) {
+            if takePrefetched(index) {
+                prefetch?.stop()
+                return
+            }
+            found[index] = fresh(path, spelt, scanner)
+            unasked[index] = false
+        }
+
+        /// Takes the prefetching thread's stat of the unasked entry `index`, if it has one.
+        mutating func takePrefetched(_ index: Int) -> Bool {
+            guard let prefetch, index >= prefetchFirst, index - prefetchFirst >= prefetch.firstTaken else { return false }
+            found[index] = prefetch.stat(at: index - prefetchFirst)
+            unasked[index] = false
+            return true
+        }
+
+        /// Adds `paths` unasked (those not there yet), and starts a thread
+        /// stat-ing the later part of them when there are enough.
+        mutating func expect(_ paths: [String], _ scanner: SourceScanner) {
+            guard prefetch == nil else { return }
+            let first = self.paths.count
+            for path in paths {
+                var path = path
+                let hash = path.withUTF8 { StatMemo.hash(UnsafeRawBufferPointer($0)) }
+                let (slot, index) = find(path, hash)
+                guard index == nil else { continue }
+                if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { continue }
+                insert(path, hash, nil, at: slot)
+                unasked[unasked.count - 1] = true
+                addDirectory(of: path)
+            }
+            guard self.paths.count - first >= StatPrefetch.minimumPaths else { return }
+            prefetch = StatPrefetch(paths: Array(self.paths[first...]), scanner: scanner)
+            prefetchFirst = first
         }
 
         /// `stat(2)` of `path` now: as spelt when absolute, or relative to the
         /// current directory when the graph's is that ("" is the graph's
         /// directory itself: `fullPath` says which).
         private mutating func fresh(_ path: String, _ spelt: UInt8?, _ scanner: SourceScanner) -> (FileStat, FileStat.Kind)? {
+            // As `StatMemo.statNow`, with the first byte at hand.
             taken += 1
             let asSpelt = spelt == UInt8(ascii: "/") || (spelt != nil && scanner.root == ".")
             return FileStat.of(asSpelt ? path : scanner.fullPath(path))
@@ -205,6 +288,7 @@ public final class StatMemo {
             paths.append(path)
             found.append(value)
             volatile.append(false)
+            unasked.append(false)
             if 2 * paths.count > slots.count {
                 rehash(capacity: 2 * paths.count)
             } else {

@@ -16,23 +16,23 @@ public enum BackgroundThread {
 
     /// Starts `body` on a new thread; false (and nothing runs) when the
     /// system cannot make one. `name` shows in `ps -T`, `top -H` and
-    /// debuggers (at most 15 bytes).
+    /// debuggers (at most 15 bytes). `elsewhere`: only on another CPU than
+    /// the caller's, for work meant to run beside it (false, and nothing
+    /// runs, when the caller may use no other).
     @discardableResult
-    public static func start(name: String? = nil, _ body: @escaping () -> Void) -> Bool {
+    public static func start(name: String? = nil, elsewhere: Bool = false, _ body: @escaping () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Body(name, body)).toOpaque()
-        var thread = pthread_t()
-        let made = pthread_create(&thread, nil, { context in
+        let made = moon_start_thread({ context in
             guard let context else { return nil }
             let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
             if let name = body.name { BackgroundThread.setName(String(name.prefix(15))) }
             body.run()
             return nil
-        }, context)
+        }, context, elsewhere ? 1 : 0)
         guard made == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             return false
         }
-        pthread_detach(thread)
         return true
     }
 

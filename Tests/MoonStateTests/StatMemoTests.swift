@@ -128,4 +128,69 @@ import Testing
         #expect(!unchanged([entry("a.h"), entry("gone.h")]))
         #expect(!unchanged([entry("dir")]), "a directory is not a listed file")
     }
+
+    /// Waits (bounded) until the thread `expect` started returned; whether it took every path.
+    private func awaitPrefetch(_ memo: StatMemo) -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while !memo.prefetching.ended, Date() < deadline { sched_yield() }
+        return memo.prefetching.ended && memo.prefetching.left == 0
+    }
+
+    /// Expected paths are answered as `FileStat.of` would, whether the
+    /// checks or the second thread stat'ed them, a missing file as missing;
+    /// once the thread took them all, the checks stat none themselves, and
+    /// a file changed after its stat is seen in the next run, as with the
+    /// checks' own stats (each is stat'ed once per run).
+    @Test func expectedPathsAreAnsweredOnceWhoeverStatedThem() throws {
+        let tree = try TempTree()
+        let names = (0..<400).map { "d\($0 % 5)/f\($0).h" }
+        for name in names { try tree.write(name, name) }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        memo.expect(names + ["d0/gone.h"] + names.prefix(10), scanner)
+        guard memo.prefetching.started else { return }  // one CPU: no thread, the checks stat as before
+        #expect(awaitPrefetch(memo))
+        try tree.write(names[399], "changed after the thread's stat")
+        for name in names.dropLast() { #expect(memo.stat(name, scanner)?.0 == FileStat.of(tree.path(name))?.0) }
+        #expect(memo.stat(names[399], scanner)?.0.size == Int64(names[399].utf8.count))
+        #expect(memo.stat("d0/gone.h", scanner) == nil)
+        #expect(memo.taken == 0, "every stat was the thread's")
+        #expect(memo.knowsDirectory("d3/"))
+    }
+
+    /// The checks ask from the first path on and stat what the thread has
+    /// not reached; both answer the same, each path once, and an expected
+    /// path a started node declares is stat'ed afresh, as any forgotten one.
+    @Test func theChecksAndTheThreadShareTheExpectedPaths() throws {
+        let tree = try TempTree()
+        let names = (0..<3000).map { "src/f\($0).c" }
+        for name in names { try tree.write(name, "x") }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        memo.expect(names, scanner)
+        memo.forget("src/f2999.c")
+        try tree.write("src/f2999.c", "written by a started node")
+        for name in names { #expect(memo.stat(name, scanner)?.0 == FileStat.of(tree.path(name))?.0) }
+        #expect(memo.taken <= names.count)
+        #expect(memo.known("src/f2999.c") == nil, "forgotten")
+        #expect(memo.known("src/f0.c")??.0 == FileStat.of(tree.path("src/f0.c"))?.0)
+    }
+
+    /// A walk asks `known` in its own order: what the thread took is
+    /// known, what nobody stat'ed yet is not (the walk stats it).
+    @Test func aWalkKnowsOnlyWhatWasStated() throws {
+        let tree = try TempTree()
+        let names = (0..<300).map { "o/f\($0).o" }
+        for name in names { try tree.write(name, "x") }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        memo.expect(names, scanner)
+        if memo.prefetching.started {
+            #expect(awaitPrefetch(memo))
+            #expect(memo.known(names[150])??.0 == FileStat.of(tree.path(names[150]))?.0)
+        } else {
+            #expect(memo.known(names[150]) == nil, "expected, not stat'ed")
+        }
+        #expect(memo.known("o/other.o") == nil)
+    }
 }

@@ -14,6 +14,12 @@ int moon_become_subreaper(void);
 /// pthread_setname_np on the calling thread (at most 15 bytes are kept).
 void moon_set_thread_name(const char *name);
 
+/// pthread_create of a detached thread; with `elsewhere`, one allowed only
+/// on the CPUs the caller may use other than the one it is on (a new
+/// thread otherwise tends to wait on its creator's CPU). 0, or an errno
+/// (EAGAIN: no other CPU).
+int moon_start_thread(void *(*body)(void *), void *context, int elsewhere);
+
 /// 1 when `path` is a directory on a memory file system (tmpfs) that this
 /// process may create entries in, else 0.
 int moon_is_writable_tmpfs(const char *path);
