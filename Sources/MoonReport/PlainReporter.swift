@@ -74,7 +74,14 @@ public final class PlainReporter: Reporter {
     private func summarize() {
         summarized = true
         for node in groups.keys.sorted() { flushGroup(node) }
-        write(RunSummary.lines(ledger, verbosity: verbosity, color: color).map { $0.rendered(color: color) + "\n" }.joined())
+        // Appended one by one: `joined()` over an array of Strings costs the
+        // runtime's generic lookups at its first call in the process.
+        var text = ""
+        for line in RunSummary.lines(ledger, verbosity: verbosity, color: color) {
+            text += line.rendered(color: color)
+            text += "\n"
+        }
+        write(text)
     }
 
     private func flushGroup(_ node: String) {

@@ -300,11 +300,20 @@ public final class IncrementalState: @unchecked Sendable {
         lock.withLock { _ in
             guard !force, store != nil, !disturbed, stats.isEmpty else { return }
             var paths: [String] = []
+            paths.reserveCapacity(4 * indices.count)
+            // The nodes read in place: a copy of each costs more than its paths.
             for index in indices where index < graph.nodes.count && tracked[index] && !forced.contains(index) {
-                let node = graph.nodes[index]
-                guard !node.sources.isEmpty, let stored = storedLocked(node.name), stored.patterns != nil else { continue }
+                guard !graph.nodes[index].sources.isEmpty, let stored = storedLocked(graph.nodes[index].name), stored.patterns != nil else {
+                    continue
+                }
                 for entry in stored.fingerprint.manifest.entries { paths.append(entry.path) }
-                for pattern in node.generates where Glob(pattern).isLiteral { paths.append(pattern) }
+                for pattern in graph.nodes[index].generates {
+                    if Glob.isPlainPath(pattern) {
+                        paths.append(pattern)
+                    } else if case let glob = Glob(pattern), glob.isLiteral {
+                        paths.append(glob.base)
+                    }
+                }
             }
             stats.expect(paths, scanner)
         }

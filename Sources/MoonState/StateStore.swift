@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MoonGraph
 import Synchronization
 
@@ -312,7 +313,7 @@ public final class StateStore: @unchecked Sendable {
                 }
             }
             if fresh { try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") } }
-            try checkpointIfLarge(db, path: path)
+            try checkpointIfLarge(db, path: path, busyTimeout: busyTimeout)
         }
         return (db, hasPatterns)
     }
@@ -386,14 +387,21 @@ public final class StateStore: @unchecked Sendable {
     /// run's end), and the first connection of each process reads the whole
     /// WAL to rebuild its index, so the WAL must be kept short; a checkpoint
     /// at a run's end does not restart it (the next process's index does
-    /// not know it was copied), one here does: this run's first write starts
-    /// the WAL afresh. PASSIVE: it never waits for another moon, and when
-    /// another one is checkpointing, this one leaves it to that one.
-    private static func checkpointIfLarge(_ db: DatabaseQueue, path: String) throws {
+    /// not know it was copied), one here does. TRUNCATE empties the WAL at
+    /// once, so a run that writes nothing after it (a no-op) leaves no WAL
+    /// that the next process would copy into the database again, changing
+    /// its stamp and the no-op snapshot's with it, no-op after no-op. It
+    /// never waits for another moon: with no busy timeout, a reader or
+    /// another checkpoint makes it as much as PASSIVE does, and no more.
+    private static func checkpointIfLarge(_ db: DatabaseQueue, path: String, busyTimeout: TimeInterval) throws {
         var info = stat()
         guard stat(path + "-wal", &info) == 0, Int(info.st_size) > walCheckpointSize else { return }
         do {
-            _ = try db.writeWithoutTransaction { try $0.checkpoint(.passive) }
+            _ = try db.writeWithoutTransaction { db in
+                sqlite3_busy_timeout(db.sqliteConnection, 0)
+                defer { sqlite3_busy_timeout(db.sqliteConnection, Int32(min(busyTimeout * 1000, Double(Int32.max)))) }
+                return try db.checkpoint(.truncate)
+            }
         } catch let error as DatabaseError where isBusy(error) {}
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MoonGraph
 import Testing
 @testable import MoonState
@@ -139,6 +140,63 @@ import Testing
             run.nodes = [NodeRunRecord(node: "build", result: .upToDate)]
             try store.record(run)
         }
+    }
+
+    /// A WAL past `walCheckpointSize` is checkpointed and emptied at the
+    /// opening, even when the run then writes nothing (a no-op): its
+    /// frames are not copied into the database again by each later
+    /// process (whose first connection rebuilds the WAL's index, and so
+    /// forgets what was copied), which would change the database's stamp
+    /// at every no-op and keep the no-op's snapshot from ever standing.
+    @Test func aLargeWALIsEmptiedByAnOpeningThatWritesNothing() throws {
+        var tree = try TempTree()
+        let big = try #require(StateStore.open(graphDirectory: tree.root).store)
+        func walSize(_ tree: TempTree) throws -> Int {
+            guard FileManager.default.fileExists(atPath: tree.path(".moon/state.db-wal")) else { return 0 }
+            return try FileManager.default.attributesOfItem(atPath: tree.path(".moon/state.db-wal"))[.size] as? Int ?? 0
+        }
+        for round in 0..<8 where try walSize(tree) <= StateStore.walCheckpointSize {
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000 + Double(round)), durationMilliseconds: 5, ok: true)
+            run.nodes = (0..<20_000).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
+            try big.record(run)
+        }
+        #expect(try walSize(tree) > StateStore.walCheckpointSize)
+        for _ in 0..<2 {
+            // A new process: the files as an exited moon leaves them.
+            let next = try TempTree()
+            try FileManager.default.createDirectory(atPath: next.path(".moon"), withIntermediateDirectories: true)
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: tree.path(".moon/state.db" + suffix)) {
+                try FileManager.default.copyItem(atPath: tree.path(".moon/state.db" + suffix), toPath: next.path(".moon/state.db" + suffix))
+            }
+            tree = next
+            let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            #expect(try walSize(tree) == 0, "the opening left its WAL to be copied again")
+            #expect(try store.recentRuns(graph: "moon.yaml", limit: 1).count == 1)
+        }
+    }
+
+    /// The opening's checkpoint never waits for another moon: a reader that
+    /// holds its read open (another run reading its node states) leaves
+    /// the WAL as it is, and the opening goes on at once, however long
+    /// its busy timeout.
+    @Test func theOpeningsCheckpointDoesNotWaitForAReader() throws {
+        let tree = try TempTree()
+        let big = try #require(StateStore.open(graphDirectory: tree.root).store)
+        for round in 0..<8 {
+            var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000 + Double(round)), durationMilliseconds: 5, ok: true)
+            run.nodes = (0..<20_000).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
+            try big.record(run)
+        }
+        // Another process's connection, in the middle of a read.
+        var reader: OpaquePointer?
+        #expect(sqlite3_open_v2(tree.path(".moon/state.db"), &reader, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        defer { sqlite3_close(reader) }
+        #expect(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK)
+        let started = Date()
+        let store = StateStore.open(graphDirectory: tree.root, busyTimeout: 30).store
+        #expect(store != nil)
+        #expect(Date().timeIntervalSince(started) < 10, "the opening waited for the reader")
+        #expect(sqlite3_exec(reader, "COMMIT", nil, nil, nil) == SQLITE_OK)
     }
 
     /// A node weighs its newest success; a new duration within 1 ms or 10%
