@@ -123,6 +123,8 @@ public struct RunForecast: Sendable {
             let stored = state.stored(node.name)
             return NeedState(name: node.name, outputs: stored?.outputs ?? [], values: stored?.values ?? [])
         }
+        // The checks' files are stat'ed ahead on a second thread, as in a run.
+        state.expectChecks(of: plan.startOrder)
         for index in plan.startOrder {
             let node = graph.nodes[index]
             // A for-each over a need's output: its instances are made, and
