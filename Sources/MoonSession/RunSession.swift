@@ -181,8 +181,9 @@ package final class RunSession {
         if let store, let summary {
             HistoryRecorder.save(summary, state: state, in: store,
                                  trace: summary.ranNothing ? nil : trace?.model(graph: graph).map(TraceRecordText.encode))
-            // A run that wrote nothing leaves the next one its snapshot (none when it read one).
-            if summary.ranNothing { store.saveNoopSnapshot(graph: state.graphKey) }
+            // The next run reads the node states from a snapshot, whether this
+            // one wrote them or not (none is written when the one it read stands).
+            store.saveNoopSnapshot(graph: state.graphKey)
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {
