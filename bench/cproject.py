@@ -12,9 +12,10 @@ median CPU time (user + sys, the compilers included), which a host loaded by
 other work disturbs less than wall time:
   clean build       every object and the archive from nothing (outputs, the
                     store and ninja's logs removed)
-  no-op, first      nothing changed, but the store did since the last run:
-                    moon reads it and keeps a snapshot of the node states
-                    (`.moon/noop/`, removed before each round)
+  no-op, no snapshot  nothing changed, and no snapshot of the node states to
+                    read (`.moon/noop/`, removed before each round): moon
+                    reads the store and keeps a snapshot (a run that wrote
+                    keeps one for the run after it, which reads that instead)
   no-op             nothing changed: moon reads that snapshot
   one header edit   one header's content changes; the objects that include
                     it (about 4% of them) and the archive are rebuilt
@@ -250,7 +251,7 @@ def main():
 
         rounds("clean build", 1 if QUICK else 3, moon_cmd, ninja_cmd, moon_dir, ninja_dir,
                before=lambda i: clean(moon_dir, ninja_dir))
-        rounds("no-op, first after a change", 3 if QUICK else 9, moon_cmd, ninja_cmd, moon_dir, ninja_dir,
+        rounds("no-op, no snapshot", 3 if QUICK else 9, moon_cmd, ninja_cmd, moon_dir, ninja_dir,
                before=lambda i: unsettle(moon_dir))
         rounds("no-op", 5 if QUICK else 21, moon_cmd, ninja_cmd, moon_dir, ninja_dir)
         count_row("no-op, instructions", [counted] + args, ninja_cmd, moon_dir, ninja_dir)
@@ -294,7 +295,7 @@ def main():
         time.sleep(2.1)
         rounds("examples/c-project clean build", 1 if QUICK else 3, moon_cmd, ninja_cmd, ex_moon, ex_ninja,
                before=lambda i: clean(ex_moon, ex_ninja))
-        rounds("examples/c-project no-op, first", 3 if QUICK else 9, moon_cmd, ninja_cmd, ex_moon, ex_ninja,
+        rounds("examples/c-project no-op, no snapshot", 3 if QUICK else 9, moon_cmd, ninja_cmd, ex_moon, ex_ninja,
                before=lambda i: unsettle(ex_moon))
         rounds("examples/c-project no-op", 5 if QUICK else 21, moon_cmd, ninja_cmd, ex_moon, ex_ninja)
         count_row("examples/c-project no-op, instr.", [counted] + args, ninja_cmd, ex_moon, ex_ninja)
