@@ -1,4 +1,3 @@
-
 /// Stats taken during a run's checks, by path as the graph spells it
 /// (relative to its directory, or absolute): a header that 300 depfiles
 /// list, or an object a node generates and the archive's glob walks over,
