@@ -14,8 +14,8 @@ other work disturbs less than wall time:
                     store and ninja's logs removed)
   no-op, no snapshot  nothing changed, and no snapshot of the node states to
                     read (`.moon/noop/`, removed before each round): moon
-                    reads the store and keeps a snapshot (a run that wrote
-                    keeps one for the run after it, which reads that instead)
+                    reads the store and keeps a snapshot: the first no-op
+                    after a run that wrote does this
   no-op             nothing changed: moon reads that snapshot
   one header edit   one header's content changes; the objects that include
                     it (about 4% of them) and the archive are rebuilt

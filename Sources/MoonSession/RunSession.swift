@@ -181,13 +181,8 @@ package final class RunSession {
         if let store, let summary {
             HistoryRecorder.save(summary, state: state, in: store,
                                  trace: summary.ranNothing ? nil : trace?.model(graph: graph).map(TraceRecordText.encode))
-            // The next run reads the node states from a snapshot, whether this
-            // one wrote them or not (none is written when the one it read
-            // stands). After a run that ran something, only for a graph with
-            // node states: one of commands alone would save only its durations.
-            if summary.ranNothing || graph.nodes.contains(where: { !$0.sources.isEmpty }) {
-                store.saveNoopSnapshot(graph: state.graphKey)
-            }
+            // A run that wrote nothing leaves the next one its snapshot (none when it read one).
+            if summary.ranNothing { store.saveNoopSnapshot(graph: state.graphKey) }
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

@@ -9,24 +9,18 @@ import GRDBSQLite
 ///
 /// It stands only while the store is byte for byte what it was read from:
 /// the stamps (device, inode, size and mtime in ns) of `state.db` and its
-/// WAL, and the WAL header's salts, are kept beside the rows and compared
-/// at every use. Every commit of any writer appends to the WAL (its size
-/// grows) or restarts it (new salts), and every checkpoint writes the
-/// database; a snapshot is made only of a database last written at least
-/// `racyWindow` earlier, so that a later write within the same clock tick
-/// cannot leave its stamp as it was. The WAL needs no such wait: no commit
-/// leaves both its size and its salts as they were, so the run that has
-/// just written can keep a snapshot for the run after it. (Not the ctime:
-/// SQLite running as root gives the WAL its database's owner at every
-/// opening, a change of ctime without one of the contents.) Anything that
-/// does not match or does not parse is no snapshot: the store is read as
-/// always.
+/// WAL are kept beside the rows and compared at every use. Every commit of
+/// any writer appends to the WAL and every checkpoint writes the database,
+/// each changing a stamp; a snapshot is made only of files last written at
+/// least `racyWindow` earlier, so that a later write within the same clock
+/// tick cannot leave every stamp as it was. (Not the ctime: SQLite running
+/// as root gives the WAL its database's owner at every opening, a change
+/// of ctime without one of the contents.) Anything that does
+/// not match or does not parse is no snapshot: the store is read as always.
 enum NoopSnapshot {
     /// What a snapshot holds, decoded.
     struct Contents {
         let graph: String
-        /// The store's files as the rows were read (`stamps(store:)`).
-        let stamps: [Stamp]
         let states: [String: StoredNode]
         let durations: [String: Int]
     }
@@ -38,14 +32,8 @@ enum NoopSnapshot {
         var inode: UInt64 = 0
         var size: Int64 = 0
         var mtime: Int64 = 0
-        /// A WAL's salts (bytes 16 to 23 of its header; 0 for a WAL too short to have one).
-        var header: UInt64 = 0
-        /// A WAL whose salts were read: its size and salts say what it
-        /// holds, so its mtime need not have settled (`settled`).
-        var identified = false
 
-        /// `wal`: the file is a WAL, whose header is read too.
-        init(_ path: String, wal: Bool = false) {
+        init(_ path: String) {
             var info = stat()
             guard lstat(path, &info) == 0 else { return }
             exists = true
@@ -53,24 +41,12 @@ enum NoopSnapshot {
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
             mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            guard wal, info.st_mode & S_IFMT == S_IFREG else { return }
-            if size < 32 {
-                identified = true
-                return
-            }
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { return }
-            defer { close(fd) }
-            var salts: UInt64 = 0
-            guard withUnsafeMutableBytes(of: &salts, { pread(fd, $0.baseAddress, 8, 16) }) == 8 else { return }
-            header = salts
-            identified = true
         }
 
         init() {}
     }
 
-    static let magic = Array("MOONNOP3".utf8)
+    static let magic = Array("MOONNOP2".utf8)
     /// How long before a snapshot its store's files must have last changed (ns).
     static let racyWindow: Int64 = 100_000_000
     /// The largest snapshot read (a larger one is no snapshot).
@@ -83,13 +59,12 @@ enum NoopSnapshot {
 
     /// The stamps of the database and its WAL.
     static func stamps(store: String) -> [Stamp] {
-        [Stamp(store), Stamp(store + "-wal", wal: true)]
+        [Stamp(store), Stamp(store + "-wal")]
     }
 
-    /// Whether stamps are old enough, at `now` (ns since the epoch), for a
-    /// snapshot to be kept of them: a WAL whose salts were read always is.
+    /// Whether stamps are old enough, at `now` (ns since the epoch), for a snapshot to be kept of them.
     static func settled(_ stamps: [Stamp], now: Int64) -> Bool {
-        stamps.allSatisfy { !$0.exists || $0.identified || $0.mtime < now - racyWindow }
+        stamps.allSatisfy { !$0.exists || $0.mtime < now - racyWindow }
     }
 
     static func now() -> Int64 {
@@ -173,8 +148,6 @@ enum NoopSnapshot {
                 append(stamp.inode)
                 append(UInt64(bitPattern: stamp.size))
                 append(UInt64(bitPattern: stamp.mtime))
-                append(stamp.header)
-                append(UInt64(stamp.identified ? 1 : 0))
             }
             append(bytes: Array(graph.utf8))
         }
@@ -355,10 +328,9 @@ enum NoopSnapshot {
             for _ in 0..<2 {
                 var stamp = Stamp()
                 guard let exists = number(), let device = number(), let inode = number(), let size = number(),
-                      let mtime = number(), let header = number(), let identified = number() else { return nil }
+                      let mtime = number() else { return nil }
                 (stamp.exists, stamp.device, stamp.inode) = (exists == 1, device, inode)
                 (stamp.size, stamp.mtime) = (Int64(bitPattern: size), Int64(bitPattern: mtime))
-                (stamp.header, stamp.identified) = (header, identified == 1)
                 recorded.append(stamp)
             }
             // (Each duration takes at least 16 bytes: a count bounded by them reserves no more than the file.)
@@ -383,7 +355,7 @@ enum NoopSnapshot {
                 guard let name = row.columns[0] else { return nil }
                 states[String(decoding: name, as: UTF8.self)] = StateStore.storedNode(row)
             }
-            return Contents(graph: graph, stamps: recorded, states: states, durations: durations)
+            return Contents(graph: graph, states: states, durations: durations)
         }
     }
 

@@ -141,40 +141,31 @@ extension StateStore {
             rememberDurations(snapshot.durations, graph: graph)
             return snapshot.durations
         }
-        let result = try durationsInDatabase(graph: graph)
-        rememberDurations(result, graph: graph)
-        return result
-    }
-
-    /// `graph`'s durations as the database holds them (never a snapshot's).
-    func durationsInDatabase(graph: String) throws -> [String: Int] {
-        try db.read { db in
+        let result = try db.read { db in
             var result: [String: Int] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = SQLiteRows.int(row, 1)
             }
             return result
         }
+        rememberDurations(result, graph: graph)
+        return result
     }
 
-    /// After a run: keeps a snapshot of `graph`'s node states and durations
-    /// (`NoopSnapshot`) for the next run to read without SQLite: the rows
-    /// this run read, when the store's files are as they were then, else
-    /// read again (after a run that wrote, the rows it wrote). None when
-    /// the snapshot this run read still stands (it wrote nothing), the
-    /// database changed within `NoopSnapshot.racyWindow` of `now` (ns; the
-    /// clock's by default), or the files changed while being read. Returns
-    /// whether one was written.
+    /// After a run that wrote nothing: keeps a snapshot of `graph`'s node
+    /// states and durations (`NoopSnapshot`) for the next run to read
+    /// without SQLite (the rows this run read, when the store's files are
+    /// as they were then; else read again), unless one was read, the store's files changed
+    /// within `NoopSnapshot.racyWindow` of `now` (ns; the clock's by default), or they changed while
+    /// being read. Returns whether one was written.
     @discardableResult
     public func saveNoopSnapshot(graph: String, now: Int64? = nil) -> Bool {
-        guard !readonly else { return false }
+        guard snapshot == nil, !readonly else { return false }
         let before = NoopSnapshot.stamps(store: path)
         guard before[0].exists, NoopSnapshot.settled(before, now: now ?? NoopSnapshot.now()) else { return false }
-        if let snapshot, snapshot.stamps == before { return false }
         var writer = NoopSnapshot.Writer(stamps: before, graph: graph, schema: StateSchema.version)
         do {
-            // The store's own durations and rows: a snapshot read at the start no longer stands.
-            writer.appendDurations(try durationsInDatabase(graph: graph))
+            writer.appendDurations(try lastDurations(graph: graph))
             if let read = rowsRead(graph: graph), read.stamps == before {
                 writer.append(rows: read.rows)
             } else {

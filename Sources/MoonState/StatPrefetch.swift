@@ -27,15 +27,15 @@ final class StatPrefetch: @unchecked Sendable {
 
     /// Starts stat-ing `paths`, last first, on a new thread on another CPU
     /// than this one; nil when there is none, or no thread can be made.
-    init?(paths: [String], scanner: SourceScanner) {
+    /// `start`: what starts the thread (the tests' stand-in for one that cannot).
+    init?(paths: [String], scanner: SourceScanner,
+          start: (@escaping () -> Void) -> Bool = { BackgroundThread.start(name: "moon.stat", elsewhere: true, $0) }) {
         self.paths = paths
         self.scanner = scanner
         found = .allocate(capacity: max(paths.count, 1))
         found.initialize(repeating: nil)
-        guard BackgroundThread.start(name: "moon.stat", elsewhere: true, { [self] in take() }) else {
-            found.deallocate()
-            return nil
-        }
+        // Every property is set: a failed init releases `self`, and `deinit` frees `found`.
+        guard start({ [self] in take() }) else { return nil }
     }
 
     deinit {

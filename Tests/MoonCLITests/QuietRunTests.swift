@@ -105,27 +105,6 @@ import Testing
         #expect(after.count == 2 && after.first?.contains("3 succeeded") == true, "\(after)")
     }
 
-    /// A run that wrote (an edit's) leaves the snapshot of what it wrote:
-    /// the run after it reads the node states from it, without SQLite, and
-    /// finds the node up to date; an edit after that still runs it.
-    @Test func theRunAfterAnEditReadsTheSnapshotTheEditLeft() throws {
-        let moon = try Moon(graph: "version: 1\nnodes:\n  gen: { sources: [in.txt], generates: [out.txt], run: \"cp in.txt out.txt\" }\n")
-        try moon.write("in.txt", "x\n")
-        #expect(try moon.run(["run", "-q"]).status == 0)
-        // The database itself settled long ago, as between edits; the WAL needs no such wait.
-        #expect(Self.shellStatus("touch -d 2001-01-01 '\(moon.path(".moon/state.db"))'") == 0)
-        try moon.write("in.txt", "xy\n")
-        let edit = try moon.run(["run", "--json"])
-        #expect(edit.outcome("gen") == "ran", "\(edit.stdout)")
-        let next = try moon.run(["run", "--json"], environment: ["MOON_STATE_STATS": "1"])
-        #expect(next.stderr.contains("node states from the no-op snapshot"), "\(next.stderr)")
-        #expect(next.outcome("gen") == "up-to-date", "\(next.stdout)")
-        try moon.write("in.txt", "xyz\n")
-        let again = try moon.run(["run", "--json"], environment: ["MOON_STATE_STATS": "1"])
-        #expect(again.outcome("gen") == "ran", "\(again.stdout)")
-        #expect(moon.read("out.txt") == "xyz\n")
-    }
-
     /// A run restored from the output cache did something: it is recorded.
     @Test func aRunRestoredFromTheCacheIsRecorded() throws {
         let moon = try Moon(graph: "version: 1\nnodes:\n  gen: { sources: [in.txt], generates: [out.txt], run: \"cp in.txt out.txt\" }\n")

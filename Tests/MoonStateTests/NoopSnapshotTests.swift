@@ -145,65 +145,6 @@ import Testing
         #expect(run.rowsRead(graph: Self.graph) != nil)
     }
 
-    /// The run that has just written keeps a snapshot at once (its WAL is
-    /// stamped by its size and salts, not only by a settled mtime), and it
-    /// reads as the store: what the run wrote, not what it read.
-    @Test func theRunThatWroteKeepsASnapshotOfWhatItWrote() throws {
-        let (tree, filledStore) = try filled()
-        settle(filledStore)
-        let store = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
-        _ = try store.nodeStates(graph: Self.graph)
-        try store.markUnfinished(graph: Self.graph, nodes: ["a"])
-        #expect(store.saveNoopSnapshot(graph: Self.graph))
-        let next = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
-        #expect(next.snapshot != nil)
-        #expect(try next.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero, "the write, not the read")
-        #expect(same(try next.nodeStates(graph: Self.graph)["b"], state(2)))
-        // A run that read it and wrote nothing keeps it as it is.
-        #expect(!next.saveNoopSnapshot(graph: Self.graph))
-        // One that read it and wrote keeps a new one.
-        try next.markUnfinished(graph: Self.graph, nodes: ["b"])
-        #expect(next.saveNoopSnapshot(graph: Self.graph))
-        let third = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
-        #expect(try third.nodeStates(graph: Self.graph)["b"]?.fingerprint.combined == .zero)
-    }
-
-    /// Sets a file's mtime to `mtime` (ns), as a write within the same clock tick leaves it.
-    func date(_ file: String, _ mtime: Int64) {
-        let time = timespec(tv_sec: Int(mtime / 1_000_000_000), tv_nsec: Int(mtime % 1_000_000_000))
-        _ = utimensat(AT_FDCWD, file, [time, time], 0)
-    }
-
-    /// A commit after the snapshot within the same clock tick (the WAL's
-    /// mtime as it was) voids it: the WAL grew. So does a WAL restarted
-    /// and grown back to the same size in that tick: its salts are new.
-    @Test func aWriteWithinTheSameTickStillVoidsTheSnapshot() throws {
-        let (tree, filledStore) = try filled()
-        settle(filledStore)
-        let store = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
-        try store.markUnfinished(graph: Self.graph, nodes: ["a"])
-        #expect(store.saveNoopSnapshot(graph: Self.graph))
-        let wal = store.path + "-wal"
-        let stamped = NoopSnapshot.stamps(store: store.path)[1]
-        try store.markUnfinished(graph: Self.graph, nodes: ["b"])
-        date(wal, stamped.mtime)
-        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store?.snapshot == nil, "a commit in the same tick")
-
-        #expect(store.saveNoopSnapshot(graph: Self.graph))
-        let now = NoopSnapshot.stamps(store: store.path)[1]
-        #expect(now.identified && now.header != 0)
-        // The same size and mtime, other salts: a WAL restarted and written again.
-        let fd = open(wal, O_WRONLY)
-        #expect(fd >= 0)
-        var salts = now.header ^ 0xFF
-        #expect(withUnsafeBytes(of: &salts) { pwrite(fd, $0.baseAddress, 8, 16) } == 8)
-        close(fd)
-        date(wal, now.mtime)
-        let after = NoopSnapshot.stamps(store: store.path)[1]
-        #expect(after.size == now.size && after.mtime == now.mtime)
-        #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store?.snapshot == nil, "a restarted WAL")
-    }
-
     /// Every truncation of a sound snapshot, and garbage, is no snapshot, never a trap.
     @Test func aDamagedSnapshotIsNone() throws {
         let (tree, store) = try filled()

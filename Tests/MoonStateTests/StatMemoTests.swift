@@ -176,6 +176,15 @@ import Testing
         #expect(memo.known("src/f0.c")??.0 == FileStat.of(tree.path("src/f0.c"))?.0)
     }
 
+    /// A thread that cannot be started (one CPU to run on) is no thread,
+    /// and its buffer is freed once, by the prefetch itself.
+    @Test func aThreadThatCannotStartIsNone() throws {
+        let scanner = SourceScanner(root: try TempTree().root)
+        for _ in 0..<3 {
+            #expect(StatPrefetch(paths: (0..<500).map { "f\($0)" }, scanner: scanner, start: { _ in false }) == nil)
+        }
+    }
+
     /// A walk asks `known` in its own order: what the thread took is
     /// known, what nobody stat'ed yet is not (the walk stats it).
     @Test func aWalkKnowsOnlyWhatWasStated() throws {
