@@ -71,4 +71,56 @@ import Testing
         #expect(after.status == 0, "\(after.stderr)")
         #expect(ran(after.stdout).isEmpty, "\(after.stdout)")
     }
+
+    /// The first CPU this process may use (`Cpus_allowed_list`), or nil.
+    private static var firstCPU: String? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
+        let list = line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+        let first = list.prefix { $0.isNumber }
+        return first.isEmpty ? nil : String(first)
+    }
+
+    /// `moon` with `arguments` in `moon`'s directory, allowed only `cpu`
+    /// (`taskset`), as on a one-CPU machine: its status and standard output.
+    private func onOneCPU(_ cpu: String, _ moon: Moon, _ arguments: [String]) throws -> (status: Int32, stdout: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        process.arguments = ["-c", cpu, Moon.binary] + arguments
+        process.currentDirectoryURL = moon.directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["MOON_CACHE_DIR"] = moon.path(".cache")
+        process.environment = environment
+        let out = moon.directory.appendingPathComponent(".stdout-one-cpu")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOf: out, encoding: .utf8)) ?? "")
+    }
+
+    /// On one CPU (a one-CPU machine, container or cpuset) no second thread
+    /// can run beside the checks: none is started, and the same runs give
+    /// the same results (a thread that could not start once freed its
+    /// buffer twice, and moon aborted).
+    @Test func onOneCPUTheChecksStatAlone() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), let cpu = Self.firstCPU else { return }
+        let moon = try Moon(graph: Self.graph + "  cpus:\n    run: grep Cpus_allowed_list /proc/self/status > cpus.txt\n")
+        try moon.makeDirectory("src")
+        try moon.makeDirectory("inc")
+        for i in 0..<Self.count { try moon.write("src/\(i).c", "int x\(i);\n") }
+        for h in 0..<Self.headers { try moon.write("inc/\(h).h", "#define H\(h)\n") }
+        #expect(try onOneCPU(cpu, moon, ["run", "-j", "2", "-q"]).status == 0)
+        #expect(moon.read("cpus.txt")?.hasSuffix("\t\(cpu)\n") == true, "\(moon.read("cpus.txt") ?? "")")
+        let noop = try onOneCPU(cpu, moon, ["run", "-j", "2", "--no-cache", "--json"])
+        #expect(noop.status == 0)
+        #expect(ran(noop.stdout) == ["cpus"], "\(noop.stdout)")
+        try moon.write("src/\(Self.count - 1).c", "int last = 1;\n")
+        let edit = try onOneCPU(cpu, moon, ["run", "-j", "2", "--no-cache", "--json"])
+        #expect(edit.status == 0)
+        #expect(ran(edit.stdout) == ["n\(Self.count - 1)", "cpus"], "\(edit.stdout)")
+        let status = try onOneCPU(cpu, moon, ["status"])
+        #expect(status.status == 0)
+    }
 }
