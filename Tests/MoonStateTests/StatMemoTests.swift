@@ -136,6 +136,16 @@ import Testing
         return memo.prefetching.ended && memo.prefetching.left == 0
     }
 
+    /// A tree of `names` (each holding "x") and a memo that expects them.
+    private func expecting(_ names: [String]) throws -> (TempTree, SourceScanner, StatMemo) {
+        let tree = try TempTree()
+        for name in names { try tree.write(name, "x") }
+        let scanner = SourceScanner(root: tree.root)
+        let memo = StatMemo()
+        memo.expect(names, scanner)
+        return (tree, scanner, memo)
+    }
+
     /// Expected paths are answered as `FileStat.of` would, whether the
     /// checks or the second thread stat'ed them, a missing file as missing;
     /// once the thread took them all, the checks stat none themselves, and
@@ -162,12 +172,8 @@ import Testing
     /// not reached; both answer the same, each path once, and an expected
     /// path a started node declares is stat'ed afresh, as any forgotten one.
     @Test func theChecksAndTheThreadShareTheExpectedPaths() throws {
-        let tree = try TempTree()
         let names = (0..<3000).map { "src/f\($0).c" }
-        for name in names { try tree.write(name, "x") }
-        let scanner = SourceScanner(root: tree.root)
-        let memo = StatMemo()
-        memo.expect(names, scanner)
+        let (tree, scanner, memo) = try expecting(names)
         memo.forget("src/f2999.c")
         try tree.write("src/f2999.c", "written by a started node")
         for name in names { #expect(memo.stat(name, scanner)?.0 == FileStat.of(tree.path(name))?.0) }
@@ -188,12 +194,8 @@ import Testing
     /// A walk asks `known` in its own order: what the thread took is
     /// known, what nobody stat'ed yet is not (the walk stats it).
     @Test func aWalkKnowsOnlyWhatWasStated() throws {
-        let tree = try TempTree()
         let names = (0..<300).map { "o/f\($0).o" }
-        for name in names { try tree.write(name, "x") }
-        let scanner = SourceScanner(root: tree.root)
-        let memo = StatMemo()
-        memo.expect(names, scanner)
+        let (tree, scanner, memo) = try expecting(names)
         if memo.prefetching.started {
             #expect(awaitPrefetch(memo))
             #expect(memo.known(names[150])??.0 == FileStat.of(tree.path(names[150]))?.0)
