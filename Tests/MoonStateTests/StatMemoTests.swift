@@ -195,7 +195,7 @@ import Testing
     /// known, what nobody stat'ed yet is not (the walk stats it).
     @Test func aWalkKnowsOnlyWhatWasStated() throws {
         let names = (0..<300).map { "o/f\($0).o" }
-        let (tree, scanner, memo) = try expecting(names)
+        let (tree, _, memo) = try expecting(names)
         if memo.prefetching.started {
             #expect(awaitPrefetch(memo))
             #expect(memo.known(names[150])??.0 == FileStat.of(tree.path(names[150]))?.0)
