@@ -97,7 +97,7 @@ let package = Package(
         ]),
         .testTarget(name: "MoonReportTests", dependencies: ["MoonReport", "MoonEvents", "MoonCommand", "MoonGraph", "MoonDocument", "MoonJSON"],
                     exclude: ["Golden"]),
-        .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache"]),
+        .testTarget(name: "MoonCacheTests", dependencies: ["MoonCache", "COpenSSL"]),
         .testTarget(name: "MoonStateTests", dependencies: ["MoonState", "MoonGraph", "MoonDocument", "MoonCache", "MoonSystem",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "MoonWatchTests", dependencies: ["MoonWatch", "MoonEventLoop", "MoonCommand"]),
