@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonSystem
 import Synchronization
 
 /// The compiled form of a graph file, so that a run whose graph did not
@@ -143,12 +144,6 @@ package struct GraphCache: Sendable {
         return (running, named)
     }()
 
-    private static func workingDirectory() -> String? {
-        guard let cwd = getcwd(nil, 0) else { return nil }
-        defer { free(cwd) }
-        return String(cString: cwd)
-    }
-
     /// The wall clock in nanoseconds, as file timestamps are.
     package static func now() -> Int64 {
         var ts = timespec()
@@ -163,7 +158,7 @@ package struct GraphCache: Sendable {
     /// `files` is the access the load would use, to list its globs again.
     package func lookup(_ path: String, overrides: [String: String], discovered: Bool,
                         files: GraphFileAccess) -> (graph: Graph, included: [String], globs: [FanOutGlob])? {
-        guard let build = Self.build, let cwd = Self.workingDirectory(), isPrivate(directory, directory: true),
+        guard let build = Self.build, let cwd = LinuxCalls.workingDirectory(), isPrivate(directory, directory: true),
               let bytes = readEntry(entryPath(cwd: cwd, path: path)) else { return nil }
         return bytes.withUnsafeBytes { raw -> (Graph, [String], [FanOutGlob])? in
             guard raw.count > Self.magic.count + 8, raw.prefix(Self.magic.count).elementsEqual(Self.magic) else { return nil }
@@ -219,12 +214,17 @@ package struct GraphCache: Sendable {
 
     /// One entry per graph file as named from a working directory: a load with other `--set` values replaces it.
     private func entryPath(cwd: String, path: String) -> String {
+        // FNV-1a over cwd, a 0 and path; written out by hand, as the generic
+        // `+` of sequences and `String(_:radix:)` cost a start more than the hash.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in cwd.utf8 + [0] + path.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in cwd.utf8 { mix(byte) }
+        mix(0)
+        for byte in path.utf8 { mix(byte) }
+        let digits = Array("0123456789abcdef".utf8)
+        var name = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { name[i] = digits[Int((hash >> UInt64(60 - 4 * i)) & 0xf)] }
+        return directory + "/" + String(decoding: name, as: UTF8.self)
     }
 
     // MARK: Writing
@@ -234,7 +234,7 @@ package struct GraphCache: Sendable {
     /// regular file) or the directory is not the user's alone.
     package func store(_ graph: Graph, included: [String], path: String, overrides: [String: String], discovered: Bool,
                        reads: Reads, started: Int64) {
-        guard let build = Self.build, let cwd = Self.workingDirectory() else { return }
+        guard let build = Self.build, let cwd = LinuxCalls.workingDirectory() else { return }
         var stamps: [Stamp] = []
         for file in [path] + reads.files {
             guard let stamp = Stamp.of(file) else { return }
@@ -309,7 +309,7 @@ package struct GraphCache: Sendable {
 
     private static func absolute(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
-        return (workingDirectory() ?? ".") + "/" + path
+        return (LinuxCalls.workingDirectory() ?? ".") + "/" + path
     }
 }
 

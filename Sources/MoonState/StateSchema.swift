@@ -72,15 +72,18 @@ enum StateSchema {
     /// The version and the first row of each table (`node_state`'s names `patterns`).
     /// `node_why` and `run_traces` are only named (the statement does not compile without
     /// it), not read: a run that records nothing never touches its pages.
-    private static let currentProbe: String = "SELECT user_version, "
-        + tables.map { (table: String) -> String in
+    /// Built by a loop: the generic `joined` costs every opening more than the statement.
+    private static let currentProbe: String = {
+        var sql = "SELECT user_version"
+        for table in tables {
             switch table {
-            case "node_state": return "(SELECT patterns IS NULL FROM node_state)"
-            case "node_why", "run_traces": return "(SELECT 1 FROM \(table) WHERE 0)"
-            default: return "(SELECT 1 FROM \(table))"
+            case "node_state": sql += ", (SELECT patterns IS NULL FROM node_state)"
+            case "node_why", "run_traces": sql += ", (SELECT 1 FROM " + table + " WHERE 0)"
+            default: sql += ", (SELECT 1 FROM " + table + ")"
             }
-        }.joined(separator: ", ")
-        + " FROM pragma_user_version"
+        }
+        return sql + " FROM pragma_user_version"
+    }()
 
     /// Whether `node_state` has its `patterns` column: one look at the
     /// table's definition, no scan.

@@ -11,6 +11,14 @@ public enum LinuxCalls {
         fds.withUnsafeMutableBufferPointer { moon_pipe2($0.baseAddress!, flags) }
     }
 
+    /// The working directory (`getcwd(3)`), or nil when it is gone or unreadable.
+    /// Not `FileManager.default`, whose first use costs a run's start more than the call.
+    public static func workingDirectory() -> String? {
+        guard let cwd = getcwd(nil, 0) else { return nil }
+        defer { free(cwd) }
+        return String(cString: cwd)
+    }
+
     /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`.
     public static func becomeSubreaper() -> Int32 {
         moon_become_subreaper()

@@ -2,6 +2,7 @@ import Foundation
 import MoonCommand
 import MoonGraph
 import MoonProcess
+import MoonSystem
 import Synchronization
 
 /// Builds what a node runs with, per attempt: argv, environment and working
@@ -80,7 +81,7 @@ struct NodeEnvironment {
         self.base = base
         self.secrets = secrets
         let dir = graph.directory
-        let cwd = FileManager.default.currentDirectoryPath
+        let cwd = LinuxCalls.workingDirectory() ?? FileManager.default.currentDirectoryPath
         if dir.hasPrefix("/") {
             graphDirectory = dir
         } else {
