@@ -38,11 +38,21 @@ public enum NodeAction: Sendable, Hashable, Codable {
             guard let first = lines.first else { return "" }
             return lines.count > 1 ? "\(first) …" : String(first)
         case .exec(let argv):
-            return argv.map(ShellQuoting.quote).joined(separator: " ")
+            // A loop, not `joined`: its first use costs a start more than every summary.
+            var line = ""
+            for (i, word) in argv.enumerated() {
+                if i > 0 { line += " " }
+                line += ShellQuoting.quote(word)
+            }
+            return line
         case .builtin(let name, let with):
             guard !with.isEmpty else { return "uses \(name)" }
-            let args = with.keys.sorted().map { "\($0): \(with[$0]!.text)" }
-            return "uses \(name) (\(args.joined(separator: ", ")))"
+            var line = "uses " + name + " ("
+            for (i, key) in with.keys.sorted().enumerated() {
+                if i > 0 { line += ", " }
+                line += key + ": " + with[key]!.text
+            }
+            return line + ")"
         case .group:
             return "(group)"
         }

@@ -1,6 +1,7 @@
 import Foundation
 import MoonCommand
 import MoonGraph
+import MoonSystem
 import Synchronization
 
 /// Finds the graph file on the command line, one rule for every command
@@ -53,11 +54,12 @@ package enum GraphFileLocator {
     /// beneath it. A file found that another user owns or can change is an
     /// error that says how to read it on purpose (`DiscoveryTrust`).
     package static func discovered() throws(CLIError) -> String? {
-        var directory = FileManager.default.currentDirectoryPath
+        // System calls, not FileManager: its first use costs a start more than the search.
+        guard var directory = LinuxCalls.workingDirectory() else { return nil }
         let user = geteuid()
         var up = ""
         while true {
-            if let name = defaultNames.first(where: { FileManager.default.fileExists(atPath: up + $0) }) {
+            if let name = defaultNames.first(where: { exists(up + $0) }) {
                 let path = up + name
                 if let problem = DiscoveryTrust.problem(path) {
                     throw CLIError("moon found \(path) by searching upward and does not read it: \(problem)",
@@ -84,9 +86,16 @@ package enum GraphFileLocator {
         discoveredPaths.withLock { $0.contains(path) }
     }
 
+    /// Whether something is at `path` (a link is followed, as for a file read).
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Whether `path` is there and no directory (a link is followed).
     private static func isFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR
     }
 
     /// For a file given as a path that is no valid graph (`moon run ./lua`,
