@@ -16,6 +16,8 @@ public final class OutputCache: @unchecked Sendable {
     let limit: Int64
     /// Read after the local cache, written after it (nil: none).
     let remote: RemoteCache?
+    /// Whether lookups and restores may go to a remote cache (and wait on the network).
+    public var hasRemote: Bool { remote != nil }
     private let storing = DispatchQueue(label: "moon.cache.store")
     /// Uploads wait on their own threads: a slow server never holds up storing locally.
     private let uploading = WorkerPool(name: "moon.upload", width: 4)

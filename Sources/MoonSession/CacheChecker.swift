@@ -53,6 +53,8 @@ package final class CacheChecker: UpToDateChecking {
         self.restores = !state.force
     }
 
+    package var waitsOnNetwork: Bool { cache?.hasRemote ?? false }
+
     package func checks(node: Int) -> Bool {
         inner.checks(node: node) || inner.stateIndex(node).flatMap(resumable) != nil
     }

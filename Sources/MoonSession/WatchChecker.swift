@@ -24,6 +24,8 @@ package final class WatchChecker: UpToDateChecking {
     }
 
     /// An instance of a dynamic fan-out (past the plan's nodes) is asked of the store.
+    package var waitsOnNetwork: Bool { inner.waitsOnNetwork }
+
     package func checks(node: Int) -> Bool {
         (node < rerun.count && !rerun[node]) || inner.checks(node: node)
     }

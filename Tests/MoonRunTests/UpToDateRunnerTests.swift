@@ -44,6 +44,28 @@ final class FakeChecker: UpToDateChecking {
         #expect(checker.asked.sorted() == [0, 1, 2])
     }
 
+    /// Checks and restores off the loop use a thread per CPU (2 at least, 8
+    /// at most): on local files more threads only spin on the state's lock
+    /// and the directory's; with a remote cache, whose lookups wait on the
+    /// network, 8.
+    @Test func checksOffTheLoopUseAThreadPerCPUUnlessTheyWaitOnTheNetwork() {
+        #expect(Runner.checkWidth(waitsOnNetwork: false, cpus: 1) == 2)
+        #expect(Runner.checkWidth(waitsOnNetwork: false, cpus: 4) == 4)
+        #expect(Runner.checkWidth(waitsOnNetwork: false, cpus: 64) == 8)
+        #expect(Runner.checkWidth(waitsOnNetwork: true, cpus: 2) == 8)
+        final class RemoteChecker: UpToDateChecking {
+            var waitsOnNetwork: Bool { true }
+            func upToDate(node: Int, inputs: NodeInputs) -> RestoredResult? { nil }
+            func succeeded(node: Int, outputs: [KeyValue], values: [String]) {}
+        }
+        let local = RunHarness(nodes: [node("a")])
+        local.runner.upToDate = FakeChecker()
+        #expect(local.runner.checkWorker.width == Runner.checkWidth(waitsOnNetwork: false))
+        let remote = RunHarness(nodes: [node("a")])
+        remote.runner.upToDate = RemoteChecker()
+        #expect(remote.runner.checkWorker.width == 8)
+    }
+
     @Test func aChainOfUpToDateNodesStartsNothing() {
         let h = RunHarness(nodes: [node("a"), node("b", needs: [0]), node("c", needs: [1])])
         let checker = FakeChecker()

@@ -137,7 +137,16 @@ public final class Runner {
     /// Where slow checks and cache restores go (several at once); work given
     /// to `checkWorker` that has not reported back yet (the run finishes
     /// only after it).
-    lazy var checkWorker = WorkerPool(name: "moon.check")
+    lazy var checkWorker = WorkerPool(name: "moon.check", width: Self.checkWidth(waitsOnNetwork: upToDate?.waitsOnNetwork ?? false))
+
+    /// Threads for the checks and restores off the loop: one per CPU (at
+    /// least 2, at most `WorkerPool.defaultWidth`) when they hash and write
+    /// local files, as more only spin on the state's lock and the kernel's
+    /// lock of the directory they write in; `defaultWidth` when a remote
+    /// cache makes them wait on the network.
+    static func checkWidth(waitsOnNetwork: Bool, cpus: Int = LinuxCalls.processorCount()) -> Int {
+        waitsOnNetwork ? WorkerPool.defaultWidth : min(WorkerPool.defaultWidth, max(2, cpus))
+    }
     var offLoopWork = 0
     /// Admission by memory and slots (Runner+Admission); nil unless a node
     /// declares or learned resources, and then made when the run starts.

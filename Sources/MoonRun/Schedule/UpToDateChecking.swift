@@ -26,12 +26,16 @@ public protocol UpToDateChecking: AnyObject {
     /// for the plan's nodes (and then for every later expansion too);
     /// false: the runner never asks about them.
     func expand(template: Int, items: [String], first: Int) -> Bool
+    /// Whether a check may wait on the network (a remote cache): its
+    /// threads then wait more than they compute (`Runner.checkWorker`).
+    var waitsOnNetwork: Bool { get }
 }
 
 extension UpToDateChecking {
     public func checks(node: Int) -> Bool { true }
     public func starting(nodes: [Int]) {}
     public func expand(template: Int, items: [String], first: Int) -> Bool { false }
+    public var waitsOnNetwork: Bool { false }
 }
 
 /// What an up-to-date node's last successful run left for its dependents.
