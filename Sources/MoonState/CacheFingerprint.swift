@@ -49,11 +49,18 @@ extension IncrementalState {
     public func currentEntries(of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
         var entries: [Manifest.Entry?] = []
         var unknown: [(index: Int, file: ScannedFile)] = []
+        // Stat'ed before the lock, hashed after it: the lock is held only
+        // while the stat cache is asked, so restores on several threads do
+        // not wait for each other's system calls.
+        var files: [ScannedFile] = []
+        files.reserveCapacity(dependencies.count)
+        for dependency in dependencies {
+            guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else { return nil }
+            files.append(ScannedFile(path: dependency.path, stat: found.0))
+        }
         let cache: StatCache? = lock.withLock { _ in
             let loaded = loadedCache()
-            for dependency in dependencies {
-                guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else { return nil }
-                let file = ScannedFile(path: dependency.path, stat: found.0)
+            for (file, dependency) in zip(files, dependencies) {
                 let known = loaded.known(file)
                 if let known, known.hash != dependency.hash { return nil }
                 if known == nil { unknown.append((entries.count, file)) }
