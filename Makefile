@@ -88,7 +88,7 @@ build: deps
 RELEASE_FLAGS ?= -Xswiftc -static-executable -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -cross-module-optimization \
 	-Xswiftc -enforce-exclusivity=unchecked -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
-	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/text-order.txt -Xlinker --no-warn-symbol-ordering
+	-Xlinker '--symbol-ordering-file=$(CURDIR)/scripts/text-order.txt' -Xlinker --no-warn-symbol-ordering
 
 # The static link's warnings about those glibc functions (getaddrinfo,
 # getpwuid, dlopen, ...; the comment above says why they are harmless),

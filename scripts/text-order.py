@@ -15,7 +15,7 @@ Needs valgrind (callgrind names every function a command runs, in order);
 perf, when there, adds the path of a node that really starts (valgrind has
 no pidfd_open, so under it moon cannot start one).
 """
-import os, re, shutil, subprocess, sys, tempfile, time
+import os, re, shlex, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/moon"))
@@ -48,11 +48,12 @@ def perf_symbols(script, cwd, env, out):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     text = subprocess.run(["perf", "script", "-i", out, "-F", "comm,ip,sym", "--no-demangle"], capture_output=True,
                           text=True).stdout
+    # The main thread is named after the binary; its threads are `moon.check`, `moon.cache`, ….
     comm = os.path.basename(MOON)[:15]
     names = []
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) >= 3 and parts[0] == comm and not parts[1].startswith("ffff"):
+        if len(parts) >= 3 and (parts[0] == comm or parts[0].startswith("moon.")) and not parts[1].startswith("ffff"):
             names.append(parts[2])
     return names
 
@@ -85,9 +86,10 @@ def main():
             if not found:
                 raise SystemExit(f"callgrind recorded nothing for moon {' '.join(args)}")
             order += found
-        order += perf_symbols(f"for i in $(seq 40); do {MOON} run >/dev/null 2>&1; done", one, env, os.path.join(work, "p1"))
+        moon = shlex.quote(MOON)
+        order += perf_symbols(f"for i in $(seq 40); do {moon} run >/dev/null 2>&1; done", one, env, os.path.join(work, "p1"))
         edits = ("for i in $(seq 10); do touch src/*.c; %s run >/dev/null 2>&1; echo \"/* $i */\" >> include/calc.h; "
-                 "%s run >/dev/null 2>&1; done") % (MOON, MOON)
+                 "%s run >/dev/null 2>&1; done") % (moon, moon)
         order += perf_symbols(edits, small, env, os.path.join(work, "p2"))
         seen, lines = set(), []
         for name in order:

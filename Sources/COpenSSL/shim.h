@@ -8,13 +8,17 @@
 
 // What OpenSSL defines as macros, which Swift does not import.
 
+// No openssl.cnf: a static moon on another system must not read that
+// system's config (which may load modules a static binary cannot).
+// No exit handler: OpenSSL's would free its state while the cache's
+// threads still use it or end (their own cleanup frees it a second
+// time); the process's end frees everything anyway.
+static inline uint64_t moon_tls_init_options(void) {
+    return OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT;
+}
+
 static inline int moon_tls_init(void) {
-    // No openssl.cnf: a static moon on another system must not read that
-    // system's config (which may load modules a static binary cannot).
-    // No exit handler: OpenSSL's would free its state while the cache's
-    // threads still use it or end (their own cleanup frees it a second
-    // time); the process's end frees everything anyway.
-    return OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL);
+    return OPENSSL_init_ssl(moon_tls_init_options(), NULL);
 }
 
 static inline int moon_tls_ctx_set_min_tls12(SSL_CTX *ctx) {

@@ -55,7 +55,8 @@ package enum GraphFileLocator {
     /// error that says how to read it on purpose (`DiscoveryTrust`).
     package static func discovered() throws(CLIError) -> String? {
         // System calls, not FileManager: its first use costs a start more than the search.
-        guard var directory = LinuxCalls.workingDirectory() else { return nil }
+        // An unreadable working directory still has its own moon.yaml looked for (relative paths).
+        var directory = LinuxCalls.workingDirectory() ?? ""
         let user = geteuid()
         var up = ""
         while true {

@@ -23,9 +23,9 @@ package final class WatchChecker: UpToDateChecking {
         self.results = results
     }
 
-    /// An instance of a dynamic fan-out (past the plan's nodes) is asked of the store.
     package var waitsOnNetwork: Bool { inner.waitsOnNetwork }
 
+    /// An instance of a dynamic fan-out (past the plan's nodes) is asked of the store.
     package func checks(node: Int) -> Bool {
         (node < rerun.count && !rerun[node]) || inner.checks(node: node)
     }

@@ -73,7 +73,7 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         guard access((directory as NSString).deletingLastPathComponent, F_OK) == 0 else { return }
         let bytes = json
         if Self.holds(final, bytes) { return }
-        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw CocoaError(.fileWriteUnknown) }
+        guard mkdir(directory, 0o777) == 0 || errno == EEXIST else { throw CocoaError(.fileWriteUnknown) }
         let temp = final + ".\(getpid()).tmp"
         // Not synced: the rename makes it whole or absent, and a record a
         // power loss takes only means `--resume` reruns more (an unreadable
