@@ -31,13 +31,12 @@ import Testing
         try moon.makeDirectory("bin")
         try moon.write("src/g1$(touch MARK_file).c", "")
         try moon.write("src/g2`touch MARK_file2`.c", "")
-        try moon.write("bin/moon", """
+        try moon.writeExecutable("bin/moon", """
             #!/bin/sh
             case "$1" in ---completion|--generate-completion-script*) exec '\(Moon.binary)' "$@";; esac
             printf '<%s>\\n' "$@"
 
             """)
-        chmod(moon.path("bin/moon"), 0o755)
         return moon
     }
 

@@ -203,8 +203,7 @@ import Testing
                 run: echo ${{ item }}
             """)
         try moon.makeDirectory("fakebin")
-        try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
-        chmod(moon.path("fakebin/sbatch"), 0o755)
+        try moon.writeExecutable("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c args)\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args$n\"\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
         let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh"])
         #expect(export.status == 0, "\(export.stderr)")
         let submit = try shell("MOON_SLURM_LOGS=logs PATH=\"$PWD/fakebin:$PATH\" sh submit.sh", in: moon)

@@ -362,8 +362,7 @@ import Testing
                   b: { queue: q, uses: write-file, with: { path: out.txt, content: "${{ vars.v }}" } }
                 """)
             try moon.makeDirectory("fakebin")
-            try moon.write("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c job)\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
-            chmod(moon.path("fakebin/sbatch"), 0o755)
+            try moon.writeExecutable("fakebin/sbatch", "#!/bin/sh\nn=$(ls \"$(dirname \"$0\")\" | grep -c job)\ncat > \"$(dirname \"$0\")/job$n\"\necho 42$n\n")
             let export = try moon.run(["export", "--format", "sbatch", "-o", "submit.sh", "--set", "v=\(value)"])
             #expect(export.status == 0, "\(export.stderr)")
             let submit = Process()

@@ -81,6 +81,21 @@ final class Moon {
         try Data(text.utf8).write(to: directory.appendingPathComponent(name))
     }
 
+    /// Writes an executable `name`. The descriptor is close-on-exec: a
+    /// process the test process starts meanwhile (a tmux server lives on)
+    /// would otherwise keep it open for writing, and running the file would
+    /// then fail with "Text file busy".
+    func writeExecutable(_ name: String, _ text: String) throws {
+        let fd = open(path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path(name)]) }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path(name)])
+        }
+        fchmod(fd, 0o755)
+    }
+
     /// Makes `name` (a path below the directory) and its parents.
     func makeDirectory(_ name: String) throws {
         try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
