@@ -99,7 +99,7 @@ package final class CacheChecker: UpToDateChecking {
         // read and checked again by the restore, just before it copies.
         if spec.depfile != nil, state.remembers(index),
            cache.localEntryIsStale(key, declared: Self.declaredOutputs(state, index, spec),
-                                   dependencies: { self.currentEntries($0) != nil }) { return nil }
+                                   dependencies: { self.currentEntries($0, node: index) != nil }) { return nil }
         if interruption?.moveOffLoop() == true {
             lock.withLock { _ in deferred[node] = key }
             return nil
@@ -117,7 +117,7 @@ package final class CacheChecker: UpToDateChecking {
         var current: [Manifest.Entry]?
         guard let cache, let restored = cache.restore(key, node: spec.name, declared: Self.declaredOutputs(state, index, spec),
                                                       shared: isShared(spec), dependencies: { dependencies in
-            current = self.currentEntries(dependencies)
+            current = self.currentEntries(dependencies, node: index)
             return current != nil
         }) else { return nil }
         // Their verified hashes: a node reading them (an archive of restored objects) need not hash them again.
@@ -228,13 +228,13 @@ package final class CacheChecker: UpToDateChecking {
     private var barrierRan: [Int: Bool] = [:]
 
     /// The files an entry's depfile listed, when each still has its hash.
-    private func currentEntries(_ dependencies: [CacheEntry.Dependency]) -> [Manifest.Entry]? {
+    private func currentEntries(_ dependencies: [CacheEntry.Dependency], node index: Int) -> [Manifest.Entry]? {
         var hashes: [(path: String, hash: ContentHash)] = []
         hashes.reserveCapacity(dependencies.count)
         for dependency in dependencies {
             guard let hash = ContentHash(hex: dependency.hash) else { return nil }
             hashes.append((dependency.path, hash))
         }
-        return state.currentEntries(of: hashes)
+        return state.currentEntries(node: index, of: hashes)
     }
 }

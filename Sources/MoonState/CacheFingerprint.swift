@@ -43,43 +43,90 @@ extension IncrementalState {
     /// The files a cache entry's depfile listed, when each has the entry's
     /// hash now: their manifest entries (stat taken before the hash, through
     /// the stat cache, so `recordSuccess` need not read them again); nil
-    /// when one differs or cannot be read. Files the stat cache does not
-    /// know are hashed outside the lock: a check off the loop may be
-    /// hashing a large one while the loop records another node.
-    public func currentEntries(of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
-        var entries: [Manifest.Entry?] = []
-        var unknown: [(index: Int, file: ScannedFile)] = []
-        // Stat'ed before the lock, hashed after it: the lock is held only
-        // while the stat cache is asked, so restores on several threads do
-        // not wait for each other's system calls.
-        var files: [ScannedFile] = []
-        files.reserveCapacity(dependencies.count)
-        for dependency in dependencies {
-            guard let found = FileStat.of(scanner.fullPath(dependency.path)), found.1 == .file else { return nil }
-            files.append(ScannedFile(path: dependency.path, stat: found.0))
-        }
-        let cache: StatCache? = lock.withLock { _ in
-            let loaded = loadedCache()
-            for (file, dependency) in zip(files, dependencies) {
-                let known = loaded.known(file)
-                if let known, known.hash != dependency.hash { return nil }
-                if known == nil { unknown.append((entries.count, file)) }
-                entries.append(known.map { Manifest.Entry(path: file.path, stat: $0.stat, racy: $0.racy, hash: $0.hash) })
+    /// when one differs or cannot be read. Graph node `index`'s (nil: not
+    /// known) stats come from the run's memo where it stands for the node
+    /// (`memoServesLocked`): a header 300 entries list is stat'ed once.
+    /// Other stats, and the hashes of files the stat cache does not know,
+    /// are taken outside the lock: a check off the loop may be hashing a
+    /// large one while the loop records another node.
+    public func currentEntries(node index: Int?, of dependencies: [(path: String, hash: ContentHash)]) -> [Manifest.Entry]? {
+        let count = dependencies.count
+        var entries = [Manifest.Entry?](repeating: nil, count: count)
+        var files = [ScannedFile?](repeating: nil, count: count)
+        /// Per file: its stat came from the memo (taken earlier in the run).
+        var fromMemo = [Bool](repeating: false, count: count)
+        /// Files the stat cache does not know, to be hashed.
+        var unknown: [Int] = []
+        var isUnknown = [Bool](repeating: false, count: count)
+        /// Asks the stat cache about the files stat'ed so far; false when one has another hash.
+        func lookUp(_ cache: StatCache, _ indices: Range<Int>) -> Bool {
+            for i in indices {
+                guard let file = files[i], entries[i] == nil, !isUnknown[i] else { continue }
+                guard let known = cache.known(file) else {
+                    unknown.append(i)
+                    isUnknown[i] = true
+                    continue
+                }
+                if known.hash != dependencies[i].hash { return false }
+                entries[i] = Manifest.Entry(path: file.path, stat: known.stat, racy: known.racy, hash: known.hash)
             }
-            return loaded
+            return true
         }
-        guard let cache else { return nil }
-        for (index, file) in unknown {
-            let hashedAt = FileStat.nowNanoseconds()
-            guard let hash = ContentHash.ofFile(scanner.fullPath(file.path), shouldStop: shouldStop) else { return nil }
-            let racy = file.stat.isRacy(hashedAt: hashedAt)
-            entries[index] = Manifest.Entry(path: file.path, stat: file.stat, racy: racy, hash: hash)
+        // First, under the lock, the files the memo knows (all of them, once
+        // a few entries have been restored); a node the memo does not serve
+        // skips to the stats.
+        var missing: [Int] = []
+        let served: Bool? = lock.withLock { _ in
+            guard let index, memoServesLocked(index) else { return false }
+            for i in 0..<count {
+                guard let answer = stats.known(dependencies[i].path) else { missing.append(i); continue }
+                guard let found = answer, found.1 == .file else { return nil }
+                files[i] = ScannedFile(path: dependencies[i].path, stat: found.0)
+                fromMemo[i] = true
+            }
+            return lookUp(loadedCache(), 0..<count) ? true : nil
+        }
+        guard let served else { return nil }
+        if !served { missing = Array(0..<count) }
+        // The rest stat'ed outside the lock, then asked (and kept in the memo when it serves).
+        var taken: [(FileStat, FileStat.Kind)?] = []
+        taken.reserveCapacity(missing.count)
+        for i in missing {
+            let found = FileStat.of(scanner.fullPath(dependencies[i].path))
+            guard let found, found.1 == .file else { return nil }
+            taken.append(found)
+            files[i] = ScannedFile(path: dependencies[i].path, stat: found.0)
+        }
+        var cache: StatCache?
+        if !missing.isEmpty {
+            cache = lock.withLock { _ in
+                if served { for (i, found) in zip(missing, taken) { stats.record(dependencies[i].path, found) } }
+                let loaded = loadedCache()
+                return lookUp(loaded, 0..<count) ? loaded : nil
+            }
+            guard cache != nil else { return nil }
         }
         if !unknown.isEmpty {
-            lock.withLock { _ in for (index, file) in unknown { cache.add(file, entries[index]!.hash, racy: entries[index]!.racy) } }
+            for i in unknown {
+                guard var file = files[i] else { return nil }
+                // A stat from the memo may be older than the content about to be
+                // read: the hash is kept with a stat taken now (as `entry(for:old:)` does).
+                if fromMemo[i] {
+                    guard let now = FileStat.of(scanner.fullPath(file.path)), now.1 == .file else { return nil }
+                    file.stat = now.0
+                    files[i] = file
+                }
+                let hashedAt = FileStat.nowNanoseconds()
+                guard let hash = ContentHash.ofFile(scanner.fullPath(file.path), shouldStop: shouldStop) else { return nil }
+                entries[i] = Manifest.Entry(path: file.path, stat: file.stat, racy: file.stat.isRacy(hashedAt: hashedAt), hash: hash)
+            }
+            lock.withLock { _ in
+                let loaded = cache ?? loadedCache()
+                for i in unknown { if let file = files[i], let entry = entries[i] { loaded.add(file, entry.hash, racy: entry.racy) } }
+            }
         }
         var result: [Manifest.Entry] = []
-        result.reserveCapacity(entries.count)
+        result.reserveCapacity(count)
         for (entry, dependency) in zip(entries, dependencies) {
             guard let entry, entry.hash == dependency.hash else { return nil }
             result.append(entry)

@@ -129,11 +129,12 @@ public struct ContentHash: Sendable, Hashable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        guard isContentFile(fd) else { return nil }
+        guard let length = contentFileSize(fd) else { return nil }
         var hasher = SHA256()
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
+        var total: Int64 = 0
         while true {
             if shouldStop() { return nil }
             let n = read(fd, buffer.baseAddress, size)
@@ -143,6 +144,11 @@ public struct ContentHash: Sendable, Hashable {
             }
             if n == 0 { break }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            total += Int64(n)
+            // A short read that reached the size fstat gave is the end: no
+            // read more to be told so (a file that grows meanwhile is racy,
+            // and its stat after the read says it changed).
+            if n < size, length > 0, total >= length { break }
         }
         return ContentHash(hasher.finalize())
     }
@@ -155,25 +161,26 @@ public struct ContentHash: Sendable, Hashable {
         0xcafe_4a11, 0xde5e_81e4, 0x6165_676c,
     ]
 
-    /// Whether `fd` is a regular file on a file system that keeps content.
+    /// The size of `fd` when it is a regular file on a file system that keeps content.
     /// Its file system's type is asked once per device (`fstatfs`), and
     /// never for a device with a block device behind it: the pseudo file
     /// systems are all anonymous (major number 0).
-    static func isContentFile(_ fd: Int32) -> Bool {
+    static func contentFileSize(_ fd: Int32) -> Int64? {
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int64(info.st_size)
         let device = UInt64(info.st_dev)
         #if os(Linux)
         // glibc's `major()`: bits 8–19 and 32–43.
-        guard (device >> 8) & 0xfff | (device >> 32) & ~0xfff == 0 else { return true }
+        guard (device >> 8) & 0xfff | (device >> 32) & ~0xfff == 0 else { return size }
         #endif
-        if let known = contentDevices.withLock({ $0[device] }) { return known }
+        if let known = contentDevices.withLock({ $0[device] }) { return known ? size : nil }
         let content = LinuxCalls.fileSystemType(fd).map { !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: $0)) } ?? true
         contentDevices.withLock { $0[device] = content }
-        return content
+        return content ? size : nil
     }
 
-    /// `isContentFile`'s answer per anonymous device (tmpfs, overlay,
+    /// `contentFileSize`'s answer per anonymous device (tmpfs, overlay,
     /// btrfs, proc…): a device number stands for one mounted file system.
     private static let contentDevices = Mutex<[UInt64: Bool]>([:])
 }

@@ -340,6 +340,12 @@ public final class IncrementalState: @unchecked Sendable {
     /// thus stats each header once, however early the first one starts.
     var memo: StatMemo? { !disturbed || (quietCheck && stats.servesAfterStart) ? stats : nil }
 
+    /// Whether the memo's stats stand for graph node `index` outside its
+    /// check (a cache entry's dependencies): by `memo`'s rule, with its needs for the check's.
+    func memoServesLocked(_ index: Int) -> Bool {
+        !disturbed || (needsQuietLocked(index) && stats.servesAfterStart)
+    }
+
     /// Whether every need of graph node `index` is `quiet` (true without needs; false for an instance).
     private func needsQuietLocked(_ index: Int) -> Bool {
         guard index < graph.nodes.count else { return false }
@@ -386,8 +392,8 @@ public final class IncrementalState: @unchecked Sendable {
     /// fingerprint. `restored`: it was restored from a cache entry, whose
     /// depfile's files `currentEntries` found unchanged.
     public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String], restored: [Manifest.Entry]? = nil) {
-        lock.withLock { _ in
-            guard let taken = takenLocked(index) else { return }
+        let parts: FingerprintParts? = lock.withLock { _ in
+            guard let taken = takenLocked(index) else { return nil }
             pending[index] = nil
             var fingerprint = taken.fingerprint
             var deps: [String]?
@@ -400,18 +406,20 @@ public final class IncrementalState: @unchecked Sendable {
                 }
             }
             let now = Date()
-            // The parts `moon why` compares with, kept only where a check can find the node up to date.
-            if store != nil, !nodeLocked(index).sources.isEmpty {
-                var parts = partsLocked(index, needs: checkedNeeds.removeValue(forKey: index) ?? [], manifest: fingerprint.manifest,
-                                        withValues: false)
-                parts.forced = force || forced.contains(index)
-                parts.at = now.timeIntervalSince1970
-                parts.fingerprint = fingerprint.combined.hex
-                succeededParts[index] = parts.json
-            }
             succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: now, deps: deps,
                                           patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
+            // The parts `moon why` compares with, kept only where a check can find the node up to date.
+            guard store != nil, !nodeLocked(index).sources.isEmpty else { return nil }
+            var parts = partsLocked(index, needs: checkedNeeds.removeValue(forKey: index) ?? [], manifest: fingerprint.manifest,
+                                    withValues: false)
+            parts.forced = force || forced.contains(index)
+            parts.at = now.timeIntervalSince1970
+            parts.fingerprint = fingerprint.combined.hex
+            return parts
         }
+        // Encoded with the lock released: restores on the check threads record their successes side by side.
+        guard let json = parts?.json else { return }
+        lock.withLock { _ in succeededParts[index] = json }
     }
 
     /// Writes what this run learnt (fingerprints of nodes that succeeded, the

@@ -22,6 +22,23 @@ enum SQLiteRows {
         }
     }
 
+    /// The first column of the first row of `sql` as an integer (nil
+    /// without a row), prepared and read straight through SQLite: GRDB's
+    /// request for one row builds its SQL through generic types whose
+    /// metadata every opening of the store would instantiate.
+    static func firstInteger(_ db: Database, _ sql: String) throws -> Int64? {
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        let connection = db.sqliteConnection
+        var code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        if code == SQLITE_OK, let statement {
+            code = sqlite3_step(statement)
+            if code == SQLITE_ROW { return sqlite3_column_int64(statement, 0) }
+            if code == SQLITE_DONE { return nil }
+        }
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+    }
+
     /// Runs `sql` (statements without results, such as pragmas that set)
     /// straight through SQLite, without GRDB's parsing of it into statements.
     static func execute(_ db: Database, _ sql: String) throws {

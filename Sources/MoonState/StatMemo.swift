@@ -58,6 +58,13 @@ public final class StatMemo {
         table.allUnchanged(entries, scanner)
     }
 
+    /// A stat of `path` its caller took without the owner's lock, kept as
+    /// `stat` would have kept it; a path the table holds already (asked,
+    /// expected or forgotten) is left as it is.
+    func record(_ path: String, _ found: (FileStat, FileStat.Kind)?) {
+        table.record(path, found)
+    }
+
     /// What `stat` found of `path`, if it was asked (`.some(nil)`: missing)
     /// and is not forgotten.
     func known(_ path: String) -> (FileStat, FileStat.Kind)?? {
@@ -172,6 +179,17 @@ public final class StatMemo {
             insert(path, hash, now, at: slot)
             addDirectory(of: path)
             return now
+        }
+
+        mutating func record(_ path: String, _ found: (FileStat, FileStat.Kind)?) {
+            var path = path
+            let hash = path.withUTF8 { StatMemo.hash(UnsafeRawBufferPointer($0)) }
+            let (slot, index) = find(path, hash)
+            guard index == nil else { return }
+            if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return }
+            taken += 1
+            insert(path, hash, found, at: slot)
+            addDirectory(of: path)
         }
 
         mutating func addDirectory(of path: String) {

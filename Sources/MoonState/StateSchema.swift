@@ -60,13 +60,11 @@ enum StateSchema {
     /// compile) or the version differs: `migrate` then decides. Throws what
     /// else SQLite says (corruption, busy).
     static func isCurrent(_ db: Database) throws -> Bool {
-        let row: Row?
         do {
-            row = try Row.fetchOne(db, sql: currentProbe)
+            return try SQLiteRows.firstInteger(db, currentProbe) == Int64(version)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             return false
         }
-        return row.flatMap { Int.fromDatabaseValue($0[0]) } == version
     }
 
     /// The version and the first row of each table (`node_state`'s names `patterns`).
