@@ -24,7 +24,7 @@ public enum TraceRecordText {
         if let ok = model.ok { o.rawField("ok", ok ? "true" : "false") }
         if let signal = model.interrupted { o.field("interrupted", signal) }
         o.field("up_to_date", model.upToDate)
-        o.rawField("queues", "[" + model.queues.map { "[" + quoted($0.name) + ",\($0.width),\($0.lanes)]" }.joined(separator: ",") + "]")
+        o.rawField("queues", list(model.queues.map { "[" + quoted($0.name) + ",\($0.width),\($0.lanes)]" }))
         o.rawField("critical_path", JSONString.array(model.criticalPath))
         // Only the needs of what the trace shows.
         var needs = JSONObjectWriter()
@@ -35,9 +35,8 @@ public enum TraceRecordText {
             }
         }
         o.rawField("needs", needs.text)
-        o.rawField("attempts", "[" + model.attempts.map(row).joined(separator: ",") + "]")
-        o.rawField("restored", "[" + model.restored.map { "[" + quoted($0.node) + ",\($0.time),\($0.files),\($0.bytes)]" }
-            .joined(separator: ",") + "]")
+        o.rawField("attempts", list(model.attempts.map(row)))
+        o.rawField("restored", list(model.restored.map { "[" + quoted($0.node) + ",\($0.time),\($0.files),\($0.bytes)]" }))
         return o.text
     }
 
@@ -56,7 +55,19 @@ public enum TraceRecordText {
                       String(a.start), String(a.duration), optional(a.waitedMilliseconds),
                       quoted(String(a.command.prefix(commandLimit))), quoted(a.outcome.rawValue),
                       optional(a.exitCode.map(Int.init)), a.error.map(quoted) ?? "null", a.critical ? "1" : "0", usage]
-        return "[" + fields.joined(separator: ",") + "]"
+        return list(fields)
+    }
+
+    /// A JSON array of `items` (each JSON text already), by a loop: the
+    /// first generic `joined` of a process scans every conformance record,
+    /// and a run that ran one command writes this trace and little else.
+    private static func list(_ items: [String]) -> String {
+        var out = "["
+        for (i, item) in items.enumerated() {
+            if i > 0 { out += "," }
+            out += item
+        }
+        return out + "]"
     }
 
     public static func decode(_ text: String) throws -> TraceModel {

@@ -13,24 +13,30 @@ extension StateStore {
     /// succeeded, and drops the runs past `historyLimit`, in one transaction.
     public func record(_ run: RunRecord) throws {
         let known = durationsRead(graph: run.graph)
-        try db.write { db in
-            try db.execute(sql: """
-                INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds,
-                                 run.ok ? 1 : run.interrupted ? 2 : 0, run.forced, run.succeeded, run.failed, run.skipped,
-                                 run.upToDate, run.canceled])
-            let id = db.lastInsertedRowID
-            try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
-            if let trace = run.trace { try Self.insertTrace(trace, runID: id, graph: run.graph, in: db) }
-            let oldest = id - Int64(Self.historyLimit)
-            try db.execute(sql: "DELETE FROM runs WHERE graph = ? AND id <= ?", arguments: [run.graph, oldest])
-            // Their nodes, only when runs went (most runs drop none): no
-            // run of any graph at or below `oldest` has its nodes without
-            // its `runs` row, as every drop ends here.
-            guard db.changesCount > 0 else { return }
-            for table in ["run_nodes", "node_runs", "run_traces"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)", arguments: [oldest])
+        // Straight through SQLite (`SQLiteRows.run`): a run that ran one
+        // command writes this and nothing else.
+        try db.writeWithoutTransaction { db in
+            try SQLiteRows.transaction(db) {
+                try SQLiteRows.run(db, """
+                    INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [run.graph.databaseValue, run.startedAt.timeIntervalSince1970.databaseValue,
+                          run.durationMilliseconds.databaseValue, (run.ok ? 1 : run.interrupted ? 2 : 0).databaseValue,
+                          run.forced.databaseValue, run.succeeded.databaseValue, run.failed.databaseValue,
+                          run.skipped.databaseValue, run.upToDate.databaseValue, run.canceled.databaseValue])
+                let id = sqlite3_last_insert_rowid(db.sqliteConnection)
+                try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
+                if let trace = run.trace { try Self.insertTrace(trace, runID: id, graph: run.graph, in: db) }
+                let oldest = id - Int64(Self.historyLimit)
+                try SQLiteRows.run(db, "DELETE FROM runs WHERE graph = ? AND id <= ?", [run.graph.databaseValue, oldest.databaseValue])
+                // Their nodes, only when runs went (most runs drop none): no
+                // run of any graph at or below `oldest` has its nodes without
+                // its `runs` row, as every drop ends here.
+                guard sqlite3_changes(db.sqliteConnection) > 0 else { return }
+                for table in ["run_nodes", "node_runs", "run_traces"] {
+                    try SQLiteRows.run(db, "DELETE FROM " + table + " WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)",
+                                       [oldest.databaseValue])
+                }
             }
         }
     }
@@ -47,8 +53,8 @@ extension StateStore {
     /// the duration of each node that succeeded and is not `close` to what
     /// `known` (the durations read at the start) has.
     static func insertNodeRuns(_ nodes: [NodeRunRecord], runID: Int64, graph: String, known: [String: Int], in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)",
-                       arguments: [runID, NodeRunsText.encode(nodes)])
+        try SQLiteRows.run(db, "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?, ?)",
+                           [runID.databaseValue, NodeRunsText.encode(nodes).databaseValue])
         // One prepared statement for every row, prepared only when a duration changed.
         var durations: Statement?
         for node in nodes {

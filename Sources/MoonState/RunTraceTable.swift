@@ -10,8 +10,10 @@ extension StateStore {
     /// Stores run `runID`'s trace and drops the graph's traces past
     /// `traceLimit`, inside the caller's transaction.
     static func insertTrace(_ trace: String, runID: Int64, graph: String, in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO run_traces (run_id, graph, trace) VALUES (?, ?, ?)", arguments: [runID, graph, trace])
-        try db.execute(sql: "DELETE FROM run_traces WHERE graph = ? AND run_id <= ?", arguments: [graph, runID - Int64(traceLimit)])
+        try SQLiteRows.run(db, "INSERT OR REPLACE INTO run_traces (run_id, graph, trace) VALUES (?, ?, ?)",
+                           [runID.databaseValue, graph.databaseValue, trace.databaseValue])
+        try SQLiteRows.run(db, "DELETE FROM run_traces WHERE graph = ? AND run_id <= ?",
+                           [graph.databaseValue, (runID - Int64(traceLimit)).databaseValue])
     }
 
     /// The trace of run `id` of `graph`, or of its newest run that has one

@@ -39,6 +39,66 @@ enum SQLiteRows {
         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
 
+    /// Runs `sql` once with `values` bound in order, prepared and stepped
+    /// straight through SQLite: GRDB builds a statement's SQL with a generic
+    /// `joined`, whose first call in a process scans every conformance
+    /// record of the binary, and a run that writes only its history pays
+    /// for nothing else of GRDB's.
+    static func run(_ db: Database, _ sql: String, _ values: [DatabaseValue]) throws {
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        let connection = db.sqliteConnection
+        var code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        if code == SQLITE_OK, let statement {
+            for (i, value) in values.enumerated() where code == SQLITE_OK { code = bind(statement, Int32(i + 1), value) }
+            if code == SQLITE_OK {
+                code = sqlite3_step(statement)
+                if code == SQLITE_DONE || code == SQLITE_ROW { return }
+            }
+        }
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+    }
+
+    /// Runs `body` in an immediate transaction begun and ended straight
+    /// through SQLite (see `run`); rolled back when it throws.
+    static func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try execute(db, "BEGIN IMMEDIATE TRANSACTION")
+        do {
+            let result = try body()
+            try execute(db, "COMMIT TRANSACTION")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(db.sqliteConnection) == 0 { try? execute(db, "ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+
+    /// SQLite copies what it is given (its `SQLITE_TRANSIENT`).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func bind(_ statement: OpaquePointer, _ index: Int32, _ value: DatabaseValue) -> Int32 {
+        switch value.storage {
+        case .null:
+            return sqlite3_bind_null(statement, index)
+        case .int64(let number):
+            return sqlite3_bind_int64(statement, index, number)
+        case .double(let number):
+            return sqlite3_bind_double(statement, index, number)
+        case .string(var text):
+            // Bound by its length, so an empty text is not a NULL and a NUL is kept.
+            return text.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { chars in
+                    guard let start = chars.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+                    return sqlite3_bind_text(statement, index, start, Int32(chars.count), transient)
+                }
+            }
+        case .blob(let data):
+            return data.withUnsafeBytes { bytes in
+                sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), transient)
+            }
+        }
+    }
+
     /// Runs `sql` (statements without results, such as pragmas that set)
     /// straight through SQLite, without GRDB's parsing of it into statements.
     static func execute(_ db: Database, _ sql: String) throws {
