@@ -39,15 +39,15 @@ extension StateStore {
         try db.write { try Self.saveFiles(entries, in: $0) }
     }
 
-    /// Writes `entries` inside the caller's transaction.
+    /// Writes `entries` inside the caller's transaction, straight through
+    /// SQLite (`SQLiteRows.runEach`): a fresh checkout's restore writes a
+    /// row per file of the project.
     static func saveFiles(_ entries: [String: StatCache.Entry], in db: Database) throws {
         guard !entries.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO files (path, size, mtime_ns, inode, hash, racy) VALUES (?, ?, ?, ?, ?, ?)
-            """)
-        for (path, entry) in entries {
-            try statement.execute(arguments: [path, entry.stat.size, entry.stat.mtimeNanoseconds,
-                                              Int64(bitPattern: entry.stat.inode), entry.hash.data, entry.racy])
+        try SQLiteRows.runEach(db, "INSERT OR REPLACE INTO files (path, size, mtime_ns, inode, hash, racy) VALUES (?, ?, ?, ?, ?, ?)",
+                               entries) { path, entry in
+            [path.databaseValue, entry.stat.size.databaseValue, entry.stat.mtimeNanoseconds.databaseValue,
+             Int64(bitPattern: entry.stat.inode).databaseValue, entry.hash.data.databaseValue, entry.racy.databaseValue]
         }
     }
 }

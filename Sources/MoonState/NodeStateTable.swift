@@ -97,24 +97,26 @@ extension StateStore {
     /// `parts`: `moon why`'s parts of the nodes that ran (`NodeWhyTable`).
     public func saveNodeStates(graph: String, _ nodes: [(String, StoredNode)], files: [String: StatCache.Entry],
                                parts: [(String, String)] = []) throws {
-        try db.write { db in
-            try Self.saveFiles(files, in: db)
-            let statement = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO node_state
-                (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps,
-                 patterns)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for (node, state) in nodes {
-                let f = state.fingerprint
-                try statement.execute(arguments: [
-                    graph, node, f.combined.data, f.command.data, f.environment.data,
-                    f.needs.data, f.sources.data, f.manifest.encoded(stamp: state.stamp),
-                    Self.encodePairs(state.outputs), Self.encodeList(state.values), state.updatedAt.timeIntervalSince1970,
-                    state.listed, state.patterns,
-                ])
+        // Straight through SQLite (`SQLiteRows`): a restore of a fresh
+        // checkout writes a row per node and per file here, at its end.
+        try db.writeWithoutTransaction { db in
+            try SQLiteRows.transaction(db) {
+                try Self.saveFiles(files, in: db)
+                try SQLiteRows.runEach(db, """
+                    INSERT OR REPLACE INTO node_state
+                    (graph, node, fingerprint, command, environment, needs, sources, manifest, outputs, node_values, updated_at, deps,
+                     patterns)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, nodes) { node, state in
+                    let f = state.fingerprint
+                    return [graph.databaseValue, node.databaseValue, f.combined.data.databaseValue, f.command.data.databaseValue,
+                            f.environment.data.databaseValue, f.needs.data.databaseValue, f.sources.data.databaseValue,
+                            f.manifest.encoded(stamp: state.stamp).databaseValue, Self.encodePairs(state.outputs).databaseValue,
+                            Self.encodeList(state.values).databaseValue, state.updatedAt.timeIntervalSince1970.databaseValue,
+                            state.listed.databaseValue, state.patterns.databaseValue]
+                }
+                try Self.saveParts(graph: graph, parts, in: db)
             }
-            try Self.saveParts(graph: graph, parts, in: db)
         }
     }
 

@@ -9,13 +9,10 @@ extension StateStore {
     /// become its `previous`.
     static func saveParts(graph: String, _ nodes: [(String, String)], in db: Database) throws {
         guard !nodes.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: """
+        try SQLiteRows.runEach(db, """
             INSERT INTO node_why (graph, node, parts, previous) VALUES (?, ?, ?, NULL)
             ON CONFLICT (graph, node) DO UPDATE SET previous = node_why.parts, parts = excluded.parts
-            """)
-        for (node, parts) in nodes {
-            try statement.execute(arguments: [graph, node, parts])
-        }
+            """, nodes) { [graph.databaseValue, $0.0.databaseValue, $0.1.databaseValue] }
     }
 
     /// The parts of node `node`'s last success and of the one before it;

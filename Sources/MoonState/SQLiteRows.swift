@@ -45,16 +45,26 @@ enum SQLiteRows {
     /// record of the binary, and a run that writes only its history pays
     /// for nothing else of GRDB's.
     static func run(_ db: Database, _ sql: String, _ values: [DatabaseValue]) throws {
+        try runEach(db, sql, CollectionOfOne(values)) { $0 }
+    }
+
+    /// Runs `sql` once per element of `rows`, with the values `values`
+    /// gives for it bound in order: prepared once, as `run` runs it.
+    static func runEach<Rows: Sequence>(_ db: Database, _ sql: String, _ rows: Rows,
+                                        _ values: (Rows.Element) -> [DatabaseValue]) throws {
         var statement: OpaquePointer?
         defer { sqlite3_finalize(statement) }
         let connection = db.sqliteConnection
         var code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
         if code == SQLITE_OK, let statement {
-            for (i, value) in values.enumerated() where code == SQLITE_OK { code = bind(statement, Int32(i + 1), value) }
-            if code == SQLITE_OK {
-                code = sqlite3_step(statement)
-                if code == SQLITE_DONE || code == SQLITE_ROW { return }
+            for row in rows where code == SQLITE_OK {
+                for (i, value) in values(row).enumerated() where code == SQLITE_OK { code = bind(statement, Int32(i + 1), value) }
+                if code == SQLITE_OK {
+                    code = sqlite3_step(statement)
+                    if code == SQLITE_DONE || code == SQLITE_ROW { code = sqlite3_reset(statement) }
+                }
             }
+            if code == SQLITE_OK { return }
         }
         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
