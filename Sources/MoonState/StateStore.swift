@@ -319,7 +319,11 @@ public final class StateStore: @unchecked Sendable {
     }
 
     /// SQLite's page cache per connection, in KiB (its default is 2000).
-    static let pageCacheKiB = 256
+    /// Its pages are taken as they are used, so most runs hold a few; a
+    /// flush that writes a whole project's rows (a fresh checkout's
+    /// restore, a first build) keeps them here instead of spilling them to
+    /// the WAL mid-transaction and reading them back.
+    static let pageCacheKiB = 8192
 
     /// moon's settings of its connection.
     private static func configuration(path: String, busyTimeout: TimeInterval, readonly: Bool, fresh: Bool) -> Configuration {
@@ -336,8 +340,6 @@ public final class StateStore: @unchecked Sendable {
         // set the pragma at every open.
         config.foreignKeysEnabled = false
         config.prepareDatabase { db in
-            // moon's queries are point lookups and one short write per run;
-            // the kernel's page cache holds the file anyway.
             try SQLiteRows.execute(db, "PRAGMA cache_size = -\(Self.pageCacheKiB); PRAGMA journal_size_limit = \(Self.walSizeLimit)")
             guard !readonly else { return }
             // A store made now holds nothing yet: it is made and given its
