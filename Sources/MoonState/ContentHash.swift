@@ -146,8 +146,8 @@ public struct ContentHash: Sendable, Hashable {
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             total += Int64(n)
             // A short read that reached the size fstat gave is the end: no
-            // read more to be told so (a file that grows meanwhile is racy,
-            // and its stat after the read says it changed).
+            // read more to be told so (a file that grows meanwhile has
+            // another size at its next stat, and is hashed again).
             if n < size, length > 0, total >= length { break }
         }
         return ContentHash(hasher.finalize())
