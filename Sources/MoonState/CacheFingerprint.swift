@@ -100,6 +100,7 @@ extension IncrementalState {
         var cache: StatCache?
         if !missing.isEmpty {
             cache = lock.withLock { _ in
+                dependencyStats += taken.count
                 if served { for (i, found) in zip(missing, taken) { stats.record(dependencies[i].path, found) } }
                 let loaded = loadedCache()
                 return lookUp(loaded, 0..<count) ? loaded : nil

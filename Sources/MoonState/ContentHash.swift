@@ -129,7 +129,10 @@ public struct ContentHash: Sendable, Hashable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        guard let length = contentFileSize(fd) else { return nil }
+        guard let file = contentFile(fd) else { return nil }
+        // A short read ends a file of a block device's file system; one of
+        // a network or FUSE file system may read short in its middle.
+        let length = file.onBlockDevice && file.size > 0 ? file.size : Int64.max
         var hasher = SHA256()
         let size = 64 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
@@ -148,7 +151,7 @@ public struct ContentHash: Sendable, Hashable {
             // A short read that reached the size fstat gave is the end: no
             // read more to be told so (a file that grows meanwhile has
             // another size at its next stat, and is hashed again).
-            if n < size, length > 0, total >= length { break }
+            if n < size, total >= length { break }
         }
         return ContentHash(hasher.finalize())
     }
@@ -161,26 +164,27 @@ public struct ContentHash: Sendable, Hashable {
         0xcafe_4a11, 0xde5e_81e4, 0x6165_676c,
     ]
 
-    /// The size of `fd` when it is a regular file on a file system that keeps content.
-    /// Its file system's type is asked once per device (`fstatfs`), and
-    /// never for a device with a block device behind it: the pseudo file
-    /// systems are all anonymous (major number 0).
-    static func contentFileSize(_ fd: Int32) -> Int64? {
+    /// The size of `fd` when it is a regular file on a file system that
+    /// keeps content, and whether a block device is behind it. Its file
+    /// system's type is asked once per device (`fstatfs`), and never for a
+    /// device with a block device behind it: the pseudo file systems are
+    /// all anonymous (major number 0), as are tmpfs, overlay, btrfs, NFS and FUSE.
+    static func contentFile(_ fd: Int32) -> (size: Int64, onBlockDevice: Bool)? {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         let size = Int64(info.st_size)
         let device = UInt64(info.st_dev)
         #if os(Linux)
         // glibc's `major()`: bits 8–19 and 32–43.
-        guard (device >> 8) & 0xfff | (device >> 32) & ~0xfff == 0 else { return size }
+        guard (device >> 8) & 0xfff | (device >> 32) & ~0xfff == 0 else { return (size, true) }
         #endif
-        if let known = contentDevices.withLock({ $0[device] }) { return known ? size : nil }
+        if let known = contentDevices.withLock({ $0[device] }) { return known ? (size, false) : nil }
         let content = LinuxCalls.fileSystemType(fd).map { !pseudoFileSystems.contains(UInt32(truncatingIfNeeded: $0)) } ?? true
         contentDevices.withLock { $0[device] = content }
-        return content ? size : nil
+        return content ? (size, false) : nil
     }
 
-    /// `contentFileSize`'s answer per anonymous device (tmpfs, overlay,
+    /// `contentFile`'s answer per anonymous device (tmpfs, overlay,
     /// btrfs, proc…): a device number stands for one mounted file system.
     private static let contentDevices = Mutex<[UInt64: Bool]>([:])
 }

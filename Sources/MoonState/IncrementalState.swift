@@ -323,6 +323,8 @@ public final class IncrementalState: @unchecked Sendable {
     /// nodes list; literal sources and outputs, which a later glob walks
     /// over), so each is stat'ed once per run (`memo` says when it answers).
     let stats = StatMemo()
+    /// Stats `currentEntries` took itself (the memo did not know the file), for the tests.
+    var dependencyStats = 0
     /// A node started or a restore wrote: files may change from now on.
     private var disturbed = false
     /// The check in progress is of a node whose needs are all `quiet`.
@@ -392,7 +394,7 @@ public final class IncrementalState: @unchecked Sendable {
     /// fingerprint. `restored`: it was restored from a cache entry, whose
     /// depfile's files `currentEntries` found unchanged.
     public func recordSuccess(node index: Int, outputs: [(String, String)], values: [String], restored: [Manifest.Entry]? = nil) {
-        let parts: FingerprintParts? = lock.withLock { _ in
+        let recorded: (node: StoredNode, parts: FingerprintParts)? = lock.withLock { _ in
             guard let taken = takenLocked(index) else { return nil }
             pending[index] = nil
             var fingerprint = taken.fingerprint
@@ -406,20 +408,29 @@ public final class IncrementalState: @unchecked Sendable {
                 }
             }
             let now = Date()
-            succeeded[index] = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: now, deps: deps,
-                                          patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
+            let stored = StoredNode(fingerprint: fingerprint, outputs: outputs, values: values, updatedAt: now, deps: deps,
+                                    patterns: complete ? Self.patternsKey(nodeLocked(index)) : nil, stamp: taken.stamp)
             // The parts `moon why` compares with, kept only where a check can find the node up to date.
-            guard store != nil, !nodeLocked(index).sources.isEmpty else { return nil }
+            guard store != nil, !nodeLocked(index).sources.isEmpty else {
+                succeeded[index] = stored
+                return nil
+            }
             var parts = partsLocked(index, needs: checkedNeeds.removeValue(forKey: index) ?? [], manifest: fingerprint.manifest,
                                     withValues: false)
             parts.forced = force || forced.contains(index)
             parts.at = now.timeIntervalSince1970
             parts.fingerprint = fingerprint.combined.hex
-            return parts
+            return (stored, parts)
         }
-        // Encoded with the lock released: restores on the check threads record their successes side by side.
-        guard let json = parts?.json else { return }
-        lock.withLock { _ in succeededParts[index] = json }
+        // Encoded with the lock released: restores on the check threads
+        // record their successes side by side. The state and its parts are
+        // kept together, so a flush writes both or neither.
+        guard let recorded else { return }
+        let json = recorded.parts.json
+        lock.withLock { _ in
+            succeeded[index] = recorded.node
+            succeededParts[index] = json
+        }
     }
 
     /// Writes what this run learnt (fingerprints of nodes that succeeded, the

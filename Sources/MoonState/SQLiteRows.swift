@@ -61,7 +61,10 @@ enum SQLiteRows {
                 for (i, value) in values(row).enumerated() where code == SQLITE_OK { code = bind(statement, Int32(i + 1), value) }
                 if code == SQLITE_OK {
                     code = sqlite3_step(statement)
-                    if code == SQLITE_DONE || code == SQLITE_ROW { code = sqlite3_reset(statement) }
+                    if code == SQLITE_DONE || code == SQLITE_ROW {
+                        code = sqlite3_reset(statement)
+                        if code == SQLITE_OK { code = sqlite3_clear_bindings(statement) }
+                    }
                 }
             }
             if code == SQLITE_OK { return }
@@ -70,7 +73,9 @@ enum SQLiteRows {
     }
 
     /// Runs `body` in an immediate transaction begun and ended straight
-    /// through SQLite (see `run`); rolled back when it throws.
+    /// through SQLite (see `run`); rolled back when it throws. GRDB asks
+    /// SQLite whether a transaction is open, so its own checks hold; its
+    /// transaction observers would not hear of this one (moon registers none).
     static func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         try execute(db, "BEGIN IMMEDIATE TRANSACTION")
         do {
@@ -99,12 +104,13 @@ enum SQLiteRows {
             return text.withUTF8 { utf8 in
                 utf8.withMemoryRebound(to: CChar.self) { chars in
                     guard let start = chars.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
-                    return sqlite3_bind_text(statement, index, start, Int32(chars.count), transient)
+                    return sqlite3_bind_text64(statement, index, start, sqlite3_uint64(chars.count), transient, UInt8(SQLITE_UTF8))
                 }
             }
         case .blob(let data):
             return data.withUnsafeBytes { bytes in
-                sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), transient)
+                sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count),
+                                    transient)
             }
         }
     }

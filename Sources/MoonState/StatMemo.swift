@@ -187,7 +187,6 @@ public final class StatMemo {
             let (slot, index) = find(path, hash)
             guard index == nil else { return }
             if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return }
-            taken += 1
             insert(path, hash, found, at: slot)
             addDirectory(of: path)
         }

@@ -54,6 +54,31 @@ import Testing
         #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT a FROM t") } == 2)
     }
 
+    /// One statement for many rows: each row's values, none of the row
+    /// before's; a row that fails partway leaves none of the transaction's.
+    @Test func eachRowGetsItsOwnValuesAndAFailedRowUndoesTheTransaction() throws {
+        let queue = try table()
+        try queue.writeWithoutTransaction { db in
+            try SQLiteRows.execute(db, "CREATE UNIQUE INDEX t_a ON t (a)")
+            try SQLiteRows.transaction(db) {
+                try SQLiteRows.runEach(db, "INSERT INTO t (a, b) VALUES (?, ?)", [(1, "x"), (2, ""), (3, "z")]) { row in
+                    [row.0.databaseValue, row.1.isEmpty ? DatabaseValue.null : row.1.databaseValue]
+                }
+            }
+        }
+        let rows = try queue.read { db in try Row.fetchAll(db, sql: "SELECT a, b FROM t ORDER BY a") }
+        #expect(rows.map { $0[0] as Int } == [1, 2, 3])
+        #expect(rows.map { $0[1] as String? } == ["x", nil, "z"])
+        #expect(throws: DatabaseError.self) {
+            try queue.writeWithoutTransaction { db in
+                try SQLiteRows.transaction(db) {
+                    try SQLiteRows.runEach(db, "INSERT INTO t (a) VALUES (?)", [4, 5, 1, 6]) { [$0.databaseValue] }
+                }
+            }
+        }
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM t") } == 3, "4 and 5 rolled back with the duplicate 1")
+    }
+
     @Test func anErrorNamesTheStatement() throws {
         let queue = try table()
         let error = try #require(throws: DatabaseError.self) {
