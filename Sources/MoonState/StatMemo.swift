@@ -182,13 +182,21 @@ public final class StatMemo {
         }
 
         mutating func record(_ path: String, _ found: (FileStat, FileStat.Kind)?) {
+            addNew(path, found)
+        }
+
+        /// Adds `path` with `value` unless the table holds it (asked,
+        /// expected or forgotten) or a forgotten directory holds it; whether it did.
+        @discardableResult
+        mutating func addNew(_ path: String, _ value: (FileStat, FileStat.Kind)?) -> Bool {
             var path = path
             let hash = path.withUTF8 { StatMemo.hash(UnsafeRawBufferPointer($0)) }
             let (slot, index) = find(path, hash)
-            guard index == nil else { return }
-            if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return }
-            insert(path, hash, found, at: slot)
+            guard index == nil else { return false }
+            if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { return false }
+            insert(path, hash, value, at: slot)
             addDirectory(of: path)
+            return true
         }
 
         mutating func addDirectory(of path: String) {
@@ -228,15 +236,8 @@ public final class StatMemo {
         mutating func expect(_ paths: [String], _ scanner: SourceScanner) {
             guard prefetch == nil else { return }
             let first = self.paths.count
-            for path in paths {
-                var path = path
-                let hash = path.withUTF8 { StatMemo.hash(UnsafeRawBufferPointer($0)) }
-                let (slot, index) = find(path, hash)
-                guard index == nil else { continue }
-                if !volatileDirectories.isEmpty, volatileDirectories.contains(where: { path.hasPrefix($0) }) { continue }
-                insert(path, hash, nil, at: slot)
+            for path in paths where addNew(path, nil) {
                 unasked[unasked.count - 1] = true
-                addDirectory(of: path)
             }
             guard self.paths.count - first >= StatPrefetch.minimumPaths else { return }
             prefetch = StatPrefetch(paths: Array(self.paths[first...]), scanner: scanner)
