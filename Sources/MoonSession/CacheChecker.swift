@@ -43,7 +43,7 @@ package final class CacheChecker: UpToDateChecking {
     private var results: [Int: (outputs: [(String, String)], values: [String])] = [:]
 
     /// What every node's environment shares now, against the record's (`resumable`).
-    private lazy var sharedDefinition = state.sharedDefinitionDigest().hex
+    private lazy var sharedDefinition = state.sharedDefinitionStamp()
 
     package init(inner: StoreChecker, state: IncrementalState, plan: Plan, cache: OutputCache?, resume: ResumeRecord?) {
         self.inner = inner
@@ -162,7 +162,7 @@ package final class CacheChecker: UpToDateChecking {
                 nodes[ended.name] = ResumeRecord.Node(succeeded: succeeded, outputs: result?.outputs ?? [], values: result?.values ?? [],
                                                       definition: definition)
             }
-            return ResumeRecord(nodes: nodes, shared: nodes.isEmpty ? nil : state.sharedDefinitionDigest().hex)
+            return ResumeRecord(nodes: nodes, shared: nodes.isEmpty ? nil : state.sharedDefinitionStamp())
         }
     }
 

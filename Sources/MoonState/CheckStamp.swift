@@ -81,6 +81,17 @@ struct StreamedStamp: DigestParts {
     }
 
     mutating func add(_ number: Int) { add(String(number)) }
+
+    /// A stamp's text: 16 lowercase hex digits, zeros first.
+    static func hex(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { out in
+            for i in 0..<16 {
+                let digit = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 15
+                out[i] = digit < 10 ? 48 + digit : 87 + digit
+            }
+            return 16
+        }
+    }
 }
 
 /// The parts a fingerprint digest and a check stamp are made of, so that

@@ -27,7 +27,7 @@ extension IncrementalState {
     }
 
     /// What graph node `index` is, apart from its inputs and what every
-    /// node shares (`sharedDefinitionDigest`): its command, its own `env`
+    /// node shares (`sharedDefinitionStamp`): its command, its own `env`
     /// and its own `vars` (an included node's). `--resume` takes a node
     /// from the last run only when both are unchanged. A stamp (16 hex
     /// digits), not a SHA-256: every run records one for each node.
@@ -43,25 +43,30 @@ extension IncrementalState {
             // DigestBuilder's block is stamped by the builder, whose value that is.
             var streamed = StreamedStamp("definition")
             parts(&streamed)
-            var value = streamed.value
-            if let long = streamed.tooLong {
-                var digest = DigestBuilder("definition", capacity: long)
-                parts(&digest)
-                value = digest.stamp()
-            }
-            let hex = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - hex.utf8.count) + hex
+            guard let long = streamed.tooLong else { return StreamedStamp.hex(streamed.value) }
+            var digest = DigestBuilder("definition", capacity: long)
+            parts(&digest)
+            return StreamedStamp.hex(digest.stamp())
         }
     }
 
     /// The environment parts every node shares: the dotenv values, the
-    /// graph's `env` and `vars` (after `--set`) and `cache: key:`.
-    public func sharedDefinitionDigest() -> ContentHash {
-        var digest = DigestBuilder("shared-definition")
-        for part in [("dotenv", graph.dotenvValues), ("env", graph.env), ("vars", graph.vars)] { Self.add(part, to: &digest) }
-        digest.add(graph.cache.key.count)
-        for part in graph.cache.key { digest.add(part) }
-        return digest.finish()
+    /// graph's `env` and `vars` (after `--set`) and `cache: key:`. A stamp
+    /// as `definitionStamp` is: a run of nodes without sources records it,
+    /// and a SHA-256 there would be the run's only one (starting the
+    /// crypto library's CPU probe and its generic types for it).
+    public func sharedDefinitionStamp() -> String {
+        func parts<Parts: DigestParts>(_ digest: inout Parts) {
+            for part in [("dotenv", graph.dotenvValues), ("env", graph.env), ("vars", graph.vars)] { Self.add(part, to: &digest) }
+            digest.add(graph.cache.key.count)
+            for part in graph.cache.key { digest.add(part) }
+        }
+        var streamed = StreamedStamp("shared-definition")
+        parts(&streamed)
+        guard let long = streamed.tooLong else { return StreamedStamp.hex(streamed.value) }
+        var digest = DigestBuilder("shared-definition", capacity: long)
+        parts(&digest)
+        return StreamedStamp.hex(digest.stamp())
     }
 
     private static func add<Parts: DigestParts>(_ part: (label: String, variables: Variables), to digest: inout Parts) {

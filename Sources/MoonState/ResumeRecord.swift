@@ -31,7 +31,7 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
 
     public var nodes: [String: Node]
     /// What every node's environment shared in that run
-    /// (`sharedDefinitionDigest`, hex): when it changed, nothing is resumed.
+    /// (`sharedDefinitionStamp`): when it changed, nothing is resumed.
     public var shared: String?
 
     public init(nodes: [String: Node], shared: String? = nil) {

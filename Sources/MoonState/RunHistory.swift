@@ -27,7 +27,9 @@ extension StateStore {
                 let id = sqlite3_last_insert_rowid(db.sqliteConnection)
                 try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
                 if let trace = run.trace { try Self.insertTrace(trace, runID: id, graph: run.graph, in: db) }
+                // A store's first runs have none to drop, and no statement to prepare for it.
                 let oldest = id - Int64(Self.historyLimit)
+                guard oldest > 0 else { return }
                 try SQLiteRows.run(db, "DELETE FROM runs WHERE graph = ? AND id <= ?", [run.graph.databaseValue, oldest.databaseValue])
                 // Their nodes, only when runs went (most runs drop none): no
                 // run of any graph at or below `oldest` has its nodes without

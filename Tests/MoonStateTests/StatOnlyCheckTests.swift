@@ -263,4 +263,28 @@ import Testing
             }
         }
     }
+
+    /// A stamp's text is the one `String(_:radix:)` gave, zero-padded, so
+    /// the per-node stamps of records an older moon wrote still match.
+    @Test func aStampsTextIsSixteenLowercaseHexDigits() {
+        for value: UInt64 in [0, 1, 0xabc, 0x0123_4567_89ab_cdef, .max] {
+            let old = String(value, radix: 16)
+            #expect(StreamedStamp.hex(value) == String(repeating: "0", count: 16 - old.count) + old)
+        }
+    }
+
+    /// What every node shares is a stamp too (a run of nodes without
+    /// sources takes no SHA-256), and each of its parts changes it.
+    @Test func theSharedStampChangesWithEachSharedPart() throws {
+        let tree = try TempTree()
+        func stamp(_ head: String) throws -> String {
+            let graph = try tree.graph("version: 1\n" + head + "nodes:\n  a:\n    run: echo a\n")
+            return IncrementalState(graph: graph, store: nil).sharedDefinitionStamp()
+        }
+        let plain = try stamp("")
+        #expect(plain.utf8.count == 16 && plain.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
+        #expect(try stamp("") == plain)
+        let variants = [try stamp("env:\n  A: \"1\"\n"), try stamp("vars:\n  A: \"1\"\n"), try stamp("cache:\n  key: [\"1\"]\n")]
+        #expect(Set(variants + [plain]).count == 4, "\(variants) \(plain)")
+    }
 }
