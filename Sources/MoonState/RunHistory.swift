@@ -11,35 +11,100 @@ extension StateStore {
 
     /// Adds `run` to the history, updates the durations of its nodes that
     /// succeeded, and drops the runs past `historyLimit`, in one transaction.
+    /// A run that changed nothing in the store appends it to the journal
+    /// instead (`HistoryJournal`); one that writes here takes the journal's
+    /// runs with it, before its own.
     public func record(_ run: RunRecord) throws {
+        if !changedHere, HistoryJournal.append(run, store: path) { return }
         let known = durationsRead(graph: run.graph)
+        let journal = HistoryJournal.take(store: path)
         // Straight through SQLite (`SQLiteRows.run`): a run that ran one
         // command writes this and nothing else.
         try db.writeWithoutTransaction { db in
             try SQLiteRows.transaction(db) {
-                try SQLiteRows.run(db, """
-                    INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [run.graph.databaseValue, run.startedAt.timeIntervalSince1970.databaseValue,
-                          run.durationMilliseconds.databaseValue, (run.ok ? 1 : run.interrupted ? 2 : 0).databaseValue,
-                          run.forced.databaseValue, run.succeeded.databaseValue, run.failed.databaseValue,
-                          run.skipped.databaseValue, run.upToDate.databaseValue, run.canceled.databaseValue])
-                let id = sqlite3_last_insert_rowid(db.sqliteConnection)
-                try Self.insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
-                if let trace = run.trace { try Self.insertTrace(trace, runID: id, graph: run.graph, in: db) }
-                // A store's first runs have none to drop, and no statement to prepare for it.
-                let oldest = id - Int64(Self.historyLimit)
-                guard oldest > 0 else { return }
-                try SQLiteRows.run(db, "DELETE FROM runs WHERE graph = ? AND id <= ?", [run.graph.databaseValue, oldest.databaseValue])
-                // Their nodes, only when runs went (most runs drop none): no
-                // run of any graph at or below `oldest` has its nodes without
-                // its `runs` row, as every drop ends here.
-                guard sqlite3_changes(db.sqliteConnection) > 0 else { return }
-                for table in ["run_nodes", "node_runs", "run_traces"] {
-                    try SQLiteRows.run(db, "DELETE FROM " + table + " WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)",
-                                       [oldest.databaseValue])
-                }
+                if let journal { try Self.fold(journal.runs, in: db) }
+                let id = try Self.insert(run, known: known, in: db)
+                try Self.prune(graph: run.graph, newest: id, in: db)
             }
+        }
+        journal?.emptied()
+    }
+
+    /// Moves the journal's runs into the store, for a reader of the history
+    /// (`open` without `create`); nothing when there are none, or the
+    /// journal is locked or the store cannot take them (they wait there).
+    static func foldJournal(store path: String, busyTimeout: TimeInterval) {
+        guard let journal = HistoryJournal.take(store: path) else { return }
+        do {
+            let queue = try makeQueueWaiting(path: path, busyTimeout: busyTimeout, readonly: false, fresh: false).queue
+            try queue.writeWithoutTransaction { db in try SQLiteRows.transaction(db) { try fold(journal.runs, in: db) } }
+            journal.emptied()
+        } catch {
+            journal.release()
+        }
+    }
+
+    /// Moves the journal's runs in before a read of the history: a reader's
+    /// opening moved them, a writer (the run's own store) does it here.
+    /// The durations (`lastDurations`) are read without: a run's weights
+    /// may lag the runs in the journal.
+    func foldJournalHere() {
+        guard !readonly, let journal = HistoryJournal.take(store: path) else { return }
+        do {
+            try db.writeWithoutTransaction { db in try SQLiteRows.transaction(db) { try Self.fold(journal.runs, in: db) } }
+            journal.emptied()
+        } catch {
+            journal.release()
+        }
+    }
+
+    /// Inserts the journal's runs (oldest first) and drops the runs past
+    /// the limit. A run already in the store (the same graph, start,
+    /// duration and nodes: a journal taken before, whose emptying did not
+    /// happen) is not taken twice.
+    static func fold(_ runs: [RunRecord], in db: Database) throws {
+        var newest: [String: Int64] = [:]
+        for run in runs {
+            var stored = false
+            try SQLiteRows.each(db, sql: """
+                SELECT 1 FROM runs r JOIN run_nodes n ON n.run_id = r.id
+                WHERE r.graph = ? AND r.started_at = ? AND r.duration_ms = ? AND n.nodes = ? LIMIT 1
+                """, arguments: [run.graph, run.startedAt.timeIntervalSince1970, run.durationMilliseconds,
+                                 NodeRunsText.encode(run.nodes)]) { _ in stored = true }
+            guard !stored else { continue }
+            newest[run.graph] = try insert(run, known: [:], in: db)
+        }
+        for (graph, id) in newest { try prune(graph: graph, newest: id, in: db) }
+    }
+
+    /// Inserts `run` (its row, its nodes, its trace); its id.
+    private static func insert(_ run: RunRecord, known: [String: Int], in db: Database) throws -> Int64 {
+        try SQLiteRows.run(db, """
+            INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [run.graph.databaseValue, run.startedAt.timeIntervalSince1970.databaseValue,
+                  run.durationMilliseconds.databaseValue, (run.ok ? 1 : run.interrupted ? 2 : 0).databaseValue,
+                  run.forced.databaseValue, run.succeeded.databaseValue, run.failed.databaseValue,
+                  run.skipped.databaseValue, run.upToDate.databaseValue, run.canceled.databaseValue])
+        let id = sqlite3_last_insert_rowid(db.sqliteConnection)
+        try insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
+        if let trace = run.trace { try insertTrace(trace, runID: id, graph: run.graph, in: db) }
+        return id
+    }
+
+    /// Drops `graph`'s runs past `historyLimit` before run `id`, with their nodes and traces.
+    private static func prune(graph: String, newest id: Int64, in db: Database) throws {
+        // A store's first runs have none to drop, and no statement to prepare for it.
+        let oldest = id - Int64(historyLimit)
+        guard oldest > 0 else { return }
+        try SQLiteRows.run(db, "DELETE FROM runs WHERE graph = ? AND id <= ?", [graph.databaseValue, oldest.databaseValue])
+        // Their nodes, only when runs went (most runs drop none): no
+        // run of any graph at or below `oldest` has its nodes without
+        // its `runs` row, as every drop ends here.
+        guard sqlite3_changes(db.sqliteConnection) > 0 else { return }
+        for table in ["run_nodes", "node_runs", "run_traces"] {
+            try SQLiteRows.run(db, "DELETE FROM " + table + " WHERE run_id <= ? AND run_id NOT IN (SELECT id FROM runs)",
+                               [oldest.databaseValue])
         }
     }
 
@@ -73,7 +138,8 @@ extension StateStore {
 
     /// The newest `limit` runs of `graph`, newest first, with their nodes.
     public func recentRuns(graph: String, limit: Int) throws -> [RunRecord] {
-        try db.read { db in
+        foldJournalHere()
+        return try db.read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT id, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled
                 FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?
@@ -98,12 +164,19 @@ extension StateStore {
     /// The nodes that succeeded in the graph's newest `limit` runs, oldest
     /// run first: name, duration and peak memory. What learning reads
     /// (`LearnedResources`), without making a record of every node of every run.
+    /// The journal's runs count as the newest, read without taking them
+    /// in: learning happens as a run starts, which then writes nothing.
     public func recentSuccesses(graph: String, limit: Int) throws -> [(node: String, milliseconds: Int, peak: Int64?)] {
-        try db.read { db in
+        let journaled = HistoryJournal.peek(store: path).filter { $0.graph == graph }.suffix(limit).map { run in
+            run.nodes.compactMap { node in
+                node.result == .succeeded ? node.durationMilliseconds.map { (node: node.node, milliseconds: $0, peak: node.maxRSSBytes) } : nil
+            }
+        }
+        let stored = try db.read { db in
             var runs: [[(node: String, milliseconds: Int, peak: Int64?)]] = []
             try SQLiteRows.each(db, sql: """
                 SELECT r.id, n.nodes FROM runs r LEFT JOIN run_nodes n ON n.run_id = r.id WHERE r.graph = ? ORDER BY r.id DESC LIMIT ?
-                """, arguments: [graph, limit]) { row in
+                """, arguments: [graph, max(0, limit - journaled.count)]) { row in
                 var successes: [(node: String, milliseconds: Int, peak: Int64?)] = []
                 if sqlite3_column_type(row, 1) == SQLITE_NULL {
                     // A run recorded before schema 3: a row per node.
@@ -115,8 +188,9 @@ extension StateStore {
                 }
                 runs.append(successes)
             }
-            return runs.reversed().flatMap { $0 }
+            return runs.reversed()
         }
+        return (stored + journaled).suffix(limit).flatMap { $0 }
     }
 
     /// A run's nodes: started first, by start, then by name.

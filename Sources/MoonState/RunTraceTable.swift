@@ -19,7 +19,8 @@ extension StateStore {
     /// The trace of run `id` of `graph`, or of its newest run that has one
     /// (`id` nil); nil when there is none. The run's id comes with it.
     public func trace(graph: String, run id: Int64?) throws -> (id: Int64, trace: String)? {
-        try db.read { db in
+        foldJournalHere()
+        return try db.read { db in
             let row: Row?
             if let id {
                 row = try Row.fetchOne(db, sql: "SELECT run_id, trace FROM run_traces WHERE graph = ? AND run_id = ?", arguments: [graph, id])
@@ -33,7 +34,8 @@ extension StateStore {
 
     /// Whether run `id` of `graph` is in the history (to tell "no such run" from "no trace kept").
     public func hasRun(graph: String, id: Int64) throws -> Bool {
-        try db.read { db in
+        foldJournalHere()
+        return try db.read { db in
             try Int.fetchOne(db, sql: "SELECT 1 FROM runs WHERE graph = ? AND id = ?", arguments: [graph, id]) != nil
         }
     }

@@ -32,6 +32,15 @@ public final class StateStore: @unchecked Sendable {
     }
     private var queue: DatabaseQueue?
     private let queueLock = Mutex(())
+
+    /// Whether this process changed the store's rows (SQLite's count of
+    /// rows its connection inserted, updated or deleted; none before it
+    /// opened one). A run that did not records its history in the journal
+    /// (`HistoryJournal`) and may leave the no-op snapshot for the next.
+    public var changedHere: Bool {
+        guard let queue = queueLock.withLock({ _ in queue }) else { return false }
+        return (try? queue.writeWithoutTransaction { sqlite3_total_changes64($0.sqliteConnection) > 0 }) ?? true
+    }
     private let busyTimeout: TimeInterval
     /// The node states and durations of one graph, from a snapshot that matched the store's files.
     let snapshot: NoopSnapshot.Contents?
@@ -92,8 +101,11 @@ public final class StateStore: @unchecked Sendable {
     /// how long to wait for another moon's write before giving up.
     /// `noopSnapshot`: the graph whose node states a run reads; when its
     /// snapshot matches the store's files, GRDB waits until something else is asked.
+    /// `foldsHistory`: a reader (without `create`) moves the runs of the
+    /// history journal into the store first (`HistoryJournal`), so that
+    /// it reads every run; a dry run's does not, as it writes nothing.
     public static func open(graphDirectory directory: String, create: Bool = true, busyTimeout: TimeInterval = 5,
-                            noopSnapshot graph: String? = nil) -> Opened {
+                            noopSnapshot graph: String? = nil, foldsHistory: Bool = true) -> Opened {
         let dir = self.directory(besideGraphIn: directory)
         let path = dir + "/state.db"
         if let refusal = notAFile(path) { return Opened(warning: refusal) }
@@ -113,6 +125,8 @@ public final class StateStore: @unchecked Sendable {
             } catch {
                 return Opened(warning: "cannot create \(dir) (\(Self.reason(error))); running everything, remembering nothing")
             }
+        } else if !create, foldsHistory, HistoryJournal.hasRuns(store: path) {
+            foldJournal(store: path, busyTimeout: busyTimeout)
         }
         do {
             let store = try makeWaiting(path: path, busyTimeout: busyTimeout, readonly: !create, fresh: fresh)
@@ -269,7 +283,7 @@ public final class StateStore: @unchecked Sendable {
         return StateStore(path: path, db: queue, readonly: readonly, hasPatterns: hasPatterns, busyTimeout: busyTimeout)
     }
 
-    private static func makeQueueWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool,
+    static func makeQueueWaiting(path: String, busyTimeout: TimeInterval, readonly: Bool,
                                          fresh: Bool) throws -> (queue: DatabaseQueue, hasPatterns: Bool) {
         let deadline = Date().addingTimeInterval(busyTimeout)
         var pause: TimeInterval = 0.005

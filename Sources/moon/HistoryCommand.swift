@@ -13,7 +13,8 @@ struct HistoryCommand: ParsableCommand {
         discussion: """
         Every run that ran something (not a no-op) records, per node, when it started, how long it took, how it ended, \
         how many attempts it made and what its processes used (CPU time, peak memory), in .moon/state.db beside the \
-        graph file (the newest \(StateStore.historyLimit) runs are kept). moon run uses the durations \
+        graph file (the newest \(StateStore.historyLimit) runs are kept); a run that changed nothing else there appends \
+        its record to .moon/history.journal, which this command moves into the store. moon run uses the durations \
         for its critical-path priority. --node NAME shows one node over the recent runs. moon trace --run N draws \
         run #N as a timeline.
         """)

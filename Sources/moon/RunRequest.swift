@@ -149,7 +149,7 @@ struct RunRequest: Equatable {
         // a run makes it, once the file proved valid.
         // A run (not watch mode, which writes as it goes) reads a no-op's snapshot when one stands.
         let opened = StateStore.open(graphDirectory: graph.directory, create: !dryRun,
-                                     noopSnapshot: dryRun || watch.watch ? nil : StateStore.graphKey(forGraphAt: graph.path))
+                                     noopSnapshot: dryRun || watch.watch ? nil : StateStore.graphKey(forGraphAt: graph.path), foldsHistory: false)
         if opened.refused, let refusal = opened.warning { throw CLIError(refusal) }
         if let warning = opened.warning { warn(warning) }
         let store = opened.store
@@ -164,14 +164,16 @@ struct RunRequest: Equatable {
         var options = try options()
         // A connection of its own: the run's store may be busy on another
         // thread (a check, a record) when the loop asks, and a reader of
-        // its own never waits for it.
+        // its own never waits for it. It reads the history journal's runs
+        // where they are: a run's start writes nothing.
         options.resources.learn = {
-            LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5).store).memory
+            LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
+                                                                  foldsHistory: false).store).memory
         }
         // Read when a Slurm node is about to start: what srun asks for beyond the node's declarations.
         options.slurm.learn = {
             let learned = LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false,
-                                                                                busyTimeout: 0.5).store)
+                                                                                busyTimeout: 0.5, foldsHistory: false).store)
             return SlurmExport.Learned(memory: learned.memory, time: learned.time)
         }
         // Opt-in (MOON_SLURM_USAGE=1): a step cancelled as its task starts

@@ -105,6 +105,39 @@ import Testing
         #expect(after.count == 2 && after.first?.contains("3 succeeded") == true, "\(after)")
     }
 
+    /// A run of nodes without sources changes nothing in the store: its
+    /// history is one line appended to `.moon/history.journal`, the store's
+    /// files stay as they were, and the no-op snapshot stands, so the next
+    /// run reads no SQLite. `moon history`, `moon trace` and `moon why` take
+    /// the journal's runs in and show each run once.
+    @Test func aRunOfNodesWithoutSourcesOnlyAppendsItsHistory() throws {
+        let moon = try Moon(graph: "version: 1\nnodes:\n  hello: { run: \"echo hello\" }\n  after: { needs: hello, run: \"true\" }\n")
+        let stats = ["MOON_STATE_STATS": "1"]
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        // Once the store's files settled, a run keeps the snapshot, and the ones after it read it.
+        #expect(eventually(10) { (try? moon.run(["run", "-q"], environment: stats))?.stderr.contains("from the no-op snapshot") == true })
+        let journal = moon.path(".moon/history.journal")
+        let store = try Self.snapshot(moon).filter { $0.key.hasPrefix("state.db") || $0.key.hasPrefix("noop") }
+        for _ in 0..<3 {
+            let run = try moon.run(["run", "-q"], environment: stats)
+            #expect(run.status == 0 && run.stderr.contains("from the no-op snapshot"), "\(run.stderr)")
+        }
+        #expect(try Self.snapshot(moon).filter { $0.key.hasPrefix("state.db") || $0.key.hasPrefix("noop") } == store, "the store was written")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: journal)))?.isEmpty == false)
+
+        let history = try moon.run(["history"])
+        let lines = history.stdout.split(separator: "\n")
+        #expect(history.status == 0 && lines.count >= 5, "\(history.stdout)")
+        #expect(Set(lines.map { $0.split(separator: " ")[0] }).count == lines.count, "a run shown twice: \(history.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)).isEmpty)
+        #expect(try moon.run(["history"]).stdout == history.stdout)
+        let trace = try moon.run(["trace", "-o", "trace.json"])
+        #expect(trace.status == 0, "\(trace.stderr)")
+        // The next run records again, in the journal.
+        #expect(try moon.run(["run", "-q"]).status == 0)
+        #expect(try moon.run(["history"]).stdout.split(separator: "\n").count == lines.count + 1)
+    }
+
     /// A run restored from the output cache did something: it is recorded.
     @Test func aRunRestoredFromTheCacheIsRecorded() throws {
         let moon = try Moon(graph: "version: 1\nnodes:\n  gen: { sources: [in.txt], generates: [out.txt], run: \"cp in.txt out.txt\" }\n")

@@ -23,6 +23,7 @@ import Testing
     @Test func aRunLeftInTheWALIsReadAfterTheIndexIsReset() throws {
         let tree = try TempTree()
         let first = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try first.changeHere()
         var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 7, ok: true)
         run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1)]
         try first.record(run)
@@ -98,6 +99,7 @@ import Testing
         var largest = 0
         for round in 0..<40 {
             let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+            try store.changeHere()
             var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 5, ok: true)
             run.nodes = (0..<1500).map { NodeRunRecord(node: "node-with-a-longer-name-\($0)", result: .upToDate) }
             try store.record(run)
@@ -204,6 +206,7 @@ import Testing
     @Test func durationsAreTheNewestSuccessesWithinATolerance() throws {
         let tree = try TempTree()
         let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try store.changeHere()
         func record(_ nodes: [(String, Int, NodeRunRecord.Result)]) throws {
             _ = try store.lastDurations(graph: "moon.yaml")
             var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 10, ok: true)

@@ -40,3 +40,12 @@ final class TempTree {
 
     struct GraphError: Error { var diagnostics: [String] }
 }
+
+extension StateStore {
+    /// Has this process's connection change a row (of a table of its own),
+    /// so that `record` writes the history to the store itself, as a run
+    /// that wrote node states does, not to the journal.
+    func changeHere() throws {
+        try db.writeWithoutTransaction { try $0.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS changed (x); INSERT INTO changed VALUES (1)") }
+    }
+}
