@@ -4,10 +4,17 @@ import Foundation
 /// which `moon replay` reads back, and one form for people (`moon history`,
 /// `moon cache stats`): local time to the second, `2026-11-22 11:04:05`.
 public enum DateText {
+    /// Seconds since 1970 within years 0 to 9999: a date read from the
+    /// history (files a checkout may bring) converts to `time_t` without a trap.
+    static func clamped(_ date: Date) -> Double {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isNaN ? 0 : min(max(seconds, -62_167_219_200), 253_402_300_799)
+    }
+
     /// The event stream's `ts`: RFC 3339 in UTC with milliseconds (rounded
     /// down), `2026-11-22T10:04:05.123Z`. Its precision is part of the format.
     public static func rfc3339(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970
+        let interval = clamped(date)
         var seconds = time_t(interval.rounded(.down))
         var millis = Int(((interval - Double(seconds)) * 1000).rounded(.down))
         if millis >= 1000 { millis = 999 }
@@ -43,7 +50,7 @@ public enum DateText {
 
     /// Local time (the `TZ` variable, else the system's zone) to the second.
     public static func human(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var seconds = time_t(clamped(date).rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {

@@ -20,6 +20,11 @@ import MoonJSON
 enum HistoryJournal {
     /// The journal's size past which a run records in the store, which takes the journal's runs with it.
     static let limit = 256 * 1024
+    /// How much of a journal is read. Appenders stop at `limit`, and only a
+    /// few at the same moment can pass it, each by less than a record: a
+    /// longer journal was not written by moon, and what is past this is
+    /// dropped when it is emptied.
+    static let readLimit = 4 * limit
 
     /// The journal beside the store at `store` (`.moon/state.db`).
     static func path(store: String) -> String {
@@ -32,16 +37,22 @@ enum HistoryJournal {
     /// the caller records it in the store.
     static func append(_ run: RunRecord, store: String) -> Bool {
         let line = encode(run)
+        guard line.count <= limit else { return false }
         let path = path(store: store)
         var info = stat()
         if lstat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) + line.count <= limit else { return false }
+            guard isOurs(info), info.st_size <= limit - line.count else { return false }
         }
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o644)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         // Shared: appenders do not exclude each other; `take` excludes them.
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, flock(fd, LOCK_SH | LOCK_NB) == 0 else { return false }
+        guard fstat(fd, &info) == 0, isOurs(info), info.st_size <= limit - line.count, flock(fd, LOCK_SH | LOCK_NB) == 0 else { return false }
+        // Made by root (`sudo moon run`): the store's owner's, as SQLite gives the WAL.
+        if info.st_uid == 0, geteuid() == 0 {
+            var database = stat()
+            if stat(store, &database) == 0, database.st_uid != 0 { _ = fchown(fd, database.st_uid, database.st_gid) }
+        }
         let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         return written == line.count
     }
@@ -78,7 +89,14 @@ enum HistoryJournal {
     /// Whether there is a journal with something in it (one `lstat`).
     static func hasRuns(store: String) -> Bool {
         var info = stat()
-        return lstat(path(store: store), &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_size > 0
+        return lstat(path(store: store), &info) == 0 && isOurs(info) && info.st_size > 0
+    }
+
+    /// A regular file with one name, this user's (any, for root): a hard
+    /// link another user made to a file of theirs is neither appended to
+    /// nor emptied.
+    private static func isOurs(_ info: stat) -> Bool {
+        info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1 && (info.st_uid == geteuid() || geteuid() == 0)
     }
 
     /// The journal, locked, and its runs; nil when there is none, it is
@@ -88,7 +106,7 @@ enum HistoryJournal {
         let fd = open(path(store: store), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard fstat(fd, &info) == 0, isOurs(info), flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             return nil
         }
@@ -103,15 +121,15 @@ enum HistoryJournal {
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
+        guard fstat(fd, &info) == 0, isOurs(info) else { return [] }
         return decode(readAll(fd))
     }
 
-    /// What `fd` holds, up to twice the limit.
+    /// What `fd` holds, up to `readLimit`.
     private static func readAll(_ fd: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while bytes.count <= 2 * limit {
+        while bytes.count < readLimit {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
@@ -175,8 +193,12 @@ enum HistoryJournal {
             if case .int(let number)? = value[name] { return number }
             return nil
         }
-        guard let graph = value["graph"]?.string, let started = value["started"]?.string.flatMap(Double.init), started.isFinite,
-              let milliseconds = int("ms"), let outcome = int("ok"), (0...2).contains(outcome), let forced = int("forced"),
+        // Within what a run can be (any year to 5000, up to a year long):
+        // the journal is a file a checkout may bring, and what is read here
+        // is printed, summed and learned from.
+        guard let graph = value["graph"]?.string, let started = value["started"]?.string.flatMap(Double.init),
+              (0...95_617_584_000).contains(started), let milliseconds = int("ms"), (0...31_622_400_000).contains(milliseconds),
+              let outcome = int("ok"), (0...2).contains(outcome), let forced = int("forced"),
               let nodes = value["nodes"]?.string else { return nil }
         var run = RunRecord(graph: graph, startedAt: Date(timeIntervalSince1970: started), durationMilliseconds: milliseconds,
                             ok: outcome == 1, forced: forced != 0)

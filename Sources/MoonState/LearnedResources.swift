@@ -40,7 +40,9 @@ public struct LearnedResources: Sendable {
     /// delays of its own).
     public static func time(fromDurations durations: [Int]) -> Duration? {
         guard let longest = durations.suffix(runs).max() else { return nil }
-        return max(.milliseconds(2 * longest), .seconds(300))
+        // Saturating: the history is read from files a checkout may bring.
+        let (twice, overflow) = longest.multipliedReportingOverflow(by: 2)
+        return max(.milliseconds(overflow ? Int.max : twice), .seconds(300))
     }
 
     /// The memory `node` is admitted with when it declares none; nil: nothing learned.
@@ -49,7 +51,10 @@ public struct LearnedResources: Sendable {
     /// The rule: the largest of the last `runs` peaks, plus `margin`.
     public static func memory(fromPeaks peaks: [Int64]) -> Int64? {
         guard let largest = peaks.suffix(runs).max(), largest > 0 else { return nil }
-        return largest + Int64((Double(largest) * margin).rounded(.up))
+        // Saturating, as `time`: a recorded peak is never trusted to be small.
+        let extra = (Double(largest) * margin).rounded(.up)
+        let (sum, overflow) = largest.addingReportingOverflow(extra < 9.0e18 ? Int64(extra) : Int64.max)
+        return overflow ? Int64.max : sum
     }
 
     /// How many of the graph's newest runs are searched for a node's successful runs.

@@ -16,8 +16,9 @@ extension StateStore {
     /// runs with it, before its own.
     public func record(_ run: RunRecord) throws {
         if !changedHere, HistoryJournal.append(run, store: path) { return }
-        let known = durationsRead(graph: run.graph)
         let journal = HistoryJournal.take(store: path)
+        // The journal's runs replace the durations read at the start: this run's are all written after them.
+        let known = journal == nil ? durationsRead(graph: run.graph) : [:]
         // Straight through SQLite (`SQLiteRows.run`): a run that ran one
         // command writes this and nothing else.
         try db.writeWithoutTransaction { db in
@@ -39,6 +40,9 @@ extension StateStore {
             let queue = try makeQueueWaiting(path: path, busyTimeout: busyTimeout, readonly: false, fresh: false).queue
             try queue.writeWithoutTransaction { db in try SQLiteRows.transaction(db) { try fold(journal.runs, in: db) } }
             journal.emptied()
+            // Left open until the process exits, as the run's own: the last
+            // connection's closing would checkpoint the WAL, with its syncs.
+            _ = Unmanaged.passRetained(queue)
         } catch {
             journal.release()
         }

@@ -52,6 +52,9 @@ import MoonEvents
         #expect(DateText.parseRFC3339("2026-11-22T12:04:05+02:00") == DateText.parseRFC3339("2026-11-22T10:04:05Z"))
         #expect(DateText.parseRFC3339("2026-11-22T10:04:05") == nil)
         #expect(DateText.parseRFC3339("yesterday") == nil)
+        // A date no clock gives (read from a history a checkout brought) prints, clamped, and does not trap.
+        #expect(DateText.rfc3339(Date(timeIntervalSince1970: 1e300)).hasPrefix("9999-12-31T23:59:59"))
+        #expect(!DateText.human(Date(timeIntervalSince1970: -1e300)).isEmpty)
     }
 
     @Test func startCarriesTheCommand() throws {

@@ -148,6 +148,39 @@ import Testing
         #expect(Set(runs) == ["linked", "fifo", "while locked", "journaled"], "\(runs)")
     }
 
+    /// A journal that is a hard link (another user's file), or whose size
+    /// is past any journal's (a sparse file of a terabyte), is neither
+    /// appended to nor trapped on; a record whose start or length no run
+    /// can have is left out.
+    @Test func aLinkedOrHugeJournalAndImpossibleRecordsAreLeftAlone() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try tree.write("theirs.txt", "theirs\n")
+        #expect(link(tree.path("theirs.txt"), journal(tree)) == 0)
+        #expect(!HistoryJournal.append(Self.run("a", at: 10), store: store.path))
+        #expect(HistoryJournal.take(store: store.path) == nil)
+        #expect(try String(contentsOfFile: tree.path("theirs.txt"), encoding: .utf8) == "theirs\n")
+        try FileManager.default.removeItem(atPath: journal(tree))
+
+        let fd = open(journal(tree), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(fd >= 0)
+        if ftruncate(fd, 1 << 40) == 0 {
+            #expect(!HistoryJournal.append(Self.run("b", at: 20), store: store.path))
+            #expect(HistoryJournal.take(store: store.path)?.runs.isEmpty == true)
+        }
+        close(fd)
+        try FileManager.default.removeItem(atPath: journal(tree))
+
+        var line = Array(String(decoding: HistoryJournal.encode(Self.run("far", at: 30)), as: UTF8.self)
+            .replacingOccurrences(of: "\"started\":\"30.0\"", with: "\"started\":\"1e300\"").utf8)
+        line += Array(String(decoding: HistoryJournal.encode(Self.run("long", at: 40)), as: UTF8.self)
+            .replacingOccurrences(of: "\"ms\":12", with: "\"ms\":9223372036854775807").utf8)
+        line += HistoryJournal.encode(Self.run("sound", at: 50))
+        #expect(HistoryJournal.decode(line).map { $0.nodes[0].node } == ["sound"])
+        #expect(LearnedResources.memory(fromPeaks: [Int64.max]) == Int64.max)
+        #expect(LearnedResources.time(fromDurations: [Int.max]) != nil)
+    }
+
     /// Past its limit the journal takes no more: the run is recorded in the
     /// store, with the journal's runs.
     @Test func aFullJournalIsTakenIn() throws {
@@ -162,5 +195,10 @@ import Testing
         #expect(HistoryJournal.decode(Array(try Data(contentsOf: URL(fileURLWithPath: journal(tree))))).count == 1, "r4 alone, after r0-r3 went in")
         let reader = try #require(StateStore.open(graphDirectory: tree.root, create: false).store)
         #expect(try reader.recentRuns(graph: "moon.yaml", limit: 10).map { $0.nodes[0].node } == ["r4", "r3", "r2", "r1", "r0"])
+        // A run larger than the journal may be, with no journal yet, goes to the store whole.
+        let huge = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try huge.record(Self.run("huge", at: 9, trace: String(repeating: "h", count: HistoryJournal.limit + 1)))
+        #expect(!HistoryJournal.hasRuns(store: huge.path))
+        #expect(try huge.trace(graph: "moon.yaml", run: nil)?.trace.count == HistoryJournal.limit + 1)
     }
 }
