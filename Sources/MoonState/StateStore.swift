@@ -39,7 +39,7 @@ public final class StateStore: @unchecked Sendable {
     /// (`HistoryJournal`) and may leave the no-op snapshot for the next.
     public var changedHere: Bool {
         guard let queue = queueLock.withLock({ _ in queue }) else { return false }
-        return (try? queue.writeWithoutTransaction { sqlite3_total_changes64($0.sqliteConnection) > 0 }) ?? true
+        return queue.writeWithoutTransaction { sqlite3_total_changes64($0.sqliteConnection) > 0 }
     }
     private let busyTimeout: TimeInterval
     /// The node states and durations of one graph, from a snapshot that matched the store's files.
