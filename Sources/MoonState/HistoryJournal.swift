@@ -2,14 +2,15 @@ import Foundation
 import MoonJSON
 
 /// Runs recorded beside the store instead of in it: `.moon/history.journal`,
-/// one JSON line per run. A run that wrote nothing else to the store (its
-/// nodes have no sources, or were up to date) appends its history here
-/// with one `write`, so it neither opens SQLite (it may have read a no-op
-/// snapshot) nor changes the store's files, and the no-op snapshot stands
-/// for the next run. The journal's runs move into the store (`take`, then
-/// `emptied` after the commit) when a run writes its history there anyway,
-/// when a reader (`moon history`, `trace`, `why`, learning) opens the store,
-/// and when the journal is past `limit`.
+/// one JSON line per run. A run that changed no row of the store (its nodes
+/// with sources were up to date, and no node with sources needs the others)
+/// appends its history here with one `write`, so it changes none of the
+/// store's files (it may not even have opened SQLite, having read a no-op
+/// snapshot), and the no-op snapshot stands for the next run. The journal's
+/// runs move into the store (`take`, then `emptied` after the commit) when a
+/// run writes its history there anyway, when a reader (`moon history`,
+/// `trace`, `why`, `status`…) opens the store, and when the journal is past
+/// `limit`; learning reads them where they are (`peek`).
 ///
 /// Anything in `.moon/` may be hostile: the journal is used only when it is
 /// a regular file, opened without following a link, never waited on (its
