@@ -15,8 +15,14 @@ import MoonProcess
 /// Disposing the execution cancels the attempt: a built-in stops at once,
 /// a process group gets SIGTERM and SIGKILL after the grace period, and
 /// `NodeProcesses` tells when it is gone.
-// @unchecked, as `Command`: its stored properties are immutable `let`s.
-final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unchecked Sendable {
+///
+/// It has a `Command` rather than being one: the Swift runtime makes the
+/// metadata of a subclass of a generic class by resolving the superclass
+/// from its mangled name, and checking `any Error: Error` there searched
+/// every conformance record of the binary (and faulted in their pages)
+/// at the first node's start.
+// @unchecked: its stored properties are set once, in `init`.
+final class NodeCommand: @unchecked Sendable {
     struct Input {
         let attempt: Int
         let inputs: NodeInputs
@@ -44,15 +50,31 @@ final class NodeCommand: Command<NodeCommand.Input, NodeOutput, any Error>, @unc
     /// The node's index in the plan.
     private let index: Int
     private let context: Context
+    /// The node's command, whose work is `run`; released with this.
+    private var command: Command<Input, NodeOutput, any Error>!
 
     init(node: Node, index: Int, context: Context) {
         self.node = node
         self.index = index
         self.context = context
-        super.init(name: node.name, executeOn: context.scheduler, allowsConcurrentExecution: false)
+        command = Command(name: node.name, executeOn: context.scheduler, allowsConcurrentExecution: false) { [weak self] input, result in
+            guard let self else {
+                result.error(CommandError.released)
+                return nil
+            }
+            return self.run(input, result: result)
+        }
     }
 
-    override func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
+    /// An execution: one attempt of the node (`Command.signal`).
+    func signal(_ input: Input) -> Signal<NodeOutput> {
+        command.signal(input)
+    }
+
+    /// Whether an attempt is in flight (`Command.isExecuting`).
+    var isExecuting: Property<Bool> { command.isExecuting }
+
+    private func run(_ input: Input, result: CommandResult<NodeOutput>) -> Cancelable? {
         // A group has nothing to run: it succeeds once its needs let it start.
         if case .group = node.action {
             result.complete()
