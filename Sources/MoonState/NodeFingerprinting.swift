@@ -39,14 +39,7 @@ extension IncrementalState {
                 Self.add(("env", node.env), to: &digest)
                 if let vars = node.vars { Self.add(("vars", vars), to: &digest) }
             }
-            // Streamed, with no buffer; a definition as long as a
-            // DigestBuilder's block is stamped by the builder, whose value that is.
-            var streamed = StreamedStamp("definition")
-            parts(&streamed)
-            guard let long = streamed.tooLong else { return StreamedStamp.hex(streamed.value) }
-            var digest = DigestBuilder("definition", capacity: long)
-            parts(&digest)
-            return StreamedStamp.hex(digest.stamp())
+            return Self.stamp("definition", parts, parts)
         }
     }
 
@@ -61,11 +54,19 @@ extension IncrementalState {
             digest.add(graph.cache.key.count)
             for part in graph.cache.key { digest.add(part) }
         }
-        var streamed = StreamedStamp("shared-definition")
-        parts(&streamed)
-        guard let long = streamed.tooLong else { return StreamedStamp.hex(streamed.value) }
-        var digest = DigestBuilder("shared-definition", capacity: long)
-        parts(&digest)
+        return Self.stamp("shared-definition", parts, parts)
+    }
+
+    /// The stamp (16 hex digits) of what `parts` adds, given once for each
+    /// kind of digest: streamed, with no buffer; a definition as long as a
+    /// DigestBuilder's block is stamped by the builder, whose value that is.
+    private static func stamp(_ label: String, _ streamed: (inout StreamedStamp) -> Void,
+                              _ built: (inout DigestBuilder) -> Void) -> String {
+        var stamp = StreamedStamp(label)
+        streamed(&stamp)
+        guard let long = stamp.tooLong else { return StreamedStamp.hex(stamp.value) }
+        var digest = DigestBuilder(label, capacity: long)
+        built(&digest)
         return StreamedStamp.hex(digest.stamp())
     }
 
