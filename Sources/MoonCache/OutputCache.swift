@@ -8,7 +8,10 @@ import Synchronization
 /// on meanwhile, then uploads it, several entries at once (`finish` waits
 /// for both, then keeps the cache within its size limit). Failures are
 /// warnings (`warn`); a node whose entry cannot be used
-/// simply runs.
+/// simply runs. The directory is looked at when a node first needs it, so a
+/// run that needs no entry (a no-op, nodes without sources) opens none of it;
+/// a directory moon must not use is then one warning, and no entry is read or
+/// stored.
 public final class OutputCache: @unchecked Sendable {
     public let directory: CacheDirectory
     /// The graph file's directory: outputs' paths are relative to it.
@@ -28,6 +31,8 @@ public final class OutputCache: @unchecked Sendable {
     private var storeAsked = false
     /// Set by `cancel`: restores in progress end, later ones do not start.
     private var stopped = false
+    /// Whether the directory may be used (`CacheDirectory.problem`), once a node asked.
+    private var usable: Bool?
     /// Set by `interrupt`: stores end too (a failure's stop still stores what succeeded).
     private var interrupted = false
     private var warned = Set<String>()
@@ -56,7 +61,8 @@ public final class OutputCache: @unchecked Sendable {
     /// entry, or a remote cache may have it (`shared`: the node's outputs
     /// may come from the remote cache).
     public func mayHave(_ key: CacheKey, shared: Bool = true) -> Bool {
-        directory.hasEntry(key) || (shared && (remote.map { !$0.isOff } ?? false))
+        guard isUsable else { return false }
+        return directory.hasEntry(key) || (shared && (remote.map { !$0.isOff } ?? false))
     }
 
     /// The run stops: restores, stores and remote requests in flight end,
@@ -89,7 +95,7 @@ public final class OutputCache: @unchecked Sendable {
     /// such entry, or `restore` would say more (a refusal, a damaged entry).
     public func localEntryIsStale(_ key: CacheKey, declared: DeclaredOutputs,
                                   dependencies: ([CacheEntry.Dependency]) -> Bool) -> Bool {
-        guard !isStopped, let entry = (try? directory.readEntry(key, notingUse: false)) ?? nil else { return false }
+        guard !isStopped, isUsable, let entry = (try? directory.readEntry(key, notingUse: false)) ?? nil else { return false }
         return declared.refusal(of: entry) == nil && !dependencies(entry.dependencies)
     }
 
@@ -101,7 +107,7 @@ public final class OutputCache: @unchecked Sendable {
     /// secret: docs/secrets.md).
     public func restore(_ key: CacheKey, node: String, declared: DeclaredOutputs, shared: Bool = true,
                         dependencies: ([CacheEntry.Dependency]) -> Bool = { $0.isEmpty }) -> Restored? {
-        guard !isStopped else { return nil }
+        guard !isStopped, isUsable else { return nil }
         let local: CacheEntry?
         do {
             local = try directory.readEntry(key)
@@ -159,6 +165,7 @@ public final class OutputCache: @unchecked Sendable {
     public func store(_ key: CacheKey, node: String, declared: DeclaredOutputs,
                       outputs: [(String, String)], values: [String], dependencies: [CacheEntry.Dependency], shared: Bool = true,
                       why: String? = nil) {
+        guard isUsable else { return }
         lock.withLock { _ in storeAsked = true }
         storing.async { [self] in
             let missing = declared.notCreated(root: root)
@@ -265,6 +272,19 @@ public final class OutputCache: @unchecked Sendable {
 
     /// Says `message` once per run for each `topic`: a corrupt blob per
     /// blob, a refused entry or a missing output per node, other failures once.
+    /// Whether the directory may be used, looked at on the first question
+    /// (nodes ask from several threads: one looks, the others wait for it).
+    private var isUsable: Bool {
+        let (ok, problem) = lock.withLock { _ -> (Bool, String?) in
+            if let usable { return (usable, nil) }
+            let problem = directory.problem
+            usable = problem == nil
+            return (problem == nil, problem)
+        }
+        if let problem { onWarning(problem + "; running without the cache") }
+        return ok
+    }
+
     private func warn(_ topic: String, _ message: String) {
         let first = lock.withLock { _ in warned.insert(topic).inserted }
         if first { onWarning(message) }

@@ -63,7 +63,8 @@ extension ProcessLauncher {
                 // Its cgroup goes with the rest, even if moon reaps it no more.
                 if let cgroup = process.cgroup { cgroups.removeLater(cgroup) }
             }
-            return isSubreaper
+            // A launcher that started nothing has no orphans (a run of up-to-date nodes lists no children).
+            return isSubreaper && hasSpawned
         }
         // Then the nodes' memory cgroups go, once what was in them is gone.
         defer { cgroups.removeAll() }

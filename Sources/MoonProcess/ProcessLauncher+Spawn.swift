@@ -57,7 +57,10 @@ extension ProcessLauncher {
             throw error
         }
 
-        lock.withLock { _ in spawnsInFlight += 1 }
+        lock.withLock { _ in
+            spawnsInFlight += 1
+            hasSpawned = true
+        }
         let made = spec.memoryCgroup ? cgroups.make() : nil
         var entered: Int32 = 0
         let spawned = spawn(spec, path: path, stdin: stdin, pipes: pipes, deathPipe: deathPipe, retryBusy: !monitor.loop.isCurrent,

@@ -39,6 +39,8 @@ public final class ProcessLauncher: ProcessLaunching, @unchecked Sendable {
     // Guarded by `lock`.
     var live: [pid_t: LaunchedProcess] = [:]
     var spawnsInFlight = 0
+    /// Whether a child was ever started: before that, moon has no orphans to look for.
+    var hasSpawned = false
     var monitor: ChildMonitor?
     var isSubreaper = false
     /// Death pipes of reaped children, for the next ones (see `DeathPipe`).

@@ -69,13 +69,10 @@ struct CacheSettings: Equatable {
 extension CacheSettings {
     /// The output cache of one run of `graph`, warnings on stderr.
     /// A cache directory moon must not use (one of its directories a link
-    /// or another user's) is one warning, and the run goes on without it.
+    /// or another user's) is one warning when a node first needs it, and the
+    /// run goes on without it (`OutputCache`).
     func outputCache(for graph: Graph) -> OutputCache? {
         guard let directory = directory(for: graph) else { return nil }
-        if let problem = directory.problem {
-            warn(problem + "; running without the cache")
-            return nil
-        }
         return OutputCache(directory: directory, root: graph.directory, remote: remote(for: graph), onWarning: warn)
     }
 

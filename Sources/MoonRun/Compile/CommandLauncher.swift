@@ -15,7 +15,18 @@ public final class CommandLauncher: NodeLauncher {
     private let graph: Graph
     /// Plan index -> graph index.
     private let selected: [Int]
-    private let context: NodeCommand.Context
+    /// What every node's command shares, made when the first node starts:
+    /// a run whose nodes are all up to date reads no environment for them.
+    private lazy var context = NodeCommand.Context(environment: makeEnvironment(), processes: processes, scheduler: scheduler, grace: grace,
+                                                   groups: groups, outputs: outputs, terminal: terminal, slurm: SlurmRunReading(slurm))
+    private let makeEnvironment: () -> NodeEnvironment
+    private let processes: ProcessLaunching
+    private let scheduler: DateScheduler
+    private let grace: Duration
+    private let groups = NodeProcesses()
+    private let outputs = OutputDirectory()
+    private let terminal: (() -> TerminalUse)?
+    private let slurm: SlurmRunOptions
     /// Per plan index: whether its node runs on a Slurm queue.
     private var onSlurm: [Bool]
     /// The instances of dynamic fan-outs, made during the run: plan index `selected.count + i` is `made[i]`.
@@ -41,10 +52,12 @@ public final class CommandLauncher: NodeLauncher {
         self.graph = graph
         selected = plan.selected
         preview = CommandPreview(graph: graph)
-        context = NodeCommand.Context(
-            environment: base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets),
-            processes: processes, scheduler: scheduler, grace: grace, groups: NodeProcesses(), outputs: OutputDirectory(),
-            terminal: terminal, slurm: SlurmRunReading(slurm))
+        makeEnvironment = { base.map { NodeEnvironment(graph: graph, base: $0, secrets: secrets) } ?? NodeEnvironment(graph: graph, secrets: secrets) }
+        self.processes = processes
+        self.scheduler = scheduler
+        self.grace = grace
+        self.terminal = terminal
+        self.slurm = slurm
         // Built-ins run in moon even on a Slurm queue: they start at once.
         // (As `graph.slurmOptions(for:) != nil`, read field by field: a copy of each Node costs more than the rest.)
         onSlurm = plan.selected.map { index in
@@ -58,7 +71,7 @@ public final class CommandLauncher: NodeLauncher {
     deinit {
         // Released first, the commands cancel what still runs.
         commands.removeAll()
-        context.outputs?.remove()
+        outputs.remove()
     }
 
     /// An execution of the node's command. Its signal holds the command
@@ -76,7 +89,7 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     public func settled(node: Int) -> Signal<Never> {
-        context.groups.settled(node)
+        groups.settled(node)
     }
 
     public func release(node: Int) {
@@ -84,7 +97,7 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     public func usage(node: Int) -> NodeUsage? {
-        context.groups.takeUsage(node)
+        groups.takeUsage(node)
     }
 
     /// Each item of a dynamic fan-out becomes a copy of its template that reads the item as `${{ item }}`.
@@ -104,7 +117,7 @@ public final class CommandLauncher: NodeLauncher {
     }
 
     public func killNow() {
-        context.groups.killAll()
+        groups.killAll()
     }
 
     /// A node on a Slurm queue announces its `start` once srun has named its job.
