@@ -19,9 +19,13 @@ public struct GraphFileAccess: Sendable {
     public struct GlobMatches: Sendable, Equatable {
         public var files: [String]
         public var unnamable: [String]
-        public init(files: [String], unnamable: [String] = []) {
+        /// The directories listed, when a later listing finds the same
+        /// files as long as none of them changed (nil: only a new listing can tell).
+        public var directories: [String]?
+        public init(files: [String], unnamable: [String] = [], directories: [String]? = nil) {
             self.files = files
             self.unnamable = unnamable
+            self.directories = directories
         }
     }
 

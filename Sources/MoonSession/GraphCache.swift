@@ -8,7 +8,8 @@ import Synchronization
 /// the loaded `Graph` in `GraphBinary`'s form, keyed on everything the load
 /// read and depended on: the stat (device, inode, size, mtime, ctime, mode,
 /// owner) of the graph file, of each included and dotenv file (or that it is
-/// absent), what each `for-each` glob listed (listed again on every use), the
+/// absent), what each `for-each` glob listed (listed again on a use unless
+/// the stats of the directories it listed are unchanged: see `Glob`), the
 /// `--set` values, the working directory and path as given, whether moon
 /// found the file by searching, and the stat of moon's own executable. Any
 /// difference is a miss and a fresh load, which replaces the entry.
@@ -33,7 +34,7 @@ package struct GraphCache: Sendable {
     package static let maxEntries = 256
     static let maxEntrySize = 256 << 20
     /// "moon-graph", a NUL, and the entry format's version.
-    private static let magic: [UInt8] = Array("moon-graph\0".utf8) + [1]
+    private static let magic: [UInt8] = Array("moon-graph\0".utf8) + [2]
 
     package init(directory: String) {
         self.directory = directory
@@ -75,6 +76,7 @@ package struct GraphCache: Sendable {
         }
 
         var isRegularFile: Bool { exists && mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+        var isDirectory: Bool { exists && mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
     }
 
     /// One `for-each` glob and what it listed.
@@ -84,6 +86,14 @@ package struct GraphCache: Sendable {
         var exclude: [String]
         var matches: [String]
         var unnamable: [String]
+        /// The stats of the directories the listing read, each last changed
+        /// `racyWindow` before the load: a directory's mtime and ctime change
+        /// with every entry made, removed or renamed in it, so while they are
+        /// unchanged the listing is too, and a use stats them instead of
+        /// listing again. nil: listed again at every use (a directory changed
+        /// too recently, or the listing followed a link, whose target can
+        /// change while its directory does not: `SourceScan.directories`).
+        var directories: [Stamp]?
     }
 
     struct Key: Equatable {
@@ -107,6 +117,8 @@ package struct GraphCache: Sendable {
         private struct Log {
             var files: [String] = []
             var globs: [Glob] = []
+            /// Per glob, the directories its listing read (`GlobMatches.directories`).
+            var listed: [[String]?] = []
         }
         private let log = Mutex(Log())
 
@@ -121,6 +133,7 @@ package struct GraphCache: Sendable {
                 log.withLock {
                     $0.globs.append(Glob(directory: directory, pattern: pattern, exclude: exclude, matches: matches.files,
                                          unnamable: matches.unnamable))
+                    $0.listed.append(matches.directories)
                 }
                 return matches
             })
@@ -130,6 +143,7 @@ package struct GraphCache: Sendable {
 
         var files: [String] { log.withLock { $0.files } }
         var globs: [Glob] { log.withLock { $0.globs } }
+        var listed: [[String]?] { log.withLock { $0.listed } }
     }
 
     /// The stat of the running executable and of the file its path names:
@@ -174,6 +188,7 @@ package struct GraphCache: Sendable {
             // A discovered graph reads only files that pass `DiscoveryTrust`, whose rule reaches beyond their own stat.
             if discovered, key.files.dropFirst().contains(where: { $0.exists && DiscoveryTrust.problem($0.path) != nil }) { return nil }
             for glob in key.globs {
+                if let directories = glob.directories, directories.allSatisfy({ Stamp.of($0.path) == $0 }) { continue }
                 let now = files.glob(glob.directory, glob.pattern, glob.exclude)
                 guard now.files == glob.matches, now.unnamable == glob.unnamable else { return nil }
             }
@@ -243,8 +258,12 @@ package struct GraphCache: Sendable {
             }
             stamps.append(stamp)
         }
+        var globs = reads.globs
+        for (index, listed) in reads.listed.enumerated() where index < globs.count {
+            globs[index].directories = listed.flatMap { Self.directoryStamps($0, before: started - Self.racyWindow) }
+        }
         let key = Key(build: build.running, executable: build.named, workingDirectory: cwd, path: path, discovered: discovered, overrides: overrides, files: stamps,
-                      globs: reads.globs, included: included)
+                      globs: globs, included: included)
         guard makeDirectory() else { return }
         var writer = GraphBinary.Writer()
         key.write(to: &writer)
@@ -256,6 +275,17 @@ package struct GraphCache: Sendable {
         bytes += valueBytes
         guard bytes.count <= Self.maxEntrySize else { return }
         write(bytes, to: entryPath(cwd: cwd, path: path))
+    }
+
+    /// The stats of `paths`, when each is a directory last changed before `limit` (nil otherwise).
+    private static func directoryStamps(_ paths: [String], before limit: Int64) -> [Stamp]? {
+        var stamps: [Stamp] = []
+        stamps.reserveCapacity(paths.count)
+        for path in paths {
+            guard let stamp = Stamp.of(path), stamp.isDirectory, stamp.mtime < limit, stamp.ctime < limit else { return nil }
+            stamps.append(stamp)
+        }
+        return stamps
     }
 
     /// The directory, made private to the user when missing; false when it is not the user's alone.
@@ -338,6 +368,8 @@ extension GraphCache.Key {
             w.strings(glob.exclude)
             w.strings(glob.matches)
             w.strings(glob.unnamable)
+            w.bool(glob.directories != nil)
+            w.array(glob.directories ?? []) { $1.write(to: &$0) }
         }
         w.strings(included)
     }
@@ -356,8 +388,12 @@ extension GraphCache.Key {
         self.overrides = overrides
         files = try r.array { try GraphCache.Stamp(reading: &$0) }
         globs = try r.array { r in
-            GraphCache.Glob(directory: try r.string(), pattern: try r.string(), exclude: try r.strings(), matches: try r.strings(),
-                            unnamable: try r.strings())
+            var glob = GraphCache.Glob(directory: try r.string(), pattern: try r.string(), exclude: try r.strings(), matches: try r.strings(),
+                                       unnamable: try r.strings())
+            let stamped = try r.bool()
+            let directories = try r.array { try GraphCache.Stamp(reading: &$0) }
+            glob.directories = stamped ? directories : nil
+            return glob
         }
         included = try r.strings()
     }
@@ -392,5 +428,5 @@ extension GraphCache.Stamp {
 }
 
 extension GraphCache.Glob {
-    static let fields = ["directory", "pattern", "exclude", "matches", "unnamable"]
+    static let fields = ["directory", "pattern", "exclude", "matches", "unnamable", "directories"]
 }

@@ -144,7 +144,7 @@ package struct GraphFile {
         },
         glob: { directory, pattern, exclude in
             let scan = SourceScanner(root: directory).scan(matching: [pattern] + exclude.map { "!" + $0 })
-            return GraphFileAccess.GlobMatches(files: scan.files.map(\.path), unnamable: scan.unnamable)
+            return GraphFileAccess.GlobMatches(files: scan.files.map(\.path), unnamable: scan.unnamable, directories: scan.directories)
         })
 
     /// `files` for a graph moon found by searching: an include that another

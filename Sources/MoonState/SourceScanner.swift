@@ -50,7 +50,7 @@ public struct SourceScanner: Sendable {
         // none of the matching below (a compile step's check does this alone).
         if patterns.count == 1, !patterns[0].hasPrefix("!"), Glob.isPlainPath(patterns[0]),
            let (stat, kind) = memo?.stat(patterns[0], self) ?? FileStat.of(fullPath(patterns[0])), kind == .file {
-            return SourceScan(files: [ScannedFile(path: patterns[0], stat: stat)], unnamable: [])
+            return SourceScan(files: [ScannedFile(path: patterns[0], stat: stat)], unnamable: [], directories: nil)
         }
         var includes: [Glob] = []
         var excludes: [Glob] = []
@@ -59,7 +59,8 @@ public struct SourceScanner: Sendable {
         }
         var result: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        for glob in includes { expand(glob, into: &result, unnamable: &unnamable, memo: memo) }
+        var listing = Listing()
+        for glob in includes { expand(glob, into: &result, unnamable: &unnamable, listing: &listing, memo: memo) }
         if !excludes.isEmpty {
             result.removeAll { file in excludes.contains { Self.glob($0, matches: file.path) } }
             unnamable.removeAll { path in excludes.contains { Self.glob($0, matchesBytes: path) } }
@@ -78,7 +79,14 @@ public struct SourceScanner: Sendable {
             var seenBytes = Set<[UInt8]>()
             unnamable.removeAll { !seenBytes.insert($0).inserted }
         }
-        return SourceScan(files: result, unnamable: unnamable.map { FileName.shown($0) })
+        return SourceScan(files: result, unnamable: unnamable.map { FileName.shown($0) },
+                          directories: listing.vouched ? listing.directories : nil)
+    }
+
+    /// The directories a scan listed, and whether their stats vouch for what it found.
+    struct Listing {
+        var directories: [String] = []
+        var vouched = true
     }
 
     /// Whether the pattern matches something: for a path without wildcards,
@@ -88,7 +96,8 @@ public struct SourceScanner: Sendable {
         if glob.isLiteral { return (memo?.stat(glob.base, self) ?? FileStat.of(fullPath(glob.base))) != nil }
         var found: [ScannedFile] = []
         var unnamable: [[UInt8]] = []
-        expand(glob, into: &found, unnamable: &unnamable, memo: memo)
+        var listing = Listing()
+        expand(glob, into: &found, unnamable: &unnamable, listing: &listing, memo: memo)
         return !found.isEmpty || !unnamable.isEmpty
     }
 
@@ -129,19 +138,30 @@ public struct SourceScanner: Sendable {
         return root == "." ? path : root + "/" + path
     }
 
-    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
+    private func expand(_ glob: Glob, into result: inout [ScannedFile], unnamable: inout [[UInt8]], listing: inout Listing, memo: StatMemo?) {
         let basePath = fullPath(glob.base)
-        guard let (stat, kind) = memo.map({ $0.stat(glob.base, self) }) ?? FileStat.of(basePath) else { return }
+        guard let (stat, kind) = memo.map({ $0.stat(glob.base, self) }) ?? FileStat.of(basePath) else {
+            listing.vouched = false
+            return
+        }
         if kind == .file {
+            listing.vouched = false
             if glob.isLiteral { result.append(ScannedFile(path: glob.base, stat: stat)) }
             return
         }
-        guard kind == .directory else { return }
+        guard kind == .directory else {
+            listing.vouched = false
+            return
+        }
         let fd = open(basePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
+        guard fd >= 0 else {
+            listing.vouched = false
+            return
+        }
+        listing.directories.append(basePath)
         let prefix = glob.base.isEmpty ? "" : (glob.base == "/" ? "/" : glob.base + "/")
         walk(fd, prefix: prefix, unnamedPrefix: nil, glob: glob, states: glob.start, everything: glob.takesBaseWhole,
-             into: &result, unnamable: &unnamable, memo: memo?.isEmpty == false ? memo : nil)
+             into: &result, unnamable: &unnamable, listing: &listing, memo: memo?.isEmpty == false ? memo : nil)
     }
 
     /// Reads the directory `fd` (and closes it). `everything`: the pattern
@@ -152,7 +172,7 @@ public struct SourceScanner: Sendable {
     /// over the entries that matches, recurses and records without
     /// allocating per entry (the walk of every source check).
     private func walk(_ fd: Int32, prefix: String, unnamedPrefix: [UInt8]?, glob: Glob, states: Glob.States, everything: Bool,
-                      into result: inout [ScannedFile], unnamable: inout [[UInt8]], memo: StatMemo?) {
+                      into result: inout [ScannedFile], unnamable: inout [[UInt8]], listing: inout Listing, memo: StatMemo?) {
         guard let dir = fdopendir(fd) else {
             close(fd)
             return
@@ -206,6 +226,8 @@ public struct SourceScanner: Sendable {
             case Int32(DT_DIR): kind = .directory
             case Int32(DT_REG): kind = .file
             default:
+                // What a link leads to can change while its directory does not.
+                listing.vouched = false
                 guard withCName({ fstatat(dirfd(dir), $0, &st, 0) }) == 0 else { continue }
                 haveStat = true
                 kind = FileStat.kind(st)
@@ -229,9 +251,13 @@ public struct SourceScanner: Sendable {
                 result.append(ScannedFile(path: path, stat: FileStat(st)))
             case .directory:
                 let child = withCName { openat(dirfd(dir), $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
-                guard child >= 0 else { continue }
+                guard child >= 0 else {
+                    listing.vouched = false
+                    continue
+                }
+                if unnamed == nil { listing.directories.append(fullPath(prefix + name)) } else { listing.vouched = false }
                 walk(child, prefix: unnamed == nil ? prefix + name + "/" : prefix, unnamedPrefix: unnamed.map { $0 + [UInt8(ascii: "/")] },
-                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable, memo: memo)
+                     glob: glob, states: next, everything: matched, into: &result, unnamable: &unnamable, listing: &listing, memo: memo)
             case .other:
                 continue
             }
@@ -287,4 +313,10 @@ public struct SourceScan: Sendable, Equatable {
     /// The matches whose paths are not UTF-8, as `FileName.shown` shows
     /// them (`src/caf\xE9.txt`), in the order of the walk.
     public var unnamable: [String]
+    /// The directories listed, as the scan opened them, when their stats
+    /// vouch for the result (a directory's mtime changes with every entry
+    /// made, removed or renamed in it); nil when the result also depends on
+    /// something else: a link or an entry of unknown type followed, a
+    /// pattern's base that is a file or missing, a name that is not UTF-8.
+    public var directories: [String]? = []
 }

@@ -129,6 +129,76 @@ import Testing
         #expect(lookup() != nil)
     }
 
+    /// `files`, counting the globs it lists.
+    private final class CountingAccess: @unchecked Sendable {
+        var globs = 0
+        var access: GraphFileAccess {
+            GraphFileAccess(read: GraphFile.files.read, glob: { [self] directory, pattern, exclude in
+                globs += 1
+                return GraphFile.files.glob(directory, pattern, exclude)
+            })
+        }
+    }
+
+    /// A for-each glob's directories unchanged: a hit without listing them
+    /// again. Any entry made, removed or renamed in one (below a `**` too)
+    /// changes its stats, and the glob is listed and compared again.
+    @Test func aGlobIsListedAgainOnlyWhenADirectoryItListedChanged() throws {
+        try FileManager.default.createDirectory(atPath: path("src/deep"), withIntermediateDirectories: true)
+        try write("moon.yaml", """
+            version: 1
+            nodes:
+              obj:
+                for-each: { glob: "src/**/*.c" }
+                run: cc ${{ item }}
+            """)
+        try write("src/a.c", "")
+        try write("src/deep/b.c", "")
+        try loadAndStore()
+        let counting = CountingAccess()
+        let hit = cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: counting.access)
+        #expect(hit?.globs.map(\.files) == [["src/a.c", "src/deep/b.c"]])
+        #expect(counting.globs == 0)
+        // A file made below: its directory's stats change, and the listing is compared (another file: a miss).
+        try write("src/deep/c.c", "")
+        #expect(cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: counting.access) == nil)
+        #expect(counting.globs == 1)
+        try loadAndStore()
+        // A file renamed within a directory: the same count of entries, another name.
+        #expect(rename(path("src/deep/c.c"), path("src/deep/d.c")) == 0)
+        #expect(cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: counting.access) == nil)
+        try loadAndStore()
+        // A file that does not match made in a listed directory: listed again, the same files, a hit.
+        try write("src/notes.txt", "")
+        let before = counting.globs
+        #expect(cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: counting.access) != nil)
+        #expect(counting.globs == before + 1)
+    }
+
+    /// A directory changed within `racyWindow` of the load could change
+    /// again within the same timestamp tick, and a link's target can change
+    /// while its directory does not: such a glob is listed at every use.
+    @Test func aRecentlyChangedDirectoryOrALinkIsListedAtEveryUse() throws {
+        try project()
+        var future = [timespec(tv_sec: time(nil) + 2, tv_nsec: 0), timespec(tv_sec: time(nil) + 2, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path("src"), &future, 0) == 0)
+        try loadAndStore()
+        let counting = CountingAccess()
+        #expect(cache.lookup(path("moon.yaml"), overrides: [:], discovered: false, files: counting.access) != nil)
+        #expect(counting.globs == 1)
+
+        try FileManager.default.createDirectory(atPath: path("elsewhere"), withIntermediateDirectories: true)
+        try write("elsewhere/x.c", "")
+        #expect(symlink(path("elsewhere/x.c"), path("src/x.c")) == 0)
+        var past = [timespec(tv_sec: time(nil) - 10, tv_nsec: 0), timespec(tv_sec: time(nil) - 10, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path("src"), &past, 0) == 0)
+        try loadAndStore()
+        #expect(lookup()?.nodes.map(\.name).contains("obj[src/x.c]") == true)
+        // The link's target removed: its directory's stats do not change, the glob no longer matches it.
+        try FileManager.default.removeItem(atPath: path("elsewhere/x.c"))
+        #expect(lookup() == nil)
+    }
+
     /// Another file renamed over the graph file, with the same size and
     /// mtime: its inode (and ctime) differ.
     @Test func aFileReplacedWithTheSameSizeAndMtimeIsAMiss() throws {
