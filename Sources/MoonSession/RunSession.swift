@@ -181,10 +181,9 @@ package final class RunSession {
         if let store, let summary {
             HistoryRecorder.save(summary, state: state, in: store,
                                  trace: summary.ranNothing ? nil : trace?.model(graph: graph).map(TraceRecordText.encode))
-            // A run that wrote nothing to the store (a no-op, or one whose
-            // history went to the journal) leaves the next one its snapshot
-            // (none when it read one).
-            if !store.changedHere { store.saveNoopSnapshot(graph: state.graphKey) }
+            // The next run reads the node states from a snapshot (one read
+            // stands while the store is unchanged: none is written then).
+            store.saveNoopSnapshot(graph: state.graphKey)
             do {
                 try checker?.resumeRecord(summary).save(graphDirectory: graph.directory, graphKey: state.graphKey)
             } catch {

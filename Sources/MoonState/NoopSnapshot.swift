@@ -15,7 +15,11 @@ import GRDBSQLite
 /// least `racyWindow` earlier, so that a later write within the same clock
 /// tick cannot leave every stamp as it was. (Not the ctime: SQLite running
 /// as root gives the WAL its database's owner at every opening, a change
-/// of ctime without one of the contents.) Anything that does
+/// of ctime without one of the contents.) The header of the WAL's index
+/// (`-shm`) is kept and compared too: every commit changes it (a counter,
+/// the last frame and its checksum), whatever the clock, so while it can be
+/// read whole a snapshot needs no settled files, and the run that wrote
+/// the store can leave one for the next. Anything that does
 /// not match or does not parse is no snapshot: the store is read as always.
 enum NoopSnapshot {
     /// What a snapshot holds, decoded.
@@ -44,9 +48,42 @@ enum NoopSnapshot {
         }
 
         init() {}
+
+        /// The WAL index's header in `store`'s `-shm` file, as a stamp: SQLite
+        /// keeps two copies of it (48 bytes each, native byte order), equal
+        /// except while a commit writes them. Its bytes 12-39 are kept: the
+        /// WAL's last committed frame (`mxFrame`), the running checksum of
+        /// the frames up to it and the WAL's salts, which every commit
+        /// changes (a restarted WAL gets new salts) and which the index
+        /// rebuilt by the next process to open the store (SQLite's recovery)
+        /// finds again; not its change counter and own checksum, which that
+        /// rebuilding resets. Absent when the file is not a regular one or
+        /// the copies differ.
+        init(walIndexOf store: String) {
+            let fd = open(store + "-shm", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+            var header = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+                          UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            let complete = withUnsafeMutableBytes(of: &header) { raw -> Bool in
+                guard pread(fd, raw.baseAddress, 96, 0) == 96 else { return false }
+                // Both copies equal, and the index initialised (`isInit`, byte 12).
+                return memcmp(raw.baseAddress!, raw.baseAddress! + 48, 48) == 0 && raw[12] == 1
+            }
+            guard complete else { return }
+            exists = true
+            withUnsafeBytes(of: &header) { raw in
+                device = NoopSnapshot.checksum(UnsafeRawBufferPointer(rebasing: raw[12..<40]))
+                // mxFrame (bytes 16-19) and the first salt (32-35), as they are.
+                inode = UInt64(raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self)) << 32
+                    | UInt64(raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self))
+            }
+        }
     }
 
-    static let magic = Array("MOONNOP2".utf8)
+    static let magic = Array("MOONNOP3".utf8)
     /// How long before a snapshot its store's files must have last changed (ns).
     static let racyWindow: Int64 = 100_000_000
     /// The largest snapshot read (a larger one is no snapshot).
@@ -57,14 +94,18 @@ enum NoopSnapshot {
         return slash + "/noop/" + graph
     }
 
-    /// The stamps of the database and its WAL.
+    /// The stamps of the database, its WAL and its WAL index's header.
     static func stamps(store: String) -> [Stamp] {
-        [Stamp(store), Stamp(store + "-wal")]
+        [Stamp(store), Stamp(store + "-wal"), Stamp(walIndexOf: store)]
     }
 
-    /// Whether stamps are old enough, at `now` (ns since the epoch), for a snapshot to be kept of them.
+    /// Whether stamps are old enough, at `now` (ns since the epoch), for a
+    /// snapshot to be kept of them: the WAL index's header read whole pins
+    /// every commit whatever the clock; without it, the files must have
+    /// last changed `racyWindow` before.
     static func settled(_ stamps: [Stamp], now: Int64) -> Bool {
-        stamps.allSatisfy { !$0.exists || $0.mtime < now - racyWindow }
+        if stamps.count > 2, stamps[2].exists { return true }
+        return stamps.allSatisfy { !$0.exists || $0.mtime < now - racyWindow }
     }
 
     static func now() -> Int64 {
@@ -325,7 +366,7 @@ enum NoopSnapshot {
             offset = magic.count
             guard number() == UInt64(schema) else { return nil }
             var recorded: [Stamp] = []
-            for _ in 0..<2 {
+            for _ in 0..<3 {
                 var stamp = Stamp()
                 guard let exists = number(), let device = number(), let inode = number(), let size = number(),
                       let mtime = number() else { return nil }

@@ -227,32 +227,41 @@ extension StateStore {
             rememberDurations(snapshot.durations, graph: graph)
             return snapshot.durations
         }
-        let result = try db.read { db in
+        let result = try storedDurations(graph: graph)
+        rememberDurations(result, graph: graph)
+        return result
+    }
+
+    /// `graph`'s durations as the store holds them now (never a snapshot's).
+    private func storedDurations(graph: String) throws -> [String: Int] {
+        try db.read { db in
             var result: [String: Int] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = SQLiteRows.int(row, 1)
             }
             return result
         }
-        rememberDurations(result, graph: graph)
-        return result
     }
 
-    /// After a run that wrote nothing: keeps a snapshot of `graph`'s node
-    /// states and durations (`NoopSnapshot`) for the next run to read
-    /// without SQLite (the rows this run read, when the store's files are
-    /// as they were then; else read again), unless one was read, the store's files changed
-    /// within `NoopSnapshot.racyWindow` of `now` (ns; the clock's by default), or they changed while
-    /// being read. Returns whether one was written.
+    /// After a run: keeps a snapshot of `graph`'s node states and durations
+    /// (`NoopSnapshot`) for the next run to read without SQLite (the rows
+    /// this run read, when the store's files are as they were then; else
+    /// read again), unless this run read one and wrote nothing (it stands),
+    /// the store's files are not settled at `now` (ns; the clock's by
+    /// default: `NoopSnapshot.settled`), or they changed while being read.
+    /// Returns whether one was written.
     @discardableResult
     public func saveNoopSnapshot(graph: String, now: Int64? = nil) -> Bool {
-        guard snapshot == nil, !readonly else { return false }
+        guard !readonly else { return false }
+        // A run that read a snapshot answers from it: after writing, only the store itself is current.
+        let wrote = changedHere
+        guard snapshot == nil || wrote else { return false }
         let before = NoopSnapshot.stamps(store: path)
         guard before[0].exists, NoopSnapshot.settled(before, now: now ?? NoopSnapshot.now()) else { return false }
         var writer = NoopSnapshot.Writer(stamps: before, graph: graph, schema: StateSchema.version)
         do {
-            writer.appendDurations(try lastDurations(graph: graph))
-            if let read = rowsRead(graph: graph), read.stamps == before {
+            writer.appendDurations(wrote ? try storedDurations(graph: graph) : try lastDurations(graph: graph))
+            if !wrote, let read = rowsRead(graph: graph), read.stamps == before {
                 writer.append(rows: read.rows)
             } else {
                 try nodeStateRows(graph: graph, into: &writer)

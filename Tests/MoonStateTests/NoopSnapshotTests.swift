@@ -3,9 +3,10 @@ import Testing
 @testable import MoonState
 
 /// A no-op's snapshot of the node states and durations (`NoopSnapshot`):
-/// read instead of the store only while the store's files are as they were,
-/// never made of files written within the racy window, and no snapshot at
-/// all when it does not parse.
+/// read instead of the store only while the store's files and its WAL
+/// index's header are as they were, never made of files written within the
+/// racy window unless that header pins them, and no snapshot at all when it
+/// does not parse.
 @Suite struct NoopSnapshotTests {
     static let graph = "moon.yaml"
     /// A moment well after any file of the test was written (ns).
@@ -65,13 +66,84 @@ import Testing
         #expect(try opened.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
     }
 
-    /// At a moment 50 ms after the store's last write no snapshot is kept; 150 ms after, one is.
-    @Test func filesWrittenWithinTheRacyWindowGetNoSnapshot() throws {
+    /// Without the WAL index's header (no `-shm` to read), at a moment 50 ms
+    /// after the store's last write no snapshot is kept; 150 ms after, one is.
+    @Test func withoutTheWALIndexFilesWrittenWithinTheRacyWindowGetNoSnapshot() throws {
         let (tree, store) = try filled()
+        #expect(NoopSnapshot.stamps(store: store.path)[2].exists)
+        #expect(unlink(store.path + "-shm") == 0)
+        #expect(!NoopSnapshot.stamps(store: store.path)[2].exists)
         let lastWrite = try #require(NoopSnapshot.stamps(store: store.path).filter(\.exists).map(\.mtime).max())
         #expect(!store.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 50_000_000))
         #expect(!FileManager.default.fileExists(atPath: tree.path(".moon/noop/moon.yaml")))
         #expect(store.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 150_000_000))
+        // Rows a run reads of such files are not kept either, until they settle.
+        store.keepRows(of: Self.graph)
+        _ = try store.nodeStates(graph: Self.graph)
+        #expect(store.rowsRead(graph: Self.graph) == nil)
+        settle(store)
+        _ = try store.nodeStates(graph: Self.graph)
+        #expect(store.rowsRead(graph: Self.graph) != nil)
+    }
+
+    /// The run that wrote the store leaves a snapshot at once (the WAL
+    /// index's header pins its last commit), which reads as the store.
+    @Test func theRunThatWroteLeavesASnapshot() throws {
+        let (tree, store) = try filled()
+        let lastWrite = try #require(NoopSnapshot.stamps(store: store.path).filter(\.exists).map(\.mtime).max())
+        #expect(store.changedHere)
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 1_000_000))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(fromSnapshot.snapshot != nil)
+        let storeStates = try store.nodeStates(graph: Self.graph)
+        for name in ["a", "b"] { #expect(same(try fromSnapshot.nodeStates(graph: Self.graph)[name], storeStates[name]), "\(name)") }
+        #expect(try fromSnapshot.lastDurations(graph: Self.graph) == ["a": 7])
+        // A run that read it and then wrote leaves a new one, read from the store, not from itself.
+        try fromSnapshot.markUnfinished(graph: Self.graph, nodes: ["b"])
+        #expect(fromSnapshot.saveNoopSnapshot(graph: Self.graph, now: lastWrite + 2_000_000))
+        let next = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(next.snapshot != nil)
+        #expect(try next.nodeStates(graph: Self.graph)["b"]?.fingerprint.combined == .zero)
+        #expect(try next.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined != .zero)
+    }
+
+    /// Every commit changes the WAL index's header, whatever the files'
+    /// sizes and times; a header whose two copies differ (a commit being
+    /// written) is none.
+    @Test func everyCommitChangesTheWALIndexStamp() throws {
+        let (tree, store) = try filled()
+        var seen = [NoopSnapshot.Stamp(walIndexOf: store.path)]
+        for step in 0..<3 {
+            if step < 2 {
+                try store.markUnfinished(graph: Self.graph, nodes: [step == 0 ? "a" : "b"])
+            } else {
+                try store.saveNodeStates(graph: Self.graph, [("a", state(1))], files: [:])
+            }
+            let now = NoopSnapshot.Stamp(walIndexOf: store.path)
+            #expect(now.exists && !seen.contains(now), "\(step)")
+            seen.append(now)
+        }
+        var torn = [UInt8](repeating: 0, count: 96)
+        torn[12] = 1
+        torn[48 + 12] = 1
+        torn[16] = 1
+        try Data(torn).write(to: URL(fileURLWithPath: tree.path("fake.db-shm")))
+        #expect(!NoopSnapshot.Stamp(walIndexOf: tree.path("fake.db")).exists)
+        torn[48 + 16] = 1
+        try Data(torn).write(to: URL(fileURLWithPath: tree.path("fake.db-shm")))
+        let whole = NoopSnapshot.Stamp(walIndexOf: tree.path("fake.db"))
+        #expect(whole.exists)
+        // The change counter and the header's own checksum, which SQLite's recovery resets, are not kept.
+        for byte in [8, 40] {
+            torn[byte] ^= 0x5a
+            torn[48 + byte] ^= 0x5a
+        }
+        try Data(torn).write(to: URL(fileURLWithPath: tree.path("fake.db-shm")))
+        #expect(NoopSnapshot.Stamp(walIndexOf: tree.path("fake.db")) == whole)
+        // Not a regular file: none.
+        try FileManager.default.removeItem(atPath: tree.path("fake.db-shm"))
+        #expect(mkfifo(tree.path("fake.db-shm"), 0o644) == 0)
+        #expect(!NoopSnapshot.Stamp(walIndexOf: tree.path("fake.db")).exists)
     }
 
     /// A snapshot read from one is not written again; a read-only store writes none.
@@ -127,22 +199,20 @@ import Testing
         #expect(try fromSnapshot.nodeStates(graph: Self.graph)["a"]?.fingerprint.combined == .zero)
     }
 
-    /// Files written within the racy window when the run reads them keep
-    /// no rows for a snapshot; nor does a store opened for anything but a
-    /// run of the graph (a watch, a status), which saves no snapshot.
-    @Test func rowsOfUnsettledFilesOrOfOtherReadersAreNotKept() throws {
+    /// A run of the graph keeps the rows it read (its store's WAL index
+    /// pins them); a store opened for anything else (a watch, a status, a
+    /// run of another graph), which saves no snapshot of them, keeps none.
+    @Test func rowsOfOtherReadersAreNotKept() throws {
         let (tree, filled) = try filled()
         let run = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
         _ = try run.nodeStates(graph: Self.graph)
-        #expect(run.rowsRead(graph: Self.graph) == nil)
+        #expect(run.rowsRead(graph: Self.graph) != nil)
         settle(filled)
         _ = try filled.nodeStates(graph: Self.graph)
         #expect(filled.rowsRead(graph: Self.graph) == nil)
         let other = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: "other.yaml").store)
         _ = try other.nodeStates(graph: Self.graph)
         #expect(other.rowsRead(graph: Self.graph) == nil)
-        _ = try run.nodeStates(graph: Self.graph)
-        #expect(run.rowsRead(graph: Self.graph) != nil)
     }
 
     /// Every truncation of a sound snapshot, and garbage, is no snapshot, never a trap.
