@@ -26,20 +26,9 @@ enum BlobCopy {
         let destination = target.display
         let output = openat(target.directory, target.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard output >= 0 else { throw CacheError.io("cannot create \(destination)", errno) }
-        var hasher = SHA256()
-        var size: Int64 = 0
+        let copied: (hash: String, size: Int64)
         do {
-            // A file of a known size is read to that size and no further (what was read is what is hashed).
-            let endsInHole = try pump(input, output, limit: expectedSize, shouldStop: shouldStop) { chunk in
-                hasher.update(bufferPointer: chunk)
-                size += Int64(chunk.count)
-            }
-            // Holes at the end are not written: the length is set instead.
-            if endsInHole, ftruncate(output, off_t(size)) != 0 { throw CacheError.io("cannot write \(destination)", errno) }
-            // `open` applies the umask: the mode is set on the open file when the umask took bits of it.
-            if mode & ~Self.creationMode(mode) != 0, fchmod(output, mode) != 0 {
-                throw CacheError.io("cannot set the mode of \(destination)", errno)
-            }
+            copied = try fill(output, from: input, display: destination, mode: mode, expectedSize: expectedSize, shouldStop: shouldStop)
         } catch {
             close(output)
             target.unlink()
@@ -49,6 +38,37 @@ enum BlobCopy {
             let code = errno
             target.unlink()
             throw CacheError.io("cannot write \(destination)", code)
+        }
+        return copied
+    }
+
+    /// `copy` into `output`, a new file the caller made (and closes) with
+    /// `mode`, shown as `display`: an unnamed one (`O_TMPFILE`) the restore
+    /// links into place.
+    static func copy(from source: FileLocation, into output: Int32, display: String, mode: mode_t, expectedSize: Int64? = nil,
+                     shouldStop: () -> Bool = { false }) throws -> (hash: String, size: Int64) {
+        guard let file = try CacheFile.open(source) else { throw CacheError.io("cannot read \(source.display)", ENOENT) }
+        let input = file.descriptor
+        defer { close(input) }
+        if let expectedSize, file.size != expectedSize { throw SizeMismatch(size: file.size) }
+        return try fill(output, from: input, display: display, mode: mode, expectedSize: expectedSize, shouldStop: shouldStop)
+    }
+
+    /// Copies `input` into `output`, hashing what it copies, and gives the new file exactly `mode`.
+    private static func fill(_ output: Int32, from input: Int32, display destination: String, mode: mode_t, expectedSize: Int64?,
+                             shouldStop: () -> Bool) throws -> (hash: String, size: Int64) {
+        var hasher = SHA256()
+        var size: Int64 = 0
+        // A file of a known size is read to that size and no further (what was read is what is hashed).
+        let endsInHole = try pump(input, output, limit: expectedSize, shouldStop: shouldStop) { chunk in
+            hasher.update(bufferPointer: chunk)
+            size += Int64(chunk.count)
+        }
+        // Holes at the end are not written: the length is set instead.
+        if endsInHole, ftruncate(output, off_t(size)) != 0 { throw CacheError.io("cannot write \(destination)", errno) }
+        // `open` applies the umask: the mode is set on the open file when the umask took bits of it.
+        if mode & ~Self.creationMode(mode) != 0, fchmod(output, mode) != 0 {
+            throw CacheError.io("cannot set the mode of \(destination)", errno)
         }
         return (hex(hasher.finalize()), size)
     }

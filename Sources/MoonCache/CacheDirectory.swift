@@ -208,12 +208,29 @@ public struct CacheDirectory: Sendable {
     /// before it is read) is removed and refused. `shouldStop` ends the copy (`CacheError.stopped`).
     func copyBlob(_ hash: String, size: Int64?, to destination: FileLocation, mode: mode_t,
                   shouldStop: () -> Bool = { false }) throws -> Int64 {
+        try copyBlob(hash, size: size, cleanUp: destination.unlink) { source in
+            try BlobCopy.copy(from: source, to: destination, mode: mode, expectedSize: size, shouldStop: shouldStop)
+        }
+    }
+
+    /// `copyBlob` into `output`, a new file the caller made with `mode` (and closes), shown as `display`.
+    func copyBlob(_ hash: String, size: Int64?, into output: Int32, display: String, mode: mode_t,
+                  shouldStop: () -> Bool = { false }) throws -> Int64 {
+        try copyBlob(hash, size: size, cleanUp: {}) { source in
+            try BlobCopy.copy(from: source, into: output, display: display, mode: mode, expectedSize: size, shouldStop: shouldStop)
+        }
+    }
+
+    /// Blob `hash` copied by `copy`, checked against its hash and `size`;
+    /// `cleanUp` removes a copy whose bytes do not match.
+    private func copyBlob(_ hash: String, size: Int64?, cleanUp: () -> Void,
+                          _ copy: (FileLocation) throws -> (hash: String, size: Int64)) throws -> Int64 {
         try withShard(hash, create: false) { shard in
             guard let shard else { throw CacheError.missingBlob(hash) }
             let source = blobLocation(hash, in: shard)
             let copied: (hash: String, size: Int64)
             do {
-                copied = try BlobCopy.copy(from: source, to: destination, mode: mode, expectedSize: size, shouldStop: shouldStop)
+                copied = try copy(source)
             } catch CacheError.io(_, ENOENT) where faccessat(shard, hash, F_OK, AT_SYMLINK_NOFOLLOW) != 0 {
                 throw CacheError.missingBlob(hash)
             } catch CacheError.damaged(let path, let why) {
@@ -226,7 +243,7 @@ public struct CacheDirectory: Sendable {
                     + "it does not match its hash")
             }
             guard copied.hash == hash else {
-                destination.unlink()
+                cleanUp()
                 source.unlink()
                 throw CacheError.corruptBlob(hash)
             }

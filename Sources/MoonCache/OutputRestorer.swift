@@ -7,7 +7,11 @@ import MoonState
 /// blobs checked against their hashes and sizes), and only when all are built is
 /// each renamed over the old one (a directory replaced whole; the old one
 /// removed after). Any failure before the renames leaves the old outputs
-/// untouched, and the node runs instead.
+/// untouched, and the node runs instead. A root that is one file is built
+/// unnamed (`O_TMPFILE`) and linked into place when nothing is there (a
+/// fresh checkout): one change of its directory instead of a creation and
+/// a rename, each of which holds the directory's lock, for which the
+/// restores of a run's outputs, mostly in one directory, wait on each other.
 ///
 /// A restore never writes through a link: each root's parent is reached
 /// from the graph file's directory one part at a time, opened without
@@ -36,7 +40,17 @@ struct OutputRestorer {
         let display: String
         /// What was built is a directory (an old one in its place is moved aside, not replaced by a rename).
         let isDirectory: Bool
+        /// The file built unnamed (`O_TMPFILE`), open until it is linked into place; `temp` is then not made yet.
+        var unnamed: Int32? = nil
     }
+
+    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Glibc's module does not carry.
+    private static let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+    /// Entries with more roots build them named: each unnamed one holds a descriptor until the end.
+    private static let unnamedRootLimit = 16
+    /// An unnamed file is linked into place through `/proc/self/fd` (linking
+    /// it by its descriptor alone takes a capability a user lacks).
+    private static let canLinkUnnamed = access("/proc/self/fd", X_OK) == 0
 
     func restore(_ entry: CacheEntry) throws -> Restored {
         let top = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -59,13 +73,22 @@ struct OutputRestorer {
                     parents[directory] = parent
                 }
                 let name = String(slash.map { root[root.utf8.index(after: $0)...] } ?? Substring(root))
-                built.append(try build(root, name: name, in: parent, of: entry))
+                built.append(try build(root, name: name, in: parent, of: entry, unnamed: entry.roots.count <= Self.unnamedRootLimit))
             }
         } catch {
-            for item in built { Self.remove(item.temp, in: item.parent) }
+            for item in built { Self.discard(item) }
             throw error
         }
-        for item in built { try replace(item) }
+        var failure: Error?
+        for item in built {
+            if failure == nil {
+                do { try replace(item) } catch { failure = error }
+            } else {
+                Self.discard(item)
+            }
+            if let fd = item.unnamed { close(fd) }
+        }
+        if let failure { throw failure }
         let files = entry.files.filter { $0.kind == .file }
         return Restored(files: files.count, bytes: entry.bytes)
     }
@@ -111,14 +134,32 @@ struct OutputRestorer {
         return fd
     }
 
-    /// Builds `root`'s files under a temporary name beside it, in its open parent.
-    private func build(_ root: String, name: String, in parent: Int32, of entry: CacheEntry) throws -> Built {
+    /// Builds `root`'s files under a temporary name beside it, in its open
+    /// parent; a root that is one file, unnamed when `unnamed` allows and the file system can.
+    private func build(_ root: String, name: String, in parent: Int32, of entry: CacheEntry, unnamed: Bool) throws -> Built {
         let final = fullPath(root)
         let slash = final.utf8.lastIndex(of: UInt8(ascii: "/"))
         let parentPath = slash.map { String(final[..<$0]) }
         // Without the output's name: the temporary name fits wherever the output's does.
         let temp = ".moon-restore-" + TemporaryName.next()
         let tempDisplay = (parentPath.map { $0 + "/" } ?? "") + temp
+        if unnamed, Self.canLinkUnnamed, let file = Self.onlyFile(of: root, in: entry) {
+            let mode = mode_t(Self.permissions(file.mode, or: 0o644))
+            let fd = openat(parent, ".", Self.temporaryFileFlag | O_WRONLY | O_CLOEXEC, mode)
+            // A file system without unnamed files (EOPNOTSUPP, EISDIR on old kernels) builds it named.
+            if fd >= 0 {
+                do {
+                    let size = try cache.copyBlob(file.hash!, size: file.size, into: fd, display: final, mode: mode, shouldStop: shouldStop)
+                    guard size == file.size else {
+                        throw CacheError.invalidEntry("the size of '\(file.path)' is \(file.size ?? -1) by the entry, \(size) by its blob")
+                    }
+                } catch {
+                    close(fd)
+                    throw error
+                }
+                return Built(parent: parent, temp: temp, name: name, display: final, isDirectory: false, unnamed: fd)
+            }
+        }
         var directories: [(String, UInt32)] = []
         var isDirectory = false
         do {
@@ -158,9 +199,33 @@ struct OutputRestorer {
         return Built(parent: parent, temp: temp, name: name, display: final, isDirectory: isDirectory)
     }
 
-    /// Puts the built root in its place: one rename, after moving an old
-    /// directory (or anything a directory replaces) aside.
+    /// The entry's one file when `root` is that file alone.
+    private static func onlyFile(of root: String, in entry: CacheEntry) -> CacheEntry.File? {
+        var only: CacheEntry.File?
+        for file in entry.files where CacheEntry.isWithin(file.path, root) {
+            guard only == nil, file.path == root, file.kind == .file, file.hash != nil else { return nil }
+            only = file
+        }
+        return only
+    }
+
+    /// Removes what was built for `item` (an unnamed file goes with its descriptor, which the caller closes).
+    private static func discard(_ item: Built) {
+        if item.unnamed == nil { remove(item.temp, in: item.parent) }
+    }
+
+    /// Puts the built root in its place: an unnamed file linked where
+    /// nothing is, else one rename, after moving an old directory (or
+    /// anything a directory replaces) aside.
     private func replace(_ item: Built) throws {
+        if let fd = item.unnamed {
+            let path = "/proc/self/fd/\(fd)"
+            if linkat(AT_FDCWD, path, item.parent, item.name, AT_SYMLINK_FOLLOW) == 0 { return }
+            // Something is there (a file, a link, a directory): named beside it, then renamed over it as below.
+            guard errno == EEXIST, linkat(AT_FDCWD, path, item.parent, item.temp, AT_SYMLINK_FOLLOW) == 0 else {
+                throw CacheError.io("cannot create \(item.display)", errno)
+            }
+        }
         // A file or link replaces a file or link (or nothing) with the rename alone; a directory in its place fails it (EISDIR).
         if !item.isDirectory, renameat(item.parent, item.temp, item.parent, item.name) == 0 { return }
         var old = stat()

@@ -100,8 +100,13 @@ import Testing
             json["files"] = (json["files"] as? [[String: Any]] ?? []).map { var f = $0; f["size"] = 1 << 40; return f }
         }
         let running = try moon.start(["run"])
+        // Restoring: moon has the blob open (the output is built unnamed, with no name to look for).
+        let blobPath = URL(fileURLWithPath: blob).resolvingSymlinksInPath().path
         let restoring = eventually(30) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: moon.directory.path)) ?? []).contains { $0.hasPrefix(".moon-restore-") }
+            let fds = "/proc/\(running.pid)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)) == blobPath
+            }
         }
         #expect(restoring, "no restore started")
         running.signal(SIGINT)

@@ -90,6 +90,43 @@ import Testing
         #expect(moon.read("out-b.txt") == "b\n")
     }
 
+    /// A restored file is built unnamed and linked into place where nothing
+    /// is (a fresh checkout); what is there (here a link to a file
+    /// elsewhere) is replaced, never written through. Either way it has its
+    /// mode and no temporary name is left.
+    @Test func aRestoredFileIsLinkedIntoPlaceOrReplacesWhatIsThere() throws {
+        let moon = try Moon(graph: """
+            version: 1
+            nodes:
+              gen:
+                sources: [in.txt]
+                generates: [out/o.txt]
+                run: mkdir -p out && cp in.txt out/o.txt && chmod 750 out/o.txt
+            """)
+        let fm = FileManager.default
+        func mode() throws -> Int? { try fm.attributesOfItem(atPath: moon.path("out/o.txt"))[.posixPermissions] as? Int }
+        try moon.write("in.txt", "one\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("in.txt", "two\n")
+        #expect(try moon.run(["run"]).status == 0)
+        try moon.write("victim.txt", "victim\n")
+        try fm.removeItem(atPath: moon.path("out/o.txt"))
+        try fm.createSymbolicLink(atPath: moon.path("out/o.txt"), withDestinationPath: moon.path("victim.txt"))
+        try moon.write("in.txt", "one\n")
+        let over = try moon.run(["run", "--json"])
+        #expect(over.outcome("gen") == "cache-hit", "\(over.stderr)")
+        #expect(moon.read("out/o.txt") == "one\n" && moon.read("victim.txt") == "victim\n")
+        #expect((try fm.attributesOfItem(atPath: moon.path("out/o.txt"))[.type] as? FileAttributeType) == .typeRegular)
+        #expect(try mode() == 0o750)
+        try fm.removeItem(atPath: moon.path("out/o.txt"))
+        try moon.write("in.txt", "two\n")
+        let fresh = try moon.run(["run", "--json"])
+        #expect(fresh.outcome("gen") == "cache-hit", "\(fresh.stderr)")
+        #expect(moon.read("out/o.txt") == "two\n")
+        #expect(try mode() == 0o750)
+        #expect(try fm.contentsOfDirectory(atPath: moon.path("out")) == ["o.txt"])
+    }
+
     /// A directory output comes back whole: an executable keeps its mode,
     /// a symbolic link stays a link, an empty directory exists, and what
     /// the command had not written (a stale file) is gone.
