@@ -76,16 +76,19 @@ struct OutputRestorer {
                 built.append(try build(root, name: name, in: parent, of: entry, unnamed: entry.roots.count <= Self.unnamedRootLimit))
             }
         } catch {
-            for item in built { Self.discard(item) }
+            for item in built {
+                Self.discard(item)
+                if let fd = item.unnamed { close(fd) }
+            }
             throw error
         }
+        // After a failed replacement, what is left of the built roots goes.
         var failure: Error?
         for item in built {
             if failure == nil {
                 do { try replace(item) } catch { failure = error }
-            } else {
-                Self.discard(item)
             }
+            if failure != nil { Self.discard(item) }
             if let fd = item.unnamed { close(fd) }
         }
         if let failure { throw failure }
@@ -209,9 +212,10 @@ struct OutputRestorer {
         return only
     }
 
-    /// Removes what was built for `item` (an unnamed file goes with its descriptor, which the caller closes).
+    /// Removes what was built for `item`, named or not (an unnamed file
+    /// goes with its descriptor: closed here once, on a failed build).
     private static func discard(_ item: Built) {
-        if item.unnamed == nil { remove(item.temp, in: item.parent) }
+        remove(item.temp, in: item.parent)
     }
 
     /// Puts the built root in its place: an unnamed file linked where
