@@ -34,6 +34,18 @@ public struct JSONParser {
         return value
     }
 
+    /// The members of the object at the start of `bytes` that come before
+    /// the first member named `key`, or all of its members when none is.
+    /// Nothing from that member on is read, so a record's small fields are
+    /// read without its large ones, which its writer puts last; a text that
+    /// is not an object, or is broken before that member, is an error.
+    public static func members(_ bytes: UnsafeBufferPointer<UInt8>, before key: String) throws(Error) -> [(String, JSONValue)] {
+        var parser = JSONParser(bytes)
+        parser.skipSpace()
+        guard parser.at < bytes.count, bytes[parser.at] == UInt8(ascii: "{") else { throw parser.fail("expected an object, found \(parser.found)") }
+        return try parser.members(depth: 1, before: key)
+    }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var at = 0
 
@@ -85,6 +97,11 @@ public struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws(Error) -> JSONValue {
+        .object(try members(depth: depth, before: nil))
+    }
+
+    /// The object at the cursor's members, up to the one named `stop` (see `members(_:before:)`).
+    private mutating func members(depth: Int, before stop: String?) throws(Error) -> [(String, JSONValue)] {
         guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
         at += 1
         var members: [(String, JSONValue)] = []
@@ -92,13 +109,14 @@ public struct JSONParser {
         skipSpace()
         if at < bytes.count, bytes[at] == UInt8(ascii: "}") {
             at += 1
-            return .object(members)
+            return members
         }
         while true {
             skipSpace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a key (a string), found \(found)") }
             let keyStart = at
             let key = try string()
+            if let stop, key == stop { return members }
             // A short object is searched; a long one keeps a set.
             if members.count < 16 {
                 if members.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(key)'", at: keyStart) }
@@ -116,7 +134,7 @@ public struct JSONParser {
             if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
             guard bytes[at] == UInt8(ascii: "}") else { throw fail("expected ',' or '}', found \(found)") }
             at += 1
-            return .object(members)
+            return members
         }
     }
 

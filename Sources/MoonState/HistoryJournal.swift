@@ -117,13 +117,41 @@ enum HistoryJournal {
     /// The journal's runs, oldest first, read without its lock (a record
     /// being appended is a torn line, left out); none when it is not a regular file.
     static func peek(store: String) -> [RunRecord] {
+        decode(contents(store: store))
+    }
+
+    /// The peak of each of `graph`'s runs in the journal (`RunRecord.peak`),
+    /// read from the head of its record, before its nodes; nil when a
+    /// record of the graph has none (an older moon wrote it). A line whose
+    /// head does not read is left out, as `decode` leaves it out.
+    static func peaks(store: String, graph: String) -> [Int64]? {
+        var peaks: [Int64] = []
+        let bytes = contents(store: store)
+        return bytes.withUnsafeBufferPointer { bytes -> [Int64]? in
+            guard let base = bytes.baseAddress else { return [] }
+            // Lines are found with `memchr`: the heads are a small part of the journal.
+            var start = 0
+            while start < bytes.count {
+                let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+                defer { start = end + 1 }
+                guard end > start, let head = try? JSONParser.members(UnsafeBufferPointer(rebasing: bytes[start..<end]), before: "nodes"),
+                      head.contains(where: { $0.0 == "graph" && $0.1.string == graph }) else { continue }
+                guard let peak = head.first(where: { $0.0 == "peak" }), case .int(let value) = peak.1 else { return nil }
+                peaks.append(Int64(value))
+            }
+            return peaks
+        }
+    }
+
+    /// The journal's bytes, read without its lock; none when it is not a regular file.
+    private static func contents(store: String) -> [UInt8] {
         guard hasRuns(store: store) else { return [] }
         let fd = open(path(store: store), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, isOurs(info) else { return [] }
-        return decode(readAll(fd))
+        return readAll(fd)
     }
 
     /// What `fd` holds, up to `readLimit`.
@@ -167,6 +195,9 @@ enum HistoryJournal {
         number("skipped", run.skipped)
         number("upToDate", run.upToDate)
         number("canceled", run.canceled)
+        // Before the nodes, so that learning reads it without them (`peaks`).
+        key("peak")
+        NodeRunsText.appendDecimal(run.peak, to: &out)
         key("nodes")
         JSONString.quote(NodeRunsText.encode(run.nodes), into: &out)
         if let trace = run.trace {

@@ -57,6 +57,16 @@ public struct LearnedResources: Sendable {
         return overflow ? Int64.max : sum
     }
 
+    /// The most memory any node of `graph` can have learned: the rule
+    /// (`memory(fromPeaks:)`) applied to the largest peak of the runs that
+    /// `successes` reads, read without their nodes (0 when nothing was
+    /// measured); nil when the history cannot say so.
+    public static func bound(graph: Graph, store: StateStore?) -> Int64? {
+        guard let store else { return 0 }
+        guard let peak = store.recentPeak(graph: StateStore.graphKey(forGraphAt: graph.path), limit: searched) else { return nil }
+        return memory(fromPeaks: [peak]) ?? 0
+    }
+
     /// How many of the graph's newest runs are searched for a node's successful runs.
     public static let searched = 20
 

@@ -84,12 +84,12 @@ extension StateStore {
     /// Inserts `run` (its row, its nodes, its trace); its id.
     private static func insert(_ run: RunRecord, known: [String: Int], in db: Database) throws -> Int64 {
         try SQLiteRows.run(db, """
-            INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO runs (graph, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled, peak)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [run.graph.databaseValue, run.startedAt.timeIntervalSince1970.databaseValue,
                   run.durationMilliseconds.databaseValue, (run.ok ? 1 : run.interrupted ? 2 : 0).databaseValue,
                   run.forced.databaseValue, run.succeeded.databaseValue, run.failed.databaseValue,
-                  run.skipped.databaseValue, run.upToDate.databaseValue, run.canceled.databaseValue])
+                  run.skipped.databaseValue, run.upToDate.databaseValue, run.canceled.databaseValue, run.peak.databaseValue])
         let id = sqlite3_last_insert_rowid(db.sqliteConnection)
         try insertNodeRuns(run.nodes, runID: id, graph: run.graph, known: known, in: db)
         if let trace = run.trace { try insertTrace(trace, runID: id, graph: run.graph, in: db) }
@@ -163,6 +163,28 @@ extension StateStore {
                 return run
             }
         }
+    }
+
+    /// The largest peak memory (`RunRecord.peak`) of the graph's newest
+    /// `limit` runs in the store and of its runs in the journal, read
+    /// without their nodes: no node learns more than it from what
+    /// `recentSuccesses` reads. nil when a run has none recorded (an older
+    /// moon's, or the store's `runs` lacks the column) or the store cannot be read.
+    public func recentPeak(graph: String, limit: Int) -> Int64? {
+        guard let journaled = HistoryJournal.peaks(store: path, graph: graph) else { return nil }
+        var peak = journaled.max() ?? 0
+        var known = true
+        do {
+            try db.read { db in
+                try SQLiteRows.each(db, sql: "SELECT peak FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?",
+                                    arguments: [graph, limit]) { row in
+                    if sqlite3_column_type(row, 0) == SQLITE_NULL { known = false } else { peak = max(peak, sqlite3_column_int64(row, 0)) }
+                }
+            }
+        } catch {
+            return nil
+        }
+        return known ? peak : nil
     }
 
     /// The nodes that succeeded in the graph's newest `limit` runs, oldest

@@ -24,6 +24,10 @@ public struct RunRecord: Sendable {
     /// MoonReport's `TraceRecordText` writes it; nil: none kept.
     public var trace: String?
 
+    /// The largest peak memory of its nodes (0 when none was measured): no
+    /// node learns more from this run (`StateStore.recentPeak`).
+    public var peak: Int64 { nodes.reduce(0) { max($0, $1.maxRSSBytes ?? 0) } }
+
     public init(graph: String, startedAt: Date, durationMilliseconds: Int = 0, ok: Bool = false, forced: Bool = false) {
         self.graph = graph
         self.startedAt = startedAt

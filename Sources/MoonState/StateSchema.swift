@@ -9,9 +9,10 @@ enum StateSchema {
     /// (a run's nodes in one row; the `node_runs` rows of earlier runs are
     /// still read); 4 `node_state.deps` (what a node's depfile listed); 5
     /// `run_traces` (what `moon trace --run N` draws of a run).
-    /// `node_state.patterns` came later without a new version: a moon that
-    /// does not know it writes NULL there, which only means "not known", so
-    /// older moons keep using the store; it is added wherever it is missing.
+    /// `node_state.patterns` (and `runs.peak`, `addRunPeaks`) came later
+    /// without a new version: a moon that does not know it writes NULL
+    /// there, which only means "not known", so older moons keep using the
+    /// store; it is added wherever it is missing.
     /// `node_why` (the parts of each node's last two successes, for `moon
     /// why`) came the same way: an older moon leaves it alone, and the
     /// fingerprint its rows hold tells parts an older moon outdated.
@@ -31,6 +32,7 @@ enum StateSchema {
             if try !hasPatterns(db) {
                 try db.execute(sql: "ALTER TABLE node_state ADD COLUMN patterns BLOB")
             }
+            try addRunPeaks(db)
             try db.execute(sql: nodeWhyTable)
             return
         }
@@ -43,6 +45,7 @@ enum StateSchema {
         if !columns.contains("patterns") {
             try db.execute(sql: "ALTER TABLE node_state ADD COLUMN patterns BLOB")
         }
+        try addRunPeaks(db)
         if found == 1 {
             // Each node's newest success, from the history so far.
             try db.execute(sql: """
@@ -50,6 +53,18 @@ enum StateSchema {
                 SELECT r.graph, n.node, n.duration_ms, n.run_id FROM node_runs n JOIN runs r ON r.id = n.run_id
                 WHERE n.result = 'succeeded' AND n.duration_ms IS NOT NULL ORDER BY n.run_id
                 """)
+        }
+    }
+
+    /// Adds `runs.peak` where it is missing: the largest peak memory of a
+    /// run's nodes (`RunRecord.peak`), which tells learning whether it can
+    /// matter without reading each node. It came without a new version: a
+    /// moon that does not know it leaves NULL, "not known", and learning
+    /// then reads the nodes.
+    static func addRunPeaks(_ db: Database) throws {
+        let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info('runs')").compactMap { String.fromDatabaseValue($0[0]) }
+        if !columns.contains("peak") {
+            try db.execute(sql: "ALTER TABLE runs ADD COLUMN peak INTEGER")
         }
     }
 
@@ -67,7 +82,8 @@ enum StateSchema {
         }
     }
 
-    /// The version and the first row of each table (`node_state`'s names `patterns`).
+    /// The version and the first row of each table (`node_state`'s names
+    /// `patterns`, and `runs`'s `peak`).
     /// `node_why` and `run_traces` are only named (the statement does not compile without
     /// it), not read: a run that records nothing never touches its pages.
     /// Built by a loop: the generic `joined` costs every opening more than the statement.
@@ -76,6 +92,7 @@ enum StateSchema {
         for table in tables {
             switch table {
             case "node_state": sql += ", (SELECT patterns IS NULL FROM node_state)"
+            case "runs": sql += ", (SELECT peak IS NULL FROM runs)"
             case "node_why", "run_traces": sql += ", (SELECT 1 FROM " + table + " WHERE 0)"
             default: sql += ", (SELECT 1 FROM " + table + ")"
             }
@@ -141,7 +158,8 @@ enum StateSchema {
             failed INTEGER NOT NULL,
             skipped INTEGER NOT NULL,
             up_to_date INTEGER NOT NULL,
-            canceled INTEGER NOT NULL
+            canceled INTEGER NOT NULL,
+            peak INTEGER
         );
         CREATE INDEX IF NOT EXISTS runs_by_graph ON runs (graph, id);
         CREATE TABLE IF NOT EXISTS node_runs (

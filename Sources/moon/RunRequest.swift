@@ -170,6 +170,10 @@ struct RunRequest: Equatable {
             LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
                                                                   foldsHistory: false).store).memory
         }
+        options.resources.learnedBound = {
+            LearnedResources.bound(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
+                                                                        foldsHistory: false).store)
+        }
         // Read when a Slurm node is about to start: what srun asks for beyond the node's declarations.
         options.slurm.learn = {
             let learned = LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false,

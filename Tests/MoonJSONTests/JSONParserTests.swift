@@ -25,6 +25,22 @@ import Testing
         #expect(try JSONParser.parse(#"["x",1]"#).stringArray == nil)
     }
 
+    /// An object's members before a key are read without anything from that
+    /// key on, which may be broken; before it, the rules are the parser's.
+    @Test func membersBeforeAKeyLeaveTheRestUnread() throws {
+        func members(_ text: String) throws -> [String] {
+            var text = text
+            return try text.withUTF8 { bytes in try JSONParser.members(bytes, before: "big").map(\.0) }
+        }
+        #expect(try members(#" {"a": 1, "b": {"c": [2]}, "big": "\x torn"#) == ["a", "b"])
+        #expect(try members(#"{"a": 1, "z": 2}"#) == ["a", "z"])
+        #expect(try members("{}") == [])
+        #expect(throws: JSONParser.Error.self) { try members(#"{"a": 1, "a": 2, "big": 0}"#) }
+        #expect(throws: JSONParser.Error.self) { try members(#"{"a": 1 "big": 0}"#) }
+        #expect(throws: JSONParser.Error.self) { try members(#"[{"big": 0}]"#) }
+        #expect(throws: JSONParser.Error.self) { try members(#"{"a": 1"#) }
+    }
+
     /// What `JSONString` writes, the parser reads back as it was.
     @Test func whatMoonWritesReadsBack() throws {
         let strings = ["plain", "quote\"back\\slash/", "\u{1}\u{7F}\u{85}\u{2028}\u{2029}", "é😀", ""]

@@ -132,6 +132,25 @@ import MoonEvents
         }
     }
 
+    /// The bound (the most any node learned) is read first: when `-j` nodes
+    /// that large fit, or nothing was measured, the nodes' history is not
+    /// read; when they may not fit, or the bound is not known, it is, and
+    /// decides as before.
+    @Test func aBoundThatFitsReadsNoNodeOfTheHistory() {
+        let cases: [(bound: Int64?, memory: Int64, read: Bool)] = [(300, 1000, false), (0, 10, false), (600, 1000, true), (nil, 1000, true),
+                                                                   (.max, 1000, true)]
+        for (bound, memory, read) in cases {
+            let calls = Warnings()
+            var options = Self.options(memory: memory, jobs: 2)
+            options.resources.learnedBound = { bound }
+            options.resources.learn = { calls.add("learn"); return ["a": 300, "b": 300] }
+            let h = RunHarness(nodes: [node("a"), node("b")], options: options)
+            h.run()
+            #expect(calls.lines.isEmpty != read, "bound \(String(describing: bound)), memory \(memory)")
+            #expect(h.runner.budget == nil && h.launcher.maxRunning == 2)
+        }
+    }
+
     /// Every attempt is killed by SIGKILL after a virtual second.
     final class KilledLauncher: NodeLauncher {
         let scheduler: TestScheduler

@@ -91,6 +91,43 @@ import Testing
         #expect(HistoryJournal.peek(store: store.path).count == 2)
     }
 
+    /// Learning's bound: the largest peak of the runs it would read, in the
+    /// store and in the journal, read without their nodes. A run whose peak
+    /// is not recorded (an older moon's row or record) leaves it unknown.
+    @Test func thePeakOfTheRecentRunsIsReadWithoutTheirNodes() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try store.changeHere()
+        var stored = Self.run("a", at: 10)
+        stored.nodes[0].maxRSSBytes = 5 << 20
+        try store.record(stored)
+        let next = try #require(StateStore.open(graphDirectory: tree.root).store)
+        var journaled = Self.run("b", at: 20)
+        journaled.nodes[0].maxRSSBytes = 7 << 20
+        journaled.nodes.append(NodeRunRecord(node: "c", result: .upToDate))
+        try next.record(journaled)
+        #expect(HistoryJournal.peek(store: store.path).count == 1)
+        let reader = try #require(StateStore.open(graphDirectory: tree.root, create: false, foldsHistory: false).store)
+        #expect(reader.recentPeak(graph: "moon.yaml", limit: 20) == 7 << 20)
+        #expect(reader.recentPeak(graph: "other.yaml", limit: 20) == 0)
+        // A record torn after its head still counts: a bound may be larger, never smaller.
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: journal(tree))))
+        var torn = Self.run("d", at: 30)
+        torn.nodes[0].maxRSSBytes = 9 << 20
+        bytes += Array(HistoryJournal.encode(torn).dropLast(8))
+        try Data(bytes).write(to: URL(fileURLWithPath: journal(tree)))
+        #expect(reader.recentPeak(graph: "moon.yaml", limit: 20) == 9 << 20)
+        // An older moon's record, without its peak.
+        let old = String(decoding: HistoryJournal.encode(Self.run("e", at: 40)), as: UTF8.self).replacingOccurrences(of: ",\"peak\":1048576", with: "")
+        try Data(bytes + Array(old.utf8)).write(to: URL(fileURLWithPath: journal(tree)))
+        #expect(HistoryJournal.peek(store: store.path).map { $0.nodes[0].node } == ["b", "e"])
+        #expect(reader.recentPeak(graph: "moon.yaml", limit: 20) == nil)
+        // An older moon's row.
+        try Data(bytes).write(to: URL(fileURLWithPath: journal(tree)))
+        try store.db.write { try $0.execute(sql: "UPDATE runs SET peak = NULL") }
+        #expect(reader.recentPeak(graph: "moon.yaml", limit: 20) == nil)
+    }
+
     /// A journal taken in, whose emptying did not happen (moon killed
     /// between the commit and the truncation), adds no run the second time.
     @Test func aJournalTakenTwiceAddsEachRunOnce() throws {

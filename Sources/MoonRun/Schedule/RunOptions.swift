@@ -36,6 +36,10 @@ public struct ResourceOptions: Sendable {
     /// Reads `learned` when the run first needs it: before its first node
     /// starts (a no-op never calls it). Called at most once.
     public var learn: @Sendable () -> [String: Int64] = { [:] }
+    /// The most any node can have learned (`LearnedResources.bound`), read
+    /// before `learn`, which is skipped when that much for each node that
+    /// may run at once fits; nil: not known, `learn` decides.
+    public var learnedBound: @Sendable () -> Int64? = { nil }
     /// The kernel's count of OOM kills so far (`oom_kill` of /proc/vmstat),
     /// read when a node that needs memory starts and when one is SIGKILLed.
     public var oomKills: @Sendable () -> Int? = { nil }

@@ -198,6 +198,13 @@ extension Runner {
         }
         let fansOut = mayRun.contains { plan.nodes[$0].fanOut != nil }
         guard mayRun.count > 1 || fansOut else { return }
+        // What would be left aside below is known from one number per run:
+        // the history's nodes are read only when they could matter.
+        if !usesResources, !fansOut, let bound = options.resources.learnedBound() {
+            guard bound > 0 else { return }
+            let (total, overflow) = bound.multipliedReportingOverflow(by: Int64(min(options.jobs ?? mayRun.count, mayRun.count)))
+            if !overflow, let memory = options.resources.memory ?? options.resources.available(), total <= memory { return }
+        }
         let learned = options.resources.learn()
         guard !learned.isEmpty else { return }
         var memory: Int64?
