@@ -40,14 +40,47 @@ public enum JSONString {
     /// Appends `s` as a JSON string literal to UTF-8 `bytes`: the same
     /// literal as `quote(_:into:)` writes into a String.
     public static func quote(_ s: String, into bytes: inout [UInt8]) {
+        bytes.append(0x22)
         if isPlain(s) {
-            bytes.append(0x22)
             bytes.append(contentsOf: s.utf8)
-            bytes.append(0x22)
         } else {
-            var out = ""
-            quote(s, into: &out)
-            bytes.append(contentsOf: out.utf8)
+            var s = s
+            s.withUTF8 { escape($0, into: &bytes) }
+        }
+        bytes.append(0x22)
+    }
+
+    /// `utf8` (a String's, so valid UTF-8) escaped as `quote` escapes it
+    /// scalar by scalar, a byte at a time: a long text with a tab on each
+    /// line (a run's node records) is not rebuilt as a String.
+    private static func escape(_ utf8: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
+        func unicode(_ value: UInt32) {
+            let digits = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [0x5C, 0x75])
+            for shift in stride(from: 12, through: 0, by: -4) { bytes.append(digits[Int((value >> UInt32(shift)) & 0xF)]) }
+        }
+        var i = 0
+        while i < utf8.count {
+            let byte = utf8[i]
+            switch byte {
+            case 0x22, 0x5C: bytes.append(contentsOf: [0x5C, byte])
+            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0..<0x20, 0x7F: unicode(UInt32(byte))
+            // U+0080–U+009F: C2 80 … C2 9F.
+            case 0xC2 where i + 1 < utf8.count && (0x80...0x9F).contains(utf8[i + 1]):
+                unicode(UInt32(utf8[i + 1]))
+                i += 1
+            // U+2028, U+2029: E2 80 A8, E2 80 A9.
+            case 0xE2 where i + 2 < utf8.count && utf8[i + 1] == 0x80 && (utf8[i + 2] == 0xA8 || utf8[i + 2] == 0xA9):
+                unicode(0x2000 + UInt32(utf8[i + 2]) - 0x80)
+                i += 2
+            default: bytes.append(byte)
+            }
+            i += 1
         }
     }
 

@@ -99,7 +99,9 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
             guard n > 0 else { break }
             count += n
         }
-        return count == bytes.count && read.prefix(count).elementsEqual(bytes)
+        // memcmp: the generic comparison goes element by element, and a large graph's record is large.
+        guard count == bytes.count else { return false }
+        return count == 0 || read.withUnsafeBytes { a in bytes.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, count) == 0 } }
     }
 
     /// Writes `bytes` to a new file `path`; false when it cannot.
