@@ -27,6 +27,9 @@ enum NoopSnapshot {
         let graph: String
         let states: [String: StoredNode]
         let durations: [String: Int]
+        /// The largest peak of the graph's newest runs in the store
+        /// (`StateStore.storedPeak`); nil when one has none recorded.
+        let peak: Int64?
     }
 
     /// A file's identity and last change, or its absence.
@@ -83,7 +86,7 @@ enum NoopSnapshot {
         }
     }
 
-    static let magic = Array("MOONNOP3".utf8)
+    static let magic = Array("MOONNOP4".utf8)
     /// How long before a snapshot its store's files must have last changed (ns).
     static let racyWindow: Int64 = 100_000_000
     /// The largest snapshot read (a larger one is no snapshot).
@@ -228,6 +231,11 @@ enum NoopSnapshot {
                 name.withUTF8 { append(bytes: UnsafeRawBufferPointer($0)) }
                 append(UInt64(bitPattern: Int64(milliseconds)))
             }
+        }
+
+        /// The store's peak (`Contents.peak`), after the durations; UInt64.max for none.
+        mutating func appendPeak(_ peak: Int64?) {
+            append(peak.map { UInt64(bitPattern: $0) } ?? UInt64.max)
         }
 
         /// One row of `node_state` as read: the node's name, then columns 1 to 11, NULL kept.
@@ -383,6 +391,7 @@ enum NoopSnapshot {
                 guard let name = string(), let milliseconds = number() else { return nil }
                 durations[name] = Int(truncatingIfNeeded: milliseconds)
             }
+            guard let peak = number() else { return nil }
             // The rows, to the end of the file.
             // (A node with a duration mostly has a row too: the count sizes the table once.)
             var states: [String: StoredNode] = [:]
@@ -396,7 +405,7 @@ enum NoopSnapshot {
                 guard let name = row.columns[0] else { return nil }
                 states[String(decoding: name, as: UTF8.self)] = StateStore.storedNode(row)
             }
-            return Contents(graph: graph, states: states, durations: durations)
+            return Contents(graph: graph, states: states, durations: durations, peak: peak == UInt64.max ? nil : Int64(bitPattern: peak))
         }
     }
 

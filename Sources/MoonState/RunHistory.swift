@@ -170,21 +170,33 @@ extension StateStore {
     /// without their nodes: no node learns more than it from what
     /// `recentSuccesses` reads. nil when a run has none recorded (an older
     /// moon's, or the store's `runs` lacks the column) or the store cannot be read.
+    /// A store read from a no-op snapshot answers from the peak the
+    /// snapshot keeps (the store is what it was then): no SQLite.
     public func recentPeak(graph: String, limit: Int) -> Int64? {
         guard let journaled = HistoryJournal.peaks(store: path, graph: graph) else { return nil }
-        var peak = journaled.max() ?? 0
-        var known = true
-        do {
-            try db.read { db in
-                try SQLiteRows.each(db, sql: "SELECT peak FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?",
-                                    arguments: [graph, limit]) { row in
-                    if sqlite3_column_type(row, 0) == SQLITE_NULL { known = false } else { peak = max(peak, sqlite3_column_int64(row, 0)) }
-                }
-            }
-        } catch {
-            return nil
+        let stored: Int64?
+        if let snapshot, snapshot.graph == graph, limit == LearnedResources.searched {
+            stored = snapshot.peak
+        } else {
+            stored = try? storedPeak(graph: graph, limit: limit)
         }
-        return known ? peak : nil
+        return stored.map { max($0, journaled.max() ?? 0) }
+    }
+
+    /// The largest peak of the graph's newest `limit` runs in the store; nil
+    /// when one has none recorded (an older moon's, or `runs` lacks the column).
+    func storedPeak(graph: String, limit: Int) throws -> Int64? {
+        try db.read { db in
+            var peak: Int64? = 0
+            do {
+                try SQLiteRows.each(db, sql: "SELECT peak FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?", arguments: [graph, limit]) { row in
+                    peak = sqlite3_column_type(row, 0) == SQLITE_NULL ? nil : peak.map { max($0, sqlite3_column_int64(row, 0)) }
+                }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+                return nil
+            }
+            return peak
+        }
     }
 
     /// The nodes that succeeded in the graph's newest `limit` runs, oldest
@@ -283,6 +295,7 @@ extension StateStore {
         var writer = NoopSnapshot.Writer(stamps: before, graph: graph, schema: StateSchema.version)
         do {
             writer.appendDurations(wrote ? try storedDurations(graph: graph) : try lastDurations(graph: graph))
+            writer.appendPeak(try storedPeak(graph: graph, limit: LearnedResources.searched))
             if !wrote, let read = rowsRead(graph: graph), read.stamps == before {
                 writer.append(rows: read.rows)
             } else {

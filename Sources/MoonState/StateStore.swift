@@ -32,6 +32,8 @@ public final class StateStore: @unchecked Sendable {
     }
     private var queue: DatabaseQueue?
     private let queueLock = Mutex(())
+    /// Whether SQLite was opened (a store read from a snapshot opens it at its first use).
+    var hasOpenedDatabase: Bool { queueLock.withLock { _ in queue != nil } }
 
     /// Whether this process changed the store's rows (SQLite's count of
     /// rows its connection inserted, updated or deleted; none before it

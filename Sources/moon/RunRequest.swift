@@ -170,9 +170,11 @@ struct RunRequest: Equatable {
             LearnedResources(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
                                                                   foldsHistory: false).store).memory
         }
+        // The run's store, read from a no-op snapshot, answers from it without SQLite.
         options.resources.learnedBound = {
-            LearnedResources.bound(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
-                                                                        foldsHistory: false).store)
+            if let store, store.readFromSnapshot { return LearnedResources.bound(graph: graph, store: store) }
+            return LearnedResources.bound(graph: graph, store: StateStore.open(graphDirectory: graph.directory, create: false, busyTimeout: 0.5,
+                                                                               foldsHistory: false).store)
         }
         // Read when a Slurm node is about to start: what srun asks for beyond the node's declarations.
         options.slurm.learn = {

@@ -55,6 +55,34 @@ import Testing
         #expect(StateStore.open(graphDirectory: tree.root, noopSnapshot: "other.yaml").store?.snapshot == nil)
     }
 
+    /// The snapshot keeps the largest peak of the graph's newest runs in the
+    /// store, so that learning's bound (`recentPeak`) opens no SQLite; the
+    /// journal's runs count too. A run recorded without a peak (an older
+    /// moon's) leaves the snapshot none, and the bound unknown.
+    @Test func aSnapshotKeepsTheStoresPeak() throws {
+        let (tree, store) = try filled()
+        var big = RunRecord(graph: Self.graph, startedAt: Date(timeIntervalSince1970: 2000), durationMilliseconds: 9, ok: true)
+        big.nodes = [NodeRunRecord(node: "b", startedAt: big.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1,
+                                   cpuMilliseconds: 1, maxRSSBytes: 5 << 20)]
+        try store.record(big)
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let fromSnapshot = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(fromSnapshot.snapshot?.peak == 5 << 20)
+        #expect(fromSnapshot.recentPeak(graph: Self.graph, limit: LearnedResources.searched) == 5 << 20)
+        var journaled = big
+        journaled.startedAt = Date(timeIntervalSince1970: 3000)
+        journaled.nodes[0].maxRSSBytes = 7 << 20
+        #expect(HistoryJournal.append(journaled, store: store.path))
+        #expect(fromSnapshot.recentPeak(graph: Self.graph, limit: LearnedResources.searched) == 7 << 20)
+        #expect(!fromSnapshot.hasOpenedDatabase, "the bound opened SQLite")
+
+        try store.db.write { try $0.execute(sql: "UPDATE runs SET peak = NULL WHERE peak = 0") }
+        #expect(store.saveNoopSnapshot(graph: Self.graph, now: Self.later))
+        let older = try #require(StateStore.open(graphDirectory: tree.root, noopSnapshot: Self.graph).store)
+        #expect(older.snapshot != nil && older.snapshot?.peak == nil)
+        #expect(older.recentPeak(graph: Self.graph, limit: LearnedResources.searched) == nil)
+    }
+
     /// A node that starts is marked unfinished in the store: the snapshot
     /// taken before no longer stands, and the node is not up to date.
     @Test func aWriteAfterTheSnapshotVoidsIt() throws {
