@@ -6,35 +6,18 @@ public enum JSONString {
     /// U+2028 and U+2029, which JSON allows raw but JavaScript line readers do not.
     /// Shared by every JSON moon writes (graph exports and the event stream).
     public static func quote(_ s: String, into out: inout String) {
-        out += "\""
         // The usual text (a node name, a queue, a one-line command) has
-        // nothing to escape and is appended whole; text with a byte that may
-        // need escaping goes scalar by scalar. (0xE2 starts U+2028 and
-        // U+2029, 0xC2 the C1 controls, so they take the careful path.)
+        // nothing to escape and is appended whole; any other is escaped a
+        // byte at a time (`escape`), as into bytes.
         if isPlain(s) {
+            out += "\""
             out += s
             out += "\""
             return
         }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        var bytes: [UInt8] = []
+        quote(s, into: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `s` as a JSON string literal to UTF-8 `bytes`: the same
@@ -50,9 +33,10 @@ public enum JSONString {
         bytes.append(0x22)
     }
 
-    /// `utf8` (a String's, so valid UTF-8) escaped as `quote` escapes it
-    /// scalar by scalar, a byte at a time: a long text with a tab on each
-    /// line (a run's node records) is not rebuilt as a String.
+    /// `utf8` (a String's, so valid UTF-8) escaped a byte at a time: a long
+    /// text with a tab on each line (a run's node records, a multi-line
+    /// command) is not rebuilt scalar by scalar. (0xE2 starts U+2028 and
+    /// U+2029, 0xC2 the C1 controls.)
     private static func escape(_ utf8: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
         func unicode(_ value: UInt32) {
             let digits = Array("0123456789abcdef".utf8)

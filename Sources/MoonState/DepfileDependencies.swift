@@ -1,5 +1,6 @@
 import Foundation
 import MoonGraph
+import MoonSystem
 
 /// A depfile node's dependencies after a success, and the paths they are
 /// kept under (relative to the graph file's directory).
@@ -27,11 +28,11 @@ extension IncrementalState {
                 onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) \(why); it runs again next time")
                 return (fingerprint, nil, false)
             }
-            guard let data = FileManager.default.contents(atPath: scanner.fullPath(depfilePath)) else {
+            guard let bytes = LinuxCalls.readRegularFile(scanner.fullPath(depfilePath), limit: Int(Self.maxDepfileSize)) else {
                 onWarning("node '\(node.name)' succeeded but its depfile \(depfilePath) cannot be read; it runs again next time")
                 return (fingerprint, nil, false)
             }
-            listed = try Depfile.parse([UInt8](data))
+            listed = try Depfile.parse(bytes)
         } catch {
             onWarning("node '\(node.name)': its depfile \(depfilePath) is malformed (\(error)); it runs again next time")
             return (fingerprint, nil, false)

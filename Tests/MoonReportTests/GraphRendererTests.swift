@@ -24,15 +24,16 @@ import Testing
         #expect(quoted("x\u{2028}y\u{2029}") == #""x\u2028y\u2029""#)
     }
 
-    /// The escaper into bytes (a run's journal record) goes a byte at a
-    /// time and writes what the String one writes, scalar by scalar.
-    @Test func jsonStringsEscapeAlikeIntoBytes() {
+    /// Whatever the text, the literal reads back as it (`JSONParser`) and
+    /// holds no raw control, DEL, C1 control, U+2028 or U+2029; into a
+    /// String or into bytes, the same literal.
+    @Test func jsonStringsReadBackAndHoldNothingRaw() throws {
         var samples = ["plain", "", "a\tb\nc\r\u{08}\u{0C}", #"say "hi" \ now"#, "\u{01}\u{1F}\u{7F}\u{80}\u{9F}\u{A0}\u{C2}",
                        "x\u{2028}y\u{2029}\u{2027}\u{202A}\u{20AC}", "n\u{e9}ud \u{1F319}\t", "\u{85}end", "\u{2029}"]
         var generator = SystemRandomNumberGenerator()
-        let alphabet: [Unicode.Scalar] = ["a", "\t", "\n", "\"", "\\", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{2028}", "\u{2029}",
+        let alphabet: [Unicode.Scalar] = ["a", "\t", "\n", "\"", "\\", "/", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{2028}", "\u{2029}",
                                           "\u{2030}", "\u{E000}", "\u{1F319}", "\u{0}"]
-        for _ in 0..<200 {
+        for _ in 0..<300 {
             var s = ""
             for _ in 0..<Int.random(in: 0..<12, using: &generator) { s.unicodeScalars.append(alphabet.randomElement(using: &generator)!) }
             samples.append(s)
@@ -42,7 +43,11 @@ import Testing
             JSONString.quote(s, into: &text)
             var bytes: [UInt8] = []
             JSONString.quote(s, into: &bytes)
-            #expect(bytes == Array(text.utf8), "\(s.unicodeScalars.map { String($0.value, radix: 16) })")
+            let shown = s.unicodeScalars.map { String($0.value, radix: 16) }
+            #expect(bytes == Array(text.utf8), "\(shown)")
+            #expect(try JSONParser.parse(text) == .string(s), "\(shown)")
+            let raw = text.unicodeScalars.filter { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
+            #expect(raw.isEmpty, "\(shown)")
         }
     }
 

@@ -1,10 +1,27 @@
 import Foundation
+import MoonSystem
 import Testing
 @testable import MoonState
 
 @Suite struct DepfileTests {
     func parse(_ text: String) throws -> [String] {
         try Depfile.parse(Array(text.utf8))
+    }
+
+    /// A depfile is read through the system calls: a regular file whole; a
+    /// FIFO (never waited on), a directory, a missing file or one past the
+    /// cap gives nothing, and the node runs again.
+    @Test func aDepfileIsReadWholeOnlyFromARegularFile() throws {
+        let tree = try TempTree()
+        try tree.write("d.d", "out: a.h \\\n b.h\n")
+        #expect(LinuxCalls.readRegularFile(tree.path("d.d"), limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) } == "out: a.h \\\n b.h\n")
+        try tree.write("empty.d", "")
+        #expect(LinuxCalls.readRegularFile(tree.path("empty.d"), limit: 1 << 20) == [])
+        #expect(LinuxCalls.readRegularFile(tree.path("d.d"), limit: 4) == nil)
+        #expect(mkfifo(tree.path("fifo.d"), 0o644) == 0)
+        #expect(LinuxCalls.readRegularFile(tree.path("fifo.d"), limit: 1 << 20) == nil)
+        #expect(LinuxCalls.readRegularFile(tree.root, limit: 1 << 20) == nil)
+        #expect(LinuxCalls.readRegularFile(tree.path("missing.d"), limit: 1 << 20) == nil)
     }
 
     @Test func gccOutputWithContinuations() throws {
