@@ -25,6 +25,22 @@ REPEAT = 3 if QUICK else 9
 JOBS = 2
 
 
+def work_directory(prefix):
+    """A new directory for one script's trees, under `MOON_BENCH_DIR`, else
+    the repository's `.build/bench/`: where a project lives, not in /tmp.
+    Where /tmp is a directory of the root file system, every compiler's
+    temporary files are made and removed there, and ext4 without a journal
+    searches a new file's inode past the recently removed ones
+    (`recently_deleted`), so a file made under /tmp can cost tens of times
+    what one made elsewhere on the same disk does: a charge on every file a
+    tool makes (moon's output cache makes two per stored node), not on the
+    tool's own work."""
+    base = os.environ.get("MOON_BENCH_DIR") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                             ".build", "bench")
+    os.makedirs(base, exist_ok=True)
+    return tempfile.mkdtemp(prefix=prefix, dir=base)
+
+
 def ninja_binary():
     """The ninja executable itself: `pip install ninja` puts it in the Python
     package, and PATH may only hold a shim (a shell script) in front of it,
@@ -250,7 +266,7 @@ def main():
         raise SystemExit(f"no moon binary at {MOON}; run `make release` first")
     ninja = ninja_binary()
     have_ninja = ninja is not None
-    work = tempfile.mkdtemp(prefix="moon-bench-")
+    work = work_directory("moon-bench-")
     # An output cache of the bench's own, empty at the start: what earlier
     # runs stored in the user's cache would otherwise change what is measured.
     os.environ["MOON_CACHE_DIR"] = os.path.join(work, "cache")

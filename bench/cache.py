@@ -23,10 +23,10 @@ Measured, wall time of the whole `moon run` command (start-up included):
                     empty local cache from an nginx (WebDAV PUT) on
                     127.0.0.1: the whole command's time per node
 """
-import os, shutil, statistics, subprocess, sys, tempfile, time
+import os, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import ninja_binary  # noqa: E402
+from bench import ninja_binary, work_directory  # noqa: E402
 import cproject  # noqa: E402
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".build/release/moon")
@@ -213,7 +213,7 @@ def remote_hit(work, n):
 def main():
     if not os.path.exists(MOON):
         raise SystemExit(f"no moon binary at {MOON}; run `make release` first")
-    work = tempfile.mkdtemp(prefix="moon-bench-cache-")
+    work = work_directory("moon-bench-cache-")
     env = dict(os.environ, MOON_CACHE_DIR=os.path.join(work, "cache"))
     try:
         print(f"moon cache bench in {work}")

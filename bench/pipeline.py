@@ -24,7 +24,10 @@ copy of make's outputs (mtimes kept), as a user who switched tools would
 have. Snakemake is installed with pip into .build/bench-venv when missing;
 without it (no network) its column is left out.
 """
-import os, shutil, statistics, subprocess, sys, tempfile, time
+import os, shutil, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import work_directory  # noqa: E402
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".build/release/moon")
 QUICK = "--quick" in sys.argv
@@ -169,7 +172,7 @@ def main():
     if not os.path.exists(MOON):
         raise SystemExit(f"no moon binary at {MOON}; run `make release` first")
     snakemake = snakemake_binary()
-    work = tempfile.mkdtemp(prefix="moon-bench-pipeline-")
+    work = work_directory("moon-bench-pipeline-")
     env = dict(os.environ, MOON_CACHE_DIR=os.path.join(work, "cache"), LC_ALL="C")
     try:
         dirs = {name: os.path.join(work, name) for name in ("moon", "make", "snakemake")}

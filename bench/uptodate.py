@@ -15,7 +15,10 @@ The goal: the second check under 50 ms (release build).
 go-task's figures from the issue, same 20,000 files: checksum 420 ms,
 timestamp 144 ms, a plain stat walk about 20 ms.
 """
-import os, re, shutil, statistics, subprocess, sys, tempfile, time
+import os, re, shutil, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import work_directory  # noqa: E402
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".build/release/moon")
 FILES = int(sys.argv[sys.argv.index("--files") + 1]) if "--files" in sys.argv else 20000
@@ -54,7 +57,7 @@ def stat_walk(root):
 def main():
     if not os.path.exists(MOON):
         raise SystemExit(f"no moon binary at {MOON}; run `swift build -c release` first")
-    work = tempfile.mkdtemp(prefix="moon-uptodate-")
+    work = work_directory("moon-uptodate-")
     try:
         per_dir = 100
         for d in range((FILES + per_dir - 1) // per_dir):

@@ -10,7 +10,10 @@ usage: bench/watch.py path/to/moon [--quick]
   nothing changes, as a share of one core (goal: under 1%);
 - memory: moon's resident set while it watches those files (goal: under 40 MB).
 """
-import calendar, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
+import calendar, json, os, shutil, signal, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import work_directory  # noqa: E402
 
 MOON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".build/release/moon")
 QUICK = "--quick" in sys.argv
@@ -123,7 +126,7 @@ def idle(root):
 def main():
     if not os.access(MOON, os.X_OK):
         raise SystemExit(f"no moon binary at {MOON}; run `swift build -c release` first")
-    root = tempfile.mkdtemp(prefix="moon-bench-watch-")
+    root = work_directory("moon-bench-watch-")
     try:
         samples = latency(root)
         cpu, rss = idle(root)
