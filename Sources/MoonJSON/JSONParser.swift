@@ -213,8 +213,14 @@ public struct JSONParser {
             if ascii { return String(decoding: slice, as: UTF8.self) }
             return try validated(slice, from: start)
         }
-        out.append(contentsOf: bytes[start..<at])
+        out.reserveCapacity(at - start + 64)
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<at]))
         while at < bytes.count {
+            // The bytes up to the next quote, escape or control character, in one append.
+            let run = at
+            while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\"), bytes[at] >= 0x20 { at += 1 }
+            if at > run { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<at])) }
+            guard at < bytes.count else { break }
             let byte = bytes[at]
             switch byte {
             case UInt8(ascii: "\""):

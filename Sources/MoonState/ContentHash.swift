@@ -102,17 +102,20 @@ public struct ContentHash: Sendable, Hashable {
 
     /// Written straight from the words into the string's storage: every
     /// run writes one for each node it records.
-    public var hex: String {
-        String(unsafeUninitializedCapacity: 64) { out in
-            var i = 0
-            for word in [words.0, words.1, words.2, words.3] {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    let digit = UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 15
+    public var hex: String { hex(digits: 64) }
+
+    /// The first `digits` (at most 64) hex digits: `moon why`'s parts keep
+    /// 16 per file, written without the other 48.
+    public func hex(digits: Int) -> String {
+        let count = min(max(digits, 0), 64)
+        return String(unsafeUninitializedCapacity: count) { out in
+            withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)) { raw in
+                for i in 0..<count {
+                    let digit = (i & 1 == 0 ? raw[i >> 1] >> 4 : raw[i >> 1]) & 15
                     out[i] = digit < 10 ? 48 + digit : 87 + digit
-                    i += 1
                 }
             }
-            return 64
+            return count
         }
     }
 

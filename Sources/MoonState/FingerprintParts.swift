@@ -58,7 +58,7 @@ public struct FingerprintParts: Sendable, Equatable {
         var digest = DigestBuilder("why-value")
         digest.add(name)
         digest.add(value)
-        return String(digest.finish().hex.prefix(16))
+        return digest.finish().hex(digits: 16)
     }
 
     // MARK: - JSON
@@ -78,43 +78,72 @@ public struct FingerprintParts: Sendable, Equatable {
     /// "env":[[kind,name,digest(,value)]…],"vars":[…],"needs":[[name,result,values,[[key,digest]…]]…],
     /// "files":[[path,size,hash]…],"patterns":[…]}`.
     public var json: String {
-        var out = "{\"v\":1,\"at\":\(Self.seconds(at)),\"fingerprint\":"
-        JSONString.quote(fingerprint, into: &out)
-        out += ",\"forced\":\(forced),\"command\":"
-        JSONString.quote(command, into: &out)
+        // Into bytes, one String at the end: a restore records the parts of every node it restores.
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + command.utf8.count + fingerprint.utf8.count + files.count * 64 + patterns.count * 48
+            + (environment.count + vars.count) * 64)
+        func raw(_ text: StaticString) {
+            out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+        func string(_ s: String) { JSONString.quote(s, into: &out) }
+        func strings(_ list: [String]) {
+            out.append(UInt8(ascii: "["))
+            for (i, s) in list.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(s)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
         func variables(_ list: [Variable]) {
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, v) in list.enumerated() {
-                if i > 0 { out += "," }
-                out += JSONString.array([v.kind, v.name, v.digest] + (v.value.map { [$0] } ?? []))
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                strings([v.kind, v.name, v.digest] + (v.value.map { [$0] } ?? []))
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         }
-        out += ",\"env\":"
+        raw("{\"v\":1,\"at\":")
+        out.append(contentsOf: Self.seconds(at).utf8)
+        raw(",\"fingerprint\":")
+        string(fingerprint)
+        out.append(contentsOf: (forced ? ",\"forced\":true" : ",\"forced\":false").utf8)
+        raw(",\"command\":")
+        string(command)
+        raw(",\"env\":")
         variables(environment)
-        out += ",\"vars\":"
+        raw(",\"vars\":")
         variables(vars)
-        out += ",\"needs\":["
+        raw(",\"needs\":[")
         for (i, need) in needs.enumerated() {
-            if i > 0 { out += "," }
-            out += String(JSONString.array([need.name, need.result, need.values]).dropLast()) + ",["
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            string(need.name)
+            out.append(UInt8(ascii: ","))
+            string(need.result)
+            out.append(UInt8(ascii: ","))
+            string(need.values)
+            raw(",[")
             for (j, output) in need.outputs.enumerated() {
-                if j > 0 { out += "," }
-                out += JSONString.array([output.name, output.digest])
+                if j > 0 { out.append(UInt8(ascii: ",")) }
+                strings([output.name, output.digest])
             }
-            out += "]]"
+            raw("]]")
         }
-        out += "],\"files\":["
+        raw("],\"files\":[")
         for (i, file) in files.enumerated() {
-            if i > 0 { out += "," }
-            out += "["
-            JSONString.quote(file.path, into: &out)
-            out += ",\(file.size),"
-            JSONString.quote(file.hash, into: &out)
-            out += "]"
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            string(file.path)
+            out.append(UInt8(ascii: ","))
+            out.append(contentsOf: String(file.size).utf8)
+            out.append(UInt8(ascii: ","))
+            string(file.hash)
+            out.append(UInt8(ascii: "]"))
         }
-        out += "],\"patterns\":" + JSONString.array(patterns) + "}"
-        return out
+        raw("],\"patterns\":")
+        strings(patterns)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parts read back from `json`; nil for text that is not such parts
@@ -224,11 +253,30 @@ extension IncrementalState {
                                   outputs: need.outputs.map { Variable(kind: "output", name: $0.0, digest: FingerprintParts.digest($0.0, $0.1)) },
                                   values: need.values.isEmpty ? "" : FingerprintParts.digest("values", need.values.joined(separator: "\u{0}")))
         }
-        let files = manifest.entries.map { FingerprintParts.File(path: $0.path, size: $0.stat.size, hash: String($0.hash.hex.prefix(16))) }
+        let files = manifest.entries.map { FingerprintParts.File(path: $0.path, size: $0.stat.size, hash: $0.hash.hex(digits: 16)) }
         var patterns = node.sources.map { "sources: " + $0 } + node.generates.map { "generates: " + $0 }
         if let depfile = node.depfile { patterns.append("depfile: " + depfile) }
         return FingerprintParts(command: WhyRedaction.redact(Self.commandText(node)), environment: environment, vars: varParts,
                                 needs: needParts, files: files, patterns: patterns)
+    }
+
+    /// `text` split at each line feed, as a split by Characters splits it
+    /// (a CR LF is one Character, so not split there), but a byte at a time:
+    /// a restore takes every node's command text.
+    static func lines(of text: String) -> [Substring] {
+        var lines: [Substring] = []
+        var start = text.utf8.startIndex
+        var previous: UInt8 = 0
+        for index in text.utf8.indices {
+            let byte = text.utf8[index]
+            if byte == 0x0A && previous != 0x0D {
+                lines.append(text[start..<index])
+                start = text.utf8.index(after: index)
+            }
+            previous = byte
+        }
+        lines.append(text[start...])
+        return lines
     }
 
     /// What `commandDigest` reads of a node, as lines of text: the script
@@ -239,7 +287,7 @@ extension IncrementalState {
         switch node.action {
         case .shell(let script):
             lines.append("run (\(node.shell.rawValue)):")
-            lines += script.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+            lines += Self.lines(of: script).map { "  " + $0 }
             if lines.last == "  " { lines.removeLast() }
         case .exec(let argv):
             lines.append("exec:")

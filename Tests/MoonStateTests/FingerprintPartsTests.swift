@@ -104,10 +104,23 @@ import Testing
         parts.at = 1_700_000_000.5
         parts.fingerprint = "ff"
         #expect(FingerprintParts(json: parts.json) == parts)
+        // The text is stored (`.moon/`, cache entries): its form stays as it was.
+        #expect(parts.json == #"{"v":1,"at":1700000000.500,"fingerprint":"ff","forced":true,"command":"run (sh):\n  echo \"hi\"","#
+            + #""env":[["env","A","0123456789abcdef"]],"vars":[["var","level","fedcba9876543210","2"]],"#
+            + #""needs":[["gen","success","",[["n","00"]]]],"files":[["src/ä b.txt",12,"aaaaaaaaaaaaaaaa"]],"#
+            + #""patterns":["sources: src/*.txt"]}"#)
         // Hostile or foreign text is no parts, and never a trap.
         for text in ["", "[]", "{\"v\":2,\"command\":\"x\"}", "{\"v\":1}", "{\"v\":1,\"command\":\"x\",\"files\":[[1,2,3],[\"a\",\"b\"]]}"] {
             let read = FingerprintParts(json: text)
             #expect(read == nil || read!.files.isEmpty, "\(text)")
+        }
+    }
+
+    /// A command's lines are split as a split by Characters splits them: at
+    /// each line feed, but not inside a CR LF, which is one Character.
+    @Test func aCommandSplitsIntoLinesAsCharactersDo() {
+        for text in ["", "a", "a\nb", "a\n", "\n\n", "a\r\nb\nc", "\r\n", "\r\r\n\n", "é\u{301}\nx", "a\n\u{301}b", "\u{2028}\n"] {
+            #expect(IncrementalState.lines(of: text) == text.split(separator: "\n", omittingEmptySubsequences: false), "\(Array(text.utf8))")
         }
     }
 

@@ -361,6 +361,7 @@ import Testing
         try tree.write("abc.txt", "abc")
         #expect(ContentHash.ofFile(tree.path("abc.txt"))?.hex
             == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(ContentHash.ofFile(tree.path("abc.txt"))?.hex(digits: 16) == "ba7816bf8f01cfea")
         let bytes: [UInt8] = (0..<32).map { (i: Int) -> UInt8 in UInt8(i * 7 + 1) }
         let hash = ContentHash(bytes: bytes)!
         var out: [UInt8] = [0xff]
