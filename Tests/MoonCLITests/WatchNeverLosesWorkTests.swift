@@ -379,8 +379,10 @@ struct WatchNeverLosesWorkTests {
         let watch = try WatchTests.start(moon)
         #expect(eventually(60) { moon.read("started") != nil })
         try moon.write("tests/test_b.py", "b\n")
-        // The new file is seen while test_c runs; test_c is handed over, not cancelled.
-        #expect(eventually(60) { watch.count("graph-complete") >= 1 }, "\(watch.stdoutLines)")
+        // The new file is seen while test_c runs; test_c is handed over, not cancelled: the
+        // next run starts it as carried (its second start) while it still waits for `go`.
+        #expect(eventually(60) { watch.count("graph-complete") >= 1 && watch.count("start", node: "test[tests/test_c.py]") == 2 },
+                "\(watch.stdoutLines)")
         try moon.write("go", "")
         #expect(eventually(60) { watch.count("complete", node: "test[tests/test_c.py]") == 1 && watch.count("complete", node: "test[tests/test_b.py]") == 1 },
                 "\(watch.stdoutLines)")
