@@ -47,12 +47,13 @@ public struct CacheDirectory: Sendable {
         try handles.area(area.rawValue, create: create)
     }
 
-    /// Runs `body` with blob `hash`'s shard directory open (nil: there is none yet).
+    /// Runs `body` with blob `hash`'s shard directory open (nil: there is
+    /// none yet). The shard is opened once and kept, as the areas are: a
+    /// restore reads blobs from a few hundred shards.
     func withShard<T>(_ hash: String, create: Bool, _ body: (Int32?) throws -> T) throws -> T {
         guard let cas = try area(.blobs, create: create) else { return try body(nil) }
         let shard = String(hash.prefix(2))
-        guard let fd = try Self.openDirectory(shard, in: cas, display: blobs + "/" + shard, create: create) else { return try body(nil) }
-        defer { close(fd) }
+        guard let fd = try handles.shard(shard, in: cas, display: blobs + "/" + shard, create: create) else { return try body(nil) }
         return try body(fd)
     }
 
@@ -336,15 +337,17 @@ public struct CacheDirectory: Sendable {
     }
 
     /// The open directories `v1/ac`, `v1/cas` and `v1/tmp`, opened once each
-    /// (from the directory as given, then without following links) and kept:
-    /// a restore or store costs no path walk. One that was removed since
-    /// (a cache deleted while `moon run --watch` goes on) is opened again; the old
-    /// descriptor is kept open, so no thread ever uses a number reused by another file.
+    /// (from the directory as given, then without following links) and kept,
+    /// and the shards of `cas` as they are first used: a restore or store
+    /// costs no path walk. One that was removed since (a cache deleted while
+    /// `moon run --watch` goes on, a shard a prune emptied) is opened again;
+    /// the old descriptor is kept open, so no thread ever uses a number reused by another file.
     final class Handles: @unchecked Sendable {
         let path: String
         let root: String
         private let lock = Mutex(())
         private var open: [String: Int32] = [:]
+        private var shards: [String: Int32] = [:]
         private var retired: [Int32] = []
 
         init(path: String, root: String) {
@@ -354,7 +357,23 @@ public struct CacheDirectory: Sendable {
 
         deinit {
             for fd in open.values { close(fd) }
+            for fd in shards.values { close(fd) }
             for fd in retired { close(fd) }
+        }
+
+        /// The shard `name` of the open `cas` (checked as `openDirectory` checks it when first opened).
+        func shard(_ name: String, in cas: Int32, display: String, create: Bool) throws -> Int32? {
+            try lock.withLock { _ in
+                if let fd = shards[name] {
+                    var info = stat()
+                    if fstat(fd, &info) == 0 && info.st_nlink > 0 { return fd }
+                    shards[name] = nil
+                    retired.append(fd)
+                }
+                guard let fd = try CacheDirectory.openDirectory(name, in: cas, display: display, create: create) else { return nil }
+                shards[name] = fd
+                return fd
+            }
         }
 
         func area(_ name: String, create: Bool) throws -> Int32? {

@@ -1,4 +1,5 @@
 import Foundation
+import MoonState
 import MoonSystem
 import Synchronization
 
@@ -55,6 +56,8 @@ public final class OutputCache: @unchecked Sendable {
         public var bytes: Int64
         /// The entry's files, each checked against its hash as it was written.
         public var written: [CacheEntry.File] = []
+        /// The stats of the files the restore took from their descriptors (by path); the others are stat'ed in place.
+        public var stats: [String: FileStat] = [:]
     }
 
     /// Whether a restore of `key` is worth trying: the local cache has its
@@ -134,7 +137,8 @@ public final class OutputCache: @unchecked Sendable {
             var restorer = OutputRestorer(root: root, cache: directory)
             restorer.shouldStop = { [weak self] in self?.isStopped ?? true }
             let restored = try restorer.restore(entry)
-            return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes, written: entry.files)
+            return Restored(outputs: entry.outputPairs, values: entry.values, files: restored.files, bytes: restored.bytes, written: entry.files,
+                            stats: restored.stats)
         } catch CacheError.missingBlob, CacheError.stopped {
             return nil
         } catch CacheError.damaged(let path, let why) {

@@ -25,10 +25,13 @@ struct OutputRestorer {
     /// Ends a restore within a block of a blob (`CacheError.stopped`, nothing written).
     var shouldStop: () -> Bool = { false }
 
-    /// What a restore wrote: the files and their bytes.
+    /// What a restore wrote: the files and their bytes, and the stat of each
+    /// file built unnamed, taken from its descriptor (a link leaves a file's
+    /// size, modification time and inode as they were).
     struct Restored {
         var files: Int
         var bytes: Int64
+        var stats: [String: FileStat] = [:]
     }
 
     /// A root built under a temporary name in its parent (`parent`, open;
@@ -42,6 +45,8 @@ struct OutputRestorer {
         let isDirectory: Bool
         /// The file built unnamed (`O_TMPFILE`), open until it is linked into place; `temp` is then not made yet.
         var unnamed: Int32? = nil
+        /// The unnamed file's path (relative to the graph file's directory) and its stat once written.
+        var written: (path: String, stat: FileStat)? = nil
     }
 
     /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Glibc's module does not carry.
@@ -84,16 +89,22 @@ struct OutputRestorer {
         }
         // After a failed replacement, what is left of the built roots goes.
         var failure: Error?
+        var stats: [String: FileStat] = [:]
         for item in built {
             if failure == nil {
-                do { try replace(item) } catch { failure = error }
+                do {
+                    try replace(item)
+                    if let written = item.written { stats[written.path] = written.stat }
+                } catch {
+                    failure = error
+                }
             }
             if failure != nil { Self.discard(item) }
             if let fd = item.unnamed { close(fd) }
         }
         if let failure { throw failure }
         let files = entry.files.filter { $0.kind == .file }
-        return Restored(files: files.count, bytes: entry.bytes)
+        return Restored(files: files.count, bytes: entry.bytes, stats: stats)
     }
 
     /// Opens the parent of `root` (a validated path of plain parts) from
@@ -160,7 +171,8 @@ struct OutputRestorer {
                     close(fd)
                     throw error
                 }
-                return Built(parent: parent, temp: temp, name: name, display: final, isDirectory: false, unnamed: fd)
+                let written = FileStat.of(descriptor: fd).map { (path: file.path, stat: $0.0) }
+                return Built(parent: parent, temp: temp, name: name, display: final, isDirectory: false, unnamed: fd, written: written)
             }
         }
         var directories: [(String, UInt32)] = []

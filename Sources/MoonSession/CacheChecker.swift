@@ -121,7 +121,8 @@ package final class CacheChecker: UpToDateChecking {
             return current != nil
         }) else { return nil }
         // Their verified hashes: a node reading them (an archive of restored objects) need not hash them again.
-        state.restored(files: restored.written.compactMap { file in file.kind == .file ? file.hash.map { (file.path, $0) } : nil })
+        state.restored(files: restored.written.compactMap { file in file.kind == .file ? file.hash.map { (file.path, $0) } : nil },
+                       stats: restored.stats)
         // Remembered as a success: the next run finds it up to date.
         state.recordSuccess(node: index, outputs: restored.outputs, values: restored.values,
                             restored: spec.depfile == nil ? nil : current)

@@ -66,7 +66,7 @@ public struct ContentHash: Sendable, Hashable {
     /// The 32 bytes as Data (a store column), without an intermediate array.
     var data: Data {
         let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
-        return withUnsafeBytes(of: bigEndian) { Data($0) }
+        return withUnsafeBytes(of: bigEndian) { Data(copying: $0) }
     }
 
     /// Appends the 32 bytes, most significant first, without an intermediate array.

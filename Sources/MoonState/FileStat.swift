@@ -40,6 +40,13 @@ public struct FileStat: Sendable, Hashable {
         return (FileStat(st), kind(st))
     }
 
+    /// `fstat(2)` of the open file `fd`; nil when it fails.
+    public static func of(descriptor fd: Int32) -> (FileStat, Kind)? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return (FileStat(st), kind(st))
+    }
+
     static func kind(_ st: stat) -> Kind {
         switch st.st_mode & S_IFMT {
         case S_IFREG: return .file

@@ -418,7 +418,7 @@ enum NoopSnapshot {
         }
 
         func data(_ column: Int32) -> Data? {
-            columns[Int(column)].map { Data($0) }
+            columns[Int(column)].map(Data.init(copying:))
         }
 
         func text(_ column: Int32) -> String {

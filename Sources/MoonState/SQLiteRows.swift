@@ -135,7 +135,7 @@ enum SQLiteRows {
 
     /// A column's bytes as a Data, nil for NULL.
     static func data(_ row: SQLiteStatement, _ column: Int32) -> Data? {
-        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : Data(blob(row, column))
+        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : Data(copying: blob(row, column))
     }
 
     static func text(_ row: SQLiteStatement, _ column: Int32) -> String {
@@ -146,4 +146,17 @@ enum SQLiteRows {
     static func int(_ row: SQLiteStatement, _ column: Int32) -> Int { Int(sqlite3_column_int64(row, column)) }
 
     static func double(_ row: SQLiteStatement, _ column: Int32) -> Double { sqlite3_column_double(row, column) }
+}
+
+extension Data {
+    /// `bytes` copied by count: `Data(_:)` over a buffer is the generic
+    /// sequence initializer, which looks up an array storage's metadata at
+    /// every call (several per node of every run's stored states).
+    init(copying bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            self.init()
+            return
+        }
+        self.init(bytes: base, count: bytes.count)
+    }
 }

@@ -85,7 +85,8 @@ public final class StatCache {
     /// in place. A later write changes the stat, and the file is read again.
     private var restoredFiles: [String: (stat: FileStat, hash: ContentHash)] = [:]
 
-    /// A file a restore wrote (`restoredFiles`); its stat taken after it is in place.
+    /// A file a restore wrote (`restoredFiles`); its stat taken once it was
+    /// written (from its descriptor before it was linked into place, or in place).
     func restored(_ file: ScannedFile, hash: ContentHash) {
         restoredFiles[file.path] = (file.stat, hash)
     }
