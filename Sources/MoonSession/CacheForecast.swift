@@ -13,12 +13,20 @@ package enum CacheForecast {
     package static func restorable(plan: Plan, state: IncrementalState, forecast: RunForecast, cache: CacheDirectory?) -> Set<Int> {
         guard let cache, !state.force else { return [] }
         var found = Set<Int>()
+        // Each file hashed once: the entries of a C project's objects list the same headers.
+        var hashes: [String: String?] = [:]
+        func hash(_ path: String) -> String? {
+            if let known = hashes[path] { return known }
+            let hex = ContentHash.ofFile(state.fullPath(path))?.hex
+            hashes[path] = hex
+            return hex
+        }
         for index in plan.selected {
             guard case .runs? = forecast.verdicts[index], !state.forced.contains(index), CacheChecker.isCached(state.graph.nodes[index]),
                   let fingerprint = state.cacheFingerprint(node: index),
                   let entry = cache.entry(CacheKey(fingerprint: fingerprint), notingUse: false),
                   CacheChecker.declaredOutputs(state, index).refusal(of: entry) == nil else { continue }
-            let unchanged = entry.dependencies.allSatisfy { ContentHash.ofFile(state.fullPath($0.path))?.hex == $0.hash }
+            let unchanged = entry.dependencies.allSatisfy { hash($0.path) == $0.hash }
             if unchanged { found.insert(index) }
         }
         return found
