@@ -432,9 +432,13 @@ import Testing
 
     /// Writes `byte(i)` for each byte `i` of 4 KiB page `page` (1-based) of `database`.
     static func overwrite(_ database: String, page: Int, byte: (Int) -> UInt8) throws {
+        // The page size is the file header's (bytes 16 and 17, big-endian; 1 stands for 65536).
+        let header = try Data(contentsOf: URL(fileURLWithPath: database)).prefix(18)
+        let size = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = size == 1 ? 65536 : size
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: database))
-        try handle.seek(toOffset: UInt64((page - 1) * 4096))
-        handle.write(Data((0..<4096).map(byte)))
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        handle.write(Data((0..<pageSize).map(byte)))
         try handle.close()
     }
 

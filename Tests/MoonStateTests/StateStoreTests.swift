@@ -55,6 +55,26 @@ import Testing
         }
     }
 
+    /// A store made now has 16 KiB pages; one made with SQLite's 4 KiB
+    /// keeps them, and is read and written as before.
+    @Test func aNewStoreHasLargePagesAndAnOldOneKeepsItsOwn() throws {
+        let tree = try TempTree()
+        let made = try #require(StateStore.open(graphDirectory: tree.root).store)
+        #expect(Int.fromDatabaseValue(try made.db.read { try StateStore.firstValue($0, sql: "PRAGMA page_size") }) == StateStore.pageSize)
+        let old = try TempTree()
+        try FileManager.default.createDirectory(atPath: old.path(".moon"), withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: old.path(".moon/state.db"))
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL") }
+        try queue.close()
+        let opened = try #require(StateStore.open(graphDirectory: old.root).store)
+        #expect(Int.fromDatabaseValue(try opened.db.read { try StateStore.firstValue($0, sql: "PRAGMA page_size") }) == 4096)
+        var run = RunRecord(graph: "moon.yaml", startedAt: Date(timeIntervalSince1970: 1000), durationMilliseconds: 7, ok: true)
+        run.nodes = [NodeRunRecord(node: "build", startedAt: run.startedAt, durationMilliseconds: 7, result: .succeeded, attempts: 1)]
+        try opened.changeHere()
+        try opened.record(run)
+        #expect(try opened.integrityCheck() == "ok")
+    }
+
     @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
         let tree = try TempTree()
         // `.moon` is a file: the directory cannot be made.
