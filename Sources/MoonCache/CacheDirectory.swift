@@ -75,11 +75,11 @@ public struct CacheDirectory: Sendable {
     /// false), nil when there is none; throws `CacheError.damaged` for a
     /// file that is not a regular one or is larger than `CacheEntry.maxSize`,
     /// `invalidEntry` for one that does not decode, `unsafe` for a cache
-    /// moon does not use.
-    func readEntry(_ key: CacheKey, notingUse: Bool = true) throws -> CacheEntry? {
+    /// moon does not use. `parts`: as `CacheEntry.decode`.
+    func readEntry(_ key: CacheKey, notingUse: Bool = true, parts: Bool = true) throws -> CacheEntry? {
         guard let ac = try area(.entries, create: false) else { return nil }
         guard let data = try BlobCopy.contents(of: entryLocation(key, in: ac), maxSize: Int64(CacheEntry.maxSize)) else { return nil }
-        guard let entry = try? CacheEntry.decode(data) else { throw CacheError.invalidEntry("it is not an entry moon reads") }
+        guard let entry = try? CacheEntry.decode(data, parts: parts) else { throw CacheError.invalidEntry("it is not an entry moon reads") }
         if notingUse { utimensat(ac, key.hex, nil, AT_SYMLINK_NOFOLLOW) }
         return entry
     }

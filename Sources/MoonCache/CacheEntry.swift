@@ -145,8 +145,10 @@ public struct CacheEntry: Sendable, Equatable {
         return Data(out)
     }
 
-    public static func decode(_ data: Data) throws -> CacheEntry {
-        let entry = try data.withUnsafeBytes { raw in try EntryReader.read(raw.bindMemory(to: UInt8.self)) }
+    /// The entry `data` holds, checked; `parts` false leaves `why` out
+    /// (checked, not read: a restore never uses it).
+    public static func decode(_ data: Data, parts: Bool = true) throws -> CacheEntry {
+        let entry = try data.withUnsafeBytes { raw in try EntryReader.read(raw.bindMemory(to: UInt8.self), parts: parts) }
         try entry.validate()
         return entry
     }

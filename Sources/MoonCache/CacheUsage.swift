@@ -72,7 +72,7 @@ public struct CacheUsage: Sendable {
         for entry in entries {
             let data = try? BlobCopy.contents(of: FileLocation(ac, entry.name, display: cache.entries + "/" + entry.name),
                                               maxSize: Int64(CacheEntry.maxSize))
-            let hashes = (data ?? nil).flatMap { try? CacheEntry.decode($0) }.map { Set($0.files.compactMap(\.hash)) } ?? []
+            let hashes = (data ?? nil).flatMap { try? CacheEntry.decode($0, parts: false) }.map { Set($0.files.compactMap(\.hash)) } ?? []
             named[entry.name] = hashes
             for hash in hashes { references[hash, default: 0] += 1 }
         }

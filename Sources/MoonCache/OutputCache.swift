@@ -98,7 +98,7 @@ public final class OutputCache: @unchecked Sendable {
     /// such entry, or `restore` would say more (a refusal, a damaged entry).
     public func localEntryIsStale(_ key: CacheKey, declared: DeclaredOutputs,
                                   dependencies: ([CacheEntry.Dependency]) -> Bool) -> Bool {
-        guard !isStopped, isUsable, let entry = (try? directory.readEntry(key, notingUse: false)) ?? nil else { return false }
+        guard !isStopped, isUsable, let entry = (try? directory.readEntry(key, notingUse: false, parts: false)) ?? nil else { return false }
         return declared.refusal(of: entry) == nil && !dependencies(entry.dependencies)
     }
 
@@ -113,7 +113,7 @@ public final class OutputCache: @unchecked Sendable {
         guard !isStopped, isUsable else { return nil }
         let local: CacheEntry?
         do {
-            local = try directory.readEntry(key)
+            local = try directory.readEntry(key, parts: false)
         } catch CacheError.damaged(_, let why) {
             directory.removeEntry(key)
             warn("entry:" + node, "the cache entry of node '\(node)' in the cache \(directory.path) \(why) (removed); running it")
@@ -236,7 +236,7 @@ public final class OutputCache: @unchecked Sendable {
     /// locally once its blobs are here).
     private func remoteEntry(_ key: CacheKey, node: String) -> (CacheEntry, Data?)? {
         guard let remote, let data = remote.entry(key) else { return nil }
-        guard let entry = try? CacheEntry.decode(data) else {
+        guard let entry = try? CacheEntry.decode(data, parts: false) else {
             warn("remote-entry", "the remote cache \(remote.url) has an invalid entry for node '\(node)'; running it")
             return nil
         }

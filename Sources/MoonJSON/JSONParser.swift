@@ -46,8 +46,162 @@ public struct JSONParser {
         return try parser.members(depth: 1, before: key)
     }
 
+    /// Reads the one value of `bytes` with `body`, which takes it in order
+    /// through the `read…` methods below into a type of its own, with no
+    /// `JSONValue` tree between (a cache entry, read at every restore). The
+    /// same lexer and strictness as `parse`; the text must end after it.
+    public static func read<T>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (inout JSONParser) throws -> T) throws -> T {
+        var parser = JSONParser(bytes)
+        parser.skipSpace()
+        let result = try body(&parser)
+        parser.skipSpace()
+        guard parser.at == bytes.count else { throw parser.fail("expected the end of the text after the value") }
+        return result
+    }
+
+    /// An object key as `readObject` gives it: the bytes of the text when
+    /// it has no escape (no String made), else its decoded text.
+    public struct Key {
+        fileprivate var raw: UnsafeBufferPointer<UInt8>
+        fileprivate var decoded: [UInt8]?
+
+        fileprivate func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            if let decoded { return decoded.withUnsafeBufferPointer(body) }
+            return body(raw)
+        }
+
+        public static func == (key: Key, name: StaticString) -> Bool {
+            key.withBytes { bytes in
+                guard bytes.count == name.utf8CodeUnitCount else { return false }
+                let other = name.utf8Start
+                for i in 0..<bytes.count where bytes[i] != other[i] { return false }
+                return true
+            }
+        }
+
+        fileprivate static func == (a: Key, b: Key) -> Bool {
+            a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
+        }
+    }
+
+    /// The object at the cursor, each member in turn: `body` gets its key
+    /// and reads its value (or `skipValue`s it). A key twice is refused.
+    public mutating func readObject(_ body: (inout JSONParser, Key) throws -> Void) throws {
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "{") else { throw fail("expected an object, found \(found)") }
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+        at += 1
+        skipSpace()
+        if at < bytes.count, bytes[at] == UInt8(ascii: "}") {
+            at += 1
+            return
+        }
+        var keys: [Key] = []
+        while true {
+            skipSpace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a key (a string), found \(found)") }
+            let keyStart = at
+            let key = try self.key()
+            if keys.contains(where: { $0 == key }) {
+                throw fail("duplicate key '\(key.withBytes { String(decoding: $0, as: UTF8.self) })'", at: keyStart)
+            }
+            keys.append(key)
+            skipSpace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw fail("expected ':' after a key, found \(found)") }
+            at += 1
+            skipSpace()
+            try body(&self, key)
+            skipSpace()
+            guard at < bytes.count else { throw fail("expected ',' or '}', found the end of the text") }
+            if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
+            guard bytes[at] == UInt8(ascii: "}") else { throw fail("expected ',' or '}', found \(found)") }
+            at += 1
+            return
+        }
+    }
+
+    /// The array at the cursor: `body` reads each item in turn.
+    public mutating func readArray(_ body: (inout JSONParser) throws -> Void) throws {
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "[") else { throw fail("expected an array, found \(found)") }
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+        at += 1
+        skipSpace()
+        if at < bytes.count, bytes[at] == UInt8(ascii: "]") {
+            at += 1
+            return
+        }
+        while true {
+            skipSpace()
+            try body(&self)
+            skipSpace()
+            guard at < bytes.count else { throw fail("expected ',' or ']', found the end of the text") }
+            if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
+            guard bytes[at] == UInt8(ascii: "]") else { throw fail("expected ',' or ']', found \(found)") }
+            at += 1
+            return
+        }
+    }
+
+    /// The string at the cursor; `what` names it in the error for another value.
+    public mutating func readString(_ what: String) throws -> String {
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a string for \(what), found \(found)") }
+        return try string()
+    }
+
+    /// The string or `null` at the cursor.
+    public mutating func readOptionalString(_ what: String) throws -> String? {
+        if at < bytes.count, bytes[at] == UInt8(ascii: "n") {
+            _ = try word("null", .null)
+            return nil
+        }
+        return try readString(what)
+    }
+
+    /// The integer (one that fits `Int`, no fraction or exponent) at the cursor.
+    public mutating func readInteger(_ what: String) throws -> Int {
+        let start = at
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "-") || Self.isDigit(bytes[at]),
+              case .int(let n) = try number() else { throw fail("expected an integer for \(what), found \(found)", at: start) }
+        return n
+    }
+
+    /// The integer or `null` at the cursor.
+    public mutating func readOptionalInteger(_ what: String) throws -> Int? {
+        if at < bytes.count, bytes[at] == UInt8(ascii: "n") {
+            _ = try word("null", .null)
+            return nil
+        }
+        return try readInteger(what)
+    }
+
+    /// Checks that a string or `null` is at the cursor and goes past it, the
+    /// string unbuilt (a large field the caller has no use for).
+    public mutating func skipOptionalString(_ what: String) throws {
+        if at < bytes.count, bytes[at] == UInt8(ascii: "n") {
+            _ = try word("null", .null)
+            return
+        }
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a string for \(what), found \(found)") }
+        try skipString()
+    }
+
+    /// Checks the value at the cursor and goes past it without keeping it;
+    /// a string is checked without being built.
+    public mutating func skipValue() throws {
+        if at < bytes.count, bytes[at] == UInt8(ascii: "\"") {
+            try skipString()
+        } else {
+            _ = try value(depth: depth)
+        }
+    }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var at = 0
+    /// The objects and arrays `readObject` and `readArray` are in.
+    private var depth = 0
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -198,14 +352,9 @@ public struct JSONParser {
     private mutating func string() throws(Error) -> String {
         at += 1
         let start = at
-        var ascii = true
         // The usual string has no escape: one validated slice.
-        while at < bytes.count {
-            let byte = bytes[at]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            if byte >= 0x80 { ascii = false }
-            at += 1
-        }
+        let ascii: Bool
+        (at, ascii) = plainRun(from: at)
         var out: [UInt8] = []
         if at < bytes.count, bytes[at] == UInt8(ascii: "\"") {
             defer { at += 1 }
@@ -218,7 +367,7 @@ public struct JSONParser {
         while at < bytes.count {
             // The bytes up to the next quote, escape or control character, in one append.
             let run = at
-            while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\"), bytes[at] >= 0x20 { at += 1 }
+            at = plainRun(from: at).end
             if at > run { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<at])) }
             guard at < bytes.count else { break }
             let byte = bytes[at]
@@ -227,34 +376,11 @@ public struct JSONParser {
                 at += 1
                 return try validated(out, from: start)
             case UInt8(ascii: "\\"):
-                at += 1
-                guard at < bytes.count else { throw fail("expected an escape after '\\', found the end of the text") }
-                let escape = bytes[at]
-                at += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "u"):
-                    var code = try hex4()
-                    if (0xD800...0xDBFF).contains(code) {
-                        guard at + 1 < bytes.count, bytes[at] == UInt8(ascii: "\\"), bytes[at + 1] == UInt8(ascii: "u") else {
-                            throw fail("a high surrogate \\u\(String(code, radix: 16)) without its low surrogate")
-                        }
-                        at += 2
-                        let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("a high surrogate without its low surrogate") }
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00...0xDFFF).contains(code) {
-                        throw fail("a lone low surrogate \\u\(String(code, radix: 16))")
-                    }
-                    out.append(contentsOf: String(Character(Unicode.Scalar(code)!)).utf8)
-                default:
-                    at -= 1
-                    throw fail("expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found \(found)")
+                let code = try escape()
+                if code < 0x80 {
+                    out.append(UInt8(code))
+                } else {
+                    out.append(contentsOf: UTF8.encode(Unicode.Scalar(code)!)!)
                 }
             default:
                 guard byte >= 0x20 else { throw fail("a control character in a string must be escaped (\\u00\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16)))") }
@@ -263,6 +389,95 @@ public struct JSONParser {
             }
         }
         throw fail("expected '\"' to end the string that starts at offset \(start - 1), found the end of the text")
+    }
+
+    /// A key at the cursor (on its quote): its bytes in the text when it
+    /// has no escape, which is checked as `string` checks it.
+    private mutating func key() throws(Error) -> Key {
+        let start = at + 1
+        let (scan, ascii) = plainRun(from: start)
+        if scan < bytes.count, bytes[scan] == UInt8(ascii: "\""), ascii {
+            at = scan + 1
+            return Key(raw: UnsafeBufferPointer(rebasing: bytes[start..<scan]), decoded: nil)
+        }
+        return Key(raw: UnsafeBufferPointer(start: nil, count: 0), decoded: Array(try string().utf8))
+    }
+
+    /// Goes past the string at the cursor (on its quote) with the checks of
+    /// `string`, without building it: escapes are checked, and each run
+    /// between them is checked as UTF-8 when it is not ASCII (an escape is
+    /// ASCII, so no character spans two runs).
+    private mutating func skipString() throws(Error) {
+        let quote = at
+        at += 1
+        while at < bytes.count {
+            let run = at
+            let ascii: Bool
+            (at, ascii) = plainRun(from: at)
+            if !ascii { _ = try validated(UnsafeBufferPointer(rebasing: bytes[run..<at]), from: quote + 1) }
+            guard at < bytes.count else { break }
+            switch bytes[at] {
+            case UInt8(ascii: "\""):
+                at += 1
+                return
+            case UInt8(ascii: "\\"):
+                _ = try escape()
+            default:
+                throw fail("a control character in a string must be escaped (\\u00\(bytes[at] < 0x10 ? "0" : "")\(String(bytes[at], radix: 16)))")
+            }
+        }
+        throw fail("expected '\"' to end the string that starts at offset \(quote), found the end of the text")
+    }
+
+    /// From `from`: the index of the first quote, backslash or control
+    /// character (or the end), and whether every byte before it is ASCII.
+    /// On the buffer's pointer: every string's bytes go through it.
+    private func plainRun(from: Int) -> (end: Int, ascii: Bool) {
+        let count = bytes.count
+        guard from < count, let base = bytes.baseAddress else { return (from, true) }
+        var i = from
+        var high: UInt8 = 0
+        while i < count {
+            let byte = base[i]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            high |= byte
+            i += 1
+        }
+        return (i, high < 0x80)
+    }
+
+    /// The code point of the escape at the cursor (on its backslash), a
+    /// surrogate pair's as one.
+    private mutating func escape() throws(Error) -> UInt32 {
+        at += 1
+        guard at < bytes.count else { throw fail("expected an escape after '\\', found the end of the text") }
+        let escape = bytes[at]
+        at += 1
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return UInt32(escape)
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "t"): return 0x09
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "u"):
+            var code = try hex4()
+            if (0xD800...0xDBFF).contains(code) {
+                guard at + 1 < bytes.count, bytes[at] == UInt8(ascii: "\\"), bytes[at + 1] == UInt8(ascii: "u") else {
+                    throw fail("a high surrogate \\u\(String(code, radix: 16)) without its low surrogate")
+                }
+                at += 2
+                let low = try hex4()
+                guard (0xDC00...0xDFFF).contains(low) else { throw fail("a high surrogate without its low surrogate") }
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(code) {
+                throw fail("a lone low surrogate \\u\(String(code, radix: 16))")
+            }
+            return code
+        default:
+            at -= 1
+            throw fail("expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found \(found)")
+        }
     }
 
     private mutating func hex4() throws(Error) -> UInt32 {

@@ -75,10 +75,73 @@ import Testing
         }
     }
 
+    /// The reader that takes values in order (`JSONParser.read`) refuses
+    /// what `parse` refuses, with the same place and message, whether it
+    /// skips a value or reads it, at the top or inside an object.
+    @Test(arguments: [
+        "", "{\"a\":1", "{\"a\":1}x", "{\"a\":1,\n\"a\":2}", "[NaN]", "1e400", "[01]", "[1.]", "\"a\u{1}b\"",
+        #""\ud800""#, #""\udc00x""#, #""\x""#, #""\u12g4""#, #""ok \u00e9 \ud83d\ude00 \n""#, "{1:2}", "[1 2]", "tru",
+        #"{"a":[1,{"b":"c"}],"d":null}"#, "\"unterminated", #""é""#,
+    ])
+    func theOrderedReaderIsAsStrictAsParse(text: String) {
+        func outcome(_ body: () throws -> Void) -> String {
+            do { try body(); return "ok" } catch { return "\(error)" }
+        }
+        let parsed = outcome { _ = try JSONParser.parse(text) }
+        var bytes = Array(text.utf8)
+        let skipped = outcome { try bytes.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.skipValue() } } }
+        #expect(skipped == parsed, "\(text)")
+        if text.hasPrefix("\"") {
+            let string = outcome { try bytes.withUnsafeBufferPointer { buffer in _ = try JSONParser.read(buffer) { try $0.readString("it") } } }
+            #expect(string == parsed, "\(text)")
+            let unbuilt = outcome { try bytes.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.skipOptionalString("it") } } }
+            #expect(unbuilt == parsed, "\(text)")
+        }
+        // Inside an object, as a member the caller skips.
+        bytes = Array(("{\"x\":" + text + "}").utf8)
+        let nested = outcome { try bytes.withUnsafeBufferPointer { buffer in _ = try JSONParser.parse(buffer) } }
+        let member = outcome {
+            try bytes.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.readObject { parser, _ in try parser.skipValue() } } }
+        }
+        #expect(member == nested, "\(text)")
+    }
+
+    /// Keys are compared by their text, escaped or not: an escaped key is
+    /// the key it spells, and the same key twice is refused either way.
+    @Test func theOrderedReaderComparesKeysByTheirText() throws {
+        var seen: [String] = []
+        let text = Array(#"{"\u006eode":"a","plain":[1,"x"],"é":true}"#.utf8)
+        try text.withUnsafeBufferPointer { buffer in
+            try JSONParser.read(buffer) { parser in
+                try parser.readObject { parser, key in
+                    if key == "node" { seen.append("node=" + (try parser.readString("node"))) }
+                    else if key == "plain" { try parser.readArray { try $0.skipValue(); seen.append("item") } }
+                    else { seen.append("other"); try parser.skipValue() }
+                }
+            }
+        }
+        #expect(seen == ["node=a", "item", "item", "other"])
+        let twice = Array(#"{"node":1,"\u006eode":2}"#.utf8)
+        #expect(throws: JSONParser.Error(line: 1, column: 11, offset: 10, message: "duplicate key 'node'")) {
+            try twice.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.readObject { parser, _ in try parser.skipValue() } } }
+        }
+        let mistyped = Array(#"{"n":7}"#.utf8)
+        #expect(throws: JSONParser.Error(line: 1, column: 6, offset: 5, message: "expected a string for 'n', found '7'")) {
+            try mistyped.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.readObject { parser, _ in _ = try parser.readString("'n'") } } }
+        }
+        let fraction = Array(#"[1.5]"#.utf8)
+        #expect(throws: JSONParser.Error.self) {
+            try fraction.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.readArray { _ = try $0.readInteger("n") } } }
+        }
+    }
+
     @Test func invalidUTF8IsRefusedNotReplaced() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D]] {
             #expect(throws: JSONParser.Error.self) {
                 try bytes.withUnsafeBufferPointer { buffer in try JSONParser.parse(buffer) }
+            }
+            #expect(throws: JSONParser.Error.self) {
+                try bytes.withUnsafeBufferPointer { buffer in try JSONParser.read(buffer) { try $0.skipValue() } }
             }
         }
     }

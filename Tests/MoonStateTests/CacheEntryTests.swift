@@ -51,6 +51,29 @@ import Testing
         #expect(!String(decoding: try entry.encoded(), as: UTF8.self).contains("why"))
     }
 
+    /// A restore reads an entry without its fingerprint's parts (`why`),
+    /// which only `moon why` reads; they are still checked: a `why` that is
+    /// not a string, or a string that is not JSON's, is no entry either way.
+    @Test func thePartsAreLeftOutOnlyWhenAsked() throws {
+        var entry = Self.entry([.init(path: "out", kind: .file, mode: 0o644, hash: Self.hash, size: 3)])
+        entry.why = "{\"command\":\"cc -c \\\"a b\\\".c\",\"é\":[1]}"
+        let data = try entry.encoded()
+        #expect(try CacheEntry.decode(data) == entry)
+        var without = entry
+        without.why = nil
+        #expect(try CacheEntry.decode(data, parts: false) == without)
+        let text = String(decoding: data, as: UTF8.self)
+        let whyAt = try #require(text.range(of: #""why":"#))
+        for bad in [#""why":7}"#, #""why":"\q"}"#, #""why":"a\#u{1}b"}"#, #""why":"unended}"#, #""why":"x","why":"y"}"#] {
+            let broken = Data((String(text[..<whyAt.lowerBound]) + bad).utf8)
+            #expect(throws: CacheError.self, "\(bad)") { try CacheEntry.decode(broken) }
+            #expect(throws: CacheError.self, "\(bad)") { try CacheEntry.decode(broken, parts: false) }
+        }
+        let null = Data((String(text[..<whyAt.lowerBound]) + #""why":null}"#).utf8)
+        #expect(try CacheEntry.decode(null, parts: false) == without)
+        #expect(try CacheEntry.decode(null) == without)
+    }
+
     /// Keys in any order and spacing; a key it does not know is ignored (a
     /// newer moon may add one).
     @Test func theReaderTakesAnyOrderAndIgnoresUnknownKeys() throws {
