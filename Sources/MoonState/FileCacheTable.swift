@@ -5,7 +5,7 @@ import GRDB
 /// size, mtime and inode it had when hashed (see `StatCache`).
 extension StateStore {
     public func loadFileCache() throws -> [String: StatCache.Entry] {
-        try db.read { db in
+        try reading { db in
             var result: [String: StatCache.Entry] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT path, size, mtime_ns, inode, hash, racy FROM files")
             while let row = try rows.next() {
@@ -17,7 +17,7 @@ extension StateStore {
 
     /// The entry of one path (a look-up of the primary key), nil when the table has none.
     public func fileCacheEntry(_ path: String) throws -> StatCache.Entry? {
-        try db.read { db in
+        try reading { db in
             let statement = try db.cachedStatement(sql: "SELECT size, mtime_ns, inode, hash, racy FROM files WHERE path = ?")
             return try Row.fetchOne(statement, arguments: [path]).flatMap { Self.fileEntry($0, from: 0) }
         }

@@ -36,7 +36,7 @@ extension StateStore {
         let before = NoopSnapshot.stamps(store: path)
         let keep = keepsRows(of: graph) && before[0].exists && NoopSnapshot.settled(before, now: NoopSnapshot.now())
         var rows = keep ? NoopSnapshot.Writer() : nil
-        let states = try db.read { db in
+        let states = try reading { db in
             var result: [String: StoredNode] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = Self.storedNode(SQLiteRow(row))
@@ -52,7 +52,7 @@ extension StateStore {
 
     /// The same rows, as they are, into a snapshot (`NoopSnapshot.Writer.appendRow`).
     func nodeStateRows(graph: String, into writer: inout NoopSnapshot.Writer) throws {
-        try db.read { db in
+        try reading { db in
             try SQLiteRows.each(db, sql: "SELECT node, \(nodeStateColumns) FROM node_state WHERE graph = ?", arguments: [graph]) { row in
                 writer.appendRow(row)
             }

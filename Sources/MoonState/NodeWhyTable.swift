@@ -18,7 +18,7 @@ extension StateStore {
     /// The parts of node `node`'s last success and of the one before it;
     /// nil when none are recorded (or the store predates `node_why`).
     public func whyParts(graph: String, node: String) throws -> (last: FingerprintParts?, previous: FingerprintParts?)? {
-        try db.read { db in
+        try reading { db in
             let row: Row?
             do {
                 row = try Row.fetchOne(db, sql: "SELECT parts, previous FROM node_why WHERE graph = ? AND node = ?",

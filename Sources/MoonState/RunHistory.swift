@@ -143,7 +143,7 @@ extension StateStore {
     /// The newest `limit` runs of `graph`, newest first, with their nodes.
     public func recentRuns(graph: String, limit: Int) throws -> [RunRecord] {
         foldJournalHere()
-        return try db.read { db in
+        return try reading { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT id, started_at, duration_ms, ok, forced, succeeded, failed, skipped, up_to_date, canceled
                 FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?
@@ -186,7 +186,7 @@ extension StateStore {
     /// The largest peak of the graph's newest `limit` runs in the store; nil
     /// when one has none recorded (an older moon's, or `runs` lacks the column).
     func storedPeak(graph: String, limit: Int) throws -> Int64? {
-        try db.read { db in
+        try reading { db in
             var peak: Int64? = 0
             do {
                 try SQLiteRows.each(db, sql: "SELECT peak FROM runs WHERE graph = ? ORDER BY id DESC LIMIT ?", arguments: [graph, limit]) { row in
@@ -210,7 +210,7 @@ extension StateStore {
                 node.result == .succeeded ? node.durationMilliseconds.map { (node: node.node, milliseconds: $0, peak: node.maxRSSBytes) } : nil
             }
         }
-        let stored = try db.read { db in
+        let stored = try reading { db in
             var runs: [[(node: String, milliseconds: Int, peak: Int64?)]] = []
             try SQLiteRows.each(db, sql: """
                 SELECT r.id, n.nodes FROM runs r LEFT JOIN run_nodes n ON n.run_id = r.id WHERE r.graph = ? ORDER BY r.id DESC LIMIT ?
@@ -268,7 +268,7 @@ extension StateStore {
 
     /// `graph`'s durations as the store holds them now (never a snapshot's).
     private func storedDurations(graph: String) throws -> [String: Int] {
-        try db.read { db in
+        try reading { db in
             var result: [String: Int] = [:]
             try SQLiteRows.each(db, sql: "SELECT node, duration_ms FROM node_durations WHERE graph = ?", arguments: [graph]) { row in
                 result[SQLiteRows.text(row, 0)] = SQLiteRows.int(row, 1)

@@ -20,7 +20,7 @@ extension StateStore {
     /// (`id` nil); nil when there is none. The run's id comes with it.
     public func trace(graph: String, run id: Int64?) throws -> (id: Int64, trace: String)? {
         foldJournalHere()
-        return try db.read { db in
+        return try reading { db in
             let row: Row?
             if let id {
                 row = try Row.fetchOne(db, sql: "SELECT run_id, trace FROM run_traces WHERE graph = ? AND run_id = ?", arguments: [graph, id])
@@ -35,7 +35,7 @@ extension StateStore {
     /// Whether run `id` of `graph` is in the history (to tell "no such run" from "no trace kept").
     public func hasRun(graph: String, id: Int64) throws -> Bool {
         foldJournalHere()
-        return try db.read { db in
+        return try reading { db in
             try Int.fetchOne(db, sql: "SELECT 1 FROM runs WHERE graph = ? AND id = ?", arguments: [graph, id]) != nil
         }
     }

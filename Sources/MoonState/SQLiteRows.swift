@@ -72,12 +72,14 @@ enum SQLiteRows {
         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
 
-    /// Runs `body` in an immediate transaction begun and ended straight
-    /// through SQLite (see `run`); rolled back when it throws. GRDB asks
-    /// SQLite whether a transaction is open, so its own checks hold; its
-    /// transaction observers would not hear of this one (moon registers none).
-    static func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        try execute(db, "BEGIN IMMEDIATE TRANSACTION")
+    /// Runs `body` in a transaction begun and ended straight through SQLite
+    /// (see `run`), immediate (a writer's: it takes the write lock at once)
+    /// or deferred (a reader's: one snapshot of the rows); rolled back when
+    /// it throws. GRDB asks SQLite whether a transaction is open, so its own
+    /// checks hold; its transaction observers would not hear of this one
+    /// (moon registers none).
+    static func transaction<T>(_ db: Database, immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(db, immediate ? "BEGIN IMMEDIATE TRANSACTION" : "BEGIN DEFERRED TRANSACTION")
         do {
             let result = try body()
             try execute(db, "COMMIT TRANSACTION")

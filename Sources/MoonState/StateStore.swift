@@ -32,6 +32,19 @@ public final class StateStore: @unchecked Sendable {
     }
     private var queue: DatabaseQueue?
     private let queueLock = Mutex(())
+
+    /// Runs `body`, which only reads, on the store's connection, in one
+    /// deferred transaction (one snapshot of the rows). Not GRDB's `read`:
+    /// on a writable connection that sets `PRAGMA query_only` on and off
+    /// around each read, and setting a flag pragma expires every prepared
+    /// statement, so each read prepared all its statements again (a
+    /// restore's look-ups of the stat cache, one read each).
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        try db.writeWithoutTransaction { db in
+            if db.isInsideTransaction { return try body(db) }
+            return try SQLiteRows.transaction(db, immediate: false) { try body(db) }
+        }
+    }
     /// Whether SQLite was opened (a store read from a snapshot opens it at its first use).
     var hasOpenedDatabase: Bool { queueLock.withLock { _ in queue != nil } }
 
@@ -241,7 +254,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
-        try db.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "?" }
+        try reading { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "?" }
     }
 
     /// Remembers the durations `lastDurations` read for `graph`.

@@ -75,6 +75,24 @@ import Testing
         #expect(try opened.integrityCheck() == "ok")
     }
 
+    /// A read leaves the connection's prepared statements valid: reading
+    /// through GRDB's `read` set `PRAGMA query_only` around it, which
+    /// expired every statement, so each look-up compiled its SQL again.
+    @Test func aReadDoesNotMakeTheStoreCompileItsStatementsAgain() throws {
+        let tree = try TempTree()
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        let entry = StatCache.Entry(stat: FileStat(size: 3, mtimeNanoseconds: 5, inode: 7), hash: try #require(ContentHash(bytes: [UInt8](repeating: 7, count: 32))), racy: false)
+        try store.saveFileCache(["a.c": entry])
+        for _ in 0..<3 { #expect(try store.fileCacheEntry("a.c") == entry) }
+        _ = try store.nodeStates(graph: "moon.yaml")
+        #expect(try store.fileCacheEntry("b.c") == nil)
+        let sql = "SELECT size, mtime_ns, inode, hash, racy FROM files WHERE path = ?"
+        let reprepared = try store.db.writeWithoutTransaction { db in
+            sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        }
+        #expect(reprepared == 0)
+    }
+
     @Test func aStoreThatCannotBeCreatedGivesAWarning() throws {
         let tree = try TempTree()
         // `.moon` is a file: the directory cannot be made.
