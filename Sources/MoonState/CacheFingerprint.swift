@@ -58,10 +58,22 @@ extension IncrementalState {
         /// Files the stat cache does not know, to be hashed.
         var unknown: [Int] = []
         var isUnknown = [Bool](repeating: false, count: count)
-        /// Asks the stat cache about the files stat'ed so far; false when one has another hash.
+        /// The node's last success's manifest: a file with the stat it has
+        /// there (and not racy) has its hash, as `entry(for:old:)` trusts
+        /// it, so an edit's check of a dozen entries does not ask the
+        /// store's stat cache about each header they list (past
+        /// `StatCache.lookupLimit` questions it reads the whole table).
+        var previous: [String: Manifest.Entry] = [:]
+        /// Asks the manifest, then the stat cache, about the files stat'ed so far; false when one has another hash.
         func lookUp(_ cache: StatCache, _ indices: Range<Int>) -> Bool {
             for i in indices {
                 guard let file = files[i], entries[i] == nil, !isUnknown[i] else { continue }
+                if let old = previous[file.path], old.stat == file.stat, !old.racy {
+                    cache.countReused()
+                    if old.hash != dependencies[i].hash { return false }
+                    entries[i] = old
+                    continue
+                }
                 guard let known = cache.known(file) else {
                     unknown.append(i)
                     isUnknown[i] = true
@@ -77,6 +89,9 @@ extension IncrementalState {
         // skips to the stats.
         var missing: [Int] = []
         let served: Bool? = lock.withLock { _ in
+            if let index, let stored = storedLocked(nodeLocked(index).name) {
+                for entry in stored.fingerprint.manifest.entries { previous[entry.path] = entry }
+            }
             guard let index, memoServesLocked(index) else { return false }
             for i in 0..<count {
                 guard let answer = stats.known(dependencies[i].path) else { missing.append(i); continue }

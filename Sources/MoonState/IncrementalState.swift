@@ -274,7 +274,7 @@ public final class IncrementalState: @unchecked Sendable {
         return lock.withLock { _ in storedLocked(name) }
     }
 
-    private func storedLocked(_ name: String) -> StoredNode? {
+    func storedLocked(_ name: String) -> StoredNode? {
         guard let store else { return nil }
         if let all = allStored { return all[name] }
         do {

@@ -57,6 +57,33 @@ import Testing
         #expect(state.statistics.hashed == 3, "a.c, b.c and h.h")
     }
 
+    /// The headers a node's last success recorded (stat and hash, in its
+    /// manifest) answer for its cache entry's: an edit's check of a dozen
+    /// nodes does not ask the store's stat cache about each header they
+    /// list (past `StatCache.lookupLimit` questions it reads the whole table).
+    @Test func theNodesLastManifestAnswersForItsHeaders() throws {
+        let (tree, graph, first) = try tree()
+        let a = try #require(graph.index(of: "a"))
+        _ = first.check(node: a, needs: [])
+        try tree.write("a.o", "obj")
+        try tree.write("a.d", "a.o: a.c h.h\n")
+        for name in ["a.o", "a.d"] { try tree.touch(name, secondsAgo: 5) }
+        first.recordSuccess(node: a, outputs: [], values: [])
+        first.flush()
+        // The stat cache forgets every file: only a's manifest knows h.h.
+        let store = try #require(StateStore.open(graphDirectory: tree.root).store)
+        try store.db.writeWithoutTransaction { try $0.execute(sql: "DELETE FROM files") }
+        let header = try #require(ContentHash.ofFile(tree.path("h.h")))
+        let next = IncrementalState(graph: graph, store: StateStore.open(graphDirectory: tree.root).store)
+        #expect(next.currentEntries(node: a, of: [("h.h", header)])?.map(\.path) == ["h.h"])
+        #expect(next.statistics.hashed == 0, "h.h's hash came from a's manifest")
+        // In a later run, a header changed since is read again, and is not the entry's.
+        try tree.write("h.h", "#define H 3\n")
+        let later = IncrementalState(graph: graph, store: StateStore.open(graphDirectory: tree.root).store)
+        #expect(later.currentEntries(node: a, of: [("h.h", header)]) == nil)
+        #expect(later.statistics.hashed == 1)
+    }
+
     @Test func aChangedHeaderIsNotTheEntrysHeader() throws {
         let (tree, graph, state) = try tree()
         let old = try #require(ContentHash.ofFile(tree.path("h.h")))
