@@ -71,12 +71,16 @@ import Testing
     }
 
     /// Pipes still work: process substitution, `/dev/stdin` from a pipe or
-    /// a redirected file, and a FIFO that has a writer.
+    /// a redirected file, and a FIFO that has a writer. The writer must be
+    /// waiting in its open when moon opens the FIFO (else moon rightly finds
+    /// no writer): the shell waits until the kernel says so, not a while.
     @Test func pipesAndStandardInputStillWork() throws {
         let moon = try Moon(graph: Self.small)
         let shell = try Measured.shell("""
             "$MOON" check <(cat moon.yaml) && cat moon.yaml | "$MOON" check /dev/stdin && "$MOON" check /dev/stdin < moon.yaml \
-            && mkfifo f.yaml && { cat moon.yaml > f.yaml & } && sleep 0.2 && "$MOON" check f.yaml
+            && mkfifo f.yaml && { cat moon.yaml > f.yaml & } && w=$! && i=0 \
+            && while [ "$(cat /proc/$w/wchan 2>/dev/null)" != wait_for_partner ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done \
+            && "$MOON" check f.yaml
             """, in: moon)
         #expect(shell.status == 0, "\(shell.stderr)")
         #expect(shell.stdout.components(separatedBy: "ok (1 node").count == 5, "\(shell.stdout)")
